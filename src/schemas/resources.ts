@@ -1,0 +1,26 @@
+import type { z } from 'zod';
+import { feedbackSchema } from './feedback.js';
+import { heatmapSchema } from './heatmap.js';
+import { recordingSchema } from './recording.js';
+import { surveyAnswerSchema } from './survey-answer.js';
+
+/** Resources read one UTC day at a time (spec 4: startdate, enddate, limit). */
+export const WINDOWED_RESOURCES = ['feedback', 'survey', 'recordings'] as const;
+export type WindowedResource = (typeof WINDOWED_RESOURCES)[number];
+
+/** Resources read whole on every run. */
+export const SNAPSHOT_RESOURCES = ['abtesting', 'personalization', 'heatmaps'] as const;
+export type SnapshotResource = (typeof SNAPSHOT_RESOURCES)[number];
+
+export const ALL_RESOURCES = [...WINDOWED_RESOURCES, ...SNAPSHOT_RESOURCES] as const;
+export type Resource = (typeof ALL_RESOURCES)[number];
+
+export const windowedItemSchemas = {
+  feedback: feedbackSchema,
+  survey: surveyAnswerSchema,
+  recordings: recordingSchema,
+} as const satisfies Record<WindowedResource, z.ZodType>;
+
+export type WindowedItem<R extends WindowedResource> = z.infer<(typeof windowedItemSchemas)[R]>;
+
+export const heatmapItemSchema = heatmapSchema;
