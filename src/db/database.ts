@@ -1,0 +1,30 @@
+import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } from './tables/bookkeeping.js';
+import type { FeedbackTable } from './tables/feedback.js';
+import type { HeatmapsTable } from './tables/heatmaps.js';
+import type { RecordingsTable } from './tables/recordings.js';
+import type { SourcesTable } from './tables/sources.js';
+import type { SurveyAnswersTable } from './tables/survey-answers.js';
+import type { TestResultHistoryTable, TestResultsTable } from './tables/test-results.js';
+import type { TestsTable } from './tables/tests.js';
+import type { VisitorsTable } from './tables/visitors.js';
+
+/**
+ * The warehouse as Kysely sees it. Mirrors migrations/ exactly; test/integration/db-types.test.ts
+ * generates the types from a migrated database and compares.
+ */
+export interface Database {
+  sources: SourcesTable;
+  ab_tests: TestsTable;
+  personalization_tests: TestsTable;
+  test_results: TestResultsTable;
+  test_result_history: TestResultHistoryTable;
+  visitors: VisitorsTable;
+  feedback: FeedbackTable;
+  survey_answers: SurveyAnswersTable;
+  recordings: RecordingsTable;
+  heatmaps: HeatmapsTable;
+  sync_runs: SyncRunsTable;
+  sync_windows: SyncWindowsTable;
+  watermarks: WatermarksTable;
+  rejects: RejectsTable;
+}

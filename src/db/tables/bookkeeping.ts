@@ -1,0 +1,55 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Day, DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
+
+export type WindowStatus = 'done' | 'open' | 'failed';
+export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted';
+export type RunTrigger = 'sync' | 'backfill' | 'schedule';
+
+/** The ledger: one row per source, windowed resource and UTC day. */
+export interface SyncWindowsTable {
+  source_id: string;
+  resource: 'feedback' | 'survey' | 'recordings';
+  day: Day;
+  status: WindowStatus;
+  item_count: Generated<number>;
+  requested_limit: number | null;
+  truncated: Generated<boolean>;
+  rejected_count: Generated<number>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  fetched_at: DefaultTimestamp;
+  run_id: Int8 | null;
+}
+
+/** The last day through which every day since start_day is done; moves forward only. */
+export interface WatermarksTable {
+  source_id: string;
+  resource: 'feedback' | 'survey' | 'recordings';
+  start_day: Day;
+  day: Day | null;
+  updated_at: DefaultTimestamp;
+}
+
+export interface SyncRunsTable {
+  run_id: Generated<Int8> & ColumnType<number, never, never>;
+  trigger: RunTrigger;
+  status: RunStatus;
+  started_at: DefaultTimestamp;
+  finished_at: Timestamp | null;
+  from_day: Day | null;
+  to_day: Day | null;
+  summary: Json | null;
+  error: string | null;
+}
+
+/** Items that failed validation, verbatim, once each. */
+export interface RejectsTable {
+  source_id: string;
+  resource: string;
+  item_hash: string;
+  day: Day | null;
+  item: Json;
+  error: string;
+  first_seen_at: DefaultTimestamp;
+  run_id: Int8 | null;
+}

@@ -1,0 +1,20 @@
+import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
+
+/** Spec 2.3. Key: (source_id, id, feedback_id). */
+export interface FeedbackTable {
+  source_id: string;
+  id: Int8;
+  feedback_id: Int8;
+  question: string | null;
+  session: string | null;
+  comment: string | null;
+  rating: number | null;
+  rating_text: string | null;
+  dt: Timestamp | null;
+  url: string | null;
+  screenshot: string | null;
+  visitor_id: string | null;
+  raw: Json;
+  first_seen_at: DefaultTimestamp;
+  last_changed_at: DefaultTimestamp;
+}

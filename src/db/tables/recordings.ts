@@ -1,0 +1,19 @@
+import type { DefaultTimestamp, Json, Timestamp } from './common.js';
+
+/** Spec 2.5. Key: (source_id, id). */
+export interface RecordingsTable {
+  source_id: string;
+  id: string;
+  duration: number;
+  landing_page: string;
+  referral: string;
+  country: string;
+  city: string;
+  user_ip: string;
+  user_agent: string;
+  dt: Timestamp;
+  video_link: string;
+  raw: Json;
+  first_seen_at: DefaultTimestamp;
+  last_changed_at: DefaultTimestamp;
+}

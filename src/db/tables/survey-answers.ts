@@ -1,0 +1,17 @@
+import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
+
+/** Spec 2.4. Key: (source_id, id, question_id). */
+export interface SurveyAnswersTable {
+  source_id: string;
+  id: Int8;
+  question_id: Int8;
+  question: string | null;
+  session: string | null;
+  comment: string | null;
+  dt: Timestamp | null;
+  url: string | null;
+  visitor_id: string | null;
+  raw: Json;
+  first_seen_at: DefaultTimestamp;
+  last_changed_at: DefaultTimestamp;
+}

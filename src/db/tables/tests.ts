@@ -1,0 +1,19 @@
+import type { Selectable } from 'kysely';
+import type { DefaultTimestamp, Json, Timestamp } from './common.js';
+
+/** ab_tests and personalization_tests (spec 2.1); snapshotted every run. */
+export interface TestsTable {
+  source_id: string;
+  id: string;
+  test_name: string;
+  url: string;
+  goal_profile_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  raw: Json;
+  first_seen_at: DefaultTimestamp;
+  last_seen_at: DefaultTimestamp;
+  last_changed_at: DefaultTimestamp;
+  removed_at: Timestamp | null;
+}
+export type TestRow = Selectable<TestsTable>;
