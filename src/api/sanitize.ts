@@ -1,0 +1,55 @@
+/**
+ * Turning foreign text (fetch errors, response bodies) into short strings that are safe to put in
+ * an error or a log line. undici errors can reference the request, headers included, so we keep
+ * only messages and codes; and since a misbehaving server or a header validator may echo the key,
+ * every string is also scrubbed of it.
+ */
+
+const REDACTED = '[redacted]';
+
+export function scrubSecret(text: string, secret: string): string {
+  // An empty secret would match between every character.
+  return secret === '' ? text : text.split(secret).join(REDACTED);
+}
+
+/** The first characters of a body, on one line, printable ASCII only, for "response is not JSON". */
+export function bodySnippet(body: string, secret: string, maxLength = 60): string {
+  // Scrubbed before and after flattening, so a key split or joined by whitespace is caught too.
+  const oneLine = scrubSecret(
+    scrubSecret(body, secret)
+      .replace(/[^\x20-\x7e]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+    secret,
+  );
+  return oneLine.length > maxLength ? `${oneLine.slice(0, maxLength)}...` : oneLine;
+}
+
+/**
+ * A network failure reduced to message and code. It is the `cause` we attach instead of the
+ * original error, which may hold the request and its Authorization header.
+ */
+export class NetworkError extends Error {
+  readonly code: string | undefined;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    this.name = 'NetworkError';
+    this.code = code;
+  }
+}
+
+/** fetch wraps the interesting part: TypeError('fetch failed') -> Error('connect ECONNREFUSED ...'). */
+export function toNetworkError(error: unknown, secret: string): NetworkError {
+  const messages: string[] = [];
+  let code: string | undefined;
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current.message && !messages.includes(current.message)) messages.push(current.message);
+    const candidate = (current as { code?: unknown }).code;
+    if (typeof candidate === 'string') code = candidate;
+    current = current.cause;
+  }
+  const message = scrubSecret(messages.join(': ') || 'unknown network failure', secret).slice(0, 200);
+  return new NetworkError(message, code);
+}
