@@ -74,3 +74,13 @@ export class CliError extends InsightsError {}
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A run that ended other than ok: the CLI prints its one-line reason and exits non-zero. */
+export class RunFailedError extends InsightsError {
+  override readonly exitCode: number;
+
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}

@@ -1,7 +1,15 @@
 import type { Command } from 'commander';
+import { registerBackfill } from './backfill.js';
+import { registerMigrate } from './migrate.js';
 import { registerSimulate } from './simulate.js';
+import { registerStatus } from './status.js';
+import { registerSync } from './sync.js';
 
 /** Every command of the CLI, one file each. */
 export function registerCommands(program: Command): void {
+  registerMigrate(program);
+  registerSync(program);
+  registerBackfill(program);
+  registerStatus(program);
   registerSimulate(program);
 }

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { Generated, GeneratedAlways } from 'kysely';
 import type { Day, DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 export type WindowStatus = 'done' | 'open' | 'failed';
@@ -31,7 +31,7 @@ export interface WatermarksTable {
 }
 
 export interface SyncRunsTable {
-  run_id: Generated<Int8> & ColumnType<number, never, never>;
+  run_id: GeneratedAlways<number>;
   trigger: RunTrigger;
   status: RunStatus;
   started_at: DefaultTimestamp;

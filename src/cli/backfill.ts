@@ -1,0 +1,38 @@
+import { type Command, Option } from 'commander';
+import { CliError } from '../errors.js';
+import { todayUtc } from '../extract/days.js';
+import { daySchema } from '../schemas/timestamp.js';
+import { commandContext } from './command-context.js';
+import { parseResources, parseSource, resourcesOption, sourceOption } from './run-options.js';
+import { executeRun } from './sync-command.js';
+
+export function registerBackfill(program: Command): void {
+  program
+    .command('backfill')
+    .description(
+      'Load every day of a range, whatever the watermarks say. Never moves a watermark back; moves it forward where the range closes a gap.',
+    )
+    .addOption(new Option('--from <YYYY-MM-DD>', 'first day (UTC)').makeOptionMandatory())
+    .addOption(new Option('--to <YYYY-MM-DD>', 'last day (UTC), included; default today').default(undefined))
+    .addOption(resourcesOption())
+    .addOption(sourceOption())
+    .action(async (options: { from: string; to?: string; resources?: string; source?: string }) => {
+      const from = parseDay('--from', options.from);
+      const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
+      if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
+      const context = commandContext({ requireSources: true });
+      const resources = parseResources(options.resources);
+      const sources = parseSource(context.config, options.source);
+      await executeRun(context, {
+        trigger: 'backfill',
+        range: { from, to },
+        ...(resources === undefined ? {} : { resources }),
+        ...(sources === undefined ? {} : { sources }),
+      });
+    });
+}
+
+function parseDay(option: string, value: string): string {
+  if (!daySchema.safeParse(value).success) throw new CliError(`${option}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
+  return value;
+}

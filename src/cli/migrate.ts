@@ -1,0 +1,18 @@
+import type { Command } from 'commander';
+import { commandContext } from './command-context.js';
+import { usingWarehouse } from './warehouse.js';
+
+export function registerMigrate(program: Command): void {
+  program
+    .command('migrate')
+    .description('Create or upgrade the warehouse schema (INSIGHTS_SCHEMA, default insights). Safe to run again.')
+    .action(async () => {
+      const { config, logger } = commandContext({ requireSources: false });
+      // usingWarehouse applies pending migrations before anything else.
+      await usingWarehouse(config, logger, async ({ applied, url, embedded }) => {
+        const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
+        process.stdout.write(`schema ${config.schema} is up to date: ${what}\n`);
+        if (embedded) process.stdout.write(`embedded database: ${url}\n`);
+      });
+    });
+}

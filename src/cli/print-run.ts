@@ -1,0 +1,39 @@
+import { RunFailedError } from '../errors.js';
+import type { RunResult } from '../sync/run-sync.js';
+import { formatTable } from './format-table.js';
+
+/** The run summary table on stdout, then the exit decision: anything but ok is non-zero. */
+export function printRun(result: RunResult, out: NodeJS.WritableStream = process.stdout): void {
+  const rows: (string | number)[][] = [];
+  for (const [source, resources] of Object.entries(result.summary)) {
+    for (const [resource, s] of Object.entries(resources)) {
+      if (!s) continue;
+      rows.push([
+        source,
+        resource,
+        s.windows,
+        s.fetched,
+        s.inserted,
+        s.updated,
+        s.unchanged,
+        s.rejected,
+        s.truncatedDays.length,
+        s.failedWindows,
+      ]);
+    }
+  }
+  out.write(
+    `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'truncated', 'failed'], rows)}\n`,
+  );
+  const truncated = Object.entries(result.summary).flatMap(([source, resources]) =>
+    Object.entries(resources).flatMap(([resource, s]) => (s && s.truncatedDays.length > 0 ? [`${source}/${resource}: ${s.truncatedDays.join(', ')}`] : [])),
+  );
+  if (truncated.length > 0) {
+    out.write(`possibly truncated days (responses stayed at the limit; raise INSIGHTS_MAX_LIMIT): ${truncated.join('; ')}\n`);
+  }
+  out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
+  if (result.status !== 'ok') {
+    const fatal = [...result.windows, ...result.snapshots].some((o) => o.fatal);
+    throw new RunFailedError(`run ${result.status}: ${result.error ?? 'see the summary above'}`, fatal ? 3 : result.status === 'interrupted' ? 130 : 1);
+  }
+}

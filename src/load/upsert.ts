@@ -1,0 +1,83 @@
+import { sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import type { CopyValue } from './copy-text.js';
+import type { LoadTransaction } from './transaction.js';
+
+export type WarehouseTable = keyof Database & string;
+export type ColumnOf<T extends WarehouseTable> = keyof Database[T] & string;
+
+export interface UpsertSpec<T extends WarehouseTable> {
+  table: T;
+  /** The primary key. */
+  key: readonly ColumnOf<T>[];
+  /** Every column a row carries, key included, in the order of the row arrays. */
+  columns: readonly ColumnOf<T>[];
+  /** A row whose compared columns all equal the stored row's is left untouched. */
+  compare: readonly ColumnOf<T>[];
+}
+
+/** Any table's spec, once its column names have been checked where it was declared. */
+export interface CheckedUpsertSpec {
+  table: WarehouseTable;
+  key: readonly string[];
+  columns: readonly string[];
+  compare: readonly string[];
+}
+
+export interface UpsertCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+/**
+ * Set-based upsert: COPY the rows into a session-local staging table, then one INSERT ... SELECT
+ * ... ON CONFLICT. Rows identical to what is stored are filtered out *before* the upsert (an
+ * ON CONFLICT ... WHERE guard would still lock and WAL-log every conflicting row), so a re-load
+ * of unchanged data writes nothing. Rows must already be unique on the key.
+ */
+export async function upsertRows(
+  trx: LoadTransaction,
+  spec: CheckedUpsertSpec,
+  rows: readonly (readonly CopyValue[])[],
+): Promise<UpsertCounts> {
+  if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  const stage = `stage_${spec.table}`;
+  // Lives as long as the connection; emptied at every commit or rollback.
+  await sql`create temp table if not exists ${sql.id(stage)} (like ${sql.table(spec.table)} including defaults) on commit delete rows`.execute(
+    trx.db,
+  );
+  // Empty already at the start of a transaction; cleared again in case one transaction loads twice.
+  await sql`delete from ${sql.id(stage)}`.execute(trx.db);
+  await trx.copyRows(stage, spec.columns, rows);
+
+  const cols = sql.join(spec.columns.map((c) => sql.id(c)));
+  const stagedCols = sql.join(spec.columns.map((c) => sql.ref(`s.${c}`)));
+  const keyMatch = sql.join(
+    spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
+    sql` and `,
+  );
+  const same = sql.join(
+    spec.compare.map((c) => sql`t.${sql.id(c)} is not distinct from s.${sql.id(c)}`),
+    sql` and `,
+  );
+  const updates = sql.join(
+    spec.columns
+      .filter((c) => !spec.key.includes(c))
+      .map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`)
+      .concat([sql`last_changed_at = now()`]),
+  );
+  const result = await sql<{ inserted: number; updated: number }>`
+    with written as (
+      insert into ${sql.table(spec.table)} (${cols})
+      select ${stagedCols} from ${sql.id(stage)} s
+      where not exists (select 1 from ${sql.table(spec.table)} t where ${keyMatch} and ${same})
+      on conflict (${sql.join(spec.key.map((c) => sql.id(c)))}) do update set ${updates}
+      returning (xmax = 0) as is_insert
+    )
+    select count(*) filter (where is_insert)::int as inserted,
+           count(*) filter (where not is_insert)::int as updated
+    from written`.execute(trx.db);
+  const counts = result.rows[0] ?? { inserted: 0, updated: 0 };
+  return { ...counts, unchanged: rows.length - counts.inserted - counts.updated };
+}

@@ -1,0 +1,27 @@
+import type pg from 'pg';
+import type { Kysely } from 'kysely';
+import type { ApiClient } from '../api/api-client.js';
+import type { Database } from '../db/database.js';
+import type { LimitPolicy } from '../extract/fetch-day.js';
+import type { Logger } from '../log/logger.js';
+
+/** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
+export interface SyncContext {
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  logger: Logger;
+  now: () => Date;
+  limits: LimitPolicy;
+  /** A day whose share of invalid items is above this fails instead of loading. */
+  maxInvalidShare: number;
+  runId: number | null;
+  /** Aborted on shutdown: windows not yet started are skipped. */
+  signal?: AbortSignal;
+}
+
+/** One source as a run sees it: its name and a client whose requests share the global bound. */
+export interface SourceHandle {
+  name: string;
+  baseUrl: string;
+  client: ApiClient;
+}

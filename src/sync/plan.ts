@@ -1,0 +1,34 @@
+import { addDays, type DayString, daysFrom, maxDay } from '../extract/days.js';
+
+/** What the planner needs to know about one source and resource. */
+export interface PlanInput {
+  today: DayString;
+  /** Last contiguous done day, or null before the first one. */
+  watermark: DayString | null;
+  /** Where the contiguous run starts (the first sync's start date, or the first backfill's from). */
+  startDay: DayString;
+  /** Days already closed (status done) after the watermark. */
+  doneDays: ReadonlySet<DayString>;
+  lookbackDays: number;
+}
+
+/**
+ * The days a nightly sync fetches: the `lookbackDays` days ending at the watermark (late items and
+ * edits land there), then every day after the watermark through today that is not done yet.
+ * Today is always fetched and never done; nothing after today is ever asked for.
+ */
+export function planSyncDays(input: PlanInput): DayString[] {
+  const { today, watermark, startDay, doneDays, lookbackDays } = input;
+  const firstOpen = watermark === null ? startDay : addDays(watermark, 1);
+  const lookbackFrom = watermark === null ? startDay : maxDay(startDay, addDays(watermark, 1 - lookbackDays));
+  const days: DayString[] = [];
+  for (const day of daysFrom(lookbackFrom, today)) {
+    if (day < firstOpen || !doneDays.has(day) || day === today) days.push(day);
+  }
+  return days;
+}
+
+/** A backfill fetches its whole range, whatever is done, but never a day after today. */
+export function planBackfillDays(from: DayString, to: DayString, today: DayString): DayString[] {
+  return daysFrom(from, to < today ? to : today);
+}

@@ -1,0 +1,249 @@
+import pLimit from 'p-limit';
+import { type ApiClient, createApiClient } from '../api/api-client.js';
+import type { Config, SourceConfig } from '../config/config.js';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Database } from '../db/database.js';
+import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
+import { type DayString, todayUtc } from '../extract/days.js';
+import type { Logger } from '../log/logger.js';
+import {
+  ALL_RESOURCES,
+  type Resource,
+  type SnapshotResource,
+  WINDOWED_RESOURCES,
+  type WindowedResource,
+} from '../schemas/resources.js';
+import { TEST_KINDS } from '../schemas/test.js';
+import { readWatermark } from '../watermark/watermark.js';
+import type { SourceHandle, SyncContext } from './context.js';
+import { limitedClient } from './limited-client.js';
+import { type RunSummary, type SnapshotOutcome, summarize, type WindowOutcome } from './outcomes.js';
+import { planBackfillDays, planSyncDays } from './plan.js';
+import { finishRun, startRun } from './run-log.js';
+import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
+import { runWindow } from './run-window.js';
+
+export type SyncSettings = Pick<
+  Config,
+  | 'concurrency'
+  | 'lookbackDays'
+  | 'startDate'
+  | 'limit'
+  | 'maxLimit'
+  | 'requestTimeoutMs'
+  | 'maxAttempts'
+  | 'retryBaseMs'
+  | 'retryMaxMs'
+  | 'retryAfterCapMs'
+  | 'maxInvalidShare'
+>;
+
+export interface SyncRequest {
+  trigger: RunTrigger;
+  /** A backfill's range; a sync plans from the watermarks instead. */
+  range?: { from: DayString; to: DayString };
+  /** Default: every resource. */
+  resources?: readonly Resource[];
+  /** Source names; default: every configured source. */
+  sources?: readonly string[];
+}
+
+export interface SyncDeps {
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  logger: Logger;
+  now: () => Date;
+  sources: readonly SourceConfig[];
+  settings: SyncSettings;
+  /** Tests inject clients (fake timers, fault-injecting fetch); default: the real HTTP client. */
+  createClient?: (source: SourceConfig, options: { signal?: AbortSignal; logger: Logger }) => ApiClient;
+  /** Aborted on SIGTERM/SIGINT: windows not started yet are skipped, the run ends 'interrupted'. */
+  signal?: AbortSignal;
+  /** Called after each window, e.g. for a progress bar. */
+  onWindow?: (outcome: WindowOutcome, done: number, total: number) => void;
+  /** Called once the plan is known. */
+  onPlan?: (totalWindows: number) => void;
+}
+
+export interface RunResult {
+  runId: number;
+  status: Exclude<RunStatus, 'running'>;
+  summary: RunSummary;
+  windows: WindowOutcome[];
+  snapshots: SnapshotOutcome[];
+  /** One line: why the run is not ok. */
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * One run: plan the day windows of every source and resource, fetch them under one global bound
+ * on requests in flight, load each in its own transaction, snapshot tests and heatmaps, record
+ * the run. Returns an outcome per window instead of throwing halfway.
+ */
+export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<RunResult> {
+  const started = Date.now();
+  const today = todayUtc(deps.now());
+  const resources = new Set(request.resources ?? ALL_RESOURCES);
+  const sources = deps.sources.filter((s) => request.sources === undefined || request.sources.includes(s.name));
+  const runId = await startRun(deps.db, request.trigger, {
+    from: request.range?.from ?? null,
+    to: request.range?.to ?? null,
+  });
+  const logger = deps.logger.child({ runId });
+  const requestLimit = pLimit(deps.settings.concurrency);
+  // Fetched-but-not-loaded windows hold memory: at most twice the request bound at once.
+  const windowLimit = pLimit(deps.settings.concurrency * 2);
+  const ctx: SyncContext = {
+    pool: deps.pool,
+    db: deps.db,
+    logger,
+    now: deps.now,
+    limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
+    maxInvalidShare: deps.settings.maxInvalidShare,
+    runId,
+    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+  };
+  const makeClient = deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
+
+  const plans: { handle: SourceHandle; resource: WindowedResource; day: DayString; startDay: DayString }[] = [];
+  const handles: SourceHandle[] = [];
+  for (const source of sources) {
+    const client = makeClient(source, { logger, ...(deps.signal === undefined ? {} : { signal: deps.signal }) });
+    const handle = { name: source.name, baseUrl: source.baseUrl, client: limitedClient(client, requestLimit) };
+    handles.push(handle);
+    for (const resource of WINDOWED_RESOURCES) {
+      if (!resources.has(resource)) continue;
+      const { days, startDay } = await planDays(deps, source.name, resource, request, today);
+      for (const day of days) plans.push({ handle, resource, day, startDay });
+    }
+  }
+  // Oldest days first across resources, so watermarks advance as the run goes.
+  plans.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+  deps.onPlan?.(plans.length);
+  logger.info({ windows: plans.length, sources: handles.length, trigger: request.trigger }, 'run planned');
+
+  const fatal = new Map<string, string>();
+  const skipped = (source: string) => fatal.has(source) || deps.signal?.aborted === true;
+  let done = 0;
+  const windowTasks = plans.map((plan) =>
+    windowLimit(async (): Promise<WindowOutcome> => {
+      const outcome = skipped(plan.handle.name)
+        ? skippedWindow(plan.handle.name, plan.resource, plan.day)
+        : await runWindow(ctx, plan.handle, plan.resource, plan.day, { today, startDay: plan.startDay });
+      if (outcome.fatal && outcome.error) fatal.set(plan.handle.name, outcome.error);
+      done += 1;
+      deps.onWindow?.(outcome, done, plans.length);
+      return outcome;
+    }),
+  );
+  const snapshotTasks = handles.flatMap((handle) => {
+    const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
+      ...TEST_KINDS.map((kind) => ({ resource: kind, run: () => snapshotTests(ctx, handle, kind, today) })),
+      { resource: 'heatmaps' as const, run: () => snapshotHeatmaps(ctx, handle) },
+    ];
+    return jobs
+      .filter((job) => resources.has(job.resource))
+      .map(async (job): Promise<SnapshotOutcome> => {
+        const outcome = skipped(handle.name) ? skippedSnapshot(handle.name, job.resource) : await job.run();
+        if (outcome.fatal && outcome.error) fatal.set(handle.name, outcome.error);
+        return outcome;
+      });
+  });
+  const [windows, snapshots] = await Promise.all([Promise.all(windowTasks), Promise.all(snapshotTasks)]);
+
+  const summary = summarize(windows, snapshots);
+  const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
+  await finishRun(deps.db, runId, { status, summary, error });
+  const durationMs = Date.now() - started;
+  logger.info({ status, durationMs }, 'run finished');
+  return { runId, status, summary, windows, snapshots, error, durationMs };
+}
+
+async function planDays(
+  deps: SyncDeps,
+  sourceId: string,
+  resource: WindowedResource,
+  request: SyncRequest,
+  today: DayString,
+): Promise<{ days: DayString[]; startDay: DayString }> {
+  const mark = await readWatermark(deps.db, sourceId, resource);
+  if (request.range) {
+    return { days: planBackfillDays(request.range.from, request.range.to, today), startDay: mark?.startDay ?? request.range.from };
+  }
+  const startDay = mark?.startDay ?? deps.settings.startDate;
+  const after = mark?.day ?? startDay;
+  const doneRows = await deps.db
+    .selectFrom('sync_windows')
+    .select('day')
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .where('status', '=', 'done')
+    .where('day', '>=', after)
+    .execute();
+  const days = planSyncDays({
+    today,
+    watermark: mark?.day ?? null,
+    startDay,
+    doneDays: new Set(doneRows.map((r) => r.day)),
+    lookbackDays: deps.settings.lookbackDays,
+  });
+  return { days, startDay };
+}
+
+function runStatus(
+  windows: readonly WindowOutcome[],
+  snapshots: readonly SnapshotOutcome[],
+  fatal: ReadonlyMap<string, string>,
+  interrupted: boolean,
+): { status: Exclude<RunStatus, 'running'>; error: string | null } {
+  const firstFatal = fatal.values().next();
+  if (!firstFatal.done) return { status: 'failed', error: firstFatal.value };
+  if (interrupted) return { status: 'interrupted', error: 'interrupted before every window ran' };
+  const failures = [...windows, ...snapshots].filter((o) => o.status === 'failed');
+  if (failures.length === 0) return { status: 'ok', error: null };
+  const succeeded = [...windows, ...snapshots].some((o) => o.status !== 'failed' && o.status !== 'skipped');
+  const first = failures[0];
+  const where = first && 'day' in first ? `${first.source}/${first.resource}/${first.day}` : `${first?.source}/${first?.resource}`;
+  return {
+    status: succeeded ? 'partial' : 'failed',
+    error: `${failures.length} window(s) failed; first ${where}: ${first?.error ?? 'unknown error'}`,
+  };
+}
+
+function defaultClient(source: SourceConfig, settings: SyncSettings, options: { signal?: AbortSignal; logger: Logger }): ApiClient {
+  return createApiClient({
+    source: { name: source.name, baseUrl: source.baseUrl, apiKey: source.apiKey },
+    timeoutMs: settings.requestTimeoutMs,
+    retry: {
+      maxAttempts: settings.maxAttempts,
+      baseDelayMs: settings.retryBaseMs,
+      maxDelayMs: settings.retryMaxMs,
+      retryAfterCapMs: settings.retryAfterCapMs,
+    },
+    logger: options.logger,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+}
+
+function skippedWindow(source: string, resource: WindowedResource, day: DayString): WindowOutcome {
+  return {
+    source,
+    resource,
+    day,
+    status: 'skipped',
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    truncated: false,
+    conflicts: 0,
+    requests: 0,
+  };
+}
+
+function skippedSnapshot(source: string, resource: SnapshotResource): SnapshotOutcome {
+  return { source, resource, status: 'skipped', fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, removed: 0, conflicts: 0 };
+}

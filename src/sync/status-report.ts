@@ -1,0 +1,88 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import { dayDiff, type DayString } from '../extract/days.js';
+import { WINDOWED_RESOURCES } from '../schemas/resources.js';
+
+export interface ResourceStatus {
+  source: string;
+  resource: string;
+  watermark: DayString | null;
+  /** Days between the watermark and yesterday (the last day that can be done); null without one. */
+  lagDays: number | null;
+  truncatedDays: DayString[];
+  failedWindows: { day: DayString; error: string | null }[];
+  rejectedItems: number;
+}
+
+export interface RunRow {
+  runId: number;
+  trigger: string;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+  durationMs: number | null;
+  error: string | null;
+}
+
+export interface StatusReport {
+  today: DayString;
+  resources: ResourceStatus[];
+  runs: RunRow[];
+  /** False when a window failed or the last run did not end ok. */
+  healthy: boolean;
+}
+
+/** What `status` shows: per source and resource, and the last runs. */
+export async function statusReport(db: Kysely<Database>, today: DayString, lastRuns = 5): Promise<StatusReport> {
+  const sources = await db.selectFrom('sources').select('source_id').orderBy('source_id').execute();
+  const marks = await db.selectFrom('watermarks').selectAll().execute();
+  const windows = await db
+    .selectFrom('sync_windows')
+    .select(['source_id', 'resource', 'day', 'status', 'truncated', 'last_error'])
+    .where((eb) => eb.or([eb('truncated', '=', true), eb('status', '=', 'failed')]))
+    .orderBy('day')
+    .execute();
+  const rejects = await db
+    .selectFrom('rejects')
+    .select(['source_id', 'resource', sql<number>`count(*)::int`.as('n')])
+    .groupBy(['source_id', 'resource'])
+    .execute();
+
+  const resources: ResourceStatus[] = [];
+  for (const { source_id } of sources) {
+    for (const resource of [...WINDOWED_RESOURCES, 'abtesting', 'personalization', 'heatmaps'] as const) {
+      const mark = marks.find((m) => m.source_id === source_id && m.resource === resource);
+      const own = windows.filter((w) => w.source_id === source_id && w.resource === resource);
+      const windowed = (WINDOWED_RESOURCES as readonly string[]).includes(resource);
+      resources.push({
+        source: source_id,
+        resource,
+        watermark: mark?.day ?? null,
+        lagDays: windowed && mark?.day ? Math.max(0, dayDiff(mark.day, today) - 1) : null,
+        truncatedDays: own.filter((w) => w.truncated).map((w) => w.day),
+        failedWindows: own.filter((w) => w.status === 'failed').map((w) => ({ day: w.day, error: w.last_error })),
+        rejectedItems: rejects
+          .filter((r) => r.source_id === source_id && (r.resource === resource || r.resource === `${resource}/detail`))
+          .reduce((n, r) => n + r.n, 0),
+      });
+    }
+  }
+  const runs = await db
+    .selectFrom('sync_runs')
+    .select(['run_id', 'trigger', 'status', 'started_at', 'finished_at', 'error'])
+    .orderBy('run_id', 'desc')
+    .limit(lastRuns)
+    .execute();
+  const runRows = runs.map((r) => ({
+    runId: r.run_id,
+    trigger: r.trigger,
+    status: r.status,
+    startedAt: r.started_at.toISOString(),
+    finishedAt: r.finished_at?.toISOString() ?? null,
+    durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
+    error: r.error,
+  }));
+  const lastFinished = runRows.find((r) => r.status !== 'running');
+  const healthy = resources.every((r) => r.failedWindows.length === 0) && (lastFinished === undefined || lastFinished.status === 'ok');
+  return { today, resources, runs: runRows, healthy };
+}
