@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBackfill } from './backfill.js';
+import { registerDemo } from './demo.js';
 import { registerMigrate } from './migrate.js';
 import { registerSimulate } from './simulate.js';
 import { registerStatus } from './status.js';
@@ -12,4 +13,5 @@ export function registerCommands(program: Command): void {
   registerBackfill(program);
   registerStatus(program);
   registerSimulate(program);
+  registerDemo(program);
 }

@@ -29,7 +29,7 @@ export function printRun(result: RunResult, out: NodeJS.WritableStream = process
     Object.entries(resources).flatMap(([resource, s]) => (s && s.truncatedDays.length > 0 ? [`${source}/${resource}: ${s.truncatedDays.join(', ')}`] : [])),
   );
   if (truncated.length > 0) {
-    out.write(`possibly truncated days (responses stayed at the limit; raise INSIGHTS_MAX_LIMIT): ${truncated.join('; ')}\n`);
+    out.write(`possibly truncated days (responses stayed at the limit or the server cap; see "Truncated days" in the README): ${truncated.join('; ')}\n`);
   }
   out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
   if (result.status !== 'ok') {

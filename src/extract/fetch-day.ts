@@ -34,6 +34,7 @@ const ESCALATION_FACTOR = 4;
  * - a day still saturated is asked once more as startdate=enddate=day: an inclusive server then
  *   answers with that day alone (a busy next day no longer crowds it out); an exclusive one
  *   answers nothing and the wide response stands. What stays saturated is reported truncated.
+ *   (A day whose dt cannot be read stays in: `onDay` keeps it for validation to reject.)
  */
 export async function fetchDay(
   client: ApiClient,
@@ -66,7 +67,10 @@ export async function fetchDay(
   }
   const narrow = await client.window(resource, { startdate: day, enddate: day, limit }, { day });
   requests += 1;
-  if (narrow.length > 0) {
+  // Items of the next day in the wide response prove the server reads enddate inclusively: then
+  // the narrow answer is the whole day, even when it is empty.
+  const inclusive = onDay(response, day).length < response.length;
+  if (narrow.length > 0 || inclusive) {
     return { items: onDay(narrow, day), requestedLimit: limit, truncated: narrow.length >= saturation, requests };
   }
   return { items: onDay(response, day), requestedLimit: limit, truncated: true, requests };

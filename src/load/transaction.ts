@@ -15,8 +15,26 @@ export interface LoadTransaction {
   copyRows(table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>): Promise<void>;
 }
 
-/** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+/** SQLSTATEs after which the whole transaction can simply run again. */
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']);
+const MAX_TRANSACTION_ATTEMPTS = 4;
+
+/**
+ * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A
+ * transaction Postgres aborted as a deadlock victim or serialization failure runs again.
+ */
 export async function inTransaction<T>(pool: pg.Pool, fn: (trx: LoadTransaction) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inTransactionOnce(pool, fn);
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (attempt >= MAX_TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw error;
+    }
+  }
+}
+
+async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   // Kysely over this one client: its "pool" hands out the same connection and never releases it.
   const db = new Kysely<Database>({

@@ -72,6 +72,8 @@ export async function upsertRows(
       insert into ${sql.table(spec.table)} (${cols})
       select ${stagedCols} from ${sql.id(stage)} s
       where not exists (select 1 from ${sql.table(spec.table)} t where ${keyMatch} and ${same})
+      -- Key order: concurrent windows sharing rows (visitors) lock them in one order, never deadlock.
+      order by ${sql.join(spec.key.map((c) => sql.ref(`s.${c}`)))}
       on conflict (${sql.join(spec.key.map((c) => sql.id(c)))}) do update set ${updates}
       returning (xmax = 0) as is_insert
     )
