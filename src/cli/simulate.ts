@@ -1,0 +1,224 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { CliError, errorMessage } from '../errors.js';
+import { addDays, daysBetween, isDay, todayUtc } from '../simulator/days.js';
+import { FAULT_KINDS, type FaultKind } from '../simulator/faults.js';
+import { type SimulatorOptions, startSimulator } from '../simulator/server.js';
+
+/** Options as commander hands them over: strings, validated by parseSimulateOptions. */
+export interface RawSimulateOptions {
+  port: string;
+  host: string;
+  seed: string;
+  days?: string;
+  from?: string;
+  to?: string;
+  apiKey: string;
+  enddate: string;
+  order: string;
+  cap: string;
+  latencyMs: string;
+  faultRate: string;
+  faults?: string;
+  retryAfter: string;
+  stallMs: string;
+  malformedRate: string;
+  extraFields?: boolean;
+}
+
+const DEFAULT_DAYS = 30;
+
+export function registerSimulate(program: Command): void {
+  program
+    .command('simulate')
+    .description(
+      'Run a fake Website Insights API with deterministic data, for demos, tests and benchmarks. ' +
+        'Prints the base URL and the (fake) API key, then serves until Ctrl+C or SIGTERM.',
+    )
+    .addOption(
+      new Option('--port <port>', 'TCP port to listen on; 0 picks a free one').default('4010', '4010'),
+    )
+    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1', '127.0.0.1'))
+    .addOption(new Option('--seed <n>', 'integer seed; the same seed serves the same data').default('1', '1'))
+    .addOption(new Option('--days <n>', `days of data ending today (UTC) [default: ${DEFAULT_DAYS}]`))
+    .addOption(new Option('--from <YYYY-MM-DD>', 'first day with data (instead of --days)'))
+    .addOption(new Option('--to <YYYY-MM-DD>', 'last day with data, included (default: today UTC)'))
+    .addOption(
+      new Option('--api-key <key>', 'key clients must send raw in the Authorization header').default(
+        'sim-key',
+        'sim-key',
+      ),
+    )
+    .addOption(
+      new Option('--enddate <mode>', "'inclusive': enddate's day is served; 'exclusive': it is not").default(
+        'inclusive',
+        'inclusive',
+      ),
+    )
+    .addOption(
+      new Option('--order <order>', "'oldest-first' or 'newest-first' (by dt)").default(
+        'oldest-first',
+        'oldest-first',
+      ),
+    )
+    .addOption(
+      new Option('--cap <n>', 'most items per response, whatever limit asks for').default('1000', '1000'),
+    )
+    .addOption(new Option('--latency-ms <ms>', 'delay added before every response').default('0', '0'))
+    .addOption(
+      new Option('--fault-rate <share>', 'share of requests (0..1) that fail after auth').default('0', '0'),
+    )
+    .addOption(
+      new Option(
+        '--faults <kinds>',
+        `comma-separated kinds of fault: ${FAULT_KINDS.join(',')} [default: all]`,
+      ),
+    )
+    .addOption(
+      new Option('--retry-after <form>', "Retry-After on 429: 'seconds' or 'http-date'").default(
+        'seconds',
+        'seconds',
+      ),
+    )
+    .addOption(
+      new Option('--stall-ms <ms>', "how long a 'stall' fault hangs before answering").default(
+        '60000',
+        '60000',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--malformed-rate <share>',
+        'share of items (0..1) served with a wrong type or missing field',
+      ).default('0', '0'),
+    )
+    .addOption(new Option('--extra-fields', 'add fields the spec does not describe to every item'))
+    .action(async (raw: RawSimulateOptions) => {
+      await runSimulate(parseSimulateOptions(raw));
+    });
+}
+
+/** Turns the raw strings into simulator options; a bad value is one CliError naming its option. */
+export function parseSimulateOptions(raw: RawSimulateOptions, now: Date = new Date()): SimulatorOptions {
+  const { from, to } = parseRange(raw, now);
+  return {
+    port: integer('--port', raw.port, 0, 65_535),
+    host: raw.host,
+    seed: integer('--seed', raw.seed, 0, Number.MAX_SAFE_INTEGER),
+    from,
+    to,
+    apiKey: nonEmpty('--api-key', raw.apiKey),
+    enddate: choice('--enddate', raw.enddate, ['inclusive', 'exclusive'] as const),
+    order: choice('--order', raw.order, ['oldest-first', 'newest-first'] as const),
+    cap: integer('--cap', raw.cap, 1, 1_000_000),
+    latencyMs: integer('--latency-ms', raw.latencyMs, 0, 600_000),
+    faultRate: share('--fault-rate', raw.faultRate),
+    faults: raw.faults === undefined ? [...FAULT_KINDS] : faultList(raw.faults),
+    retryAfter: choice('--retry-after', raw.retryAfter, ['seconds', 'http-date'] as const),
+    stallMs: integer('--stall-ms', raw.stallMs, 0, 3_600_000),
+    malformedRate: share('--malformed-rate', raw.malformedRate),
+    extraFields: raw.extraFields === true,
+  };
+}
+
+/** Starts the simulator, prints where it is, and serves until a signal asks it to stop. */
+export async function runSimulate(
+  options: SimulatorOptions,
+  untilStopped: () => Promise<unknown> = waitForSignal,
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<void> {
+  const simulator = await startSimulator(options).catch((error: unknown) => {
+    throw new CliError(
+      `cannot listen on ${options.host}:${options.port}: ${errorMessage(error)}`,
+      {},
+      { cause: error },
+    );
+  });
+  const { busyDay } = simulator.truth().meta;
+  write(`Website Insights simulator listening at ${simulator.url}`);
+  write(`API key: ${simulator.apiKey} (a fake key; send it raw: -H 'Authorization: ${simulator.apiKey}')`);
+  write(
+    `Data from ${options.from} to ${options.to}, seed ${options.seed}` +
+      `${busyDay ? `, busy day ${busyDay}` : ''}. Stop with Ctrl+C.`,
+  );
+  try {
+    await untilStopped();
+  } finally {
+    await simulator.stop();
+  }
+  write('Simulator stopped.');
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+function parseRange(raw: RawSimulateOptions, now: Date): { from: string; to: string } {
+  if (raw.days !== undefined && (raw.from !== undefined || raw.to !== undefined)) {
+    throw new CliError('--days cannot be combined with --from or --to');
+  }
+  const to = raw.to === undefined ? todayUtc(now) : day('--to', raw.to);
+  if (raw.from !== undefined) {
+    const from = day('--from', raw.from);
+    if (from > to) throw new CliError(`--from (${from}) must not be after --to (${to})`);
+    if (daysBetween(from, to) >= 3660) throw new CliError('--from/--to may span at most 3660 days');
+    return { from, to };
+  }
+  const days = raw.days === undefined ? DEFAULT_DAYS : integer('--days', raw.days, 1, 3660);
+  return { from: addDays(to, -(days - 1)), to };
+}
+
+function integer(option: string, value: string, min: number, max: number): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+    throw new CliError(`${option} must be an integer from ${min} to ${max}, got '${value}'`);
+  }
+  return parsed;
+}
+
+function share(option: string, value: string): number {
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0 || parsed > 1) {
+    throw new CliError(`${option} must be a number from 0 to 1, got '${value}'`);
+  }
+  return parsed;
+}
+
+function choice<T extends string>(option: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((candidate) => candidate === value);
+  if (found === undefined)
+    throw new CliError(`${option} must be one of ${allowed.join(', ')}, got '${value}'`);
+  return found;
+}
+
+function day(option: string, value: string): string {
+  if (!isDay(value)) throw new CliError(`${option} must be a date YYYY-MM-DD, got '${value}'`);
+  return value;
+}
+
+function nonEmpty(option: string, value: string): string {
+  if (value.trim() === '') throw new CliError(`${option} must not be empty`);
+  return value;
+}
+
+function faultList(value: string): FaultKind[] {
+  const kinds = value
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter((kind) => kind !== '');
+  const faults = kinds.map((kind) => FAULT_KINDS.find((known) => known === kind));
+  if (kinds.length === 0 || faults.some((kind) => kind === undefined)) {
+    throw new CliError(
+      `--faults must be a comma-separated list of ${FAULT_KINDS.join(', ')}, got '${value}'`,
+    );
+  }
+  return faults as FaultKind[];
+}

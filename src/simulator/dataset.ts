@@ -1,0 +1,178 @@
+import type { Feedback } from '../schemas/feedback.js';
+import type { Heatmap } from '../schemas/heatmap.js';
+import type { Recording } from '../schemas/recording.js';
+import type { WindowedResource } from '../schemas/resources.js';
+import type { SurveyAnswer } from '../schemas/survey-answer.js';
+import type { Test, TestKind, TestResult } from '../schemas/test.js';
+import { type AdvanceOptions, type AdvanceReport, applyAdvance, feedbackKey } from './advance.js';
+import { type DayItems, generateDay, sortDayItems } from './day-data.js';
+import { type DayPlan, type DayRole, DEFAULT_VOLUME, planDay, type Volume } from './day-plan.js';
+import { dayRange, isDay } from './days.js';
+import type { ItemContext } from './item-builders.js';
+import { DEFAULT_VIEW, type ItemView } from './presentation.js';
+import { generateSnapshots, type SnapshotData } from './snapshot-data.js';
+import { assembleTruth, type DatasetMeta, type GroundTruth } from './truth.js';
+import { createVisitorPool } from './visitors.js';
+
+export interface DatasetOptions {
+  /** Default 1. */
+  seed?: number;
+  /** First day with data, `YYYY-MM-DD` (UTC). */
+  from: string;
+  /** Last day with data, included. */
+  to: string;
+  volume?: Partial<Volume>;
+}
+
+/** What advance() has changed on top of the generated data. */
+export interface DayOverlay {
+  feedback: Feedback[];
+  survey: SurveyAnswer[];
+  recordings: Recording[];
+  /** Replacement fields by feedback key (`id:feedback_id`). */
+  edits: Map<string, Partial<Feedback>>;
+}
+
+export interface DatasetState {
+  rounds: number;
+  overlays: Map<string, DayOverlay>;
+  /** Ids of A/B tests that advance() removed. */
+  removed: Set<string>;
+  snapshots: SnapshotData;
+}
+
+/**
+ * Everything the simulator serves. Windowed items are generated one day at a time on demand from
+ * (seed, day), so a year of a million items costs memory only for the days being read.
+ * Returned arrays and objects are shared: treat them as read-only.
+ */
+export interface Dataset {
+  readonly seed: number;
+  readonly from: string;
+  readonly to: string;
+  readonly days: readonly string[];
+  /** The items of one day as served now (late items and edits included); empty outside the range. */
+  day(day: string): DayItems;
+  /** The tests currently listed (removed ones left out). */
+  tests(kind: TestKind): Test[];
+  /** Undefined for an unknown or removed test. */
+  results(kind: TestKind, id: string): TestResult[] | undefined;
+  heatmaps(): Heatmap[];
+  meta(): DatasetMeta;
+  /** Item counts without generating the items (cheap even for a million). */
+  totals(): Record<WindowedResource, number>;
+  advance(options?: AdvanceOptions): AdvanceReport;
+  /** Everything at once; `view` decides extra fields and which items are malformed. */
+  truth(view?: Partial<ItemView>): GroundTruth;
+}
+
+/** The 10th day of a range of at least 10 days is the busy day (feedback above the default cap). */
+export const BUSY_DAY_INDEX = 9;
+/** The 3rd day of a range of at least 5 days has no items at all. */
+export const EMPTY_DAY_INDEX = 2;
+// Generated days kept in memory; a client usually walks days in order, so a small window is enough.
+const DAY_CACHE_SIZE = 32;
+
+export function generateDataset(options: DatasetOptions): Dataset {
+  const seed = options.seed ?? 1;
+  const { from, to } = options;
+  if (!isDay(from) || !isDay(to))
+    throw new RangeError(`from and to must be dates YYYY-MM-DD, got ${from} and ${to}`);
+  if (from > to) throw new RangeError(`from (${from}) must not be after to (${to})`);
+  if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
+  const volume: Volume = { ...DEFAULT_VOLUME, ...options.volume };
+  for (const [name, value] of Object.entries(volume)) {
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`volume.${name} must be a number >= 0`);
+  }
+
+  const days = dayRange(from, to);
+  const roleOf = (index: number): DayRole => {
+    if (index === BUSY_DAY_INDEX && days.length > BUSY_DAY_INDEX) return 'busy';
+    if (index === EMPTY_DAY_INDEX && days.length >= 5) return 'empty';
+    return 'ordinary';
+  };
+  const plans = new Map<string, DayPlan>(days.map((day, i) => [day, planDay(seed, day, roleOf(i), volume)]));
+  const busyDay = days.length > BUSY_DAY_INDEX ? (days[BUSY_DAY_INDEX] ?? null) : null;
+  const context: ItemContext = { seed, visitors: createVisitorPool(seed, from) };
+  const state: DatasetState = {
+    rounds: 0,
+    overlays: new Map(),
+    removed: new Set(),
+    snapshots: generateSnapshots(seed, from, to),
+  };
+  const cache = new Map<string, DayItems>();
+
+  const day = (date: string): DayItems => {
+    const cached = cache.get(date);
+    if (cached) {
+      // Re-insert so the map's order stays least-recently-used first.
+      cache.delete(date);
+      cache.set(date, cached);
+      return cached;
+    }
+    const plan = plans.get(date);
+    if (!plan) return { feedback: [], survey: [], recordings: [] };
+    const items = withOverlay(generateDay(context, date, plan), state.overlays.get(date));
+    cache.set(date, items);
+    if (cache.size > DAY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    return items;
+  };
+
+  const dataset: Dataset = {
+    seed,
+    from,
+    to,
+    days,
+    day,
+    tests: (kind) => state.snapshots.tests[kind].filter((test) => !state.removed.has(test.id)),
+    results: (kind, id) => (state.removed.has(id) ? undefined : state.snapshots.results[kind].get(id)),
+    heatmaps: () => state.snapshots.heatmaps,
+    meta: () => ({
+      busyDay,
+      emptyDays: days.filter((date) => {
+        const plan = plans.get(date);
+        const overlay = state.overlays.get(date);
+        const planned = plan ? plan.feedback + plan.survey + plan.recordings : 0;
+        const late = overlay
+          ? overlay.feedback.length + overlay.survey.length + overlay.recordings.length
+          : 0;
+        return planned + late === 0;
+      }),
+    }),
+    totals: () => {
+      const totals = { feedback: 0, survey: 0, recordings: 0 };
+      for (const plan of plans.values()) {
+        totals.feedback += plan.feedback;
+        totals.survey += plan.survey;
+        totals.recordings += plan.recordings;
+      }
+      for (const overlay of state.overlays.values()) {
+        totals.feedback += overlay.feedback.length;
+        totals.survey += overlay.survey.length;
+        totals.recordings += overlay.recordings.length;
+      }
+      return totals;
+    },
+    advance: (advanceOptions = {}) =>
+      applyAdvance(
+        { seed, days, context, state, day, invalidate: (date) => cache.delete(date) },
+        advanceOptions,
+      ),
+    truth: (view = {}) => assembleTruth(dataset, { ...DEFAULT_VIEW, ...view }),
+  };
+  return dataset;
+}
+
+function withOverlay(base: DayItems, overlay: DayOverlay | undefined): DayItems {
+  if (!overlay) return base;
+  const { edits } = overlay;
+  const feedback = [...base.feedback, ...overlay.feedback].map((item) => {
+    const edit = edits.get(feedbackKey(item));
+    return edit ? { ...item, ...edit } : item;
+  });
+  return sortDayItems({
+    feedback,
+    survey: [...base.survey, ...overlay.survey],
+    recordings: [...base.recordings, ...overlay.recordings],
+  });
+}

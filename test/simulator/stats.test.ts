@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { get, withSimulator } from './sim-helpers.js';
+
+describe('latencyMs and stats()', () => {
+  it('delays every response by latencyMs, including a 401', async () => {
+    await withSimulator({ latencyMs: 80 }, async (simulator) => {
+      let started = Date.now();
+      expect((await get(simulator, '/v1/heatmaps')).status).toBe(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(75);
+      started = Date.now();
+      expect((await get(simulator, '/v1/heatmaps', { headers: { authorization: 'wrong' } })).status).toBe(
+        401,
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(75);
+    });
+  });
+
+  it('counts requests in flight at once: maxInFlight shows the concurrency a client used', async () => {
+    await withSimulator({ latencyMs: 150 }, async (simulator) => {
+      await Promise.all(Array.from({ length: 6 }, () => get(simulator, '/v1/feedback?limit=1')));
+      const stats = simulator.stats();
+      expect(stats.maxInFlight).toBe(6);
+      expect(stats.inFlight).toBe(0);
+      expect(stats.requests).toBe(6);
+      expect(stats.byPath).toEqual({ '/v1/feedback': 6 });
+    });
+  });
+
+  it('sees one request at a time from a sequential client', async () => {
+    await withSimulator({ latencyMs: 10 }, async (simulator) => {
+      for (let i = 0; i < 4; i++) await get(simulator, '/v1/survey');
+      expect(simulator.stats().maxInFlight).toBe(1);
+    });
+  });
+
+  it('counts by path without the query string, and faults served', async () => {
+    await withSimulator({}, async (simulator) => {
+      const id = simulator.truth().abTests[0]?.id;
+      await get(simulator, '/v1/abtesting');
+      await get(simulator, `/v1/abtesting/detail/${id}`);
+      await get(simulator, '/v1/recordings?startdate=2024-03-01&enddate=2024-03-02');
+      await get(simulator, '/v1/recordings?limit=1');
+      simulator.setOptions({ faultRate: 1, faults: ['503'] });
+      await get(simulator, '/v1/heatmaps');
+      expect(simulator.stats()).toEqual({
+        requests: 5,
+        inFlight: 0,
+        maxInFlight: 1,
+        faultsServed: 1,
+        byPath: {
+          '/v1/abtesting': 1,
+          [`/v1/abtesting/detail/${id}`]: 1,
+          '/v1/recordings': 2,
+          '/v1/heatmaps': 1,
+        },
+      });
+    });
+  });
+
+  it('starts counting afresh after resetStats()', async () => {
+    await withSimulator({}, async (simulator) => {
+      await Promise.all([get(simulator, '/v1/heatmaps'), get(simulator, '/v1/heatmaps')]);
+      simulator.resetStats();
+      expect(simulator.stats()).toEqual({
+        requests: 0,
+        inFlight: 0,
+        maxInFlight: 0,
+        faultsServed: 0,
+        byPath: {},
+      });
+      await get(simulator, '/v1/personalization');
+      expect(simulator.stats().byPath).toEqual({ '/v1/personalization': 1 });
+    });
+  });
+});
