@@ -38,7 +38,9 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .createTable('test_results')
     .addColumn('source_id', 'text', (c) => c.notNull().references('sources.source_id'))
-    .addColumn('test_kind', 'text', (c) => c.notNull().check(sql`test_kind in ('abtesting', 'personalization')`))
+    .addColumn('test_kind', 'text', (c) =>
+      c.notNull().check(sql`test_kind in ('abtesting', 'personalization')`),
+    )
     .addColumn('test_id', 'text', (c) => c.notNull())
     .addColumn('variant', 'text', (c) => c.notNull())
     .addColumn('complete', 'bigint', (c) => c.notNull())
@@ -50,14 +52,22 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .createTable('test_result_history')
     .addColumn('source_id', 'text', (c) => c.notNull().references('sources.source_id'))
-    .addColumn('test_kind', 'text', (c) => c.notNull().check(sql`test_kind in ('abtesting', 'personalization')`))
+    .addColumn('test_kind', 'text', (c) =>
+      c.notNull().check(sql`test_kind in ('abtesting', 'personalization')`),
+    )
     .addColumn('test_id', 'text', (c) => c.notNull())
     .addColumn('variant', 'text', (c) => c.notNull())
     .addColumn('day', 'date', (c) => c.notNull())
     .addColumn('complete', 'bigint', (c) => c.notNull())
     .addColumn('total', 'bigint', (c) => c.notNull())
     .addColumn('captured_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
-    .addPrimaryKeyConstraint('test_result_history_pkey', ['source_id', 'test_kind', 'test_id', 'variant', 'day'])
+    .addPrimaryKeyConstraint('test_result_history_pkey', [
+      'source_id',
+      'test_kind',
+      'test_id',
+      'variant',
+      'day',
+    ])
     .execute();
 
   await db.schema
@@ -164,7 +174,9 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .createTable('sync_windows')
     .addColumn('source_id', 'text', (c) => c.notNull().references('sources.source_id'))
-    .addColumn('resource', 'text', (c) => c.notNull().check(sql`resource in ('feedback', 'survey', 'recordings')`))
+    .addColumn('resource', 'text', (c) =>
+      c.notNull().check(sql`resource in ('feedback', 'survey', 'recordings')`),
+    )
     .addColumn('day', 'date', (c) => c.notNull())
     // 'open' = fetched but not closed (today): it is fetched again and never counts as done.
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('done', 'open', 'failed')`))
@@ -182,7 +194,9 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .createTable('watermarks')
     .addColumn('source_id', 'text', (c) => c.notNull().references('sources.source_id'))
-    .addColumn('resource', 'text', (c) => c.notNull().check(sql`resource in ('feedback', 'survey', 'recordings')`))
+    .addColumn('resource', 'text', (c) =>
+      c.notNull().check(sql`resource in ('feedback', 'survey', 'recordings')`),
+    )
     .addColumn('start_day', 'date', (c) => c.notNull())
     // The last day through which every day since start_day is done; null until the first one is.
     .addColumn('day', 'date')

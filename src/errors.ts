@@ -35,9 +35,7 @@ export class ConfigError extends InsightsError {
   readonly problems: ConfigProblem[];
 
   constructor(problems: ConfigProblem[]) {
-    super(
-      `invalid configuration: ${problems.map((p) => `${p.variable}: ${p.expected}`).join('; ')}`,
-    );
+    super(`invalid configuration: ${problems.map((p) => `${p.variable}: ${p.expected}`).join('; ')}`);
     this.problems = problems;
   }
 }
@@ -57,9 +55,13 @@ export class AuthError extends ApiError {
   override readonly exitCode = 3;
 
   constructor(baseUrl: string, source: string, status: number) {
-    super(`API key rejected by ${baseUrl} for source ${source} (HTTP ${status})`, { source, status, url: baseUrl }, {
-      retryable: false,
-    });
+    super(
+      `API key rejected by ${baseUrl} for source ${source} (HTTP ${status})`,
+      { source, status, url: baseUrl },
+      {
+        retryable: false,
+      },
+    );
   }
 }
 

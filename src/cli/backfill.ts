@@ -33,6 +33,7 @@ export function registerBackfill(program: Command): void {
 }
 
 function parseDay(option: string, value: string): string {
-  if (!daySchema.safeParse(value).success) throw new CliError(`${option}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
+  if (!daySchema.safeParse(value).success)
+    throw new CliError(`${option}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
   return value;
 }

@@ -26,7 +26,8 @@ export function registerDemo(program: Command): void {
     .action(async (options: { days: string; seed: string }) => {
       const days = Number(options.days);
       const seed = Number(options.seed);
-      if (!Number.isInteger(days) || days < 1 || days > 3650) throw new CliError('--days: expected an integer 1-3650');
+      if (!Number.isInteger(days) || days < 1 || days > 3650)
+        throw new CliError('--days: expected an integer 1-3650');
       if (!Number.isInteger(seed)) throw new CliError('--seed: expected an integer');
       const config = loadConfig({ requireSources: false });
       const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
@@ -36,7 +37,14 @@ export function registerDemo(program: Command): void {
       try {
         const sources = [{ name: 'demo', baseUrl: sim.url, apiKey: sim.apiKey }];
         await usingWarehouse(config, logger, async ({ pool, db, url, embedded }) => {
-          const deps = { pool, db, logger, now: () => new Date(), sources, settings: { ...config, startDate: from } };
+          const deps = {
+            pool,
+            db,
+            logger,
+            now: () => new Date(),
+            sources,
+            settings: { ...config, startDate: from },
+          };
           process.stdout.write(`simulator at ${sim.url}; backfilling ${from} .. ${today}\n\n`);
           const backfill = await runSync(deps, { trigger: 'backfill', range: { from, to: today } });
           printRunQuietly(backfill);

@@ -1,5 +1,8 @@
 /** Left-aligned text columns, numbers right-aligned: enough for a terminal summary. */
-export function formatTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+export function formatTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+): string {
   const cells = [header, ...rows].map((row) => row.map((cell) => String(cell)));
   const widths = header.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
   return cells

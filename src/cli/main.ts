@@ -24,7 +24,9 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`insights-sync: ${error.message}\n`);
       return error.exitCode;
     }
-    process.stderr.write(`insights-sync: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`);
+    process.stderr.write(
+      `insights-sync: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`,
+    );
     return 1;
   }
 }

@@ -5,7 +5,9 @@ import { usingWarehouse } from './warehouse.js';
 export function registerMigrate(program: Command): void {
   program
     .command('migrate')
-    .description('Create or upgrade the warehouse schema (INSIGHTS_SCHEMA, default insights). Safe to run again.')
+    .description(
+      'Create or upgrade the warehouse schema (INSIGHTS_SCHEMA, default insights). Safe to run again.',
+    )
     .action(async () => {
       const { config, logger } = commandContext({ requireSources: false });
       // usingWarehouse applies pending migrations before anything else.

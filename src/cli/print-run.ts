@@ -26,14 +26,21 @@ export function printRun(result: RunResult, out: NodeJS.WritableStream = process
     `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'truncated', 'failed'], rows)}\n`,
   );
   const truncated = Object.entries(result.summary).flatMap(([source, resources]) =>
-    Object.entries(resources).flatMap(([resource, s]) => (s && s.truncatedDays.length > 0 ? [`${source}/${resource}: ${s.truncatedDays.join(', ')}`] : [])),
+    Object.entries(resources).flatMap(([resource, s]) =>
+      s && s.truncatedDays.length > 0 ? [`${source}/${resource}: ${s.truncatedDays.join(', ')}`] : [],
+    ),
   );
   if (truncated.length > 0) {
-    out.write(`possibly truncated days (responses stayed at the limit or the server cap; see "Truncated days" in the README): ${truncated.join('; ')}\n`);
+    out.write(
+      `possibly truncated days (responses stayed at the limit or the server cap; see "Truncated days" in the README): ${truncated.join('; ')}\n`,
+    );
   }
   out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
   if (result.status !== 'ok') {
     const fatal = [...result.windows, ...result.snapshots].some((o) => o.fatal);
-    throw new RunFailedError(`run ${result.status}: ${result.error ?? 'see the summary above'}`, fatal ? 3 : result.status === 'interrupted' ? 130 : 1);
+    throw new RunFailedError(
+      `run ${result.status}: ${result.error ?? 'see the summary above'}`,
+      fatal ? 3 : result.status === 'interrupted' ? 130 : 1,
+    );
   }
 }

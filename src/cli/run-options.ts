@@ -4,15 +4,23 @@ import { CliError } from '../errors.js';
 import { ALL_RESOURCES, type Resource } from '../schemas/resources.js';
 
 export const resourcesOption = () =>
-  new Option('--resources <list>', `comma-separated resources to load (${ALL_RESOURCES.join(', ')}); default all`);
+  new Option(
+    '--resources <list>',
+    `comma-separated resources to load (${ALL_RESOURCES.join(', ')}); default all`,
+  );
 export const sourceOption = () => new Option('--source <name>', 'only this configured source; default all');
 
 export function parseResources(value: string | undefined): Resource[] | undefined {
   if (value === undefined) return undefined;
-  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(ALL_RESOURCES as readonly string[]).includes(n));
   if (unknown.length > 0 || names.length === 0) {
-    throw new CliError(`--resources: unknown resource ${unknown.join(', ') || '(empty)'}; expected some of ${ALL_RESOURCES.join(', ')}`);
+    throw new CliError(
+      `--resources: unknown resource ${unknown.join(', ') || '(empty)'}; expected some of ${ALL_RESOURCES.join(', ')}`,
+    );
   }
   return names as Resource[];
 }
@@ -20,7 +28,9 @@ export function parseResources(value: string | undefined): Resource[] | undefine
 export function parseSource(config: Readonly<Config>, value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   if (!config.sources.some((s) => s.name === value)) {
-    throw new CliError(`--source: no source named ${value}; configured: ${config.sources.map((s) => s.name).join(', ')}`);
+    throw new CliError(
+      `--source: no source named ${value}; configured: ${config.sources.map((s) => s.name).join(', ')}`,
+    );
   }
   return [value];
 }

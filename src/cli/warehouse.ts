@@ -35,7 +35,10 @@ export async function usingWarehouse<T>(
     const dataDir = resolve(config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPort, logger });
     url = embedded.url;
-    logger.info({ dataDir, port: config.embeddedPort }, 'DATABASE_URL is not set: using the embedded PostgreSQL');
+    logger.info(
+      { dataDir, port: config.embeddedPort },
+      'DATABASE_URL is not set: using the embedded PostgreSQL',
+    );
   }
   const pool = createPool({ url, schema: config.schema });
   const db = createDb(pool);

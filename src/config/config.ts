@@ -45,20 +45,29 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 
 /** Environment variables: name -> (config key, schema, what is expected, default). */
 const ENV_SETTINGS = {
-  INSIGHTS_SCHEMA: { schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/), expected: 'a lower-case SQL identifier such as insights' },
+  INSIGHTS_SCHEMA: {
+    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
+    expected: 'a lower-case SQL identifier such as insights',
+  },
   INSIGHTS_DATA_DIR: { schema: z.string().min(1), expected: 'a directory path' },
   INSIGHTS_EMBEDDED_PORT: { schema: int(1024, 65535), expected: 'a TCP port 1024-65535' },
   INSIGHTS_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
   INSIGHTS_LOOKBACK_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
   INSIGHTS_START_DATE: { schema: daySchema, expected: 'a date YYYY-MM-DD' },
   INSIGHTS_LIMIT: { schema: int(1, 1_000_000), expected: 'an integer 1-1000000' },
-  INSIGHTS_MAX_LIMIT: { schema: int(1, 10_000_000), expected: 'an integer 1-10000000, at least INSIGHTS_LIMIT' },
+  INSIGHTS_MAX_LIMIT: {
+    schema: int(1, 10_000_000),
+    expected: 'an integer 1-10000000, at least INSIGHTS_LIMIT',
+  },
   INSIGHTS_REQUEST_TIMEOUT_MS: { schema: int(100, 600_000), expected: 'milliseconds 100-600000' },
   INSIGHTS_MAX_ATTEMPTS: { schema: int(1, 20), expected: 'an integer 1-20' },
   INSIGHTS_RETRY_BASE_MS: { schema: int(0, 60_000), expected: 'milliseconds 0-60000' },
   INSIGHTS_RETRY_MAX_MS: { schema: int(0, 600_000), expected: 'milliseconds 0-600000' },
   INSIGHTS_RETRY_AFTER_CAP_MS: { schema: int(0, 3_600_000), expected: 'milliseconds 0-3600000' },
-  INSIGHTS_MAX_INVALID_SHARE: { schema: z.coerce.number().min(0).max(1), expected: 'a fraction 0-1 such as 0.05' },
+  INSIGHTS_MAX_INVALID_SHARE: {
+    schema: z.coerce.number().min(0).max(1),
+    expected: 'a fraction 0-1 such as 0.05',
+  },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     expected: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -165,7 +174,11 @@ function readSources(
     problems.push({ variable: 'INSIGHTS_SOURCE_NAME', expected: 'letters, digits, _ . - (at most 63)' });
   }
   if (!baseUrl) {
-    problems.push({ variable: 'INSIGHTS_API_URL', expected: 'the base URL of the API, e.g. https://api.example.com (or INSIGHTS_CONFIG for several sources)' });
+    problems.push({
+      variable: 'INSIGHTS_API_URL',
+      expected:
+        'the base URL of the API, e.g. https://api.example.com (or INSIGHTS_CONFIG for several sources)',
+    });
   } else if (!z.url({ protocol: /^https?$/ }).safeParse(baseUrl).success) {
     problems.push({ variable: 'INSIGHTS_API_URL', expected: 'an http(s) URL' });
   }
@@ -184,7 +197,10 @@ function readSourcesFile(
   try {
     json = JSON.parse(readFile(path));
   } catch {
-    problems.push({ variable: 'INSIGHTS_CONFIG', expected: `a readable JSON file (could not read or parse ${path})` });
+    problems.push({
+      variable: 'INSIGHTS_CONFIG',
+      expected: `a readable JSON file (could not read or parse ${path})`,
+    });
     return [];
   }
   const parsed = fileSchema.safeParse(json);
@@ -198,7 +214,8 @@ function readSourcesFile(
   const seen = new Set<string>();
   parsed.data.sources.forEach((source, index) => {
     const where = `INSIGHTS_CONFIG sources[${index}]`;
-    if (seen.has(source.name)) problems.push({ variable: `${where}.name`, expected: 'a name no other source uses' });
+    if (seen.has(source.name))
+      problems.push({ variable: `${where}.name`, expected: 'a name no other source uses' });
     seen.add(source.name);
     const apiKey = source.api_key ?? (source.api_key_env ? env[source.api_key_env] : undefined);
     if (!apiKey) {
@@ -214,5 +231,8 @@ function readSourcesFile(
 }
 
 function formatPath(path: PropertyKey[]): string {
-  return path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '');
+  return path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+    .join('')
+    .replace(/^\./, '');
 }

@@ -10,7 +10,8 @@ const DATE_OID = 1082;
 
 function parseInt8(value: string): number {
   const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed)) throw new RangeError(`int8 value ${value} is beyond 2^53 and cannot be a number`);
+  if (!Number.isSafeInteger(parsed))
+    throw new RangeError(`int8 value ${value} is beyond 2^53 and cannot be a number`);
   return parsed;
 }
 
@@ -38,7 +39,8 @@ export interface ConnectionOptions {
 }
 
 export function createPool(options: ConnectionOptions): pg.Pool {
-  if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name ${JSON.stringify(options.schema)}`);
+  if (!SCHEMA_NAME.test(options.schema))
+    throw new Error(`invalid schema name ${JSON.stringify(options.schema)}`);
   const pool = new Pool({
     connectionString: options.url,
     max: options.max ?? 10,

@@ -22,7 +22,6 @@ export interface FetchedDay {
 /** Each escalation multiplies the limit; few round trips reach any ceiling. */
 const ESCALATION_FACTOR = 4;
 
-
 /**
  * Fetches one UTC day of a windowed resource, whatever the server's reading of the spec's gaps:
  * - it asks for startdate=day, enddate=day+1 and keeps the items whose dt is on `day`, so an
@@ -71,7 +70,12 @@ export async function fetchDay(
   // the narrow answer is the whole day, even when it is empty.
   const inclusive = onDay(response, day).length < response.length;
   if (narrow.length > 0 || inclusive) {
-    return { items: onDay(narrow, day), requestedLimit: limit, truncated: narrow.length >= saturation, requests };
+    return {
+      items: onDay(narrow, day),
+      requestedLimit: limit,
+      truncated: narrow.length >= saturation,
+      requests,
+    };
   }
   return { items: onDay(response, day), requestedLimit: limit, truncated: true, requests };
 }

@@ -15,7 +15,10 @@ export interface Validated<T> {
  * API data is untrusted: each item is checked alone, so one bad item never costs its day the
  * good ones. Unknown fields pass through (loose schemas) and reach the raw column.
  */
-export function validateItems<S extends z.ZodType>(schema: S, items: readonly unknown[]): Validated<z.output<S>> {
+export function validateItems<S extends z.ZodType>(
+  schema: S,
+  items: readonly unknown[],
+): Validated<z.output<S>> {
   const valid: z.output<S>[] = [];
   const rejected: Rejected[] = [];
   for (const item of items) {

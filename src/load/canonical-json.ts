@@ -11,5 +11,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function contentHash(value: unknown): string {
-  return createHash('md5').update(canonicalJson(value) ?? 'undefined').digest('hex');
+  return createHash('md5')
+    .update(canonicalJson(value) ?? 'undefined')
+    .digest('hex');
 }

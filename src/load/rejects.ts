@@ -10,7 +10,11 @@ export interface RejectContext {
 }
 
 /** Stores each invalid item verbatim with its error, once: a re-run adds no duplicate. */
-export async function loadRejects(trx: LoadTransaction, context: RejectContext, rejected: readonly Rejected[]): Promise<number> {
+export async function loadRejects(
+  trx: LoadTransaction,
+  context: RejectContext,
+  rejected: readonly Rejected[],
+): Promise<number> {
   if (rejected.length === 0) return 0;
   const rows = new Map<string, { item: string; error: string }>();
   for (const reject of rejected) {

@@ -14,10 +14,24 @@ export interface SnapshotLoad extends UpsertCounts {
 
 const TEST_TABLE = { abtesting: 'ab_tests', personalization: 'personalization_tests' } as const;
 
-const testColumns = ['source_id', 'id', 'test_name', 'url', 'goal_profile_id', 'created_at', 'updated_at', 'raw'] as const;
+const testColumns = [
+  'source_id',
+  'id',
+  'test_name',
+  'url',
+  'goal_profile_id',
+  'created_at',
+  'updated_at',
+  'raw',
+] as const;
 const testSpecs: { [K in TestKind]: UpsertSpec<(typeof TEST_TABLE)[K]> } = {
   abtesting: { table: 'ab_tests', key: ['source_id', 'id'], columns: testColumns, compare: ['raw'] },
-  personalization: { table: 'personalization_tests', key: ['source_id', 'id'], columns: testColumns, compare: ['raw'] },
+  personalization: {
+    table: 'personalization_tests',
+    key: ['source_id', 'id'],
+    columns: testColumns,
+    compare: ['raw'],
+  },
 };
 
 const heatmapSpec: UpsertSpec<'heatmaps'> = {
@@ -104,7 +118,15 @@ export async function loadTestResults(
   day: string,
 ): Promise<SnapshotLoad> {
   const { items, conflicts } = dedupeByKey(results, (r) => r.variant);
-  const rows = items.map((r): CopyValue[] => [sourceId, kind, testId, r.variant, r.complete, r.total, JSON.stringify(r)]);
+  const rows = items.map((r): CopyValue[] => [
+    sourceId,
+    kind,
+    testId,
+    r.variant,
+    r.complete,
+    r.total,
+    JSON.stringify(r),
+  ]);
   const counts = await upsertRows(trx, resultSpec, rows);
   const variants = items.map((r) => r.variant);
   const scope = trx.db
@@ -113,7 +135,10 @@ export async function loadTestResults(
     .where('test_kind', '=', kind)
     .where('test_id', '=', testId);
   if (variants.length > 0) {
-    await scope.set({ last_seen_at: sql<Date>`now()`, removed_at: null }).where('variant', 'in', variants).execute();
+    await scope
+      .set({ last_seen_at: sql<Date>`now()`, removed_at: null })
+      .where('variant', 'in', variants)
+      .execute();
   }
   const gone = await scope
     .set({ removed_at: sql<Date>`now()` })
@@ -186,7 +211,12 @@ export async function loadHeatmaps(
 type SnapshotTable = 'ab_tests' | 'personalization_tests' | 'heatmaps';
 
 /** Snapshot rows seen this run: last seen now, and no longer removed. */
-async function touch(db: Kysely<Database>, table: SnapshotTable, sourceId: string, ids: string[]): Promise<void> {
+async function touch(
+  db: Kysely<Database>,
+  table: SnapshotTable,
+  sourceId: string,
+  ids: string[],
+): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable(table)
@@ -197,7 +227,12 @@ async function touch(db: Kysely<Database>, table: SnapshotTable, sourceId: strin
 }
 
 /** Rows a complete snapshot no longer lists get removed_at (they are kept, not deleted). */
-async function markRemoved(db: Kysely<Database>, table: SnapshotTable, sourceId: string, seen: string[]): Promise<string[]> {
+async function markRemoved(
+  db: Kysely<Database>,
+  table: SnapshotTable,
+  sourceId: string,
+  seen: string[],
+): Promise<string[]> {
   const rows = await db
     .updateTable(table)
     .set({ removed_at: sql<Date>`now()` })

@@ -14,7 +14,11 @@ export async function ensureSource(trx: LoadTransaction, sourceId: string, baseU
 }
 
 /** Keeps base_url current when a source moves (called once per run, written only on change). */
-export async function updateSourceUrl(trx: LoadTransaction, sourceId: string, baseUrl: string): Promise<void> {
+export async function updateSourceUrl(
+  trx: LoadTransaction,
+  sourceId: string,
+  baseUrl: string,
+): Promise<void> {
   await trx.db
     .updateTable('sources')
     .set({ base_url: baseUrl })

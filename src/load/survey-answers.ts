@@ -5,7 +5,18 @@ import type { UpsertSpec } from './upsert.js';
 export const surveyAnswerSpec: UpsertSpec<'survey_answers'> = {
   table: 'survey_answers',
   key: ['source_id', 'id', 'question_id'],
-  columns: ['source_id', 'id', 'question_id', 'question', 'session', 'comment', 'dt', 'url', 'visitor_id', 'raw'],
+  columns: [
+    'source_id',
+    'id',
+    'question_id',
+    'question',
+    'session',
+    'comment',
+    'dt',
+    'url',
+    'visitor_id',
+    'raw',
+  ],
   compare: ['raw'],
 };
 

@@ -29,7 +29,8 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (trx: LoadTransaction)
       return await inTransactionOnce(pool, fn);
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      if (attempt >= MAX_TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw error;
+      if (attempt >= MAX_TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code))
+        throw error;
     }
   }
 }
@@ -40,7 +41,8 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool: {
-        connect: async () => ({ query: client.query.bind(client), release: () => {} }) as unknown as pg.PoolClient,
+        connect: async () =>
+          ({ query: client.query.bind(client), release: () => {} }) as unknown as pg.PoolClient,
         end: async () => {},
       },
     }),

@@ -31,25 +31,27 @@ export interface VisitorLoad extends UpsertCounts {
 }
 
 /** Upserts the visitor objects embedded in feedback and survey items. */
-export async function loadVisitors(trx: LoadTransaction, sourceId: string, visitors: readonly Visitor[]): Promise<VisitorLoad> {
+export async function loadVisitors(
+  trx: LoadTransaction,
+  sourceId: string,
+  visitors: readonly Visitor[],
+): Promise<VisitorLoad> {
   const { items, conflicts } = dedupeByKey(visitors, (v) => v.id);
-  const rows = items.map(
-    (v): CopyValue[] => [
-      sourceId,
-      v.id,
-      v.name,
-      v.company,
-      v.email,
-      v.ip,
-      v.user_agent,
-      v.landing_page,
-      v.ref_page,
-      v.created_at,
-      v.device,
-      v.browser,
-      v.os,
-      JSON.stringify(v),
-    ],
-  );
+  const rows = items.map((v): CopyValue[] => [
+    sourceId,
+    v.id,
+    v.name,
+    v.company,
+    v.email,
+    v.ip,
+    v.user_agent,
+    v.landing_page,
+    v.ref_page,
+    v.created_at,
+    v.device,
+    v.browser,
+    v.os,
+    JSON.stringify(v),
+  ]);
   return { ...(await upsertRows(trx, spec, rows)), conflicts };
 }

@@ -23,7 +23,12 @@ type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording 
 
 const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> } = {
   feedback: { spec: feedbackSpec, key: feedbackKey, row: feedbackRow, visitor: (item) => item.visitor },
-  survey: { spec: surveyAnswerSpec, key: surveyAnswerKey, row: surveyAnswerRow, visitor: (item) => item.visitor },
+  survey: {
+    spec: surveyAnswerSpec,
+    key: surveyAnswerKey,
+    row: surveyAnswerRow,
+    visitor: (item) => item.visitor,
+  },
   recordings: { spec: recordingSpec, key: recordingKey, row: recordingRow },
 };
 

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -37,7 +37,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
   if (options.destination) return pino(base, options.destination as pino.DestinationStream);
   if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, destination: 2 } } });
+    return pino({
+      ...base,
+      transport: { target: 'pino-pretty', options: { colorize: true, destination: 2 } },
+    });
   }
   // Logs go to stderr so stdout stays clean for command output (status --json, tables).
   return pino(base, pino.destination(2));

@@ -12,4 +12,9 @@ export const timestampSchema = z
 export const daySchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00.000Z`)) && new Date(`${value}T00:00:00.000Z`).toISOString().startsWith(value), 'not a real calendar date');
+  .refine(
+    (value) =>
+      !Number.isNaN(Date.parse(`${value}T00:00:00.000Z`)) &&
+      new Date(`${value}T00:00:00.000Z`).toISOString().startsWith(value),
+    'not a real calendar date',
+  );

@@ -1,5 +1,5 @@
-import type pg from 'pg';
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import type { ApiClient } from '../api/api-client.js';
 import type { Database } from '../db/database.js';
 import type { LimitPolicy } from '../extract/fetch-day.js';

@@ -57,7 +57,10 @@ export type RunSummary = Record<string, Partial<Record<Resource, ResourceSummary
 const MAX_ERRORS_KEPT = 5;
 
 /** Per source and resource totals, as the run log and the CLI show them. */
-export function summarize(windows: readonly WindowOutcome[], snapshots: readonly SnapshotOutcome[]): RunSummary {
+export function summarize(
+  windows: readonly WindowOutcome[],
+  snapshots: readonly SnapshotOutcome[],
+): RunSummary {
   const summary: RunSummary = {};
   const entry = (source: string, resource: Resource): ResourceSummary => {
     summary[source] ??= {};
@@ -105,5 +108,6 @@ function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'r
   e.unchanged += o.unchanged;
   e.rejected += o.rejected;
   e.conflicts += o.conflicts;
-  if (o.error !== undefined && e.errors.length < MAX_ERRORS_KEPT && !e.errors.includes(o.error)) e.errors.push(o.error);
+  if (o.error !== undefined && e.errors.length < MAX_ERRORS_KEPT && !e.errors.includes(o.error))
+    e.errors.push(o.error);
 }

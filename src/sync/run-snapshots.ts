@@ -27,7 +27,10 @@ export async function snapshotTests(
     const details = await Promise.all(
       list.valid.map(async (test) => {
         try {
-          return { id: test.id, ...validateItems(testResultSchema, await source.client.testResults(kind, test.id)) };
+          return {
+            id: test.id,
+            ...validateItems(testResultSchema, await source.client.testResults(kind, test.id)),
+          };
         } catch (error) {
           if (error instanceof AuthError) throw error;
           return { id: test.id, valid: [] as TestResult[], rejected: [], error: errorMessage(error) };
@@ -39,7 +42,9 @@ export async function snapshotTests(
       await ensureSource(trx, source.name, source.baseUrl);
       const rejectContext = { sourceId: source.name, resource: kind, day: null, runId: ctx.runId };
       await loadRejects(trx, rejectContext, list.rejected);
-      const loads: SnapshotLoad[] = [await loadTests(trx, kind, source.name, list.valid, list.rejected.length === 0)];
+      const loads: SnapshotLoad[] = [
+        await loadTests(trx, kind, source.name, list.valid, list.rejected.length === 0),
+      ];
       for (const detail of details) {
         if ('error' in detail) continue;
         await loadRejects(trx, { ...rejectContext, resource: `${kind}/detail` }, detail.rejected);
@@ -48,8 +53,17 @@ export async function snapshotTests(
       return sum(loads);
     });
     const rejected = list.rejected.length + details.reduce((n, d) => n + d.rejected.length, 0);
-    const fetched = list.valid.length + list.rejected.length + details.reduce((n, d) => n + d.valid.length + d.rejected.length, 0);
-    const outcome: SnapshotOutcome = { ...base, status: failedDetails.length > 0 ? 'failed' : 'done', ...totals, fetched, rejected };
+    const fetched =
+      list.valid.length +
+      list.rejected.length +
+      details.reduce((n, d) => n + d.valid.length + d.rejected.length, 0);
+    const outcome: SnapshotOutcome = {
+      ...base,
+      status: failedDetails.length > 0 ? 'failed' : 'done',
+      ...totals,
+      fetched,
+      rejected,
+    };
     if (failedDetails.length > 0) outcome.error = `results not fetched for ${failedDetails.join('; ')}`;
     return outcome;
   } catch (error) {
@@ -63,10 +77,20 @@ export async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): 
     const { valid, rejected } = validateItems(heatmapSchema, await source.client.heatmaps());
     const load = await inTransaction(ctx.pool, async (trx) => {
       await ensureSource(trx, source.name, source.baseUrl);
-      await loadRejects(trx, { sourceId: source.name, resource: 'heatmaps', day: null, runId: ctx.runId }, rejected);
+      await loadRejects(
+        trx,
+        { sourceId: source.name, resource: 'heatmaps', day: null, runId: ctx.runId },
+        rejected,
+      );
       return loadHeatmaps(trx, source.name, valid, rejected.length === 0);
     });
-    return { ...base, status: 'done', ...load, fetched: valid.length + rejected.length, rejected: rejected.length };
+    return {
+      ...base,
+      status: 'done',
+      ...load,
+      fetched: valid.length + rejected.length,
+      rejected: rejected.length,
+    };
   } catch (error) {
     return failed(base, error);
   }

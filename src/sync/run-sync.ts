@@ -1,8 +1,8 @@
+import type { Kysely } from 'kysely';
 import pLimit from 'p-limit';
+import type pg from 'pg';
 import { type ApiClient, createApiClient } from '../api/api-client.js';
 import type { Config, SourceConfig } from '../config/config.js';
-import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { type DayString, todayUtc } from '../extract/days.js';
@@ -86,7 +86,9 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const started = Date.now();
   const today = todayUtc(deps.now());
   const resources = new Set(request.resources ?? ALL_RESOURCES);
-  const sources = deps.sources.filter((s) => request.sources === undefined || request.sources.includes(s.name));
+  const sources = deps.sources.filter(
+    (s) => request.sources === undefined || request.sources.includes(s.name),
+  );
   const runId = await startRun(deps.db, request.trigger, {
     from: request.range?.from ?? null,
     to: request.range?.to ?? null,
@@ -105,13 +107,22 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     runId,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
   };
-  const makeClient = deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
+  const makeClient =
+    deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
 
-  const plans: { handle: SourceHandle; resource: WindowedResource; day: DayString; startDay: DayString }[] = [];
+  const plans: { handle: SourceHandle; resource: WindowedResource; day: DayString; startDay: DayString }[] =
+    [];
   const handles: SourceHandle[] = [];
   for (const source of sources) {
-    const client = makeClient(source, { logger, ...(deps.signal === undefined ? {} : { signal: deps.signal }) });
-    const handle = { name: source.name, baseUrl: source.baseUrl, client: limitedClient(client, requestLimit) };
+    const client = makeClient(source, {
+      logger,
+      ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    });
+    const handle = {
+      name: source.name,
+      baseUrl: source.baseUrl,
+      client: limitedClient(client, requestLimit),
+    };
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
@@ -170,7 +181,10 @@ async function planDays(
 ): Promise<{ days: DayString[]; startDay: DayString }> {
   const mark = await readWatermark(deps.db, sourceId, resource);
   if (request.range) {
-    return { days: planBackfillDays(request.range.from, request.range.to, today), startDay: mark?.startDay ?? request.range.from };
+    return {
+      days: planBackfillDays(request.range.from, request.range.to, today),
+      startDay: mark?.startDay ?? request.range.from,
+    };
   }
   const startDay = mark?.startDay ?? deps.settings.startDate;
   const after = mark?.day ?? startDay;
@@ -205,14 +219,21 @@ function runStatus(
   if (failures.length === 0) return { status: 'ok', error: null };
   const succeeded = [...windows, ...snapshots].some((o) => o.status !== 'failed' && o.status !== 'skipped');
   const first = failures[0];
-  const where = first && 'day' in first ? `${first.source}/${first.resource}/${first.day}` : `${first?.source}/${first?.resource}`;
+  const where =
+    first && 'day' in first
+      ? `${first.source}/${first.resource}/${first.day}`
+      : `${first?.source}/${first?.resource}`;
   return {
     status: succeeded ? 'partial' : 'failed',
     error: `${failures.length} window(s) failed; first ${where}: ${first?.error ?? 'unknown error'}`,
   };
 }
 
-function defaultClient(source: SourceConfig, settings: SyncSettings, options: { signal?: AbortSignal; logger: Logger }): ApiClient {
+function defaultClient(
+  source: SourceConfig,
+  settings: SyncSettings,
+  options: { signal?: AbortSignal; logger: Logger },
+): ApiClient {
   return createApiClient({
     source: { name: source.name, baseUrl: source.baseUrl, apiKey: source.apiKey },
     timeoutMs: settings.requestTimeoutMs,
@@ -245,5 +266,16 @@ function skippedWindow(source: string, resource: WindowedResource, day: DayStrin
 }
 
 function skippedSnapshot(source: string, resource: SnapshotResource): SnapshotOutcome {
-  return { source, resource, status: 'skipped', fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, removed: 0, conflicts: 0 };
+  return {
+    source,
+    resource,
+    status: 'skipped',
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    removed: 0,
+    conflicts: 0,
+  };
 }

@@ -44,7 +44,15 @@ export async function runWindow(
         await recordWindowFailure(trx, { sourceId: source.name, resource, day, error, runId: ctx.runId });
       });
       log.warn({ rejected: rejected.length, total }, 'window failed: too many invalid items');
-      return { ...base, ...zero(), status: 'failed', fetched: total, rejected: rejected.length, requests, error };
+      return {
+        ...base,
+        ...zero(),
+        status: 'failed',
+        fetched: total,
+        rejected: rejected.length,
+        requests,
+        error,
+      };
     }
 
     const status = day < today ? 'done' : 'open';
@@ -66,8 +74,16 @@ export async function runWindow(
       if (status === 'done') await advanceWatermark(trx.db, source.name, resource, startDay, today);
       return counts;
     });
-    if (fetched.truncated) log.warn({ limit: fetched.requestedLimit, items: total }, 'day may be truncated: the response stayed saturated');
-    if (loaded.conflicts > 0) log.warn({ conflicts: loaded.conflicts }, 'items with the same key and different content in one response');
+    if (fetched.truncated)
+      log.warn(
+        { limit: fetched.requestedLimit, items: total },
+        'day may be truncated: the response stayed saturated',
+      );
+    if (loaded.conflicts > 0)
+      log.warn(
+        { conflicts: loaded.conflicts },
+        'items with the same key and different content in one response',
+      );
     log.debug({ fetched: total, inserted: loaded.inserted, updated: loaded.updated }, 'window loaded');
     return {
       ...base,
@@ -90,8 +106,16 @@ export async function runWindow(
     log.warn({ err: message }, 'window failed');
     await inTransaction(ctx.pool, async (trx) => {
       await ensureSource(trx, source.name, source.baseUrl);
-      await recordWindowFailure(trx, { sourceId: source.name, resource, day, error: message, runId: ctx.runId });
-    }).catch((ledgerError: unknown) => log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'));
+      await recordWindowFailure(trx, {
+        sourceId: source.name,
+        resource,
+        day,
+        error: message,
+        runId: ctx.runId,
+      });
+    }).catch((ledgerError: unknown) =>
+      log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'),
+    );
     return { ...base, ...zero(), status: 'failed', requests, error: message };
   }
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { dayDiff, type DayString } from '../extract/days.js';
+import { type DayString, dayDiff } from '../extract/days.js';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
 
 export interface ResourceStatus {
@@ -33,7 +33,11 @@ export interface StatusReport {
 }
 
 /** What `status` shows: per source and resource, and the last runs. */
-export async function statusReport(db: Kysely<Database>, today: DayString, lastRuns = 5): Promise<StatusReport> {
+export async function statusReport(
+  db: Kysely<Database>,
+  today: DayString,
+  lastRuns = 5,
+): Promise<StatusReport> {
   const sources = await db.selectFrom('sources').select('source_id').orderBy('source_id').execute();
   const marks = await db.selectFrom('watermarks').selectAll().execute();
   const windows = await db
@@ -60,9 +64,14 @@ export async function statusReport(db: Kysely<Database>, today: DayString, lastR
         watermark: mark?.day ?? null,
         lagDays: windowed && mark?.day ? Math.max(0, dayDiff(mark.day, today) - 1) : null,
         truncatedDays: own.filter((w) => w.truncated).map((w) => w.day),
-        failedWindows: own.filter((w) => w.status === 'failed').map((w) => ({ day: w.day, error: w.last_error })),
+        failedWindows: own
+          .filter((w) => w.status === 'failed')
+          .map((w) => ({ day: w.day, error: w.last_error })),
         rejectedItems: rejects
-          .filter((r) => r.source_id === source_id && (r.resource === resource || r.resource === `${resource}/detail`))
+          .filter(
+            (r) =>
+              r.source_id === source_id && (r.resource === resource || r.resource === `${resource}/detail`),
+          )
           .reduce((n, r) => n + r.n, 0),
       });
     }
@@ -83,6 +92,8 @@ export async function statusReport(db: Kysely<Database>, today: DayString, lastR
     error: r.error,
   }));
   const lastFinished = runRows.find((r) => r.status !== 'running');
-  const healthy = resources.every((r) => r.failedWindows.length === 0) && (lastFinished === undefined || lastFinished.status === 'ok');
+  const healthy =
+    resources.every((r) => r.failedWindows.length === 0) &&
+    (lastFinished === undefined || lastFinished.status === 'ok');
   return { today, resources, runs: runRows, healthy };
 }

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { DayString } from '../extract/days.js';
 import type { WindowedResource } from '../schemas/resources.js';
@@ -38,7 +38,9 @@ export async function advanceWatermark(
   startDay: DayString,
   today: DayString,
 ): Promise<DayString | null> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`insights-sync watermark ${sourceId} ${resource}`}))`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtext(${`insights-sync watermark ${sourceId} ${resource}`}))`.execute(
+    db,
+  );
   // The first done day creates the row; start_day is fixed from then on.
   await db
     .insertInto('watermarks')

@@ -12,10 +12,19 @@ export interface CliResult {
 
 /** The environment of a CLI run: nothing from the developer's shell leaks in but PATH. */
 export function cliEnv(extra: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CI: 'true', LOG_LEVEL: 'warn', ...extra };
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    CI: 'true',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
 }
 
-export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<CliResult> } {
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<CliResult> } {
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -19,7 +19,12 @@ describe('insights-sync CLI', () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     sim = await startSimulator({ seed: 21, from: FROM, to: TO, cap: 4000, latencyMs: 40 });
-    env = cliEnv({ DATABASE_URL: t.url, INSIGHTS_API_URL: sim.url, INSIGHTS_API_KEY: sim.apiKey, INSIGHTS_SOURCE_NAME: 'main' });
+    env = cliEnv({
+      DATABASE_URL: t.url,
+      INSIGHTS_API_URL: sim.url,
+      INSIGHTS_API_KEY: sim.apiKey,
+      INSIGHTS_SOURCE_NAME: 'main',
+    });
   });
   afterAll(async () => {
     await sim.stop();
@@ -36,7 +41,11 @@ describe('insights-sync CLI', () => {
 
   it('names a bad setting and what it expects, not its value, before any request', async () => {
     sim.resetStats();
-    const result = await runCli(['sync'], { ...env, INSIGHTS_CONCURRENCY: 'CANARY-many', INSIGHTS_LOOKBACK_DAYS: '-1' });
+    const result = await runCli(['sync'], {
+      ...env,
+      INSIGHTS_CONCURRENCY: 'CANARY-many',
+      INSIGHTS_LOOKBACK_DAYS: '-1',
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('INSIGHTS_CONCURRENCY: an integer 1-64');
     expect(result.stderr).toContain('INSIGHTS_LOOKBACK_DAYS');
@@ -65,7 +74,9 @@ describe('insights-sync CLI', () => {
     await expect
       .poll(
         async () => {
-          const row = await sql<{ n: number }>`select count(*)::int as n from sync_windows`.execute(t.db).catch(() => ({ rows: [{ n: 0 }] }));
+          const row = await sql<{ n: number }>`select count(*)::int as n from sync_windows`
+            .execute(t.db)
+            .catch(() => ({ rows: [{ n: 0 }] }));
           return row.rows[0]?.n ?? 0;
         },
         { timeout: 20_000, interval: 20 },
@@ -82,7 +93,10 @@ describe('insights-sync CLI', () => {
       if (mark.day === null) continue;
       // Every day from the start through the watermark is committed as done.
       for (let day = FROM; day <= mark.day; day = addDays(day, 1)) {
-        expect(windows.some((w) => w.resource === mark.resource && w.day === day && w.status === 'done'), `${mark.resource} ${day}`).toBe(true);
+        expect(
+          windows.some((w) => w.resource === mark.resource && w.day === day && w.status === 'done'),
+          `${mark.resource} ${day}`,
+        ).toBe(true);
       }
     }
 
@@ -98,7 +112,10 @@ describe('insights-sync CLI', () => {
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(new RegExp(`main\\s+feedback\\s+${TO}`));
     const json = await runCli(['status', '--json'], env);
-    const report = JSON.parse(json.stdout) as { healthy: boolean; resources: { resource: string; watermark: string | null }[] };
+    const report = JSON.parse(json.stdout) as {
+      healthy: boolean;
+      resources: { resource: string; watermark: string | null }[];
+    };
     expect(report.healthy).toBe(true);
     expect(report.resources.find((r) => r.resource === 'survey')?.watermark).toBe(TO);
   });

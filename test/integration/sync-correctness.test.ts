@@ -83,10 +83,22 @@ describe('a sync loads every record, whatever the server does where the spec is 
   it('snapshots A/B and personalization tests with their per-variant results, and heatmaps', async () => {
     const truth = sim.truth();
     const source = 'inclusive-oldest-first';
-    const ab = await t.db.selectFrom('ab_tests').select('raw').where('source_id', '=', source).orderBy('id').execute();
+    const ab = await t.db
+      .selectFrom('ab_tests')
+      .select('raw')
+      .where('source_id', '=', source)
+      .orderBy('id')
+      .execute();
     expect(ab.map((r) => r.raw)).toEqual([...truth.abTests].sort((a, b) => a.id.localeCompare(b.id)));
-    const pz = await t.db.selectFrom('personalization_tests').select('raw').where('source_id', '=', source).orderBy('id').execute();
-    expect(pz.map((r) => r.raw)).toEqual([...truth.personalizationTests].sort((a, b) => a.id.localeCompare(b.id)));
+    const pz = await t.db
+      .selectFrom('personalization_tests')
+      .select('raw')
+      .where('source_id', '=', source)
+      .orderBy('id')
+      .execute();
+    expect(pz.map((r) => r.raw)).toEqual(
+      [...truth.personalizationTests].sort((a, b) => a.id.localeCompare(b.id)),
+    );
 
     const results = await t.db
       .selectFrom('test_results')
@@ -95,25 +107,44 @@ describe('a sync loads every record, whatever the server does where the spec is 
       .execute();
     const expected = (['abtesting', 'personalization'] as const).flatMap((kind) =>
       Object.entries(truth.results[kind]).flatMap(([testId, variants]) =>
-        variants.map((v) => ({ test_kind: kind, test_id: testId, variant: v.variant, complete: v.complete, total: v.total })),
+        variants.map((v) => ({
+          test_kind: kind,
+          test_id: testId,
+          variant: v.variant,
+          complete: v.complete,
+          total: v.total,
+        })),
       ),
     );
     expect(results).toEqual(expect.arrayContaining(expected));
     expect(results).toHaveLength(expected.length);
     expect(results.some((r) => r.variant === 'control')).toBe(true);
 
-    const history = await t.db.selectFrom('test_result_history').select(['day']).where('source_id', '=', source).execute();
+    const history = await t.db
+      .selectFrom('test_result_history')
+      .select(['day'])
+      .where('source_id', '=', source)
+      .execute();
     expect(history).toHaveLength(expected.length);
     expect(new Set(history.map((h) => h.day))).toEqual(new Set(['2026-03-11']));
 
-    const heatmaps = await t.db.selectFrom('heatmaps').select(['raw', 'end_time']).where('source_id', '=', source).orderBy('id').execute();
+    const heatmaps = await t.db
+      .selectFrom('heatmaps')
+      .select(['raw', 'end_time'])
+      .where('source_id', '=', source)
+      .orderBy('id')
+      .execute();
     expect(heatmaps.map((h) => h.raw)).toEqual([...truth.heatmaps].sort((a, b) => a.id.localeCompare(b.id)));
     expect(heatmaps.some((h) => h.end_time === null)).toBe(true);
     expect(heatmaps.some((h) => h.end_time instanceof Date)).toBe(true);
   });
 
   it('moves each watermark to the last closed day and leaves today open', async () => {
-    const marks = await t.db.selectFrom('watermarks').select(['resource', 'day']).where('source_id', '=', 'inclusive-oldest-first').execute();
+    const marks = await t.db
+      .selectFrom('watermarks')
+      .select(['resource', 'day'])
+      .where('source_id', '=', 'inclusive-oldest-first')
+      .execute();
     expect(marks.map((m) => m.day)).toEqual(['2026-03-10', '2026-03-10', '2026-03-10']);
     const today = await t.db
       .selectFrom('sync_windows')
@@ -151,7 +182,9 @@ describe('a day the server caps below its volume', () => {
       .where('day', '=', busyDay as string)
       .executeTakeFirstOrThrow();
     expect(window).toEqual({ truncated: true, item_count: 1000, status: 'done' });
-    const loaded = await sql<{ n: number }>`select count(*)::int as n from feedback where dt::date = ${busyDay}`.execute(t.db);
+    const loaded = await sql<{
+      n: number;
+    }>`select count(*)::int as n from feedback where dt::date = ${busyDay}`.execute(t.db);
     expect(loaded.rows[0]?.n).toBe(1000);
 
     const report = await statusReport(t.db, '2026-03-11');
@@ -159,6 +192,8 @@ describe('a day the server caps below its volume', () => {
     // The other days are complete.
     const others = truthItems(sim.truth(), { from: FROM, to: '2026-03-09' });
     const stored = await warehouseItems(t);
-    expect(stored.feedback.filter((f) => !(f as { dt: string }).dt.startsWith(busyDay as string))).toEqual(others.feedback);
+    expect(stored.feedback.filter((f) => !(f as { dt: string }).dt.startsWith(busyDay as string))).toEqual(
+      others.feedback,
+    );
   });
 });

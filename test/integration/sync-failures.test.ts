@@ -12,10 +12,24 @@ const TO = '2026-03-08';
 const NOW = new Date('2026-03-09T05:00:00.000Z');
 
 async function tableCounts(t: TestDatabase) {
-  const tables = ['sources', 'feedback', 'survey_answers', 'recordings', 'visitors', 'ab_tests', 'heatmaps', 'sync_windows', 'watermarks', 'rejects'] as const;
+  const tables = [
+    'sources',
+    'feedback',
+    'survey_answers',
+    'recordings',
+    'visitors',
+    'ab_tests',
+    'heatmaps',
+    'sync_windows',
+    'watermarks',
+    'rejects',
+  ] as const;
   const counts: Record<string, number> = {};
   for (const table of tables) {
-    const row = await t.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     counts[table] = Number(row.n);
   }
   return counts;
@@ -35,7 +49,10 @@ describe('faults and bad input', () => {
   });
 
   it('a wrong API key fails the run with one clear line and writes nothing', async () => {
-    const result = await runAgainst(t, sim, { now: NOW, sources: [simulatorSource(sim, 'main', 'not-the-key')] });
+    const result = await runAgainst(t, sim, {
+      now: NOW,
+      sources: [simulatorSource(sim, 'main', 'not-the-key')],
+    });
     expect(result.status).toBe('failed');
     expect(result.error).toBe(`API key rejected by ${sim.url} for source main (HTTP 401)`);
     expect(result.error).not.toContain('not-the-key');
@@ -67,17 +84,32 @@ describe('faults and bad input', () => {
       const result = await runAgainst(t, sim, options);
       expect(result.status).toBe('ok');
       const truth = sim.truth();
-      const malformed = [...truth.malformed.feedback, ...truth.malformed.survey, ...truth.malformed.recordings];
+      const malformed = [
+        ...truth.malformed.feedback,
+        ...truth.malformed.survey,
+        ...truth.malformed.recordings,
+      ];
       expect(malformed.length).toBeGreaterThan(0);
 
-      const rejects = await t.db.selectFrom('rejects').select(['item', 'error', 'resource']).where('source_id', '=', 'bad').execute();
+      const rejects = await t.db
+        .selectFrom('rejects')
+        .select(['item', 'error', 'resource'])
+        .where('source_id', '=', 'bad')
+        .execute();
       expect(rejects.map((r) => r.item)).toEqual(expect.arrayContaining(malformed));
       expect(rejects).toHaveLength(malformed.length);
       expect(rejects.every((r) => r.error.length > 0)).toBe(true);
       expect(await warehouseItems(t, 'bad')).toEqual(truthItems(truth));
 
-      await runAgainst(t, sim, { ...options, request: { trigger: 'backfill', range: { from: FROM, to: TO } } });
-      const again = await t.db.selectFrom('rejects').select('item_hash').where('source_id', '=', 'bad').execute();
+      await runAgainst(t, sim, {
+        ...options,
+        request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+      });
+      const again = await t.db
+        .selectFrom('rejects')
+        .select('item_hash')
+        .where('source_id', '=', 'bad')
+        .execute();
       expect(again).toHaveLength(malformed.length);
     } finally {
       sim.setOptions({ malformedRate: 0 });
@@ -87,11 +119,17 @@ describe('faults and bad input', () => {
   it('fails a day whose share of invalid items is above the threshold instead of loading it', async () => {
     sim.setOptions({ malformedRate: 0.3 });
     try {
-      const result = await runAgainst(t, sim, { now: NOW, sources: [simulatorSource(sim, 'worse')], request: { resources: ['feedback'] } });
+      const result = await runAgainst(t, sim, {
+        now: NOW,
+        sources: [simulatorSource(sim, 'worse')],
+        request: { resources: ['feedback'] },
+      });
       expect(result.status).toBe('partial');
       const failed = result.windows.filter((w) => w.status === 'failed');
       expect(failed.length).toBeGreaterThan(0);
-      expect(failed[0]?.error).toMatch(/items invalid .* above the 5\.0% allowed by INSIGHTS_MAX_INVALID_SHARE/);
+      expect(failed[0]?.error).toMatch(
+        /items invalid .* above the 5\.0% allowed by INSIGHTS_MAX_INVALID_SHARE/,
+      );
       const loaded = await t.db
         .selectFrom('feedback')
         .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -119,7 +157,11 @@ describe('watermark', () => {
   });
 
   async function watermark(resource: 'feedback' | 'survey' | 'recordings') {
-    const row = await t.db.selectFrom('watermarks').select('day').where('resource', '=', resource).executeTakeFirst();
+    const row = await t.db
+      .selectFrom('watermarks')
+      .select('day')
+      .where('resource', '=', resource)
+      .executeTakeFirst();
     return row?.day ?? null;
   }
 
@@ -139,7 +181,9 @@ describe('watermark', () => {
           return {
             ...client,
             window: (resource, query, context) =>
-              resource === 'feedback' && query.startdate === day ? Promise.reject(new Error('injected failure')) : client.window(resource, query, context),
+              resource === 'feedback' && query.startdate === day
+                ? Promise.reject(new Error('injected failure'))
+                : client.window(resource, query, context),
           };
         },
       },
@@ -151,7 +195,12 @@ describe('watermark', () => {
     const result = await runFailing('2026-03-04');
     expect(result.status).toBe('partial');
     expect(await watermark('feedback')).toBe('2026-03-03');
-    const later = await t.db.selectFrom('sync_windows').select('day').where('status', '=', 'done').where('day', '>', '2026-03-04').execute();
+    const later = await t.db
+      .selectFrom('sync_windows')
+      .select('day')
+      .where('status', '=', 'done')
+      .where('day', '>', '2026-03-04')
+      .execute();
     expect(later).toHaveLength(4);
   });
 
@@ -159,25 +208,39 @@ describe('watermark', () => {
     const result = await runFailing(null);
     expect(result.status).toBe('ok');
     // Lookback: the 3 days ending at the watermark (03-01..03-03); then 03-04, not done; today.
-    expect(result.windows.map((w) => w.day)).toEqual(['2026-03-01', '2026-03-02', '2026-03-03', '2026-03-04', '2026-03-09']);
+    expect(result.windows.map((w) => w.day)).toEqual([
+      '2026-03-01',
+      '2026-03-02',
+      '2026-03-03',
+      '2026-03-04',
+      '2026-03-09',
+    ]);
     expect(await watermark('feedback')).toBe('2026-03-08');
   });
 
   it('a backfill never moves it backward, and a watermark in the future makes no request', async () => {
     const backfill = await runAgainst(t, sim, {
       now: NOW,
-      request: { trigger: 'backfill', range: { from: '2026-03-02', to: '2026-03-03' }, resources: ['feedback'] },
+      request: {
+        trigger: 'backfill',
+        range: { from: '2026-03-02', to: '2026-03-03' },
+        resources: ['feedback'],
+      },
     });
     expect(backfill.status).toBe('ok');
     expect(await watermark('feedback')).toBe('2026-03-08');
 
-    await t.db.updateTable('watermarks').set({ day: '2026-03-20' }).where('resource', '=', 'feedback').execute();
+    await t.db
+      .updateTable('watermarks')
+      .set({ day: '2026-03-20' })
+      .where('resource', '=', 'feedback')
+      .execute();
     sim.resetStats();
     const sync = await runAgainst(t, sim, { now: NOW, request: { resources: ['feedback'] } });
     expect(sync.windows).toHaveLength(0);
     expect(sim.stats().requests).toBe(0);
-    await expect(t.db.updateTable('watermarks').set({ day: '2026-03-01' }).where('resource', '=', 'feedback').execute()).rejects.toThrow(
-      /may not move backward/,
-    );
+    await expect(
+      t.db.updateTable('watermarks').set({ day: '2026-03-01' }).where('resource', '=', 'feedback').execute(),
+    ).rejects.toThrow(/may not move backward/);
   });
 });

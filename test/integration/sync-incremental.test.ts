@@ -22,7 +22,9 @@ const DATA_TABLES = [
 
 /** Every row's physical version: an UPDATE, even to identical values, changes xmin. */
 async function rowVersions(t: TestDatabase, table: string): Promise<string[]> {
-  const rows = await sql<{ v: string }>`select xmin::text || ':' || ctid::text as v from ${sql.table(table)} order by 1`.execute(t.db);
+  const rows = await sql<{
+    v: string;
+  }>`select xmin::text || ':' || ctid::text as v from ${sql.table(table)} order by 1`.execute(t.db);
   return rows.rows.map((r) => r.v);
 }
 
@@ -55,11 +57,14 @@ describe('incremental runs', () => {
     const updatesBefore = await updatedTuples(t, windowTables);
     // A pool of its own: closing it ends its backends, which flushes their statistics.
     const rerunPool = createPool({ url: t.url, schema: t.schema });
-    const rerun = await runAgainst(
-      { ...t, pool: rerunPool, db: createDb(rerunPool) },
-      sim,
-      { now: NOW, request: { trigger: 'backfill', range: { from: FROM, to: TO }, resources: ['feedback', 'survey', 'recordings'] } },
-    );
+    const rerun = await runAgainst({ ...t, pool: rerunPool, db: createDb(rerunPool) }, sim, {
+      now: NOW,
+      request: {
+        trigger: 'backfill',
+        range: { from: FROM, to: TO },
+        resources: ['feedback', 'survey', 'recordings'],
+      },
+    });
     await rerunPool.end();
 
     expect(rerun.status).toBe('ok');
@@ -82,16 +87,33 @@ describe('incremental runs', () => {
     expect(summary?.feedback?.inserted).toBe(report.late.feedback);
 
     const removedId = report.removedTests[0] as string;
-    const removed = await t.db.selectFrom('ab_tests').select(['removed_at']).where('id', '=', removedId).executeTakeFirstOrThrow();
+    const removed = await t.db
+      .selectFrom('ab_tests')
+      .select(['removed_at'])
+      .where('id', '=', removedId)
+      .executeTakeFirstOrThrow();
     expect(removed.removed_at).toBeInstanceOf(Date);
-    const removedResults = await t.db.selectFrom('test_results').select('removed_at').where('test_id', '=', removedId).execute();
+    const removedResults = await t.db
+      .selectFrom('test_results')
+      .select('removed_at')
+      .where('test_id', '=', removedId)
+      .execute();
     expect(removedResults.length).toBeGreaterThan(0);
     expect(removedResults.every((r) => r.removed_at instanceof Date)).toBe(true);
 
     const grown = report.grownTests.filter((id) => id !== removedId)[0] as string;
-    const current = await t.db.selectFrom('test_results').select(['variant', 'complete', 'total']).where('test_id', '=', grown).execute();
-    const truthResults = sim.truth().results.abtesting[grown] ?? sim.truth().results.personalization[grown] ?? [];
-    expect(current).toEqual(expect.arrayContaining(truthResults.map(({ variant, complete, total }) => ({ variant, complete, total }))));
+    const current = await t.db
+      .selectFrom('test_results')
+      .select(['variant', 'complete', 'total'])
+      .where('test_id', '=', grown)
+      .execute();
+    const truthResults =
+      sim.truth().results.abtesting[grown] ?? sim.truth().results.personalization[grown] ?? [];
+    expect(current).toEqual(
+      expect.arrayContaining(
+        truthResults.map(({ variant, complete, total }) => ({ variant, complete, total })),
+      ),
+    );
   });
 
   it('revives a test that comes back, and keeps one history row per test, variant and day', async () => {
@@ -102,9 +124,17 @@ describe('incremental runs', () => {
     expect(result.status).toBe('ok');
 
     const restored = report.restoredTests[0] as string;
-    const row = await t.db.selectFrom('ab_tests').select(['removed_at']).where('id', '=', restored).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('ab_tests')
+      .select(['removed_at'])
+      .where('id', '=', restored)
+      .executeTakeFirstOrThrow();
     expect(row.removed_at).toBeNull();
-    const results = await t.db.selectFrom('test_results').select('removed_at').where('test_id', '=', restored).execute();
+    const results = await t.db
+      .selectFrom('test_results')
+      .select('removed_at')
+      .where('test_id', '=', restored)
+      .execute();
     expect(results.every((r) => r.removed_at === null)).toBe(true);
 
     const history = await sql<{ days: number; dupes: number }>`
@@ -115,9 +145,17 @@ describe('incremental runs', () => {
   });
 
   it('never rewrites snapshot content that did not change (only last_seen_at moves)', async () => {
-    const before = await t.db.selectFrom('heatmaps').select(['id', 'last_changed_at', 'last_seen_at']).orderBy('id').execute();
+    const before = await t.db
+      .selectFrom('heatmaps')
+      .select(['id', 'last_changed_at', 'last_seen_at'])
+      .orderBy('id')
+      .execute();
     await runAgainst(t, sim, { now: new Date('2026-03-11T06:00:00.000Z') });
-    const after = await t.db.selectFrom('heatmaps').select(['id', 'last_changed_at', 'last_seen_at']).orderBy('id').execute();
+    const after = await t.db
+      .selectFrom('heatmaps')
+      .select(['id', 'last_changed_at', 'last_seen_at'])
+      .orderBy('id')
+      .execute();
     expect(after.map((h) => h.last_changed_at)).toEqual(before.map((h) => h.last_changed_at));
     expect(after.every((h, i) => h.last_seen_at >= (before[i]?.last_seen_at ?? h.last_seen_at))).toBe(true);
     for (const table of DATA_TABLES) {

@@ -1,4 +1,4 @@
-import type { DefaultTimestamp, Day, Int8, Json, Timestamp } from './common.js';
+import type { Day, DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 /** Current per-variant results of a test (spec 2.2). */
 export interface TestResultsTable {
