@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) => {
     if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-    const sorted: Record<string, unknown> = {};
+    // No prototype: an own "__proto__" key of untrusted JSON stays a plain key.
+    const sorted: Record<string, unknown> = Object.create(null);
     for (const key of Object.keys(inner).sort()) sorted[key] = (inner as Record<string, unknown>)[key];
     return sorted;
   });

@@ -2,7 +2,7 @@ import { canonicalJson } from './canonical-json.js';
 
 export interface Deduped<T> {
   items: T[];
-  /** Keys that came more than once with different content. */
+  /** Keys that came more than once with different content (each such key counted once). */
   conflicts: number;
   /** Extra copies dropped (identical or not). */
   duplicates: number;
@@ -14,22 +14,26 @@ export interface Deduped<T> {
  * sorts last. Differing copies are counted, not hidden.
  */
 export function dedupeByKey<T>(items: readonly T[], keyOf: (item: T) => string): Deduped<T> {
-  const byKey = new Map<string, { item: T; json: string | undefined }>();
+  const byKey = new Map<string, { item: T; json: string | undefined; conflicted: boolean }>();
   let conflicts = 0;
   let duplicates = 0;
   for (const item of items) {
     const key = keyOf(item);
     const existing = byKey.get(key);
     if (existing === undefined) {
-      byKey.set(key, { item, json: undefined });
+      byKey.set(key, { item, json: undefined, conflicted: false });
       continue;
     }
     duplicates += 1;
     existing.json ??= canonicalJson(existing.item);
     const json = canonicalJson(item);
     if (json !== existing.json) {
-      conflicts += 1;
-      if (json > existing.json) byKey.set(key, { item, json });
+      if (!existing.conflicted) conflicts += 1;
+      existing.conflicted = true;
+      if (json > existing.json) {
+        existing.item = item;
+        existing.json = json;
+      }
     }
   }
   return { items: [...byKey.values()].map((entry) => entry.item), conflicts, duplicates };

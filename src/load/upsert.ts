@@ -61,6 +61,12 @@ export async function upsertRows(
     spec.compare.map((c) => sql`t.${sql.id(c)} is not distinct from s.${sql.id(c)}`),
     sql` and `,
   );
+  const sameAsExcluded = sql.join(
+    spec.compare.map(
+      (c) => sql`${sql.table(spec.table)}.${sql.id(c)} is not distinct from excluded.${sql.id(c)}`,
+    ),
+    sql` and `,
+  );
   const updates = sql.join(
     spec.columns
       .filter((c) => !spec.key.includes(c))
@@ -75,6 +81,8 @@ export async function upsertRows(
       -- Key order: concurrent windows sharing rows (visitors) lock them in one order, never deadlock.
       order by ${sql.join(spec.key.map((c) => sql.ref(`s.${c}`)))}
       on conflict (${sql.join(spec.key.map((c) => sql.id(c)))}) do update set ${updates}
+      -- A row another window committed meanwhile with the same content is not rewritten.
+      where not (${sameAsExcluded})
       returning (xmax = 0) as is_insert
     )
     select count(*) filter (where is_insert)::int as inserted,

@@ -6,7 +6,11 @@ const ISO_UTC_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const timestampSchema = z
   .string()
   .regex(ISO_UTC_MILLIS, 'expected an ISO 8601 UTC timestamp with milliseconds (YYYY-MM-DDThh:mm:ss.sssZ)')
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'not a real calendar date/time');
+  .refine((value) => {
+    // Date.parse rolls 2026-02-30 over to March: only a value that survives the round trip is real.
+    const time = Date.parse(value);
+    return !Number.isNaN(time) && new Date(time).toISOString() === value;
+  }, 'not a real calendar date/time');
 
 /** A `YYYY-MM-DD` day, as the date-windowed endpoints take it. */
 export const daySchema = z

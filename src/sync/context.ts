@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { ApiClient } from '../api/api-client.js';
 import type { Database } from '../db/database.js';
-import type { LimitPolicy } from '../extract/fetch-day.js';
+import type { LimitPolicy, ServerCap } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
@@ -24,4 +24,6 @@ export interface SourceHandle {
   name: string;
   baseUrl: string;
   client: ApiClient;
+  /** The server's cap on items per response, once a window has proved one. */
+  serverCap: ServerCap;
 }

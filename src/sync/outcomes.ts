@@ -92,6 +92,7 @@ export function summarize(
   for (const s of snapshots) {
     const e = entry(s.source, s.resource);
     if (s.status === 'failed') e.failedWindows += 1;
+    if (s.status === 'skipped') e.skippedWindows += 1;
     e.removed += s.removed;
     add(e, s);
   }

@@ -19,6 +19,8 @@ export interface PlanInput {
  */
 export function planSyncDays(input: PlanInput): DayString[] {
   const { today, watermark, startDay, doneDays, lookbackDays } = input;
+  // A watermark at or after today means a skewed clock or a hand-edited row: touch nothing.
+  if (watermark !== null && watermark >= today) return [];
   const firstOpen = watermark === null ? startDay : addDays(watermark, 1);
   const lookbackFrom = watermark === null ? startDay : maxDay(startDay, addDays(watermark, 1 - lookbackDays));
   const days: DayString[] = [];

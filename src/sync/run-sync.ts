@@ -118,10 +118,11 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       logger,
       ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     });
-    const handle = {
+    const handle: SourceHandle = {
       name: source.name,
       baseUrl: source.baseUrl,
       client: limitedClient(client, requestLimit),
+      serverCap: { cap: undefined },
     };
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {

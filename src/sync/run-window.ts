@@ -29,7 +29,7 @@ export async function runWindow(
   const log = ctx.logger.child({ source: source.name, resource, day });
   let requests = 0;
   try {
-    const fetched = await fetchDay(source.client, resource, day, ctx.limits);
+    const fetched = await fetchDay(source.client, resource, day, ctx.limits, source.serverCap);
     requests = fetched.requests;
     const { valid, rejected } = validateItems(windowedItemSchemas[resource], fetched.items);
     const total = fetched.items.length;

@@ -1,9 +1,9 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /** timestamptz: read as Date, written as Date or ISO string. */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** A timestamptz with a default of now(). */
-export type DefaultTimestamp = Generated<Date> & ColumnType<Date, Date | string | undefined, Date | string>;
+export type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** date: read as 'YYYY-MM-DD' (see type parsers in connection.ts: no time-zone shifts). */
 export type Day = ColumnType<string, string, string>;
 /** jsonb: read as parsed JSON, written as a JSON string. */
