@@ -37,4 +37,25 @@ describe('concurrent windows', () => {
       expect(await warehouseItems(t, `round-${round}`)).toEqual(truthItems(sim.truth()));
     }
   });
+
+  it('keeps at most INSIGHTS_CONCURRENCY requests in flight, across every source and resource', async () => {
+    sim.setOptions({ latencyMs: 30 });
+    try {
+      sim.resetStats();
+      const result = await runAgainst(t, sim, {
+        now: new Date('2026-01-31T05:00:00.000Z'),
+        settings: { concurrency: 3, startDate: '2026-01-01' },
+        sources: [
+          { name: 'bound-a', baseUrl: sim.url, apiKey: sim.apiKey },
+          { name: 'bound-b', baseUrl: sim.url, apiKey: sim.apiKey },
+        ],
+      });
+      expect(result.status).toBe('ok');
+      expect(sim.stats().requests).toBeGreaterThan(100);
+      // The bound is used (3 at once) and never exceeded.
+      expect(sim.stats().maxInFlight).toBe(3);
+    } finally {
+      sim.setOptions({ latencyMs: 0 });
+    }
+  });
 });

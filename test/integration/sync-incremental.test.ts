@@ -62,7 +62,11 @@ describe('incremental runs', () => {
     const rerunPool = createPool({ url: t.url, schema: t.schema });
     const rerun = await runAgainst({ ...t, pool: rerunPool, db: createDb(rerunPool) }, sim, {
       now: NOW,
-      request: { trigger: 'backfill', range: { from: FROM, to: TO }, resources: ['feedback', 'survey', 'recordings'] },
+      request: {
+        trigger: 'backfill',
+        range: { from: FROM, to: TO },
+        resources: ['feedback', 'survey', 'recordings'],
+      },
     });
     await rerunPool.end();
 

@@ -9,10 +9,14 @@ const CANARY = 'CANARY-api-key-7f3a';
 /** Every row of every table in the warehouse schema, as text. */
 async function everyRowAsText(t: TestDatabase): Promise<string> {
   const tables = await sql<{ table_name: string }>`
-    select table_name from information_schema.tables where table_schema = ${t.schema} and table_type = 'BASE TABLE'`.execute(t.db);
+    select table_name from information_schema.tables where table_schema = ${t.schema} and table_type = 'BASE TABLE'`.execute(
+    t.db,
+  );
   let text = '';
   for (const { table_name } of tables.rows) {
-    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(table_name)} t`.execute(t.db);
+    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(table_name)} t`.execute(
+      t.db,
+    );
     text += rows.rows.map((r) => r.row).join('\n');
   }
   return text;
