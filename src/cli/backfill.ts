@@ -3,7 +3,7 @@ import { CliError } from '../errors.js';
 import { todayUtc } from '../extract/days.js';
 import { daySchema } from '../schemas/timestamp.js';
 import { commandContext } from './command-context.js';
-import { parseResources, parseSource, resourcesOption, sourceOption } from './run-options.js';
+import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
 import { executeRun } from './sync-command.js';
 
 export function registerBackfill(program: Command): void {
@@ -16,20 +16,27 @@ export function registerBackfill(program: Command): void {
     .addOption(new Option('--to <YYYY-MM-DD>', 'last day (UTC), included; default today').default(undefined))
     .addOption(resourcesOption())
     .addOption(sourceOption())
-    .action(async (options: { from: string; to?: string; resources?: string; source?: string }) => {
-      const from = parseDay('--from', options.from);
-      const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
-      if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
-      const context = commandContext({ requireSources: true });
-      const resources = parseResources(options.resources);
-      const sources = parseSource(context.config, options.source);
-      await executeRun(context, {
-        trigger: 'backfill',
-        range: { from, to },
-        ...(resources === undefined ? {} : { resources }),
-        ...(sources === undefined ? {} : { sources }),
-      });
-    });
+    .addOption(waitOption())
+    .action(
+      async (options: { from: string; to?: string; resources?: string; source?: string; wait?: boolean }) => {
+        const from = parseDay('--from', options.from);
+        const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
+        if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
+        const context = commandContext({ requireSources: true });
+        const resources = parseResources(options.resources);
+        const sources = parseSource(context.config, options.source);
+        await executeRun(
+          context,
+          {
+            trigger: 'backfill',
+            range: { from, to },
+            ...(resources === undefined ? {} : { resources }),
+            ...(sources === undefined ? {} : { sources }),
+          },
+          { wait: options.wait === true },
+        );
+      },
+    );
 }
 
 function parseDay(option: string, value: string): string {

@@ -2,9 +2,12 @@ import type { Command } from 'commander';
 import { registerBackfill } from './backfill.js';
 import { registerDemo } from './demo.js';
 import { registerMigrate } from './migrate.js';
+import { registerSchedule } from './schedule.js';
+import { registerServe } from './serve.js';
 import { registerSimulate } from './simulate.js';
 import { registerStatus } from './status.js';
 import { registerSync } from './sync.js';
+import { registerWebhooks } from './webhooks.js';
 
 /** Every command of the CLI, one file each. */
 export function registerCommands(program: Command): void {
@@ -12,6 +15,9 @@ export function registerCommands(program: Command): void {
   registerSync(program);
   registerBackfill(program);
   registerStatus(program);
+  registerSchedule(program);
+  registerServe(program);
+  registerWebhooks(program);
   registerSimulate(program);
   registerDemo(program);
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
 import { todayUtc } from '../extract/days.js';
-import { type StatusReport, statusReport } from '../sync/status-report.js';
+import { type RunRow, type StatusReport, statusReport } from '../sync/status-report.js';
 import { commandContext } from './command-context.js';
 import { formatTable } from './format-table.js';
 import { usingWarehouse } from './warehouse.js';
@@ -20,8 +20,9 @@ export function registerStatus(program: Command): void {
       if (!Number.isInteger(runs) || runs < 0 || runs > 1000)
         throw new CliError('--runs: expected an integer 0-1000');
       const { config, logger } = commandContext({ requireSources: false });
+      const now = new Date();
       const report = await usingWarehouse(config, logger, ({ db }) =>
-        statusReport(db, todayUtc(new Date()), runs),
+        statusReport(db, todayUtc(now), runs, { now, confirmDays: config.webhookConfirmDays }),
       );
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
       if (!report.healthy) process.exitCode = 1;
@@ -51,15 +52,80 @@ export function renderStatus(report: StatusReport): string {
     ]),
   );
   const runs = formatTable(
-    ['run', 'trigger', 'status', 'started', 'duration', 'error'],
-    report.runs.map((r) => [
-      r.runId,
-      r.trigger,
-      r.status,
-      r.startedAt,
-      r.durationMs === null ? '-' : `${(r.durationMs / 1000).toFixed(1)} s`,
-      r.error ?? '',
+    ['run', 'trigger', 'status', 'started', 'duration', ...RUN_COUNTS.map(([, label]) => label), 'error'],
+    report.runs.map((r) => {
+      const totals = runTotals(r);
+      return [
+        r.runId,
+        r.fromDay === null ? r.trigger : `${r.trigger} ${r.fromDay}..${r.toDay ?? ''}`,
+        r.status,
+        r.startedAt,
+        r.durationMs === null ? '-' : `${(r.durationMs / 1000).toFixed(1)} s`,
+        ...RUN_COUNTS.map(([key]) => totals[key]),
+        r.error ?? '',
+      ];
+    }),
+  );
+  return `${table}\n\nlast runs:\n${runs}\n${renderWebhooks(report)}`;
+}
+
+/** A run's counts over all its sources and resources (status --json has them per resource). */
+const RUN_COUNTS = [
+  ['windows', 'windows'],
+  ['fetched', 'fetched'],
+  ['inserted', 'inserted'],
+  ['updated', 'updated'],
+  ['unchanged', 'unchanged'],
+  ['rejected', 'rejected'],
+  ['truncated', 'truncated'],
+] as const;
+
+function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number | string> {
+  const totals = { windows: 0, fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, truncated: 0 };
+  if (run.summary === null)
+    return {
+      ...totals,
+      windows: '-',
+      fetched: '-',
+      inserted: '-',
+      updated: '-',
+      unchanged: '-',
+      rejected: '-',
+      truncated: '-',
+    };
+  for (const resources of Object.values(run.summary)) {
+    for (const s of Object.values(resources)) {
+      if (!s) continue;
+      totals.windows += s.windows;
+      totals.fetched += s.fetched;
+      totals.inserted += s.inserted;
+      totals.updated += s.updated;
+      totals.unchanged += s.unchanged;
+      totals.rejected += s.rejected;
+      totals.truncated += s.truncatedDays.length;
+    }
+  }
+  return totals;
+}
+
+/** The webhook part, shown once a source has received a delivery. */
+function renderWebhooks(report: StatusReport): string {
+  if (report.webhooks.length === 0) return '';
+  const table = formatTable(
+    [
+      'source',
+      'received today',
+      'rejected',
+      'webhook-only rows',
+      `unconfirmed > ${report.webhookConfirmDays} d`,
+    ],
+    report.webhooks.map((w) => [
+      w.source,
+      w.receivedToday,
+      w.rejected,
+      w.provisional,
+      w.unconfirmed === 0 ? '0' : `${w.unconfirmed} (oldest ${w.oldestUnconfirmed ?? ''})`,
     ]),
   );
-  return `${table}\n\nlast runs:\n${runs}\n`;
+  return `\nwebhooks:\n${table}\n`;
 }

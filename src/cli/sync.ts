@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { commandContext } from './command-context.js';
-import { parseResources, parseSource, resourcesOption, sourceOption } from './run-options.js';
+import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
 import { executeRun } from './sync-command.js';
 
 export function registerSync(program: Command): void {
@@ -11,14 +11,19 @@ export function registerSync(program: Command): void {
     )
     .addOption(resourcesOption())
     .addOption(sourceOption())
-    .action(async (options: { resources?: string; source?: string }) => {
+    .addOption(waitOption())
+    .action(async (options: { resources?: string; source?: string; wait?: boolean }) => {
       const context = commandContext({ requireSources: true });
       const resources = parseResources(options.resources);
       const sources = parseSource(context.config, options.source);
-      await executeRun(context, {
-        trigger: 'sync',
-        ...(resources === undefined ? {} : { resources }),
-        ...(sources === undefined ? {} : { sources }),
-      });
+      await executeRun(
+        context,
+        {
+          trigger: 'sync',
+          ...(resources === undefined ? {} : { resources }),
+          ...(sources === undefined ? {} : { sources }),
+        },
+        { wait: options.wait === true },
+      );
     });
 }

@@ -6,7 +6,7 @@ import { createDb, createPool } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { migrateToLatest } from '../db/migrator.js';
-import { CliError } from '../errors.js';
+import { CliError, errorMessage, LockError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 
 export interface Warehouse {
@@ -33,11 +33,15 @@ export async function usingWarehouse<T>(
   let url = config.databaseUrl;
   if (url === undefined) {
     const dataDir = resolve(config.dataDir);
-    embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPort, logger });
+    embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPort, logger }).catch(
+      (error: unknown) => {
+        throw embeddedStartError(dataDir, error);
+      },
+    );
     url = embedded.url;
-    logger.info(
-      { dataDir, port: config.embeddedPort },
-      'DATABASE_URL is not set: using the embedded PostgreSQL',
+    // Printed, not logged: psql and BI tools can connect with it while this command runs.
+    process.stderr.write(
+      `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${url} while this command runs\n`,
     );
   }
   const pool = createPool({ url, schema: config.schema });
@@ -60,6 +64,24 @@ export async function usingWarehouse<T>(
     await db.destroy();
     await embedded?.stop();
   }
+}
+
+/** One clear line: which directory, and what to do. */
+function embeddedStartError(dataDir: string, error: unknown): Error {
+  const message = errorMessage(error);
+  const options = { cause: error };
+  // Another command of this tool owns the server: like the warehouse lock, one at a time.
+  if (message.includes('is in use by process'))
+    return new LockError(
+      `${message}; another insights-sync command is using the embedded database: wait for it to end, or set DATABASE_URL to a server that several commands can share`,
+      {},
+      options,
+    );
+  return new CliError(
+    `cannot start the embedded PostgreSQL in ${dataDir}: ${message}; set DATABASE_URL to use a PostgreSQL server instead`,
+    {},
+    options,
+  );
 }
 
 function describeConnectionError(error: unknown): string {

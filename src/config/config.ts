@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { DateTime } from 'luxon';
+import { isIP } from 'node:net';
+import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
+import { cronProblem } from '../schedule/cron-schedule.js';
 import { daySchema } from '../schemas/timestamp.js';
 
 /** One Website Insights account the tool reads from. */
@@ -11,6 +13,10 @@ export interface SourceConfig {
   baseUrl: string;
   /** Never logged, never stored. */
   apiKey: string;
+  /** Path secret of the source's webhook address; unset: the source has no webhook endpoint. Never logged. */
+  webhookToken?: string;
+  /** Webhook deliveries are accepted only from these addresses (IPs or CIDRs); unset: from anywhere. */
+  allowedIps?: readonly string[];
 }
 
 export interface Config {
@@ -37,11 +43,60 @@ export interface Config {
   /** A day whose share of invalid items is above this fails instead of loading. */
   maxInvalidShare: number;
   logLevel: string;
+  /** `serve`: where the webhook receiver listens. */
+  webhookPort: number;
+  webhookHost: string;
+  /** Largest webhook body in bytes; a larger one is refused (413) before it is parsed. */
+  webhookBodyLimit: number;
+  /** Proxies (IPs or CIDRs) whose X-Forwarded-For is believed; empty: the peer address is the client. */
+  trustedProxy: readonly string[];
+  /** status: a webhook-only row the API has not confirmed after this many days is reported. */
+  webhookConfirmDays: number;
+  /** When the `schedule` command runs the nightly sync: a cron expression read in `timezone`. */
+  schedule: string;
+  /** IANA timezone of `schedule`. */
+  timezone: string;
+  /** After SIGTERM/SIGINT, how long windows in flight may take before the process exits anyway. */
+  shutdownGraceMs: number;
 }
 
 const RESERVED_SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** Plain decimal integers only: no blanks, no hex, no exponents. */
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/** An IPv4 or IPv6 address, optionally with a prefix length: 10.0.0.0/8, 2001:db8::/32, ::1. */
+export function isCidr(value: string): boolean {
+  const [address = '', prefix, ...rest] = value.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+const cidrList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
+  )
+  .pipe(z.array(z.string().refine(isCidr)).min(1));
+const CIDR_LIST_EXPECTED = 'a comma-separated list of IP addresses or CIDRs, e.g. 10.0.0.0/8,2001:db8::/32';
+
+/**
+ * The token is the only credential of a webhook address (spec 6 shows no signing), so it must be
+ * unguessable; it sits in the URL path, hence URL-safe characters only.
+ */
+const webhookTokenSchema = z.string().regex(/^[A-Za-z0-9._~-]{24,256}$/);
+const WEBHOOK_TOKEN_EXPECTED =
+  'a webhook token of 24-256 URL-safe characters (letters, digits, - _ . ~), e.g. from `openssl rand -hex 24`';
 
 /** Environment variables: name -> (config key, schema, what is expected, default). */
 const ENV_SETTINGS = {
@@ -65,13 +120,34 @@ const ENV_SETTINGS = {
   INSIGHTS_RETRY_MAX_MS: { schema: int(0, 600_000), expected: 'milliseconds 0-600000' },
   INSIGHTS_RETRY_AFTER_CAP_MS: { schema: int(0, 3_600_000), expected: 'milliseconds 0-3600000' },
   INSIGHTS_MAX_INVALID_SHARE: {
-    schema: z.coerce.number().min(0).max(1),
+    schema: z
+      .string()
+      .regex(/^\d*\.?\d+$/)
+      .transform(Number)
+      .pipe(z.number().min(0).max(1)),
     expected: 'a fraction 0-1 such as 0.05',
   },
+  INSIGHTS_SCHEDULE: {
+    schema: z.string().refine((value) => cronProblem(value, 'UTC') === undefined),
+    expected: "a cron expression that fires, such as '0 3 * * *' (minute hour day month weekday)",
+  },
+  INSIGHTS_TIMEZONE: {
+    schema: z.string().refine((value) => IANAZone.isValidZone(value)),
+    expected: 'an IANA timezone such as UTC or Europe/Berlin',
+  },
+  INSIGHTS_SHUTDOWN_GRACE_MS: { schema: int(100, 3_600_000), expected: 'milliseconds 100-3600000' },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     expected: 'one of fatal, error, warn, info, debug, trace, silent',
   },
+  INSIGHTS_WEBHOOK_PORT: { schema: int(0, 65535), expected: 'a TCP port 0-65535 (0: any free port)' },
+  INSIGHTS_WEBHOOK_HOST: {
+    schema: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/),
+    expected: 'an address to listen on, such as 0.0.0.0, 127.0.0.1 or ::',
+  },
+  INSIGHTS_WEBHOOK_BODY_LIMIT: { schema: int(1024, 16 * 1024 * 1024), expected: 'bytes 1024-16777216' },
+  INSIGHTS_TRUSTED_PROXY: { schema: cidrList, expected: CIDR_LIST_EXPECTED },
+  INSIGHTS_WEBHOOK_CONFIRM_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
 } as const;
 
 type EnvName = keyof typeof ENV_SETTINGS;
@@ -86,6 +162,10 @@ const fileSchema = z.strictObject({
         // The key itself or the name of the environment variable that holds it.
         api_key: z.string().min(1).optional(),
         api_key_env: z.string().min(1).optional(),
+        // The webhook token itself or the name of the environment variable that holds it.
+        webhook_token: z.string().optional(),
+        webhook_token_env: z.string().min(1).optional(),
+        allowed_ips: z.array(z.string().refine(isCidr, CIDR_LIST_EXPECTED)).min(1).optional(),
       }),
     )
     .min(1),
@@ -113,7 +193,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const problems: ConfigProblem[] = [];
 
   function setting<N extends EnvName>(name: N, fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']>) {
-    const raw = env[name];
+    const raw = env[name]?.trim();
     if (raw === undefined || raw === '') return fallback;
     const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
     if (parsed.success) return parsed.data as z.output<(typeof ENV_SETTINGS)[N]['schema']>;
@@ -125,7 +205,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const config: Config = {
     databaseUrl: databaseUrl(env.DATABASE_URL, problems),
     schema: setting('INSIGHTS_SCHEMA', 'insights'),
-    dataDir: setting('INSIGHTS_DATA_DIR', '.data'),
+    dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
     embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
     sources: readSources(env, readFile, options.requireSources ?? true, problems),
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
@@ -140,11 +220,22 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     retryAfterCapMs: setting('INSIGHTS_RETRY_AFTER_CAP_MS', 60_000),
     maxInvalidShare: setting('INSIGHTS_MAX_INVALID_SHARE', 0.05),
     logLevel: setting('LOG_LEVEL', 'info'),
+    webhookPort: setting('INSIGHTS_WEBHOOK_PORT', 8080),
+    webhookHost: setting('INSIGHTS_WEBHOOK_HOST', '0.0.0.0'),
+    // 256 KiB: a spec-6 body is a few KiB; the margin is for long comments.
+    webhookBodyLimit: setting('INSIGHTS_WEBHOOK_BODY_LIMIT', 256 * 1024),
+    trustedProxy: setting('INSIGHTS_TRUSTED_PROXY', []),
+    webhookConfirmDays: setting('INSIGHTS_WEBHOOK_CONFIRM_DAYS', 2),
+    schedule: setting('INSIGHTS_SCHEDULE', '0 3 * * *'),
+    timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
+    shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });
   }
   if (problems.length > 0) throw new ConfigError(problems);
+  Object.freeze(config.sources);
+  for (const source of config.sources) Object.freeze(source);
   return Object.freeze(config);
 }
 
@@ -164,7 +255,17 @@ function readSources(
   problems: ConfigProblem[],
 ): SourceConfig[] {
   const file = env.INSIGHTS_CONFIG;
-  if (file !== undefined && file !== '') return readSourcesFile(file, env, readFile, problems);
+  if (file !== undefined && file !== '') {
+    // The file replaces the single-source variables; one of these set as well would be ignored silently.
+    for (const variable of ['INSIGHTS_WEBHOOK_TOKEN', 'INSIGHTS_WEBHOOK_ALLOWED_IPS']) {
+      if (env[variable])
+        problems.push({
+          variable,
+          expected: 'unset when INSIGHTS_CONFIG is used (webhook_token_env / allowed_ips in the file)',
+        });
+    }
+    return readSourcesFile(file, env, readFile, problems);
+  }
 
   const baseUrl = env.INSIGHTS_API_URL;
   const apiKey = env.INSIGHTS_API_KEY;
@@ -183,8 +284,34 @@ function readSources(
     problems.push({ variable: 'INSIGHTS_API_URL', expected: 'an http(s) URL' });
   }
   if (!apiKey) problems.push({ variable: 'INSIGHTS_API_KEY', expected: 'the API key of the source' });
+  const webhook = webhookSettings(
+    { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: env.INSIGHTS_WEBHOOK_TOKEN },
+    { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: env.INSIGHTS_WEBHOOK_ALLOWED_IPS },
+    problems,
+  );
   if (!baseUrl || !apiKey) return [];
-  return [{ name, baseUrl: baseUrl.replace(/\/+$/, ''), apiKey }];
+  return [{ name, baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, ...webhook }];
+}
+
+/** The optional webhook token and allow-list of one source; an empty value counts as unset. */
+function webhookSettings(
+  token: { variable: string; value: string | undefined },
+  allowedIps: { variable: string; value: string | readonly string[] | undefined },
+  problems: ConfigProblem[],
+): Pick<SourceConfig, 'webhookToken' | 'allowedIps'> {
+  const settings: Pick<SourceConfig, 'webhookToken' | 'allowedIps'> = {};
+  if (token.value !== undefined && token.value !== '') {
+    if (webhookTokenSchema.safeParse(token.value).success) settings.webhookToken = token.value;
+    else problems.push({ variable: token.variable, expected: WEBHOOK_TOKEN_EXPECTED });
+  }
+  if (typeof allowedIps.value === 'string' && allowedIps.value !== '') {
+    const parsed = cidrList.safeParse(allowedIps.value);
+    if (parsed.success) settings.allowedIps = parsed.data;
+    else problems.push({ variable: allowedIps.variable, expected: CIDR_LIST_EXPECTED });
+  } else if (Array.isArray(allowedIps.value)) {
+    settings.allowedIps = [...allowedIps.value];
+  }
+  return settings;
 }
 
 function readSourcesFile(
@@ -206,7 +333,11 @@ function readSourcesFile(
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      problems.push({ variable: `INSIGHTS_CONFIG ${formatPath(issue.path)}`, expected: issue.message });
+      const path = formatPath(issue.path);
+      problems.push({
+        variable: path === '' ? 'INSIGHTS_CONFIG' : `INSIGHTS_CONFIG ${path}`,
+        expected: issue.message,
+      });
     }
     return [];
   }
@@ -225,7 +356,20 @@ function readSourcesFile(
       });
       return;
     }
-    sources.push({ name: source.name, baseUrl: source.base_url.replace(/\/+$/, ''), apiKey });
+    if (source.webhook_token === undefined && source.webhook_token_env && !env[source.webhook_token_env]) {
+      problems.push({ variable: source.webhook_token_env, expected: WEBHOOK_TOKEN_EXPECTED });
+    }
+    const webhook = webhookSettings(
+      source.webhook_token !== undefined
+        ? { variable: `${where}.webhook_token`, value: source.webhook_token }
+        : {
+            variable: source.webhook_token_env ?? `${where}.webhook_token`,
+            value: source.webhook_token_env ? env[source.webhook_token_env] : undefined,
+          },
+      { variable: `${where}.allowed_ips`, value: source.allowed_ips },
+      problems,
+    );
+    sources.push({ name: source.name, baseUrl: source.base_url.replace(/\/+$/, ''), apiKey, ...webhook });
   });
   return sources;
 }

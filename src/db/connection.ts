@@ -48,8 +48,12 @@ export function createPool(options: ConnectionOptions): pg.Pool {
     application_name: options.applicationName ?? 'insights-sync',
     options: `-c search_path=${options.schema}`,
   });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
+  // A client that loses its server must not crash the process: idle ones report on the pool,
+  // checked-out ones on themselves (the query in flight still rejects and is handled there).
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 

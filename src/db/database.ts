@@ -7,6 +7,7 @@ import type { SurveyAnswersTable } from './tables/survey-answers.js';
 import type { TestResultHistoryTable, TestResultsTable } from './tables/test-results.js';
 import type { TestsTable } from './tables/tests.js';
 import type { VisitorsTable } from './tables/visitors.js';
+import type { WebhookEventsTable } from './tables/webhook-events.js';
 
 /**
  * The warehouse as Kysely sees it. Mirrors migrations/ exactly; test/integration/db-types.test.ts
@@ -27,4 +28,5 @@ export interface Database {
   sync_windows: SyncWindowsTable;
   watermarks: WatermarksTable;
   rejects: RejectsTable;
+  webhook_events: WebhookEventsTable;
 }

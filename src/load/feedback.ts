@@ -21,6 +21,8 @@ export const feedbackSpec: UpsertSpec<'feedback'> = {
     'raw',
   ],
   compare: ['raw'],
+  // Webhook deliveries write provisional rows into this table too (src/load/webhook-items.ts).
+  origin: true,
 };
 
 export const feedbackKey = (item: Feedback): string => `${item.id}/${item.feedback_id}`;

@@ -18,6 +18,8 @@ export const surveyAnswerSpec: UpsertSpec<'survey_answers'> = {
     'raw',
   ],
   compare: ['raw'],
+  // Webhook deliveries write provisional rows into this table too (src/load/webhook-items.ts).
+  origin: true,
 };
 
 export const surveyAnswerKey = (item: SurveyAnswer): string => `${item.id}/${item.question_id}`;

@@ -14,6 +14,11 @@ export interface UpsertSpec<T extends WarehouseTable> {
   columns: readonly ColumnOf<T>[];
   /** A row whose compared columns all equal the stored row's is left untouched. */
   compare: readonly ColumnOf<T>[];
+  /**
+   * The table has an `origin` column (migration 0002). Rows are inserted as 'api'; a row only a
+   * webhook had seen is always overwritten (the API is authoritative) and becomes 'both'.
+   */
+  origin?: boolean;
 }
 
 /** Any table's spec, once its column names have been checked where it was declared. */
@@ -22,6 +27,7 @@ export interface CheckedUpsertSpec {
   key: readonly string[];
   columns: readonly string[];
   compare: readonly string[];
+  origin?: boolean;
 }
 
 export interface UpsertCounts {
@@ -57,21 +63,30 @@ export async function upsertRows(
     spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
     sql` and `,
   );
+  // A provisional row (only a webhook has seen it) is never "unchanged": the API completes it.
+  const storedOrigin = sql.ref(`${spec.table}.origin`);
   const same = sql.join(
-    spec.compare.map((c) => sql`t.${sql.id(c)} is not distinct from s.${sql.id(c)}`),
+    spec.compare
+      .map((c) => sql`t.${sql.id(c)} is not distinct from s.${sql.id(c)}`)
+      .concat(spec.origin ? [sql`t.origin <> 'webhook'`] : []),
     sql` and `,
   );
   const sameAsExcluded = sql.join(
-    spec.compare.map(
-      (c) => sql`${sql.table(spec.table)}.${sql.id(c)} is not distinct from excluded.${sql.id(c)}`,
-    ),
+    spec.compare
+      .map((c) => sql`${sql.table(spec.table)}.${sql.id(c)} is not distinct from excluded.${sql.id(c)}`)
+      .concat(spec.origin ? [sql`${storedOrigin} <> 'webhook'`] : []),
     sql` and `,
   );
   const updates = sql.join(
     spec.columns
       .filter((c) => !spec.key.includes(c))
       .map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`)
-      .concat([sql`last_changed_at = now()`]),
+      .concat([sql`last_changed_at = now()`])
+      .concat(
+        spec.origin
+          ? [sql`origin = case when ${storedOrigin} = 'webhook' then 'both' else ${storedOrigin} end`]
+          : [],
+      ),
   );
   const result = await sql<{ inserted: number; updated: number }>`
     with written as (

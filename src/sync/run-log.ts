@@ -32,3 +32,27 @@ export async function finishRun(
     .where('run_id', '=', runId)
     .execute();
 }
+
+/**
+ * Ends every run still marked running as interrupted. Only for a caller holding the warehouse
+ * lock (src/db/run-lock.ts): then no other run can be in progress, and a row left running is one
+ * whose process was killed, or the caller's own run in a forced exit. Returns their ids.
+ */
+export async function interruptRunningRuns(
+  db: Kysely<Database>,
+  error: string,
+  summary?: unknown,
+): Promise<number[]> {
+  const rows = await db
+    .updateTable('sync_runs')
+    .set({
+      status: 'interrupted',
+      finished_at: sql<Date>`now()`,
+      error,
+      ...(summary === undefined ? {} : { summary: JSON.stringify(summary) }),
+    })
+    .where('status', '=', 'running')
+    .returning('run_id')
+    .execute();
+  return rows.map((r) => r.run_id);
+}

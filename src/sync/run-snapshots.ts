@@ -1,3 +1,4 @@
+import { RequestAbortedError } from '../api/abort.js';
 import { AuthError, errorMessage } from '../errors.js';
 import type { DayString } from '../extract/days.js';
 import { validateItems } from '../extract/validate.js';
@@ -32,7 +33,8 @@ export async function snapshotTests(
             ...validateItems(testResultSchema, await source.client.testResults(kind, test.id)),
           };
         } catch (error) {
-          if (error instanceof AuthError) throw error;
+          // A rejected key fails the source; a shutdown skips the whole snapshot.
+          if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
           return { id: test.id, valid: [] as TestResult[], rejected: [], error: errorMessage(error) };
         }
       }),
@@ -67,7 +69,7 @@ export async function snapshotTests(
     if (failedDetails.length > 0) outcome.error = `results not fetched for ${failedDetails.join('; ')}`;
     return outcome;
   } catch (error) {
-    return failed(base, error);
+    return failed(base, error, ctx.signal);
   }
 }
 
@@ -92,14 +94,20 @@ export async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): 
       rejected: rejected.length,
     };
   } catch (error) {
-    return failed(base, error);
+    return failed(base, error, ctx.signal);
   }
 }
 
-function failed(base: Pick<SnapshotOutcome, 'source' | 'resource'>, error: unknown): SnapshotOutcome {
+function failed(
+  base: Pick<SnapshotOutcome, 'source' | 'resource'>,
+  error: unknown,
+  signal: AbortSignal | undefined,
+): SnapshotOutcome {
+  // Shutdown cut its requests short: nothing was written, which is a skip, not a failure.
+  const skipped = error instanceof RequestAbortedError && signal?.aborted === true;
   const outcome: SnapshotOutcome = {
     ...base,
-    status: 'failed',
+    status: skipped ? 'skipped' : 'failed',
     fetched: 0,
     inserted: 0,
     updated: 0,
@@ -107,7 +115,7 @@ function failed(base: Pick<SnapshotOutcome, 'source' | 'resource'>, error: unkno
     rejected: 0,
     removed: 0,
     conflicts: 0,
-    error: errorMessage(error),
+    ...(skipped ? {} : { error: errorMessage(error) }),
   };
   if (error instanceof AuthError) outcome.fatal = true;
   return outcome;

@@ -62,8 +62,8 @@ export interface SyncDeps {
   signal?: AbortSignal;
   /** Called after each window, e.g. for a progress bar. */
   onWindow?: (outcome: WindowOutcome, done: number, total: number) => void;
-  /** Called once the plan is known. */
-  onPlan?: (totalWindows: number) => void;
+  /** Called once the plan is known, with the run's id (for log lines about the run). */
+  onPlan?: (totalWindows: number, runId: number) => void;
 }
 
 export interface RunResult {
@@ -133,7 +133,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   }
   // Oldest days first across resources, so watermarks advance as the run goes.
   plans.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
-  deps.onPlan?.(plans.length);
+  deps.onPlan?.(plans.length, runId);
   logger.info({ windows: plans.length, sources: handles.length, trigger: request.trigger }, 'run planned');
 
   const fatal = new Map<string, string>();

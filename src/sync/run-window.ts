@@ -1,3 +1,4 @@
+import { RequestAbortedError } from '../api/abort.js';
 import { AuthError, errorMessage } from '../errors.js';
 import type { DayString } from '../extract/days.js';
 import { fetchDay } from '../extract/fetch-day.js';
@@ -102,6 +103,11 @@ export async function runWindow(
     if (error instanceof AuthError) {
       // The whole source is unusable: nothing is written, the caller stops the source's windows.
       return { ...base, ...zero(), status: 'failed', requests, error: message, fatal: true };
+    }
+    if (error instanceof RequestAbortedError && ctx.signal?.aborted) {
+      // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
+      log.info('window not finished: shutting down');
+      return { ...base, ...zero(), status: 'skipped', requests };
     }
     log.warn({ err: message }, 'window failed');
     await inTransaction(ctx.pool, async (trx) => {

@@ -2,6 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { type DayString, dayDiff } from '../extract/days.js';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
+import { type WebhookSourceStatus, webhookStatus } from '../webhooks/status.js';
+import type { RunSummary } from './outcomes.js';
 
 export interface ResourceStatus {
   source: string;
@@ -22,12 +24,21 @@ export interface RunRow {
   finishedAt: string | null;
   durationMs: number | null;
   error: string | null;
+  /** A backfill's range. */
+  fromDay: DayString | null;
+  toDay: DayString | null;
+  /** Per source and resource: windows, items fetched, inserted, updated, unchanged, rejected, truncated days. */
+  summary: RunSummary | null;
 }
 
 export interface StatusReport {
   today: DayString;
   resources: ResourceStatus[];
   runs: RunRow[];
+  /** Webhook deliveries and webhook-only rows per source (the receiver, `serve`). */
+  webhooks: WebhookSourceStatus[];
+  /** Age in days after which a webhook-only row counts as unconfirmed. */
+  webhookConfirmDays: number;
   /** False when a window failed or the last run did not end ok. */
   healthy: boolean;
 }
@@ -37,6 +48,7 @@ export async function statusReport(
   db: Kysely<Database>,
   today: DayString,
   lastRuns = 5,
+  webhookOptions: { now?: Date; confirmDays?: number } = {},
 ): Promise<StatusReport> {
   const sources = await db.selectFrom('sources').select('source_id').orderBy('source_id').execute();
   const marks = await db.selectFrom('watermarks').selectAll().execute();
@@ -78,7 +90,17 @@ export async function statusReport(
   }
   const runs = await db
     .selectFrom('sync_runs')
-    .select(['run_id', 'trigger', 'status', 'started_at', 'finished_at', 'error'])
+    .select([
+      'run_id',
+      'trigger',
+      'status',
+      'started_at',
+      'finished_at',
+      'error',
+      'from_day',
+      'to_day',
+      'summary',
+    ])
     .orderBy('run_id', 'desc')
     .limit(lastRuns)
     .execute();
@@ -90,10 +112,20 @@ export async function statusReport(
     finishedAt: r.finished_at?.toISOString() ?? null,
     durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
     error: r.error,
+    fromDay: r.from_day,
+    toDay: r.to_day,
+    summary: r.summary as RunSummary | null,
   }));
   const lastFinished = runRows.find((r) => r.status !== 'running');
   const healthy =
     resources.every((r) => r.failedWindows.length === 0) &&
     (lastFinished === undefined || lastFinished.status === 'ok');
-  return { today, resources, runs: runRows, healthy };
+  // Webhook-only rows are not a failure (they are what fills the days the API truncates): reported, not unhealthy.
+  const webhookConfirmDays = webhookOptions.confirmDays ?? 2;
+  const webhooks = await webhookStatus(db, {
+    today,
+    now: webhookOptions.now ?? new Date(),
+    confirmDays: webhookConfirmDays,
+  });
+  return { today, resources, runs: runRows, webhooks, webhookConfirmDays, healthy };
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { migrations } from '../../migrations/index.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -125,7 +126,7 @@ describe('migrations', () => {
     const fresh = await createTestDatabase({ schema: 'insights_fresh' });
     try {
       await sql`drop schema insights_fresh cascade`.execute(fresh.db);
-      expect(await migrateToLatest(fresh.db, fresh.schema)).toEqual({ applied: ['0001-core'] });
+      expect(await migrateToLatest(fresh.db, fresh.schema)).toEqual({ applied: Object.keys(migrations) });
       expect(await migrateToLatest(fresh.db, fresh.schema)).toEqual({ applied: [] });
     } finally {
       await fresh.drop();

@@ -1,4 +1,5 @@
 import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
+import type { Origin } from './webhook-events.js';
 
 /** Spec 2.4. Key: (source_id, id, question_id). */
 export interface SurveyAnswersTable {
@@ -14,4 +15,6 @@ export interface SurveyAnswersTable {
   raw: Json;
   first_seen_at: DefaultTimestamp;
   last_changed_at: DefaultTimestamp;
+  /** Which path has seen the row (migration 0002): 'webhook' rows are provisional. */
+  origin: Origin;
 }

@@ -1,0 +1,230 @@
+import { sql } from 'kysely';
+import type { Visitor } from '../schemas/visitor.js';
+import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
+import type { LoadTransaction } from './transaction.js';
+import type { ColumnOf } from './upsert.js';
+
+/** What merging one webhook body did to its row. */
+export type MergeEffect = 'inserted' | 'filled' | 'unchanged';
+
+export interface WebhookMerge {
+  row: MergeEffect;
+  visitor: 'inserted' | 'unchanged';
+}
+
+type MergeTable = 'feedback' | 'survey_answers';
+type MergeValue = string | number;
+
+interface MergeRow<T extends MergeTable> {
+  table: T;
+  key: Partial<Record<ColumnOf<T>, number>>;
+  /** Columns the body carries; dt, url, rating and rating_text never come in a webhook (spec 6). */
+  values: Partial<Record<ColumnOf<T>, MergeValue>>;
+}
+
+/**
+ * Merges one valid webhook body (spec 6) into the tables the API sync fills, the API being
+ * authoritative:
+ * - an unknown key becomes a provisional row: origin 'webhook', dt/url/rating null, raw = the body;
+ * - a known row only gets the columns that are still null, and origin 'api' becomes 'both';
+ * - a value already there (the API's, or an earlier webhook's) is never changed, and a row with
+ *   nothing to change is not written at all.
+ * The visitor is inserted when unknown and otherwise left alone: the API's copy wins.
+ */
+export async function mergeWebhookBody(
+  trx: LoadTransaction,
+  sourceId: string,
+  body: WebhookBody,
+): Promise<WebhookMerge> {
+  const [merge] = await mergeWebhookBodies(trx, [{ sourceId, body }]);
+  return merge as WebhookMerge;
+}
+
+/**
+ * mergeWebhookBody for many bodies at once, in three statements whatever their number (visitors,
+ * feedback, survey answers): the webhook receiver's micro-batches. The result is what merging
+ * them one after the other in the given order would give: the first body of a key inserts or
+ * fills its row, a later one fills only what is still null (nothing, as every column a body
+ * carries is required), and the first delivery naming an unknown visitor inserts it.
+ */
+export async function mergeWebhookBodies(
+  trx: LoadTransaction,
+  bodies: readonly { sourceId: string; body: WebhookBody }[],
+): Promise<WebhookMerge[]> {
+  // Visitors first, like the API load: the same lock order (visitors, then items) avoids deadlocks.
+  const visitors = await insertVisitorsIfNew(
+    trx,
+    bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })),
+  );
+  const rows = bodies.map(({ sourceId, body }) =>
+    body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body),
+  );
+  const effects: MergeEffect[] = new Array(bodies.length).fill('unchanged');
+  for (const table of ['feedback', 'survey_answers'] as const) {
+    const indexes = rows.flatMap((row, i) => (row.table === table ? [i] : []));
+    if (indexes.length === 0) continue;
+    const written = await mergeRows(
+      trx,
+      indexes.map((i) => rows[i] as MergeRow<typeof table>),
+    );
+    indexes.forEach((i, n) => {
+      effects[i] = written[n] ?? 'unchanged';
+    });
+  }
+  return effects.map((row, i) => ({ row, visitor: visitors[i] ?? 'unchanged' }));
+}
+
+function feedbackRow(sourceId: string, body: FeedbackWebhook): MergeRow<'feedback'> {
+  return {
+    table: 'feedback',
+    key: { id: body.id, feedback_id: body.feedback_id },
+    values: {
+      source_id: sourceId,
+      question: body.question,
+      session: body.session,
+      comment: body.comment,
+      screenshot: body.screenshot,
+      visitor_id: body.visitor.id,
+      raw: JSON.stringify(body),
+    },
+  };
+}
+
+function surveyRow(sourceId: string, body: SurveyWebhook): MergeRow<'survey_answers'> {
+  return {
+    table: 'survey_answers',
+    key: { id: body.id, question_id: body.question_id },
+    values: {
+      source_id: sourceId,
+      question: body.question,
+      session: body.session,
+      // The survey webhook calls the answer `answer`; the list endpoint (and the table) `comment`.
+      comment: body.answer,
+      visitor_id: body.visitor.id,
+      raw: JSON.stringify(body),
+    },
+  };
+}
+
+/** Columns a webhook never fills on an existing row: the key, and raw (the API's copy wins). */
+const NEVER_FILLED = new Set(['source_id', 'raw']);
+
+/**
+ * Merges rows of one table in one statement, in key order (concurrent batches lock rows in one
+ * order and cannot deadlock). Rows sharing a key are combined first, the earlier row's values
+ * winning (a statement cannot touch one row twice); the later ones report 'unchanged'.
+ */
+async function mergeRows<T extends MergeTable>(
+  trx: LoadTransaction,
+  rows: readonly MergeRow<T>[],
+): Promise<MergeEffect[]> {
+  const first = rows[0];
+  if (first === undefined) return [];
+  const keyColumns = ['source_id', ...Object.keys(first.key)];
+  const columns = Object.keys({ ...first.values, ...first.key });
+  const filled = columns.filter((c) => !keyColumns.includes(c) && !NEVER_FILLED.has(c));
+  const valuesOf = (row: MergeRow<T>) => ({ ...row.values, ...row.key }) as Record<string, MergeValue>;
+  const keyOf = (values: Record<string, MergeValue>) => JSON.stringify(keyColumns.map((c) => values[c]));
+
+  const combined = new Map<string, { values: Record<string, MergeValue>; index: number }>();
+  rows.forEach((row, index) => {
+    const values = valuesOf(row);
+    const key = keyOf(values);
+    const earlier = combined.get(key);
+    if (earlier === undefined) combined.set(key, { values, index });
+    else for (const c of filled) earlier.values[c] ??= values[c] as MergeValue;
+  });
+  // The API loader's order (source_id, then the key's numbers): the two lock rows alike.
+  const ordered = [...combined.values()].sort((a, b) =>
+    compareKeys(
+      keyColumns.map((c) => a.values[c]),
+      keyColumns.map((c) => b.values[c]),
+    ),
+  );
+
+  const t = (c: string) => sql.ref(`t.${c}`);
+  const merged = (c: string) => sql`coalesce(${t(c)}, excluded.${sql.id(c)})`;
+  const origin = sql`case when t.origin = 'api' then 'both' else t.origin end`;
+  const contentBefore = sql.join(filled.map(t));
+  const contentAfter = sql.join(filled.map(merged));
+  const tuples = ordered.map(
+    ({ values }) => sql`(${sql.join(columns.map((c) => sql`${values[c] ?? null}`))}, 'webhook')`,
+  );
+  const result = await sql<Record<string, unknown> & { inserted: boolean }>`
+    insert into ${sql.table(first.table)} as t (${sql.join(columns.map((c) => sql.id(c)))}, origin)
+    values ${sql.join(tuples)}
+    on conflict (${sql.join(keyColumns.map((c) => sql.id(c)))}) do update set
+      ${sql.join(filled.map((c) => sql`${sql.id(c)} = ${merged(c)}`))},
+      origin = ${origin},
+      last_changed_at = case when (${contentBefore}) is distinct from (${contentAfter})
+                             then now() else t.last_changed_at end
+    -- Nothing to fill and the origin already says so: the row is not rewritten.
+    where (${contentBefore}, t.origin) is distinct from (${contentAfter}, ${origin})
+    returning ${sql.join(keyColumns.map((c) => sql.id(c)))}, (xmax = 0) as inserted`.execute(trx.db);
+
+  const effects: MergeEffect[] = new Array(rows.length).fill('unchanged');
+  for (const written of result.rows) {
+    const entry = combined.get(keyOf(written as Record<string, MergeValue>));
+    if (entry !== undefined) effects[entry.index] = written.inserted ? 'inserted' : 'filled';
+  }
+  return effects;
+}
+
+/**
+ * Inserts the visitors not stored yet (one statement, in key order) and leaves the others alone.
+ * The first delivery naming a visitor that got inserted reports 'inserted', every other one
+ * 'unchanged'.
+ */
+async function insertVisitorsIfNew(
+  trx: LoadTransaction,
+  entries: readonly { sourceId: string; visitor: Visitor }[],
+): Promise<('inserted' | 'unchanged')[]> {
+  const firstOf = new Map<string, { sourceId: string; visitor: Visitor; index: number }>();
+  entries.forEach((entry, index) => {
+    const key = JSON.stringify([entry.sourceId, entry.visitor.id]);
+    if (!firstOf.has(key)) firstOf.set(key, { ...entry, index });
+  });
+  const ordered = [...firstOf.values()].sort((a, b) =>
+    compareKeys([a.sourceId, a.visitor.id], [b.sourceId, b.visitor.id]),
+  );
+  const inserted = await trx.db
+    .insertInto('visitors')
+    .values(
+      ordered.map(({ sourceId, visitor }) => ({
+        source_id: sourceId,
+        id: visitor.id,
+        name: visitor.name,
+        company: visitor.company,
+        email: visitor.email,
+        ip: visitor.ip,
+        user_agent: visitor.user_agent,
+        landing_page: visitor.landing_page,
+        ref_page: visitor.ref_page,
+        created_at: visitor.created_at,
+        device: visitor.device,
+        browser: visitor.browser,
+        os: visitor.os,
+        raw: JSON.stringify(visitor),
+      })),
+    )
+    // DO NOTHING takes no row lock: a visitor the API (or another delivery) loaded stays as it is.
+    .onConflict((oc) => oc.columns(['source_id', 'id']).doNothing())
+    .returning(['source_id', 'id'])
+    .execute();
+  const effects: ('inserted' | 'unchanged')[] = new Array(entries.length).fill('unchanged');
+  for (const row of inserted) {
+    const entry = firstOf.get(JSON.stringify([row.source_id, row.id]));
+    if (entry !== undefined) effects[entry.index] = 'inserted';
+  }
+  return effects;
+}
+
+function compareKeys(a: readonly unknown[], b: readonly unknown[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as string | number;
+    const y = b[i] as string | number;
+    if (x < y) return -1;
+    if (x > y) return 1;
+  }
+  return 0;
+}

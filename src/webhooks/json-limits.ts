@@ -1,0 +1,60 @@
+/**
+ * What PostgreSQL and a recursive walk can take of a parsed JSON body. JSON.parse accepts both
+ * things checked here, so they must be found before the body reaches the database or any
+ * recursive code (canonical JSON, zod, jsonb input).
+ */
+
+/** Spec 6 bodies nest 2 levels deep; far deeper is no webhook, and recursion must stay bounded. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value, found without recursion; stops counting past `limit`. */
+export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
+  let deepest = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop() as { value: unknown; depth: number };
+    if (current === null || typeof current !== 'object') continue;
+    const level = depth + 1;
+    deepest = Math.max(deepest, level);
+    if (level > limit) return level;
+    for (const child of Object.values(current)) stack.push({ value: child, depth: level });
+  }
+  return deepest;
+}
+
+/**
+ * The path of the first string (value or key) that PostgreSQL cannot store as text or jsonb: one
+ * holding U+0000 or a UTF-16 surrogate without its pair. Undefined when there is none. The value
+ * must be at most MAX_JSON_DEPTH deep (see jsonDepth).
+ */
+export function unstorableStringPath(value: unknown, path: string[] = []): string | undefined {
+  if (typeof value === 'string') return unstorable(value) ? formatPath(path) : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    if (unstorable(key)) return formatPath([...path, key]);
+    const found = unstorableStringPath(child, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+// A high surrogate with no low one after it, or a low surrogate with no high one before it.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function unstorable(text: string): boolean {
+  return text.includes('\u0000') || LONE_SURROGATE.test(text);
+}
+
+/**
+ * Sender-controlled text bound for a text column (the body's `type`, a field path built from its
+ * keys): what PostgreSQL cannot store becomes U+FFFD, so the delivery can still be kept.
+ */
+export function storableText(text: string): string {
+  return unstorable(text)
+    ? text.replaceAll('\u0000', '\uFFFD').replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD')
+    : text;
+}
+
+function formatPath(path: readonly string[]): string {
+  return path.length === 0 ? '(body)' : storableText(path.join('.'));
+}

@@ -1,0 +1,184 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProgress } from '../../src/cli/progress.js';
+import { addDays, todayUtc } from '../../src/extract/days.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { WindowOutcome } from '../../src/sync/outcomes.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { capturingLogger } from './fake-clock.js';
+
+const CANARY = 'CANARY-key-0f9c1d';
+const TODAY = todayUtc(new Date());
+const FROM = addDays(TODAY, -6);
+const TO = addDays(TODAY, -1);
+
+describe('logs', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    // Error-heavy: failing and stalling requests, malformed items.
+    sim = await startSimulator({
+      seed: 7,
+      from: FROM,
+      to: TO,
+      apiKey: CANARY,
+      faultRate: 0.3,
+      malformedRate: 0.1,
+      stallMs: 800,
+    });
+    dir = await mkdtemp(join(tmpdir(), 'insights-logs-'));
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('of an error-heavy run are JSON lines that never hold the API key, and name run, source, resource and day', async () => {
+    // Two sources: one with the right key, one whose key the service rejects.
+    const sources = join(dir, 'sources.json');
+    await writeFile(
+      sources,
+      JSON.stringify({
+        sources: [
+          { name: 'good', base_url: sim.url, api_key_env: 'GOOD_KEY' },
+          { name: 'wrong', base_url: sim.url, api_key: `${CANARY}-wrong` },
+        ],
+      }),
+    );
+    const result = await runCli(['backfill', '--from', FROM, '--to', TO], {
+      ...cliEnv({
+        DATABASE_URL: t.url,
+        INSIGHTS_CONFIG: sources,
+        GOOD_KEY: CANARY,
+        LOG_LEVEL: 'trace',
+        INSIGHTS_REQUEST_TIMEOUT_MS: '300',
+        INSIGHTS_MAX_ATTEMPTS: '2',
+        INSIGHTS_RETRY_BASE_MS: '0',
+        INSIGHTS_RETRY_MAX_MS: '0',
+      }),
+    });
+    expect(result.code).not.toBe(0); // the run met errors indeed
+    expect(`${result.stdout}${result.stderr}`).not.toContain(CANARY);
+
+    const lines = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.length).toBeGreaterThan(10);
+    const planned = lines.findIndex((l) => l.msg === 'run planned');
+    const finished = lines.findIndex((l) => l.msg === 'run finished');
+    expect(planned).toBeGreaterThanOrEqual(0);
+    const during = lines.slice(planned, finished + 1);
+    // Every line of the run carries its id; every line about a day names source, resource and day.
+    expect(during.filter((l) => typeof l.runId !== 'number')).toEqual([]);
+    const aboutADay = during.filter((l) => l.day !== undefined);
+    expect(aboutADay.length).toBeGreaterThan(3);
+    expect(aboutADay.filter((l) => !l.source || !l.resource)).toEqual([]);
+    expect(during.some((l) => l.msg === 'window failed' || String(l.msg).includes('retrying'))).toBe(true);
+    // Not a terminal: progress comes as plain log lines.
+    expect(lines.filter((l) => l.msg === 'backfill progress').at(-1)).toMatchObject({
+      daysDone: 6,
+      days: 6,
+      windows: 36,
+      windowsDone: 36,
+    });
+  });
+
+  it('redact keys and tokens, even when a caller logs them by mistake', () => {
+    const { logger, lines } = capturingLogger('trace');
+    logger.info(
+      {
+        apiKey: CANARY,
+        source: { name: 'main', apiKey: CANARY, webhookToken: CANARY },
+        headers: { authorization: CANARY },
+        token: CANARY,
+      },
+      'oops',
+    );
+    expect(JSON.stringify(lines)).not.toContain(CANARY);
+    expect(lines[0]).toMatchObject({ apiKey: '[redacted]', source: { name: 'main' } });
+  });
+});
+
+describe('backfill progress', () => {
+  const outcome = (day: string, fetched: number): WindowOutcome => ({
+    source: 'main',
+    resource: 'feedback',
+    day,
+    status: 'done',
+    fetched,
+    inserted: fetched,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    truncated: false,
+    conflicts: 0,
+    requests: 1,
+  });
+
+  it('on a terminal draws a bar with days done, items, rate and ETA', () => {
+    let text = '';
+    const stream = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          text += chunk.toString();
+          callback();
+        },
+      }),
+      { isTTY: true, columns: 160 },
+    );
+    let now = 0;
+    const progress = createProgress({
+      days: ['2026-05-01', '2026-05-02'],
+      logger: capturingLogger().logger,
+      tty: true,
+      stream,
+      now: () => now,
+    });
+    progress.onPlan(4, 1);
+    now = 2000;
+    progress.onWindow(outcome('2026-05-01', 30), 1, 4);
+    progress.onWindow({ ...outcome('2026-05-01', 10), resource: 'survey' }, 2, 4);
+    progress.stop();
+    expect(text).toMatch(/backfill \|.*\| 1\/2 days \| 40 items \| 20 items\/s \| ETA/);
+  });
+
+  it('elsewhere logs a line now and then, and always at the end', () => {
+    const { logger, lines } = capturingLogger();
+    let now = 0;
+    const progress = createProgress({
+      days: ['2026-05-01', '2026-05-02'],
+      logger,
+      tty: false,
+      now: () => now,
+      logEveryMs: 10_000,
+    });
+    progress.onPlan(2, 9);
+    now = 1000;
+    progress.onWindow(outcome('2026-05-01', 5), 1, 2);
+    now = 4000;
+    progress.onWindow(outcome('2026-05-02', 7), 2, 2);
+    progress.stop();
+    expect(lines).toEqual([
+      expect.objectContaining({
+        runId: 9,
+        msg: 'backfill progress',
+        daysDone: 2,
+        days: 2,
+        windowsDone: 2,
+        windows: 2,
+        items: 12,
+        itemsPerSecond: 3,
+        etaSeconds: 0,
+      }),
+    ]);
+  });
+});

@@ -1,0 +1,284 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { type Env, loadConfig } from '../../src/config/config.js';
+import { cronProblem } from '../../src/schedule/cron-schedule.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { type CliResult, cliEnv } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+/**
+ * Every command in the README is run: the CLI's by this file (literally, through sh, against a
+ * test database and the simulator), the others by .ci/run or by the test named below.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
+const README = read('README.md');
+
+interface Block {
+  lang: string;
+  body: string;
+}
+
+function codeBlocks(markdown: string): Block[] {
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    lang: m[1] ?? '',
+    body: m[2] ?? '',
+  }));
+}
+
+interface Command {
+  text: string;
+  /** The `export` lines of its block (their variables apply to it). */
+  exports: string[];
+}
+
+/** The commands of the README's sh blocks, without comments, `a && b` split in two. */
+function shellCommands(): Command[] {
+  return codeBlocks(README)
+    .filter((b) => b.lang === 'sh')
+    .flatMap((b) => {
+      const lines = b.body
+        .split('\n')
+        .map((line) => line.replace(/\s+#.*$/, '').trim())
+        .filter((line) => line !== '' && !line.startsWith('#'))
+        .flatMap((line) => line.split(/\s+&&\s+/));
+      const exports = lines.filter((line) => line.startsWith('export '));
+      return lines.filter((line) => !line.startsWith('export ')).map((text) => ({ text, exports }));
+    });
+}
+
+/** What the crontab line and the systemd service run. */
+function scheduledCommands(): Command[] {
+  return codeBlocks(README)
+    .filter((b) => b.lang === 'crontab' || b.lang === 'ini')
+    .flatMap((b) => [...b.body.matchAll(/npx insights-sync [^>&\n]*/g)])
+    .map((m) => ({ text: m[0].trim(), exports: [] }));
+}
+
+/** Exported example values the tests replace: the warehouse and the service. */
+const PLACEHOLDERS = ['DATABASE_URL', 'INSIGHTS_API_URL', 'INSIGHTS_API_KEY'];
+
+/** Commands that other places run, and the text there that proves it. */
+const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
+  'npm install': { file: '.ci/run', contains: 'npm ci' },
+  'npm test': { file: '.ci/run', contains: 'npm test' },
+  'npm run typecheck': { file: '.ci/run', contains: 'npm run typecheck' },
+  'npm run lint': { file: '.ci/run', contains: 'npm run lint' },
+  'npm run demo': { file: 'test/operations/demo.test.ts', contains: "spawn('npm', ['run', 'demo']" },
+  'npx insights-sync demo --keep-running': {
+    file: 'test/operations/demo.test.ts',
+    contains: "startCli(['demo', '--keep-running']",
+  },
+  // Long-running: started, used and stopped by the tests of their own.
+  'npx insights-sync schedule': {
+    file: 'test/operations/lock-processes.test.ts',
+    contains: "startCli(['schedule', '--run-now']",
+  },
+  'npx insights-sync serve': { file: 'test/webhooks/serve-command.test.ts', contains: "startCli(['serve']" },
+  // They write files: run with the same arguments by the report's own test, into a temporary directory.
+  'npx insights-sync report --out report.html': {
+    file: 'test/report/report-command.test.ts',
+    contains: "runCli(['report', '--out', out], env)",
+  },
+  'npx insights-sync report --out march.html --source shop --from 2026-03-01 --to 2026-03-31': {
+    file: 'test/report/report-command.test.ts',
+    contains: "['report', '--out', out, '--source', 'shop', '--from', '2026-03-01', '--to', '2026-03-31']",
+  },
+  'cp .env.example .env': { file: 'test/operations/readme.test.ts', contains: "envFile('.env.example')" },
+  'docker compose config --quiet': {
+    file: '.ci/run',
+    contains: 'docker compose --env-file .env.example config --quiet',
+  },
+};
+
+/**
+ * Docker is not installed where the tests run: these are checked against docker-compose.yml (the
+ * service exists, the command is the CLI's), and `docker compose config` runs in .ci/run where
+ * Docker is.
+ */
+const DOCKER_ONLY = [
+  'docker compose up -d --build',
+  'docker compose exec scheduler node bin/insights-sync.js status',
+];
+
+function sh(command: string, env: Record<string, string>): Promise<CliResult> {
+  const child = spawn('sh', ['-c', command], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+}
+
+/** KEY=VALUE lines, quotes removed, as docker compose and `set -a; . ./.env` read them. */
+function envFile(path: string): Env {
+  const env: Env = {};
+  for (const line of read(path).split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (match?.[1] === undefined) continue;
+    env[match[1]] = (match[2] ?? '').replace(/^'(.*)'$/, '$1');
+  }
+  return env;
+}
+
+/** Every environment variable the configuration reads. */
+function configVariables(): string[] {
+  const source = read('src/config/config.ts');
+  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL)\b/g))].sort();
+}
+
+describe('the README', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    const today = new Date().toISOString().slice(0, 10);
+    sim = await startSimulator({ seed: 5, from: '2025-12-20', to: today, cap: 4000 });
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+  });
+
+  it('every insights-sync command in it runs as written, in order, against a warehouse and the service', async () => {
+    const commands = [...shellCommands(), ...scheduledCommands()].filter(
+      (c) => c.text.startsWith('npx insights-sync') && !(c.text in RUN_ELSEWHERE),
+    );
+    expect(commands.length).toBeGreaterThanOrEqual(6);
+    // A test database and the simulator in place of the examples.
+    const env = cliEnv({ DATABASE_URL: t.url, INSIGHTS_API_URL: sim.url, INSIGHTS_API_KEY: sim.apiKey });
+    const seen = new Set<string>();
+    for (const command of commands) {
+      if (seen.has(command.text)) continue;
+      seen.add(command.text);
+      // The block's other exports run as written.
+      const exports = command.exports.filter(
+        (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
+      );
+      // npx's own start costs a second a command: the first goes through npx, the others to the same bin.
+      const text =
+        seen.size === 1
+          ? command.text
+          : command.text.replace(/^npx insights-sync/, 'node bin/insights-sync.js');
+      const result = await sh([...exports, text].join('\n'), env);
+      expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
+      if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });
+    }
+    const runs = await t.db.selectFrom('sync_runs').select(['trigger', 'status']).execute();
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    expect(runs.every((r) => r.status === 'ok')).toBe(true);
+  }, 60_000); // eight CLI processes, one after the other
+
+  it('every other command in it is run by .ci/run or a test, or checked against docker-compose.yml', () => {
+    const others = shellCommands()
+      .map((c) => c.text)
+      .filter((c) => !c.startsWith('npx insights-sync') || c in RUN_ELSEWHERE);
+    expect(others.length).toBeGreaterThan(5);
+    for (const command of others) {
+      if (DOCKER_ONLY.includes(command)) continue;
+      const where = RUN_ELSEWHERE[command];
+      expect(where, `${command}: run it in .ci/run or a test, and list it in RUN_ELSEWHERE`).toBeDefined();
+      if (where) expect(read(where.file), command).toContain(where.contains);
+    }
+    const compose = parseYaml(read('docker-compose.yml'), { merge: true }) as {
+      services: Record<string, { command?: string[] }>;
+    };
+    for (const command of DOCKER_ONLY) {
+      expect(
+        shellCommands().map((c) => c.text),
+        'DOCKER_ONLY lists a command the README no longer has',
+      ).toContain(command);
+      const exec = /^docker compose exec (\S+) node bin\/insights-sync\.js (\S+)/.exec(command);
+      if (exec) {
+        expect(Object.keys(compose.services)).toContain(exec[1]);
+        expect(read(`src/cli/${exec[2]}.ts`)).toContain(`.command('${exec[2]}')`);
+      }
+    }
+  });
+
+  it('its crontab line and systemd units run `sync --wait` at a valid time', () => {
+    const cron =
+      codeBlocks(README)
+        .find((b) => b.lang === 'crontab')
+        ?.body.trim() ?? '';
+    const fields = cron.split(/\s+/);
+    expect(cronProblem(fields.slice(0, 5).join(' '), 'UTC')).toBeUndefined();
+    expect(cron).toContain('npx insights-sync sync --wait');
+    expect(scheduledCommands().map((c) => c.text)).toEqual([
+      'npx insights-sync sync --wait',
+      'npx insights-sync sync --wait',
+    ]);
+    const systemd = codeBlocks(README).find((b) => b.lang === 'ini')?.body ?? '';
+    expect(systemd).toContain('ExecStart=/usr/bin/npx insights-sync sync --wait');
+    expect(systemd).toMatch(/OnCalendar=\*-\*-\* 03:00:00/);
+  });
+
+  it('its sources file example is a valid configuration', () => {
+    const json = codeBlocks(README).find((b) => b.lang === 'json')?.body ?? '';
+    const config = loadConfig({
+      env: { INSIGHTS_CONFIG: 'sources.json', SHOP_KEY: 'k1', BLOG_KEY: 'k2' },
+      readFile: () => json,
+    });
+    expect(config.sources.map((s) => s.name)).toEqual(['shop', 'blog']);
+  });
+
+  it('documents every setting, and .env.example lists each with its true default', () => {
+    const example = envFile('.env.example');
+    for (const variable of configVariables()) {
+      expect(README, `${variable} in the README's configuration table`).toMatch(
+        new RegExp(`^\\|[^\\n|]*\`${variable}\`[^\\n]*\\|`, 'm'),
+      );
+      expect(Object.keys(example), `${variable} in .env.example`).toContain(variable);
+    }
+    // The example's values are the defaults (but for the placeholders of required values).
+    const required = { INSIGHTS_API_URL: 'https://api.example.com', INSIGHTS_API_KEY: 'key' };
+    const fromExample = loadConfig({
+      env: { ...example, ...required },
+      now: () => new Date('2026-06-01T00:00:00Z'),
+    });
+    const defaults = loadConfig({ env: required, now: () => new Date('2026-06-01T00:00:00Z') });
+    expect(fromExample).toEqual(defaults);
+  });
+
+  it('docker-compose.yml runs postgres, the scheduler and the webhook receiver from .env', () => {
+    const compose = parseYaml(read('docker-compose.yml'), { merge: true }) as {
+      services: Record<
+        string,
+        {
+          command?: string[];
+          env_file?: { path: string }[];
+          stop_grace_period?: string;
+          environment?: Record<string, string>;
+          build?: string;
+        }
+      >;
+    };
+    expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'scheduler', 'webhooks']);
+    const { scheduler, webhooks } = compose.services;
+    expect(scheduler?.command).toEqual(['schedule', '--run-now']);
+    expect(webhooks?.command).toEqual(['serve']);
+    for (const service of [scheduler, webhooks]) {
+      expect(service?.build).toBe('.');
+      expect(service?.env_file?.[0]?.path).toBe('.env');
+      expect(service?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+      // docker stop waits longer than the default grace period before SIGKILL.
+      expect(Number.parseInt(service?.stop_grace_period ?? '0', 10) * 1000).toBeGreaterThan(25_000);
+    }
+    // Every ${VAR} compose reads is documented in .env.example.
+    const used = [...read('docker-compose.yml').matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]);
+    const example = Object.keys(envFile('.env.example'));
+    for (const variable of used) expect(example, `${variable} in .env.example`).toContain(variable);
+    expect(read('Dockerfile')).toMatch(/ENTRYPOINT \["node", "bin\/insights-sync\.js"\]/);
+  });
+});

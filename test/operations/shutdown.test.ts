@@ -1,0 +1,176 @@
+import { sql } from 'kysely';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../src/extract/days.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
+
+// The CLI runs on the real clock: the simulated range ends yesterday.
+const TODAY = todayUtc(new Date());
+const FROM = addDays(TODAY, -12);
+const TO = addDays(TODAY, -1);
+const BACKFILL = ['backfill', '--from', FROM, '--to', TO, '--resources', 'feedback,survey,recordings'];
+
+/** Sends `signal` and measures how long the process takes to exit. */
+async function stop(
+  cli: ReturnType<typeof startCli>,
+  signal: NodeJS.Signals,
+): Promise<CliResult & { ms: number }> {
+  const sent = Date.now();
+  cli.child.kill(signal);
+  const result = await cli.done;
+  return { ...result, ms: Date.now() - sent };
+}
+
+/** Connections of the CLI waiting on the test's table lock: windows stuck in flight. */
+async function windowsStuck(t: TestDatabase): Promise<number> {
+  const rows = await sql<{ n: number }>`
+    select count(*)::int as n from pg_stat_activity
+     where datname = current_database() and wait_event_type = 'Lock' and application_name = 'insights-sync'`.execute(
+    t.db,
+  );
+  return rows.rows[0]?.n ?? 0;
+}
+
+async function lastRun(t: TestDatabase) {
+  return t.db
+    .selectFrom('sync_runs')
+    .selectAll()
+    .orderBy('run_id', 'desc')
+    .limit(1)
+    .executeTakeFirstOrThrow();
+}
+
+/** Rows in each items table per UTC day. */
+async function itemsPerDay(t: TestDatabase): Promise<Map<string, number>> {
+  const rows = await sql<{ resource: string; day: string; n: number }>`
+    select 'feedback' as resource, (dt at time zone 'UTC')::date::text as day, count(*)::int as n from feedback group by 2
+    union all
+    select 'survey', (dt at time zone 'UTC')::date::text, count(*)::int from survey_answers group by 2
+    union all
+    select 'recordings', (dt at time zone 'UTC')::date::text, count(*)::int from recordings group by 2`.execute(
+    t.db,
+  );
+  return new Map(rows.rows.map((r) => [`${r.resource}/${r.day}`, r.n]));
+}
+
+describe('SIGTERM and SIGINT', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 41, from: FROM, to: TO, cap: 4000, latencyMs: 150 });
+    env = cliEnv({
+      DATABASE_URL: t.url,
+      INSIGHTS_API_URL: sim.url,
+      INSIGHTS_API_KEY: sim.apiKey,
+      INSIGHTS_SOURCE_NAME: 'main',
+      INSIGHTS_CONCURRENCY: '2',
+      INSIGHTS_SHUTDOWN_GRACE_MS: '10000',
+    });
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+  });
+
+  it('during a backfill: the windows in flight end, the run is recorded interrupted, the ledger matches the tables, and the next run completes the range', async () => {
+    const backfill = startCli(BACKFILL, env);
+    await expect
+      .poll(
+        async () =>
+          (await sql<{ n: number }>`select count(*)::int as n from sync_windows`.execute(t.db)).rows[0]?.n,
+        { timeout: 20_000, interval: 20 },
+      )
+      .toBeGreaterThanOrEqual(6);
+    const result = await stop(backfill, 'SIGTERM');
+    expect(result.code, result.stderr).toBe(130);
+    expect(result.ms).toBeLessThan(3000); // far inside the 10 s grace period
+    expect(result.stdout).toMatch(/run \d+: interrupted/);
+
+    const run = await lastRun(t);
+    expect(run).toMatchObject({ trigger: 'backfill', status: 'interrupted' });
+    expect(run.finished_at).not.toBeNull();
+    const summary = run.summary as Record<
+      string,
+      Record<string, { windows: number; skippedWindows: number }>
+    >;
+    expect(summary.main?.feedback?.skippedWindows).toBeGreaterThan(0);
+
+    // Every window in the ledger is done, with exactly the day's items; no other day has any.
+    const ledger = await t.db.selectFrom('sync_windows').select(['resource', 'day', 'status']).execute();
+    expect(ledger.length).toBeLessThan(36);
+    expect(ledger.every((w) => w.status === 'done')).toBe(true);
+    const truth = truthItems(sim.truth());
+    const expected = new Map<string, number>();
+    for (const w of ledger) {
+      const items = truth[w.resource].filter((item) => item.dt.slice(0, 10) === w.day);
+      if (items.length > 0) expected.set(`${w.resource}/${w.day}`, items.length);
+    }
+    expect(await itemsPerDay(t)).toEqual(expected);
+
+    sim.setOptions({ latencyMs: 0 });
+    const rerun = await runCli(BACKFILL, env);
+    sim.setOptions({ latencyMs: 150 });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await warehouseItems(t, 'main')).toEqual(truth);
+    const marks = await t.db.selectFrom('watermarks').select('day').execute();
+    expect(marks.map((m) => m.day)).toEqual([TO, TO, TO]);
+  });
+
+  it('exits when the grace period runs out even if windows are stuck, rolling them back and recording the run as interrupted', async () => {
+    await sql`truncate sync_windows, watermarks, feedback, survey_answers, recordings`.execute(t.db);
+    // Every window's load waits on this lock: in flight, unable to commit.
+    const blocker: pg.PoolClient = await t.pool.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table feedback in access exclusive mode');
+    try {
+      const backfill = startCli([...BACKFILL.slice(0, -1), 'feedback'], {
+        ...env,
+        INSIGHTS_SHUTDOWN_GRACE_MS: '2000',
+      });
+      await expect.poll(() => windowsStuck(t), { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(2);
+      const result = await stop(backfill, 'SIGTERM');
+      expect(result.code, result.stderr).toBe(130);
+      expect(result.ms).toBeGreaterThan(1000);
+      expect(result.ms).toBeLessThan(2000 + 500);
+      expect(result.stderr).toContain('the shutdown grace period of 2000 ms ran out');
+    } finally {
+      await blocker.query('rollback');
+      blocker.release();
+    }
+    const run = await lastRun(t);
+    expect(run).toMatchObject({ trigger: 'backfill', status: 'interrupted' });
+    expect(run.error).toBe(
+      'the shutdown grace period of 2000 ms ran out: windows in flight were rolled back',
+    );
+    // Nothing half-written: no item; in the ledger, only days without feedback (they wrote no row).
+    const ledger = await t.db.selectFrom('sync_windows').select(['item_count']).execute();
+    expect(ledger.filter((w) => w.item_count > 0)).toEqual([]);
+    expect(await itemsPerDay(t)).toEqual(new Map());
+  });
+
+  it('a second signal exits at once', async () => {
+    const blocker: pg.PoolClient = await t.pool.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table feedback in access exclusive mode');
+    try {
+      const backfill = startCli([...BACKFILL.slice(0, -1), 'feedback'], env);
+      await expect.poll(() => windowsStuck(t), { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(2);
+      backfill.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const result = await stop(backfill, 'SIGINT');
+      expect(result.code, result.stderr).toBe(130);
+      expect(result.ms).toBeLessThan(2500); // the grace period is 10 s
+      expect(result.stderr).toContain('a second SIGINT');
+    } finally {
+      await blocker.query('rollback');
+      blocker.release();
+    }
+    expect(await lastRun(t)).toMatchObject({ status: 'interrupted' });
+  });
+});
