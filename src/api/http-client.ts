@@ -71,6 +71,13 @@ function parseArray(text: string, apiKey: string): AttemptOutcome {
   try {
     json = JSON.parse(text);
   } catch {
+    // Broken JSON is the service's data cut short: its first characters may be a visitor's name
+    // or e-mail, and this message reaches logs and the ledger. An error page is quoted, data not.
+    if (/^\s*[[{]/.test(text))
+      return {
+        kind: 'bad-body',
+        problem: `response is not JSON (malformed JSON, ${text.length} characters)`,
+      };
     const snippet = bodySnippet(text, apiKey);
     return { kind: 'bad-body', problem: `response is not JSON (body starts with "${snippet}")` };
   }

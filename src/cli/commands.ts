@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { registerBackfill } from './backfill.js';
 import { registerDemo } from './demo.js';
+import { registerForget } from './forget.js';
 import { registerMigrate } from './migrate.js';
+import { registerReport } from './report.js';
 import { registerSchedule } from './schedule.js';
 import { registerServe } from './serve.js';
 import { registerSimulate } from './simulate.js';
@@ -15,9 +17,11 @@ export function registerCommands(program: Command): void {
   registerSync(program);
   registerBackfill(program);
   registerStatus(program);
+  registerReport(program);
   registerSchedule(program);
   registerServe(program);
   registerWebhooks(program);
+  registerForget(program);
   registerSimulate(program);
   registerDemo(program);
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError, errorMessage } from '../errors.js';
+import { MAX_ITEMS_PER_DAY, type Volume } from '../simulator/day-plan.js';
 import { addDays, daysBetween, isDay, todayUtc } from '../simulator/days.js';
 import { FAULT_KINDS, type FaultKind } from '../simulator/faults.js';
 import { type SimulatorOptions, startSimulator } from '../simulator/server.js';
@@ -24,7 +25,19 @@ export interface RawSimulateOptions {
   stallMs: string;
   malformedRate: string;
   extraFields?: boolean;
+  feedbackPerDay?: string;
+  surveyPerDay?: string;
+  recordingsPerDay?: string;
+  busyDayFeedback?: string;
 }
+
+/** Volume flags (mean items per day): a benchmark serves a million items with a few hundred days. */
+const VOLUME_OPTIONS = [
+  ['feedbackPerDay', '--feedback-per-day', 'mean feedback items per day [default: 8]'],
+  ['surveyPerDay', '--survey-per-day', 'mean survey answers per day [default: 6]'],
+  ['recordingsPerDay', '--recordings-per-day', 'mean recordings per day [default: 5]'],
+  ['busyDayFeedback', '--busy-day-feedback', 'feedback items on the busy day (the 10th) [default: 1500]'],
+] as const;
 
 const DEFAULT_DAYS = 30;
 
@@ -93,6 +106,10 @@ export function registerSimulate(program: Command): void {
       ).default('0', '0'),
     )
     .addOption(new Option('--extra-fields', 'add fields the spec does not describe to every item'))
+    .addOption(new Option(`${VOLUME_OPTIONS[0][1]} <n>`, VOLUME_OPTIONS[0][2]))
+    .addOption(new Option(`${VOLUME_OPTIONS[1][1]} <n>`, VOLUME_OPTIONS[1][2]))
+    .addOption(new Option(`${VOLUME_OPTIONS[2][1]} <n>`, VOLUME_OPTIONS[2][2]))
+    .addOption(new Option(`${VOLUME_OPTIONS[3][1]} <n>`, VOLUME_OPTIONS[3][2]))
     .action(async (raw: RawSimulateOptions) => {
       await runSimulate(parseSimulateOptions(raw));
     });
@@ -118,7 +135,18 @@ export function parseSimulateOptions(raw: RawSimulateOptions, now: Date = new Da
     stallMs: integer('--stall-ms', raw.stallMs, 0, 3_600_000),
     malformedRate: share('--malformed-rate', raw.malformedRate),
     extraFields: raw.extraFields === true,
+    ...volumeOf(raw),
   };
+}
+
+/** Only the volume flags given; the simulator's defaults for the others. */
+function volumeOf(raw: RawSimulateOptions): Pick<SimulatorOptions, 'volume'> {
+  const volume: Partial<Volume> = {};
+  for (const [key, option] of VOLUME_OPTIONS) {
+    const value = raw[key];
+    if (value !== undefined) volume[key] = integer(option, value, 0, MAX_ITEMS_PER_DAY);
+  }
+  return Object.keys(volume).length === 0 ? {} : { volume };
 }
 
 /** Starts the simulator, prints where it is, and serves until a signal asks it to stop. */

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
+import { PII_MODES, type PiiMode, type PiiPolicy } from '../privacy/pii.js';
 import { cronProblem } from '../schedule/cron-schedule.js';
 import { daySchema } from '../schemas/timestamp.js';
 
@@ -17,6 +18,8 @@ export interface SourceConfig {
   webhookToken?: string;
   /** Webhook deliveries are accepted only from these addresses (IPs or CIDRs); unset: from anywhere. */
   allowedIps?: readonly string[];
+  /** Personal data of visitors: hashed or dropped before anything is written. Unset: kept. */
+  pii?: PiiPolicy;
 }
 
 export interface Config {
@@ -58,6 +61,8 @@ export interface Config {
   timezone: string;
   /** After SIGTERM/SIGINT, how long windows in flight may take before the process exits anyway. */
   shutdownGraceMs: number;
+  /** HMAC key of `pii: hash` (and of the visitor pseudonyms under hash and drop). Never logged. */
+  piiKey: string | undefined;
 }
 
 const RESERVED_SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -166,6 +171,7 @@ const fileSchema = z.strictObject({
         webhook_token: z.string().optional(),
         webhook_token_env: z.string().min(1).optional(),
         allowed_ips: z.array(z.string().refine(isCidr, CIDR_LIST_EXPECTED)).min(1).optional(),
+        pii: z.enum(PII_MODES).optional(),
       }),
     )
     .min(1),
@@ -202,12 +208,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   }
 
   const today = DateTime.fromJSDate(now(), { zone: 'utc' }).startOf('day');
+  const piiKey = readPiiKey(env.INSIGHTS_PII_KEY, problems);
   const config: Config = {
     databaseUrl: databaseUrl(env.DATABASE_URL, problems),
     schema: setting('INSIGHTS_SCHEMA', 'insights'),
     dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
     embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
-    sources: readSources(env, readFile, options.requireSources ?? true, problems),
+    sources: readSources(env, readFile, options.requireSources ?? true, problems).map((source) =>
+      withPiiPolicy(source, piiKey, problems),
+    ),
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
     lookbackDays: setting('INSIGHTS_LOOKBACK_DAYS', 3),
     startDate: setting('INSIGHTS_START_DATE', today.minus({ days: 30 }).toISODate() ?? ''),
@@ -229,6 +238,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     schedule: setting('INSIGHTS_SCHEDULE', '0 3 * * *'),
     timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
     shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
+    piiKey,
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });
@@ -253,15 +263,15 @@ function readSources(
   readFile: (path: string) => string,
   required: boolean,
   problems: ConfigProblem[],
-): SourceConfig[] {
+): SourceDraft[] {
   const file = env.INSIGHTS_CONFIG;
   if (file !== undefined && file !== '') {
     // The file replaces the single-source variables; one of these set as well would be ignored silently.
-    for (const variable of ['INSIGHTS_WEBHOOK_TOKEN', 'INSIGHTS_WEBHOOK_ALLOWED_IPS']) {
+    for (const variable of ['INSIGHTS_WEBHOOK_TOKEN', 'INSIGHTS_WEBHOOK_ALLOWED_IPS', 'INSIGHTS_PII']) {
       if (env[variable])
         problems.push({
           variable,
-          expected: 'unset when INSIGHTS_CONFIG is used (webhook_token_env / allowed_ips in the file)',
+          expected: 'unset when INSIGHTS_CONFIG is used (webhook_token_env / allowed_ips / pii in the file)',
         });
     }
     return readSourcesFile(file, env, readFile, problems);
@@ -269,6 +279,7 @@ function readSources(
 
   const baseUrl = env.INSIGHTS_API_URL;
   const apiKey = env.INSIGHTS_API_KEY;
+  const pii = readPiiMode(env.INSIGHTS_PII, problems);
   if (!required && !baseUrl && !apiKey) return [];
   const name = env.INSIGHTS_SOURCE_NAME || 'default';
   if (!RESERVED_SOURCE_NAME.test(name)) {
@@ -284,13 +295,65 @@ function readSources(
     problems.push({ variable: 'INSIGHTS_API_URL', expected: 'an http(s) URL' });
   }
   if (!apiKey) problems.push({ variable: 'INSIGHTS_API_KEY', expected: 'the API key of the source' });
+  else if (!isHeaderValue(apiKey))
+    problems.push({ variable: 'INSIGHTS_API_KEY', expected: API_KEY_CHARACTERS });
   const webhook = webhookSettings(
     { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: env.INSIGHTS_WEBHOOK_TOKEN },
     { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: env.INSIGHTS_WEBHOOK_ALLOWED_IPS },
     problems,
   );
   if (!baseUrl || !apiKey) return [];
-  return [{ name, baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, ...webhook }];
+  return [{ name, baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, ...webhook, ...pii }];
+}
+
+/**
+ * The key is sent as the Authorization header (spec 5): a line break, NUL or a character beyond
+ * Latin-1 cannot be, and is found here rather than after the run has started.
+ */
+function isHeaderValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code === 0 || code === 0x0a || code === 0x0d || code > 0xff) return false;
+  }
+  return value.length > 0;
+}
+const API_KEY_CHARACTERS =
+  'the API key of the source, without line breaks, NUL or characters beyond Latin-1 (it is sent as a header)';
+
+/** What readSources knows of a source's pii setting before the key is attached. */
+type SourceDraft = Omit<SourceConfig, 'pii'> & { piiMode?: PiiMode };
+
+function readPiiMode(raw: string | undefined, problems: ConfigProblem[]): { piiMode?: PiiMode } {
+  const value = raw?.trim();
+  if (value === undefined || value === '') return {};
+  const parsed = z.enum(PII_MODES).safeParse(value);
+  if (parsed.success) return { piiMode: parsed.data };
+  problems.push({ variable: 'INSIGHTS_PII', expected: `one of ${PII_MODES.join(', ')}` });
+  return {};
+}
+
+/** An HMAC key shorter than this is guessable enough to reverse a hashed e-mail address. */
+const PII_KEY_MIN_LENGTH = 32;
+const PII_KEY_EXPECTED = `a secret of at least ${PII_KEY_MIN_LENGTH} characters (e.g. from \`openssl rand -hex 32\`), required when a source's pii is hash or drop`;
+
+/** Taken as given (not trimmed: it is a key); empty counts as unset. */
+function readPiiKey(raw: string | undefined, problems: ConfigProblem[]): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length >= PII_KEY_MIN_LENGTH && raw.length <= 4096) return raw;
+  problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_EXPECTED });
+  return undefined;
+}
+
+/** keep (or unset) adds nothing, so a default configuration stays as it was; hash and drop need the key. */
+function withPiiPolicy(draft: SourceDraft, key: string | undefined, problems: ConfigProblem[]): SourceConfig {
+  const { piiMode, ...source } = draft;
+  if (piiMode === undefined || piiMode === 'keep') return source;
+  if (key === undefined) {
+    if (!problems.some((p) => p.variable === 'INSIGHTS_PII_KEY'))
+      problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_EXPECTED });
+    return source;
+  }
+  return { ...source, pii: Object.freeze({ mode: piiMode, key }) };
 }
 
 /** The optional webhook token and allow-list of one source; an empty value counts as unset. */
@@ -319,7 +382,7 @@ function readSourcesFile(
   env: Env,
   readFile: (path: string) => string,
   problems: ConfigProblem[],
-): SourceConfig[] {
+): SourceDraft[] {
   let json: unknown;
   try {
     json = JSON.parse(readFile(path));
@@ -341,7 +404,7 @@ function readSourcesFile(
     }
     return [];
   }
-  const sources: SourceConfig[] = [];
+  const sources: SourceDraft[] = [];
   const seen = new Set<string>();
   parsed.data.sources.forEach((source, index) => {
     const where = `INSIGHTS_CONFIG sources[${index}]`;
@@ -353,6 +416,13 @@ function readSourcesFile(
       problems.push({
         variable: source.api_key_env ? source.api_key_env : `${where}.api_key`,
         expected: 'the API key of the source (api_key, or api_key_env naming a set variable)',
+      });
+      return;
+    }
+    if (!isHeaderValue(apiKey)) {
+      problems.push({
+        variable: source.api_key_env ? source.api_key_env : `${where}.api_key`,
+        expected: API_KEY_CHARACTERS,
       });
       return;
     }
@@ -369,7 +439,13 @@ function readSourcesFile(
       { variable: `${where}.allowed_ips`, value: source.allowed_ips },
       problems,
     );
-    sources.push({ name: source.name, baseUrl: source.base_url.replace(/\/+$/, ''), apiKey, ...webhook });
+    sources.push({
+      name: source.name,
+      baseUrl: source.base_url.replace(/\/+$/, ''),
+      apiKey,
+      ...webhook,
+      ...(source.pii === undefined ? {} : { piiMode: source.pii }),
+    });
   });
   return sources;
 }

@@ -1,3 +1,11 @@
+import type {
+  DailyActivityView,
+  FeedbackEnrichedView,
+  SurveyAnswersEnrichedView,
+  SyncHealthView,
+  TestResultDailyView,
+  TestResultsView,
+} from './tables/analyst-views.js';
 import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } from './tables/bookkeeping.js';
 import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
@@ -29,4 +37,12 @@ export interface Database {
   watermarks: WatermarksTable;
   rejects: RejectsTable;
   webhook_events: WebhookEventsTable;
+  // The analyst views (migration 0004): read-only.
+  ab_test_results: TestResultsView;
+  personalization_results: TestResultsView;
+  test_result_daily: TestResultDailyView;
+  feedback_enriched: FeedbackEnrichedView;
+  survey_answers_enriched: SurveyAnswersEnrichedView;
+  daily_activity: DailyActivityView;
+  sync_health: SyncHealthView;
 }

@@ -12,7 +12,11 @@ export interface MigrationOutcome {
  * `schema` (createPool does): tables are created unqualified.
  */
 export async function migrateToLatest(db: Kysely<Database>, schema: string): Promise<MigrationOutcome> {
-  await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  // CREATE SCHEMA IF NOT EXISTS checks the right to create schemas even when the schema is there:
+  // a least-privilege role that owns a schema created for it (docs/roles.sql) must not need it.
+  const existing = await sql<{ found: boolean }>`
+    select exists (select 1 from pg_namespace where nspname = ${schema}) as found`.execute(db);
+  if (existing.rows[0]?.found !== true) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -34,7 +34,11 @@ export async function recordWindow(trx: LoadTransaction, record: WindowRecord): 
     })
     .onConflict((oc) =>
       oc.columns(['source_id', 'resource', 'day']).doUpdateSet((eb) => ({
-        status: eb.ref('excluded.status'),
+        // A closed day stays closed: a run whose clock is behind (it takes the day for today,
+        // 'open') must not reopen a day a watermark may already have passed.
+        status: sql<
+          'done' | 'open'
+        >`case when sync_windows.status = 'done' then 'done' else excluded.status end`,
         item_count: eb.ref('excluded.item_count'),
         requested_limit: eb.ref('excluded.requested_limit'),
         truncated: eb.ref('excluded.truncated'),

@@ -13,7 +13,16 @@ import { type CopyValue, copyLine } from './copy-text.js';
 export interface LoadTransaction {
   db: Kysely<Database>;
   copyRows(table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>): Promise<void>;
+  /**
+   * What this connection is known to hold beyond the transaction (a temporary table, say), so a
+   * loader can skip a statement per window. A note added here is kept only if the transaction
+   * commits: what a rolled-back transaction created is gone with it.
+   */
+  connection: { has(note: string): boolean; add(note: string): void };
 }
+
+/** Notes of committed transactions, per pooled connection (forgotten with the connection). */
+const connectionNotes = new WeakMap<pg.PoolClient, Set<string>>();
 
 /** SQLSTATEs after which the whole transaction can simply run again. */
 const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']);
@@ -48,13 +57,21 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
     }),
   });
   let broken = false;
+  const committedNotes = connectionNotes.get(client) ?? new Set<string>();
+  const pendingNotes = new Set<string>();
   try {
     await client.query('begin');
     const result = await fn({
       db,
       copyRows: (table, columns, rows) => copyRows(client, table, columns, rows),
+      connection: {
+        has: (note) => committedNotes.has(note) || pendingNotes.has(note),
+        add: (note) => pendingNotes.add(note),
+      },
     });
     await client.query('commit');
+    for (const note of pendingNotes) committedNotes.add(note);
+    connectionNotes.set(client, committedNotes);
     return result;
   } catch (error) {
     await client.query('rollback').catch(() => {

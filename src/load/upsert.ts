@@ -36,6 +36,9 @@ export interface UpsertCounts {
   unchanged: number;
 }
 
+/** Staging tables each transaction has filled already. */
+const stagedIn = new WeakMap<LoadTransaction, Set<string>>();
+
 /**
  * Set-based upsert: COPY the rows into a session-local staging table, then one INSERT ... SELECT
  * ... ON CONFLICT. Rows identical to what is stored are filtered out *before* the upsert (an
@@ -49,12 +52,19 @@ export async function upsertRows(
 ): Promise<UpsertCounts> {
   if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
   const stage = `stage_${spec.table}`;
-  // Lives as long as the connection; emptied at every commit or rollback.
-  await sql`create temp table if not exists ${sql.id(stage)} (like ${sql.table(spec.table)} including defaults) on commit delete rows`.execute(
-    trx.db,
-  );
-  // Empty already at the start of a transaction; cleared again in case one transaction loads twice.
-  await sql`delete from ${sql.id(stage)}`.execute(trx.db);
+  // Lives as long as the connection, created once per connection; emptied at every commit or
+  // rollback. Two round trips per table and window saved: the window's transaction is short.
+  if (!trx.connection.has(`temp table ${stage}`)) {
+    await sql`create temp table if not exists ${sql.id(stage)} (like ${sql.table(spec.table)} including defaults) on commit delete rows`.execute(
+      trx.db,
+    );
+    trx.connection.add(`temp table ${stage}`);
+  }
+  // Empty at the start of a transaction; cleared only when this transaction loads it again.
+  const used = stagedIn.get(trx) ?? new Set<string>();
+  stagedIn.set(trx, used);
+  if (used.has(stage)) await sql`delete from ${sql.id(stage)}`.execute(trx.db);
+  used.add(stage);
   await trx.copyRows(stage, spec.columns, rows);
 
   const cols = sql.join(spec.columns.map((c) => sql.id(c)));

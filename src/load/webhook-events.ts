@@ -43,6 +43,7 @@ export async function recordDeliveries(
   trx: LoadTransaction,
   records: readonly (DeliveryRecord & { copies: number })[],
 ): Promise<StoredDelivery[]> {
+  if (records.length === 0) return [];
   const keyOf = (sourceId: string, bodyHash: string) => `${sourceId}\u0000${bodyHash}`;
   const ordered = [...records].sort((a, b) => {
     const x = keyOf(a.sourceId, a.bodyHash);

@@ -51,6 +51,7 @@ export async function mergeWebhookBodies(
   trx: LoadTransaction,
   bodies: readonly { sourceId: string; body: WebhookBody }[],
 ): Promise<WebhookMerge[]> {
+  if (bodies.length === 0) return [];
   // Visitors first, like the API load: the same lock order (visitors, then items) avoids deadlocks.
   const visitors = await insertVisitorsIfNew(
     trx,

@@ -19,6 +19,11 @@ export const REDACTED_PATHS = [
   '*.token',
   '*.webhookToken',
   '*.authorization',
+  // The HMAC key of pii: hash (src/privacy/pii.ts).
+  'piiKey',
+  '*.piiKey',
+  'pii.key',
+  '*.pii.key',
 ];
 
 export interface LoggerOptions {

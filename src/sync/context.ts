@@ -4,6 +4,7 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Database } from '../db/database.js';
 import type { LimitPolicy, ServerCap } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
+import type { PiiPolicy } from '../privacy/pii.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
 export interface SyncContext {
@@ -26,4 +27,6 @@ export interface SourceHandle {
   client: ApiClient;
   /** The server's cap on items per response, once a window has proved one. */
   serverCap: ServerCap;
+  /** Applied to every item and reject before it is written; unset: personal data is kept. */
+  pii?: PiiPolicy;
 }

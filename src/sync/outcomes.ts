@@ -37,6 +37,29 @@ export interface SnapshotOutcome {
   fatal?: boolean;
 }
 
+/** The counts of an outcome before anything was fetched. */
+export function noCounts() {
+  return { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
+}
+
+/** A window that was not attempted (shutdown, or its source's key was rejected). */
+export function skippedWindow(
+  source: string,
+  resource: WindowOutcome['resource'],
+  day: string,
+): WindowOutcome {
+  return { source, resource, day, status: 'skipped', ...noCounts(), truncated: false, requests: 0 };
+}
+
+/** A snapshot that was not attempted, or (with an error) one that failed before writing. */
+export function unwrittenSnapshot(
+  source: string,
+  resource: SnapshotOutcome['resource'],
+  status: 'skipped' | 'failed',
+): SnapshotOutcome {
+  return { source, resource, status, ...noCounts(), removed: 0 };
+}
+
 export interface ResourceSummary {
   windows: number;
   failedWindows: number;
@@ -70,13 +93,8 @@ export function summarize(
       failedWindows: 0,
       skippedWindows: 0,
       truncatedDays: [],
-      fetched: 0,
-      inserted: 0,
-      updated: 0,
-      unchanged: 0,
-      rejected: 0,
+      ...noCounts(),
       removed: 0,
-      conflicts: 0,
       errors: [],
     };
     return bySource[resource];

@@ -9,7 +9,7 @@ import { inTransaction } from '../load/transaction.js';
 import { heatmapSchema } from '../schemas/heatmap.js';
 import { type TestKind, type TestResult, testResultSchema, testSchema } from '../schemas/test.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import type { SnapshotOutcome } from './outcomes.js';
+import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
 
 /**
  * Snapshots one kind of test: the list, then every listed test's per-variant results, loaded
@@ -105,18 +105,8 @@ function failed(
 ): SnapshotOutcome {
   // Shutdown cut its requests short: nothing was written, which is a skip, not a failure.
   const skipped = error instanceof RequestAbortedError && signal?.aborted === true;
-  const outcome: SnapshotOutcome = {
-    ...base,
-    status: skipped ? 'skipped' : 'failed',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    removed: 0,
-    conflicts: 0,
-    ...(skipped ? {} : { error: errorMessage(error) }),
-  };
+  const outcome = unwrittenSnapshot(base.source, base.resource, skipped ? 'skipped' : 'failed');
+  if (!skipped) outcome.error = errorMessage(error);
   if (error instanceof AuthError) outcome.fatal = true;
   return outcome;
 }

@@ -18,7 +18,14 @@ import { TEST_KINDS } from '../schemas/test.js';
 import { readWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { limitedClient } from './limited-client.js';
-import { type RunSummary, type SnapshotOutcome, summarize, type WindowOutcome } from './outcomes.js';
+import {
+  type RunSummary,
+  type SnapshotOutcome,
+  skippedWindow,
+  summarize,
+  unwrittenSnapshot,
+  type WindowOutcome,
+} from './outcomes.js';
 import { planBackfillDays, planSyncDays } from './plan.js';
 import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
@@ -123,6 +130,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       baseUrl: source.baseUrl,
       client: limitedClient(client, requestLimit),
       serverCap: { cap: undefined },
+      ...(source.pii === undefined ? {} : { pii: source.pii }),
     };
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {
@@ -158,7 +166,9 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     return jobs
       .filter((job) => resources.has(job.resource))
       .map(async (job): Promise<SnapshotOutcome> => {
-        const outcome = skipped(handle.name) ? skippedSnapshot(handle.name, job.resource) : await job.run();
+        const outcome = skipped(handle.name)
+          ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
+          : await job.run();
         if (outcome.fatal && outcome.error) fatal.set(handle.name, outcome.error);
         return outcome;
       });
@@ -247,36 +257,4 @@ function defaultClient(
     logger: options.logger,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
-}
-
-function skippedWindow(source: string, resource: WindowedResource, day: DayString): WindowOutcome {
-  return {
-    source,
-    resource,
-    day,
-    status: 'skipped',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    truncated: false,
-    conflicts: 0,
-    requests: 0,
-  };
-}
-
-function skippedSnapshot(source: string, resource: SnapshotResource): SnapshotOutcome {
-  return {
-    source,
-    resource,
-    status: 'skipped',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    removed: 0,
-    conflicts: 0,
-  };
 }

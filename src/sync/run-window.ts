@@ -8,10 +8,11 @@ import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
 import { inTransaction } from '../load/transaction.js';
 import { loadWindowItems } from '../load/windowed.js';
+import { protectPersonalData } from '../privacy/pii.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
 import { advanceWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import type { WindowOutcome } from './outcomes.js';
+import { noCounts, type WindowOutcome } from './outcomes.js';
 
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their
@@ -32,7 +33,11 @@ export async function runWindow(
   try {
     const fetched = await fetchDay(source.client, resource, day, ctx.limits, source.serverCap);
     requests = fetched.requests;
-    const { valid, rejected } = validateItems(windowedItemSchemas[resource], fetched.items);
+    // Validated as served, then personal data hashed or dropped (the source's pii) before any write.
+    const { valid, rejected } = protectPersonalData(
+      validateItems(windowedItemSchemas[resource], fetched.items),
+      source.pii,
+    );
     const total = fetched.items.length;
     const invalidShare = total === 0 ? 0 : rejected.length / total;
     const rejectContext = { sourceId: source.name, resource, day, runId: ctx.runId };
@@ -47,7 +52,8 @@ export async function runWindow(
       log.warn({ rejected: rejected.length, total }, 'window failed: too many invalid items');
       return {
         ...base,
-        ...zero(),
+        ...noCounts(),
+        truncated: false,
         status: 'failed',
         fetched: total,
         rejected: rejected.length,
@@ -102,12 +108,20 @@ export async function runWindow(
     const message = errorMessage(error);
     if (error instanceof AuthError) {
       // The whole source is unusable: nothing is written, the caller stops the source's windows.
-      return { ...base, ...zero(), status: 'failed', requests, error: message, fatal: true };
+      return {
+        ...base,
+        ...noCounts(),
+        truncated: false,
+        status: 'failed',
+        requests,
+        error: message,
+        fatal: true,
+      };
     }
     if (error instanceof RequestAbortedError && ctx.signal?.aborted) {
       // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
       log.info('window not finished: shutting down');
-      return { ...base, ...zero(), status: 'skipped', requests };
+      return { ...base, ...noCounts(), truncated: false, status: 'skipped', requests };
     }
     log.warn({ err: message }, 'window failed');
     await inTransaction(ctx.pool, async (trx) => {
@@ -122,12 +136,8 @@ export async function runWindow(
     }).catch((ledgerError: unknown) =>
       log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'),
     );
-    return { ...base, ...zero(), status: 'failed', requests, error: message };
+    return { ...base, ...noCounts(), truncated: false, status: 'failed', requests, error: message };
   }
-}
-
-function zero() {
-  return { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, truncated: false, conflicts: 0 };
 }
 
 function pct(share: number): string {

@@ -41,25 +41,19 @@ export async function advanceWatermark(
   await sql`select pg_advisory_xact_lock(hashtext(${`insights-sync watermark ${sourceId} ${resource}`}))`.execute(
     db,
   );
-  // The first done day creates the row; start_day is fixed from then on.
-  await db
-    .insertInto('watermarks')
-    .values({ source_id: sourceId, resource, start_day: startDay, day: null })
-    .onConflict((oc) => oc.columns(['source_id', 'resource']).doNothing())
-    .execute();
-  const mark = await readWatermark(db, sourceId, resource);
-  if (mark === null) return null;
-  const after = mark.day ?? mark.startDay;
-  const done = await db
-    .selectFrom('sync_windows')
-    .select('day')
-    .where('source_id', '=', sourceId)
-    .where('resource', '=', resource)
-    .where('status', '=', 'done')
-    .where('day', '>=', after)
-    .where('day', '<', today)
-    .execute();
-  const doneDays = new Set(done.map((row) => row.day));
+  // Held until commit, so as few round trips as possible under it: one read in the usual case.
+  let mark = await readWithDoneDays(db, sourceId, resource, today);
+  if (mark === undefined) {
+    // The first done day creates the row; start_day is fixed from then on.
+    await db
+      .insertInto('watermarks')
+      .values({ source_id: sourceId, resource, start_day: startDay, day: null })
+      .onConflict((oc) => oc.columns(['source_id', 'resource']).doNothing())
+      .execute();
+    mark = await readWithDoneDays(db, sourceId, resource, today);
+    if (mark === undefined) return null;
+  }
+  const doneDays = new Set(mark.done);
   const next = contiguousWatermark(mark.day, mark.startDay, (day) => doneDays.has(day), today);
   if (next !== null && (mark.day === null || next > mark.day)) {
     await db
@@ -71,4 +65,27 @@ export async function advanceWatermark(
       .execute();
   }
   return next;
+}
+
+/** The watermark and the done days after it (before today), in one statement. */
+async function readWithDoneDays(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+  today: DayString,
+): Promise<(WatermarkState & { done: DayString[] }) | undefined> {
+  const row = await db
+    .selectFrom('watermarks as w')
+    .select([
+      'w.start_day',
+      'w.day',
+      sql<DayString[] | null>`(
+        select array_agg(s.day::text) from sync_windows s
+        where s.source_id = w.source_id and s.resource = w.resource and s.status = 'done'
+          and s.day >= coalesce(w.day, w.start_day) and s.day < ${today}::date)`.as('done'),
+    ])
+    .where('w.source_id', '=', sourceId)
+    .where('w.resource', '=', resource)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { startDay: row.start_day, day: row.day, done: row.done ?? [] };
 }

@@ -4,6 +4,7 @@ import { ensureSource } from '../load/sources.js';
 import { inTransaction, type LoadTransaction } from '../load/transaction.js';
 import { recordDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBody, type WebhookMerge } from '../load/webhook-items.js';
+import { type PiiPolicy, protectPersonalData } from '../privacy/pii.js';
 import { bodyHash } from './body-hash.js';
 import { type BodyIssue, type CheckedBody, checkBody, describeBodyIssues } from './check-body.js';
 import { classifyDatabaseError } from './database-errors.js';
@@ -13,6 +14,8 @@ export interface WebhookSource {
   name: string;
   /** For the `sources` row a delivery references. */
   baseUrl: string;
+  /** The source's pii setting: applied to the body before it is stored or merged. */
+  pii?: PiiPolicy;
 }
 
 /** The answer to one delivery, decided only after the transaction that stored it committed. */
@@ -110,13 +113,15 @@ export interface PreparedDelivery {
   storable: boolean;
 }
 
-export function prepareDelivery(source: WebhookSource, body: unknown): PreparedDelivery {
-  const unstorableField = unstorableStringPath(body);
-  const checked = checkStorable(checkBody(body), unstorableField);
+export function prepareDelivery(source: WebhookSource, received: unknown): PreparedDelivery {
+  const unstorableField = unstorableStringPath(received);
+  // Validated as sent; then personal data hashed or dropped before it is stored, keyed or merged.
+  const checked = protectPersonalData(checkStorable(checkBody(received), unstorableField), source.pii);
+  const body = protectPersonalData(received, source.pii);
   return {
     checked,
     base: { sourceId: source.name, bodyHash: bodyHash(body), type: checked.type, body },
-    storable: unstorableField === undefined,
+    storable: (body === received ? unstorableField : unstorableStringPath(body)) === undefined,
   };
 }
 

@@ -12,9 +12,9 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type AllowList, createAllowList } from './allow-list.js';
 import { classifyDatabaseError } from './database-errors.js';
+import { createDeliveryBatcher, type DeliveryBatcherOptions } from './delivery-batcher.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-limits.js';
 import { maskUrl } from './mask-url.js';
-import { receiveDelivery } from './receive.js';
 import { tokensMatch } from './token.js';
 
 export interface WebhookServerOptions {
@@ -33,6 +33,8 @@ export interface WebhookServerOptions {
   persistTimeoutMs?: number;
   /** Longest /readyz waits for `select 1`. */
   readyTimeoutMs?: number;
+  /** Micro-batching of deliveries under load (src/webhooks/delivery-batcher.ts). */
+  batching?: Omit<DeliveryBatcherOptions, 'pool'>;
 }
 
 export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
@@ -74,6 +76,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     });
   }
   const knownSources = new Set(endpoints.keys());
+  const batcher = createDeliveryBatcher({ pool, ...options.batching });
   const trustedProxy = options.trustedProxy ?? [];
 
   const app = Fastify({
@@ -195,10 +198,14 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   );
 
   async function deliver(request: FastifyRequest, reply: FastifyReply, endpoint: Endpoint) {
-    const source = { name: endpoint.source.name, baseUrl: endpoint.source.baseUrl };
+    const source = {
+      name: endpoint.source.name,
+      baseUrl: endpoint.source.baseUrl,
+      ...(endpoint.source.pii === undefined ? {} : { pii: endpoint.source.pii }),
+    };
     try {
       const outcome = await withTimeout(
-        receiveDelivery(pool, source, request.body),
+        batcher.receive(source, request.body),
         persistTimeoutMs,
         'the delivery was not stored in time',
       );

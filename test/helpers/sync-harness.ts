@@ -1,4 +1,4 @@
-import { createApiClient } from '../../src/api/api-client.js';
+import { type ApiClient, createApiClient } from '../../src/api/api-client.js';
 import type { SourceConfig } from '../../src/config/config.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
 import type { Simulator } from '../../src/simulator/server.js';
@@ -26,6 +26,8 @@ export interface RunOptions {
   sources?: SourceConfig[];
   logger?: Logger;
   signal?: AbortSignal;
+  /** Wraps each source's client, e.g. to rewrite or fail some responses. */
+  wrapClient?: (client: ApiClient) => ApiClient;
 }
 
 export function simulatorSource(sim: Simulator, name = 'main', apiKey = sim.apiKey): SourceConfig {
@@ -47,14 +49,16 @@ export function runAgainst(t: TestDatabase, sim: Simulator, options: RunOptions)
       now: () => options.now,
       sources: options.sources ?? [simulatorSource(sim)],
       settings,
-      createClient: (source, clientOptions) =>
-        createApiClient({
+      createClient: (source, clientOptions) => {
+        const client = createApiClient({
           source,
           timeoutMs: settings.requestTimeoutMs,
           retry: { maxAttempts: settings.maxAttempts, baseDelayMs: 0, maxDelayMs: 0, retryAfterCapMs: 0 },
           sleep: async () => {},
           logger: clientOptions.logger,
-        }),
+        });
+        return options.wrapClient ? options.wrapClient(client) : client;
+      },
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     },
     { trigger: 'sync', ...options.request },

@@ -5,7 +5,7 @@ import { createDb, createPool } from '../../src/db/connection.js';
 import type { Database } from '../../src/db/database.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { count, feedbackBody, listen, MAIN_URL, postJson, receiver } from './webhook-helpers.js';
 
 describe('persist before acknowledging: the database unreachable means 503, never a 2xx', () => {

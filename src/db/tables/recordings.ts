@@ -9,8 +9,9 @@ export interface RecordingsTable {
   referral: string;
   country: string;
   city: string;
-  user_ip: string;
-  user_agent: string;
+  /** Null under the source's pii setting drop (migration 0005). */
+  user_ip: string | null;
+  user_agent: string | null;
   dt: Timestamp;
   video_link: string;
   raw: Json;

@@ -1,0 +1,135 @@
+/**
+ * Target 1, extraction efficiency: a backfill of feedback, survey and recordings against the
+ * simulator answering every request after `latencyMs`, with `concurrency` requests in flight at
+ * most. The physical limit is ceil(windows / concurrency) x latency: the windows in rounds of
+ * `concurrency` requests, each round one latency long.
+ */
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { addDays, todayUtc } from '../src/extract/days.js';
+import { silentLogger } from '../src/log/logger.js';
+import type { SimulatorOptions, SimulatorStats } from '../src/simulator/server.js';
+import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
+import type { BenchServer } from './database.js';
+import type { Benchmark, RunResult } from './figures.js';
+
+export interface ExtractionOptions {
+  days: number;
+  latencyMs: number;
+  concurrency: number;
+}
+
+export const extraction: Benchmark<ExtractionOptions> = {
+  name: 'extraction',
+  targets: '1',
+  figures: ({ concurrency }) => [
+    { key: 'windows', label: 'windows (days x 3 resources)', unit: '', digits: 0 },
+    { key: 'requests', label: 'requests made', unit: '', digits: 0 },
+    { key: 'idealMs', label: 'ideal: ceil(windows / concurrency) x latency', unit: 'ms', digits: 0 },
+    { key: 'wallMs', label: 'backfill wall time', unit: 'ms', digits: 0 },
+    {
+      key: 'wallOverIdeal',
+      label: 'wall time / ideal',
+      unit: 'x',
+      digits: 3,
+      target: { text: '≤ 1.10', met: (s) => s.median <= 1.1 },
+    },
+    {
+      key: 'maxInFlight',
+      label: 'most requests in flight (simulator count)',
+      unit: '',
+      digits: 0,
+      target: { text: `≤ ${concurrency} in every run`, met: (s) => s.max <= concurrency },
+    },
+  ],
+};
+
+/** The settings of a default configuration (src/config/config.ts), with the benchmark's concurrency. */
+function settings(concurrency: number, startDate: string): SyncSettings {
+  return {
+    concurrency,
+    lookbackDays: 3,
+    startDate,
+    limit: 1000,
+    maxLimit: 10_000,
+    requestTimeoutMs: 30_000,
+    maxAttempts: 5,
+    retryBaseMs: 500,
+    retryMaxMs: 30_000,
+    retryAfterCapMs: 60_000,
+    maxInvalidShare: 0.05,
+  };
+}
+
+/** The simulator on a worker thread: its own event loop, its counters one message away. */
+async function startSimulatorThread(options: SimulatorOptions) {
+  const worker = new Worker(new URL('./simulator-worker.mjs', import.meta.url), { workerData: options });
+  const ask = async <T>(message: string, field: string): Promise<T> => {
+    const reply = once(worker, 'message');
+    worker.postMessage(message);
+    const [answer] = (await reply) as [Record<string, T>];
+    return answer[field] as T;
+  };
+  const [ready] = (await once(worker, 'message')) as [{ url: string; apiKey: string }];
+  return {
+    url: ready.url,
+    apiKey: ready.apiKey,
+    stats: () => ask<SimulatorStats>('stats', 'stats'),
+    totals: () => ask<number>('totals', 'totals'),
+    stop: async () => {
+      const exited = once(worker, 'exit');
+      worker.postMessage('stop');
+      await exited;
+    },
+  };
+}
+
+export async function runExtraction(server: BenchServer, options: ExtractionOptions): Promise<RunResult> {
+  const { days, latencyMs, concurrency } = options;
+  // Closed days only: every window ends 'done', as in a real backfill of the past.
+  const to = addDays(todayUtc(new Date()), -1);
+  const from = addDays(to, -(days - 1));
+  // The default data (about 19 items a window, a busy day of 1,500 feedback items), served
+  // without a cap below the client's limits: the busy day costs a few requests more, as it would.
+  const simulator = await startSimulatorThread({ from, to, latencyMs, cap: 10_000 });
+  const warehouse = await server.createDatabase();
+  try {
+    const started = performance.now();
+    const result = await runSync(
+      {
+        pool: warehouse.pool,
+        db: warehouse.db,
+        logger: silentLogger(),
+        now: () => new Date(),
+        sources: [{ name: 'bench', baseUrl: simulator.url, apiKey: simulator.apiKey }],
+        settings: settings(concurrency, from),
+      },
+      { trigger: 'backfill', range: { from, to }, resources: ['feedback', 'survey', 'recordings'] },
+    );
+    const wallMs = performance.now() - started;
+    const stats = await simulator.stats();
+    const windows = result.windows.length;
+    const idealMs = Math.ceil(windows / concurrency) * latencyMs;
+    const failures: string[] = [];
+    if (result.status !== 'ok') failures.push(`extraction: run ended ${result.status}: ${result.error}`);
+    if (windows !== days * 3) failures.push(`extraction: ${windows} windows, expected ${days * 3}`);
+    const expected = await simulator.totals();
+    const loaded = result.windows.reduce((sum, w) => sum + w.inserted, 0);
+    if (loaded !== expected)
+      failures.push(`extraction: ${loaded} items loaded, the simulator has ${expected}`);
+    return {
+      measures: {
+        windows,
+        requests: stats.requests,
+        idealMs,
+        wallMs,
+        wallOverIdeal: wallMs / idealMs,
+        maxInFlight: stats.maxInFlight,
+      },
+      failures,
+    };
+  } finally {
+    await simulator.stop();
+    await warehouse.drop();
+  }
+}

@@ -1,0 +1,422 @@
+/**
+ * Targets 2, 3 and 6, load throughput: `items` feedback items (each with its visitor and its raw
+ * JSON, about 750 bytes) loaded
+ * - by a plain COPY into the empty feedback table of a fresh warehouse (the physical limit);
+ * - by the real loader, window by window, in the transactions the sync uses (one at a time, then
+ *   as many at once as a default sync runs);
+ * - by the real loader again with nothing changed (the no-op re-sync), then with 10% changed;
+ * - by Kysely multi-row VALUES upserts, and row by row (the naive baseline).
+ * Each in a fresh warehouse (a clone of the migrated template), after a CHECKPOINT.
+ */
+import { sql } from 'kysely';
+import pLimit from 'p-limit';
+import type pg from 'pg';
+import { createPool } from '../src/db/connection.js';
+import { addDays, todayUtc } from '../src/extract/days.js';
+import { feedbackRow, feedbackSpec } from '../src/load/feedback.js';
+import { recordWindow } from '../src/load/ledger.js';
+import { loadRejects } from '../src/load/rejects.js';
+import { ensureSource } from '../src/load/sources.js';
+import { inTransaction } from '../src/load/transaction.js';
+import { loadWindowItems } from '../src/load/windowed.js';
+import type { Feedback } from '../src/schemas/feedback.js';
+import { generateDataset } from '../src/simulator/server.js';
+import { advanceWatermark } from '../src/watermark/watermark.js';
+import { BENCH_SCHEMA, type BenchDatabase, type BenchServer } from './database.js';
+import { type Benchmark, percent, type RunResult } from './figures.js';
+import { loadMultiRow, loadRowByRow } from './load-naive.js';
+
+export interface LoadOptions {
+  items: number;
+  /** Windows in flight in the parallel variant: a default sync's 2 x INSIGHTS_CONCURRENCY. */
+  parallelWindows: number;
+  /** Skip the slow naive variants (the CI smoke runs them on a few hundred items anyway). */
+  naive: boolean;
+}
+
+export const SOURCE = 'bench';
+const BASE_URL = 'http://api.bench.test';
+/** Items per day: about 100 windows for 200,000 items, 2,000 each, like a busy site. */
+const FEEDBACK_PER_DAY = 2000;
+
+export const load: Benchmark<LoadOptions> = {
+  name: 'load',
+  targets: '2, 3, 6',
+  figures: ({ items }) => {
+    const changed = changedCount(items);
+    return [
+      { key: 'windows', label: 'windows (days of feedback)', unit: '', digits: 0 },
+      { key: 'copyRowsPerS', label: 'plain COPY, 1 stream (the physical limit)', unit: 'rows/s', digits: 0 },
+      { key: 'copy2RowsPerS', label: 'plain COPY, 2 streams at once', unit: 'rows/s', digits: 0 },
+      {
+        key: 'parallelRowsPerS',
+        label: 'loader as the sync runs it (8 windows in flight)',
+        unit: 'rows/s',
+        digits: 0,
+      },
+      {
+        key: 'parallelShare',
+        label: 'loader as the sync runs it / COPY',
+        unit: '%',
+        digits: 1,
+        target: { text: '≥ 70%', met: (s) => s.median >= 70 },
+      },
+      { key: 'parallelShare2', label: 'loader as the sync runs it / COPY, 2 streams', unit: '%', digits: 1 },
+      { key: 'loaderRowsPerS', label: 'loader, 1 window at a time', unit: 'rows/s', digits: 0 },
+      { key: 'loaderShare', label: 'loader, 1 window at a time / COPY', unit: '%', digits: 1 },
+      { key: 'firstWalMb', label: 'WAL written by the first load', unit: 'MB', digits: 1 },
+      { key: 'noopRowsPerS', label: 'no-op re-load (nothing changed)', unit: 'rows/s', digits: 0 },
+      {
+        key: 'noopUpdated',
+        label: 'no-op re-load: tuples updated (feedback + visitors)',
+        unit: '',
+        digits: 0,
+        target: { text: '0 in every run', met: (s) => s.max === 0 },
+      },
+      {
+        key: 'noopWalShare',
+        label: 'no-op re-load: WAL / first load WAL',
+        unit: '%',
+        digits: 2,
+        target: { text: '≤ 2%', met: (s) => s.median <= 2 },
+      },
+      {
+        key: 'changedUpdated',
+        label: `re-load with 10% changed: feedback tuples updated (${changed} changed)`,
+        unit: '',
+        digits: 0,
+        target: { text: `= ${changed} in every run`, met: (s) => s.min === changed && s.max === changed },
+      },
+      {
+        key: 'changedOthers',
+        label: 're-load with 10% changed: other tuples updated (visitors)',
+        unit: '',
+        digits: 0,
+        target: { text: '0 in every run', met: (s) => s.max === 0 },
+      },
+      {
+        key: 'multiRowRowsPerS',
+        label: 'Kysely multi-row VALUES upsert (1,000 rows/statement)',
+        unit: 'rows/s',
+        digits: 0,
+      },
+      { key: 'multiRowShare', label: 'Kysely multi-row VALUES upsert / COPY', unit: '%', digits: 1 },
+      { key: 'rowByRowRowsPerS', label: 'naive baseline: row by row', unit: 'rows/s', digits: 0 },
+      { key: 'rowByRowShare', label: 'naive baseline: row by row / COPY', unit: '%', digits: 1 },
+    ];
+  },
+};
+
+export interface Window {
+  day: string;
+  items: Feedback[];
+}
+
+/** `items` generated feedback items, by day (the last day cut short to make the count exact). */
+export function feedbackWindows(items: number): Window[] {
+  const from = '2025-01-01';
+  // Days have 0 to 3.5 x the mean: twice the mean number of days is always enough.
+  const days = Math.max(2, Math.ceil((2 * items) / FEEDBACK_PER_DAY));
+  const dataset = generateDataset({
+    seed: 7,
+    from,
+    to: addDays(from, days - 1),
+    volume: {
+      feedbackPerDay: FEEDBACK_PER_DAY,
+      surveyPerDay: 0,
+      recordingsPerDay: 0,
+      busyDayFeedback: FEEDBACK_PER_DAY,
+    },
+  });
+  const windows: Window[] = [];
+  let left = items;
+  for (const day of dataset.days) {
+    if (left === 0) break;
+    const feedback = dataset.day(day).feedback.slice(0, left);
+    if (feedback.length === 0) continue;
+    // Copies: the dataset's day cache shares its arrays, and a variant edits items.
+    windows.push({ day, items: feedback.map((item) => ({ ...item })) });
+    left -= feedback.length;
+  }
+  if (left > 0) throw new Error(`could not generate ${items} feedback items`);
+  return windows;
+}
+
+export function changedCount(items: number): number {
+  return Math.floor(items / 10);
+}
+
+/** Every 10th item with another comment: what an edit on the service looks like to the sync. */
+export function withChanges(windows: readonly Window[]): Window[] {
+  let n = 0;
+  return windows.map(({ day, items }) => ({
+    day,
+    items: items.map((item) => {
+      n += 1;
+      return n % 10 === 0 ? { ...item, comment: `${item.comment} (edited)` } : item;
+    }),
+  }));
+}
+
+interface LoadTotals {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+/**
+ * The load half of a window exactly as src/sync/run-window.ts runs it: one transaction with the
+ * source row, the items and their visitors, the rejects, the ledger row and the watermark.
+ */
+export async function loadWindow(pool: pg.Pool, window: Window, startDay: string): Promise<LoadTotals> {
+  const today = todayUtc(new Date());
+  return inTransaction(pool, async (trx) => {
+    await ensureSource(trx, SOURCE, BASE_URL);
+    const counts = await loadWindowItems(trx, 'feedback', SOURCE, window.items);
+    await loadRejects(trx, { sourceId: SOURCE, resource: 'feedback', day: window.day, runId: null }, []);
+    await recordWindow(trx, {
+      sourceId: SOURCE,
+      resource: 'feedback',
+      day: window.day,
+      status: 'done',
+      itemCount: window.items.length,
+      requestedLimit: 10_000,
+      truncated: false,
+      rejectedCount: 0,
+      runId: null,
+    });
+    await advanceWatermark(trx.db, SOURCE, 'feedback', startDay, today);
+    return counts;
+  });
+}
+
+async function loadAll(pool: pg.Pool, windows: readonly Window[], inFlight: number): Promise<LoadTotals> {
+  const limit = pLimit(inFlight);
+  const startDay = windows[0]?.day ?? '2025-01-01';
+  const counts = await Promise.all(windows.map((w) => limit(() => loadWindow(pool, w, startDay))));
+  return counts.reduce(
+    (sum, c) => ({
+      inserted: sum.inserted + c.inserted,
+      updated: sum.updated + c.updated,
+      unchanged: sum.unchanged + c.unchanged,
+    }),
+    { inserted: 0, updated: 0, unchanged: 0 },
+  );
+}
+
+/** Times `fn` on a pool of its own, then makes sure its backends' statistics are flushed. */
+async function timed<T>(
+  warehouse: BenchDatabase,
+  max: number,
+  fn: (pool: pg.Pool) => Promise<T>,
+): Promise<{ ms: number; result: T }> {
+  const pool = createPool({
+    url: warehouse.url,
+    schema: BENCH_SCHEMA,
+    max,
+    applicationName: 'insights-sync-bench-load',
+  });
+  try {
+    const started = performance.now();
+    const result = await fn(pool);
+    const ms = performance.now() - started;
+    return { ms, result };
+  } finally {
+    await pool.end();
+    await statisticsFlushed(warehouse.pool);
+  }
+}
+
+/**
+ * pg_stat_user_tables is fed by each backend when it ends (and now and then while it runs): wait
+ * until the phase's backends are gone, then read a fresh snapshot.
+ */
+async function statisticsFlushed(pool: pg.Pool): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { rows } = await pool.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where application_name = 'insights-sync-bench-load'",
+    );
+    if ((rows[0]?.n ?? 0) === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // The stats collector of PostgreSQL 15+ applies a backend's counts in its exit; a moment more.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+interface TupleCounts {
+  feedbackUpdated: number;
+  visitorsUpdated: number;
+  feedbackInserted: number;
+}
+
+async function tupleCounts(pool: pg.Pool): Promise<TupleCounts> {
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_stat_clear_snapshot()');
+    const { rows } = await client.query<{ relname: string; ins: number; upd: number }>(
+      `select relname, n_tup_ins::int as ins, n_tup_upd::int as upd from pg_stat_user_tables
+       where schemaname = $1 and relname in ('feedback', 'visitors')`,
+      [BENCH_SCHEMA],
+    );
+    const of = (name: string) => rows.find((r) => r.relname === name);
+    return {
+      feedbackUpdated: of('feedback')?.upd ?? 0,
+      visitorsUpdated: of('visitors')?.upd ?? 0,
+      feedbackInserted: of('feedback')?.ins ?? 0,
+    };
+  } finally {
+    client.release();
+  }
+}
+
+async function walPosition(pool: pg.Pool): Promise<string> {
+  const { rows } = await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+  return rows[0]?.lsn ?? '0/0';
+}
+
+async function walSince(pool: pg.Pool, lsn: string): Promise<number> {
+  const { rows } = await pool.query<{ bytes: string }>(
+    'select pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text as bytes',
+    [lsn],
+  );
+  return Number(rows[0]?.bytes ?? Number.NaN);
+}
+
+/** A checkpoint before each timed phase: none of them pays for the previous one's dirty pages. */
+async function checkpoint(pool: pg.Pool): Promise<void> {
+  // Needs superuser (or pg_checkpoint); without it, the phases are just noisier.
+  await pool.query('checkpoint').catch(() => {});
+}
+
+async function inFreshWarehouse<T>(
+  server: BenchServer,
+  fn: (warehouse: BenchDatabase) => Promise<T>,
+): Promise<T> {
+  const warehouse = await server.createDatabase();
+  try {
+    await inTransaction(warehouse.pool, (trx) => ensureSource(trx, SOURCE, BASE_URL));
+    await checkpoint(warehouse.pool);
+    return await fn(warehouse);
+  } finally {
+    await warehouse.drop();
+  }
+}
+
+/**
+ * COPY of every item's row into the empty feedback table: what the disk and server allow. One
+ * stream (one backend), or `streams` at once, the windows dealt out in turn.
+ */
+async function copyReference(
+  server: BenchServer,
+  windows: readonly Window[],
+  streams: number,
+): Promise<number> {
+  return inFreshWarehouse(server, async (warehouse) => {
+    const { ms } = await timed(warehouse, streams, (pool) =>
+      Promise.all(
+        Array.from({ length: streams }, (_, stream) =>
+          inTransaction(pool, (trx) =>
+            trx.copyRows(
+              'feedback',
+              feedbackSpec.columns,
+              (function* () {
+                for (const [i, window] of windows.entries())
+                  if (i % streams === stream)
+                    for (const item of window.items) yield feedbackRow(SOURCE, item);
+              })(),
+            ),
+          ),
+        ),
+      ),
+    );
+    return ms;
+  });
+}
+
+export async function runLoad(server: BenchServer, options: LoadOptions): Promise<RunResult> {
+  const windows = feedbackWindows(options.items);
+  const changedWindows = withChanges(windows);
+  const n = options.items;
+  const changed = changedCount(n);
+  const failures: string[] = [];
+  const measures: Record<string, number> = { windows: windows.length };
+  const rate = (ms: number) => (n * 1000) / ms;
+
+  measures.copyRowsPerS = rate(await copyReference(server, windows, 1));
+  measures.copy2RowsPerS = rate(await copyReference(server, windows, 2));
+
+  await inFreshWarehouse(server, async (warehouse) => {
+    const lsn = await walPosition(warehouse.pool);
+    const first = await timed(warehouse, 1, (pool) => loadAll(pool, windows, 1));
+    const firstWal = await walSince(warehouse.pool, lsn);
+    measures.loaderRowsPerS = rate(first.ms);
+    measures.firstWalMb = firstWal / 1e6;
+    if (first.result.inserted !== n)
+      failures.push(`load: first load inserted ${first.result.inserted} of ${n}`);
+    const afterFirst = await tupleCounts(warehouse.pool);
+    if (afterFirst.feedbackInserted !== n)
+      failures.push(
+        `load: pg_stat_user_tables counts ${afterFirst.feedbackInserted} feedback inserts, expected ${n}`,
+      );
+
+    await checkpoint(warehouse.pool);
+    const noopLsn = await walPosition(warehouse.pool);
+    const noop = await timed(warehouse, 1, (pool) => loadAll(pool, windows, 1));
+    const noopWal = await walSince(warehouse.pool, noopLsn);
+    const afterNoop = await tupleCounts(warehouse.pool);
+    measures.noopRowsPerS = rate(noop.ms);
+    measures.noopUpdated =
+      afterNoop.feedbackUpdated -
+      afterFirst.feedbackUpdated +
+      afterNoop.visitorsUpdated -
+      afterFirst.visitorsUpdated;
+    measures.noopWalShare = percent(noopWal, firstWal);
+    if (noop.result.unchanged !== n)
+      failures.push(`load: no-op re-load left ${noop.result.unchanged} of ${n} unchanged`);
+
+    await checkpoint(warehouse.pool);
+    const edit = await timed(warehouse, 1, (pool) => loadAll(pool, changedWindows, 1));
+    const afterEdit = await tupleCounts(warehouse.pool);
+    measures.changedUpdated = afterEdit.feedbackUpdated - afterNoop.feedbackUpdated;
+    measures.changedOthers = afterEdit.visitorsUpdated - afterNoop.visitorsUpdated;
+    if (edit.result.updated !== changed)
+      failures.push(`load: the loader reports ${edit.result.updated} updated rows, ${changed} changed`);
+    const { rows } = await sql<{ edited: number }>`
+      select count(*)::int as edited from feedback where comment like '% (edited)'`.execute(warehouse.db);
+    if (rows[0]?.edited !== changed)
+      failures.push(`load: ${rows[0]?.edited} edited rows stored, ${changed} sent`);
+  });
+
+  const parallelMs = await inFreshWarehouse(server, async (warehouse) => {
+    const { ms, result } = await timed(warehouse, 10, (pool) =>
+      loadAll(pool, windows, options.parallelWindows),
+    );
+    if (result.inserted !== n) failures.push(`load: parallel load inserted ${result.inserted} of ${n}`);
+    return ms;
+  });
+  measures.parallelRowsPerS = rate(parallelMs);
+
+  if (options.naive) {
+    for (const [key, loader] of [
+      ['multiRow', loadMultiRow],
+      ['rowByRow', loadRowByRow],
+    ] as const) {
+      const ms = await inFreshWarehouse(server, async (warehouse) => {
+        const { ms } = await timed(warehouse, 1, (pool) => loader(pool, SOURCE, windows));
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from feedback`.execute(
+          warehouse.db,
+        );
+        if (rows[0]?.n !== n) failures.push(`load: ${key} stored ${rows[0]?.n} of ${n} rows`);
+        return ms;
+      });
+      measures[`${key}RowsPerS`] = rate(ms);
+    }
+  }
+  for (const key of ['loader', 'parallel', 'multiRow', 'rowByRow']) {
+    const rowsPerS = measures[`${key}RowsPerS`];
+    if (rowsPerS !== undefined) measures[`${key}Share`] = percent(rowsPerS, measures.copyRowsPerS);
+  }
+  if (measures.parallelRowsPerS !== undefined && measures.copy2RowsPerS !== undefined)
+    measures.parallelShare2 = percent(measures.parallelRowsPerS, measures.copy2RowsPerS);
+  return { measures, failures };
+}

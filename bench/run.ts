@@ -1,0 +1,76 @@
+/**
+ * `npm run bench`: every benchmark against the simulator and a real PostgreSQL (found as the
+ * tests find theirs: TEST_DATABASE_URL, else Docker, else an embedded server), 3 runs each,
+ * then the results table on stdout and in docs/benchmarks.md.
+ *
+ *   npm run bench                                   # all, 3 runs, writes docs/benchmarks.md (~15 min)
+ *   npm run bench -- --only load,webhooks --runs 5  # some of them; --no-write leaves the doc alone
+ *   npm run bench:smoke                             # tiny sizes, 1 run, seconds; checks, never times
+ *
+ * Exits 1 when a benchmark found a correctness failure (lost deliveries, wrong counts); a target
+ * missed is reported, not an error.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openBenchServer } from './database.js';
+import { describeMachine, loadAverage } from './machine.js';
+import { renderDoc, renderText } from './report.js';
+import { BENCHMARK_NAMES, type BenchmarkName, FULL, runSuite, SMOKE } from './suite.js';
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string' },
+    only: { type: 'string' },
+    smoke: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    out: { type: 'string', default: 'docs/benchmarks.md' },
+  },
+});
+
+const smoke = values.smoke;
+const runs = Number(values.runs ?? (smoke ? 1 : 3));
+const only = (values.only?.split(',').map((s) => s.trim()) ?? [...BENCHMARK_NAMES]) as BenchmarkName[];
+const unknown = only.filter((name) => !BENCHMARK_NAMES.includes(name));
+if (unknown.length > 0 || !Number.isInteger(runs) || runs < 1) {
+  process.stderr.write(
+    `usage: bench [--runs N] [--only ${BENCHMARK_NAMES.join(',')}] [--smoke] [--no-write]\n`,
+  );
+  process.exit(2);
+}
+const write = !smoke && !values['no-write'];
+const command = `npm run ${smoke ? 'bench:smoke' : 'bench'}${
+  process.argv.slice(2).filter((a) => a !== '--smoke').length > 0
+    ? ` -- ${process.argv
+        .slice(2)
+        .filter((a) => a !== '--smoke')
+        .join(' ')}`
+    : ''
+}`;
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const startLoad = loadAverage();
+const date = new Date();
+log(`load average at start: ${startLoad.toFixed(2)}`);
+const server = await openBenchServer();
+try {
+  const machine = await describeMachine(server);
+  log(`PostgreSQL (${machine.databaseKind}): ${machine.postgres}`);
+  const result = await runSuite(server, smoke ? SMOKE : FULL, { only, runs, log });
+  process.stdout.write(`${renderText(result)}\n`);
+  if (write) {
+    const doc = renderDoc({ result, machine, date, command, startLoad, runs, only });
+    await writeFile(path.join(ROOT, values.out), doc);
+    log(`wrote ${values.out}`);
+  }
+  log(`done in ${(result.seconds / 60).toFixed(1)} min`);
+  if (result.failures.length > 0) {
+    process.stderr.write(`\ncorrectness failures:\n${result.failures.map((f) => `- ${f}`).join('\n')}\n`);
+    process.exitCode = 1;
+  }
+} finally {
+  await server.stop();
+}

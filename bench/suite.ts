@@ -1,0 +1,135 @@
+/**
+ * The benchmarks, their sizes (full and smoke), and running them: each benchmark `runs` times,
+ * round-robin (one run of each in turn, so a noisy minute on a shared machine touches every
+ * benchmark a little rather than one a lot), then the median, min and max of every figure.
+ */
+import type { BenchServer } from './database.js';
+import { type ExtractionOptions, extraction, runExtraction } from './extraction.js';
+import { type Benchmark, type FigureSpec, type RunResult, type Summary, summarize } from './figures.js';
+import { type LoadOptions, load, runLoad } from './load.js';
+import { loadAverage } from './machine.js';
+import { type MemoryOptions, memory, runMemory } from './memory.js';
+import { runWebhooks, type WebhookOptions, webhooks } from './webhooks.js';
+
+export interface SuiteOptions {
+  extraction: ExtractionOptions;
+  load: LoadOptions;
+  memory: MemoryOptions;
+  webhooks: WebhookOptions;
+}
+
+export const FULL: SuiteOptions = {
+  extraction: { days: 365, latencyMs: 50, concurrency: 8 },
+  load: { items: 200_000, parallelWindows: 8, naive: true },
+  memory: { small: 100_000, large: 1_000_000, heapCapMb: 128 },
+  webhooks: { seconds: 30, healthSeconds: 10, connections: 16, duplicates: 0 },
+};
+
+/** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
+export const SMOKE: SuiteOptions = {
+  extraction: { days: 12, latencyMs: 10, concurrency: 4 },
+  load: { items: 3_000, parallelWindows: 4, naive: true },
+  memory: { small: 2_000, large: 6_000 },
+  webhooks: { seconds: 2, healthSeconds: 1, connections: 4, duplicates: 0.2 },
+};
+
+export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks'] as const;
+export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
+
+interface Entry {
+  benchmark: Benchmark<never>;
+  figures: FigureSpec[];
+  run: (server: BenchServer) => Promise<RunResult>;
+}
+
+function entries(options: SuiteOptions): Record<BenchmarkName, Entry> {
+  return {
+    extraction: {
+      benchmark: extraction as Benchmark<never>,
+      figures: extraction.figures(options.extraction),
+      run: (server) => runExtraction(server, options.extraction),
+    },
+    load: {
+      benchmark: load as Benchmark<never>,
+      figures: load.figures(options.load),
+      run: (server) => runLoad(server, options.load),
+    },
+    memory: {
+      benchmark: memory as Benchmark<never>,
+      figures: memory.figures(options.memory),
+      run: (server) => runMemory(server, options.memory),
+    },
+    webhooks: {
+      benchmark: webhooks as Benchmark<never>,
+      figures: webhooks.figures(options.webhooks),
+      run: (server) => runWebhooks(server, options.webhooks),
+    },
+  };
+}
+
+export interface FigureResult {
+  benchmark: BenchmarkName;
+  spec: FigureSpec;
+  summary: Summary;
+  values: number[];
+  /** Undefined: a figure without a target. */
+  met?: boolean;
+}
+
+export interface SuiteResult {
+  figures: FigureResult[];
+  failures: string[];
+  /** 1-minute load average at the start of each measurement. */
+  loads: number[];
+  seconds: number;
+}
+
+export async function runSuite(
+  server: BenchServer,
+  options: SuiteOptions,
+  selection: { only: readonly BenchmarkName[]; runs: number; log?: (line: string) => void },
+): Promise<SuiteResult> {
+  const log = selection.log ?? (() => {});
+  const all = entries(options);
+  const started = performance.now();
+  const results = new Map<BenchmarkName, RunResult[]>();
+  const failures: string[] = [];
+  const loads: number[] = [];
+  for (let run = 1; run <= selection.runs; run++) {
+    for (const name of selection.only) {
+      const entry = all[name];
+      const load = loadAverage();
+      loads.push(load);
+      log(`${name}: run ${run} of ${selection.runs} (load average ${load.toFixed(2)})`);
+      const t0 = performance.now();
+      try {
+        const result = await entry.run(server);
+        results.set(name, [...(results.get(name) ?? []), result]);
+        failures.push(...result.failures.map((f) => `run ${run}: ${f}`));
+      } catch (error) {
+        failures.push(`run ${run}: ${name} failed: ${error instanceof Error ? error.stack : String(error)}`);
+      }
+      log(`${name}: run ${run} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+  }
+  const figures: FigureResult[] = [];
+  for (const name of selection.only) {
+    const runs = results.get(name) ?? [];
+    for (const spec of all[name].figures) {
+      const values = runs.map((r) => r.measures[spec.key]).filter((v): v is number => v !== undefined);
+      const summary = summarize(values);
+      figures.push({
+        benchmark: name,
+        spec,
+        summary,
+        values,
+        ...(spec.target === undefined ? {} : { met: summary.runs > 0 && spec.target.met(summary) }),
+      });
+    }
+  }
+  return { figures, failures, loads, seconds: (performance.now() - started) / 1000 };
+}
+
+export function targetsOf(name: BenchmarkName): string {
+  return entries(FULL)[name].benchmark.targets;
+}

@@ -1,0 +1,252 @@
+/**
+ * Target 5, the webhook receiver: the real `serve` command in a process of its own, on loopback,
+ * against a fresh warehouse; autocannon in this process keeps `connections` keep-alive
+ * connections busy with deliveries for `seconds`, each a new feedback or survey body (or, for a
+ * share of them, a redelivery of a body already acknowledged). Then the same server answers
+ * GET /healthz for `healthSeconds`: the framework's ceiling on this machine. At the end the
+ * warehouse is checked: every acknowledged body is an applied delivery with its row, and the
+ * stored deliveries count every 200.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import type { BenchServer } from './database.js';
+import type { Benchmark, RunResult } from './figures.js';
+
+export interface WebhookOptions {
+  seconds: number;
+  healthSeconds: number;
+  connections: number;
+  /** Share (0..1) of requests that redeliver a body already acknowledged. */
+  duplicates: number;
+}
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'bin', 'insights-sync.js');
+const TOKEN = 'bench-token-0123456789abcdefghij';
+const SOURCE = 'bench';
+
+export const webhooks: Benchmark<WebhookOptions> = {
+  name: 'webhooks',
+  targets: '5',
+  figures: () => [
+    { key: 'deliveries', label: 'deliveries answered', unit: '', digits: 0 },
+    {
+      key: 'rate',
+      label: 'deliveries/s (sustained)',
+      unit: '/s',
+      digits: 0,
+      target: { text: '≥ 2,000/s', met: (s) => s.median >= 2000 },
+    },
+    { key: 'p50', label: 'delivery latency p50', unit: 'ms', digits: 1 },
+    {
+      key: 'p99',
+      label: 'delivery latency p99',
+      unit: 'ms',
+      digits: 1,
+      target: { text: '≤ 50 ms', met: (s) => s.median <= 50 },
+    },
+    {
+      key: 'non2xx',
+      label: 'non-2xx answers and connection errors',
+      unit: '',
+      digits: 0,
+      target: { text: '0 in every run', met: (s) => s.max === 0 },
+    },
+    {
+      key: 'lost',
+      label: 'lost: acknowledged, not stored with its row',
+      unit: '',
+      digits: 0,
+      target: { text: '0 in every run', met: (s) => s.max === 0 },
+    },
+    { key: 'healthRate', label: 'GET /healthz/s, same server (framework ceiling)', unit: '/s', digits: 0 },
+    { key: 'healthP99', label: 'GET /healthz latency p99', unit: 'ms', digits: 1 },
+    { key: 'shareOfCeiling', label: 'deliveries/s / healthz/s', unit: '%', digits: 1 },
+  ],
+};
+
+function visitor(n: number) {
+  return {
+    id: `v-${n % 5000}`,
+    name: 'Ada',
+    company: '',
+    email: 'ada@example.test',
+    ip: '192.0.2.1',
+    user_agent: 'Mozilla/5.0 (X11; Linux x86_64)',
+    landing_page: 'https://shop.example.test/',
+    ref_page: '',
+    created_at: '2026-03-01T10:00:00.000Z',
+    device: 'desktop',
+    browser: 'Firefox',
+    os: 'Linux',
+  };
+}
+
+/** Delivery n: feedback and survey answers alternate; every n is a distinct body. */
+export function deliveryBody(n: number): string {
+  if (n % 2 === 0) {
+    return JSON.stringify({
+      id: n,
+      feedback_id: 7,
+      type: 'feedback',
+      question: 'How was your visit?',
+      comment: `Checkout was quick (${n})`,
+      session: `s-${n}`,
+      screenshot: `https://cdn.example.test/${n}.png`,
+      visitor: visitor(n),
+    });
+  }
+  return JSON.stringify({
+    id: n,
+    question_id: 3,
+    type: 'survey',
+    question: 'What brought you here?',
+    answer: `A friend (${n})`,
+    session: `s-${n}`,
+    visitor: visitor(n),
+  });
+}
+
+async function startServe(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('INSIGHTS_') && key !== 'DATABASE_URL' && key !== 'LOG_LEVEL') env[key] = value;
+  }
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...env,
+      DATABASE_URL: databaseUrl,
+      INSIGHTS_API_URL: 'http://api.bench.test',
+      INSIGHTS_API_KEY: 'unused-by-serve',
+      INSIGHTS_SOURCE_NAME: SOURCE,
+      INSIGHTS_WEBHOOK_TOKEN: TOKEN,
+      INSIGHTS_WEBHOOK_PORT: '0',
+      INSIGHTS_WEBHOOK_HOST: '127.0.0.1',
+      // One log line per request at info: an operator's choice, not the receiver's cost.
+      LOG_LEVEL: 'warn',
+    },
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err.slice(-2000)}`)));
+  });
+  return { url, child };
+}
+
+async function stopServe(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+interface Context {
+  n?: number;
+  duplicate?: boolean;
+}
+
+export async function runWebhooks(server: BenchServer, options: WebhookOptions): Promise<RunResult> {
+  const warehouse = await server.createDatabase({ max: 2 });
+  const serve = await startServe(warehouse.url);
+  try {
+    const health = await autocannon({
+      url: `${serve.url}/healthz`,
+      connections: options.connections,
+      duration: options.healthSeconds,
+    });
+
+    const acknowledged: number[] = [];
+    let next = 0;
+    let ok = 0;
+    const deliveries = await autocannon({
+      url: serve.url,
+      connections: options.connections,
+      duration: options.seconds,
+      requests: [
+        {
+          method: 'POST',
+          path: `/webhooks/${SOURCE}/${TOKEN}`,
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request, context: Context) => {
+            const duplicate = acknowledged.length > 0 && Math.random() < options.duplicates;
+            const n = duplicate
+              ? (acknowledged[Math.floor(Math.random() * acknowledged.length)] as number)
+              : next++;
+            context.n = n;
+            context.duplicate = duplicate;
+            return { ...request, body: deliveryBody(n) };
+          },
+          onResponse: (status, _body, context: Context) => {
+            if (status !== 200) return;
+            ok += 1;
+            if (!context.duplicate && context.n !== undefined) acknowledged.push(context.n);
+          },
+        },
+      ],
+    });
+    await stopServe(serve.child);
+
+    // Lost: acknowledged (200), but without its applied delivery or without its row.
+    const { rows } = await sql<{ events: number; deliveries: number; items: number; lost: number }>`
+      select (select count(*)::int from webhook_events where status = 'applied') as events,
+             (select coalesce(sum(delivery_count), 0)::int from webhook_events) as deliveries,
+             (select count(*)::int from feedback) + (select count(*)::int from survey_answers) as items,
+             (select count(*)::int from unnest(${acknowledged}::bigint[]) as a(n)
+              where not exists (select 1 from webhook_events e
+                                where e.status = 'applied' and e.body->'id' = to_jsonb(a.n))
+                 or not exists (select 1 from feedback f where f.id = a.n
+                                union all select 1 from survey_answers s where s.id = a.n)) as lost`.execute(
+      warehouse.db,
+    );
+    const stored = rows[0] ?? { events: 0, deliveries: 0, items: 0, lost: Number.NaN };
+    const failures: string[] = [];
+    const non2xx = deliveries.non2xx + deliveries.errors;
+    if (non2xx > 0)
+      failures.push(`webhooks: ${deliveries.non2xx} non-2xx answers, ${deliveries.errors} errors`);
+    if (stored.lost !== 0) failures.push(`webhooks: ${stored.lost} acknowledged deliveries lost`);
+    // Requests cut by autocannon's stop may have committed unanswered: at most one per connection.
+    const extra = stored.events - acknowledged.length;
+    if (extra < 0 || extra > options.connections)
+      failures.push(
+        `webhooks: ${stored.events} stored deliveries for ${acknowledged.length} distinct acknowledged`,
+      );
+    if (stored.items !== stored.events)
+      failures.push(`webhooks: ${stored.items} feedback and survey rows for ${stored.events} deliveries`);
+    if (stored.deliveries < ok)
+      failures.push(`webhooks: ${stored.deliveries} deliveries counted, ${ok} answered 200`);
+
+    const rate = deliveries['2xx'] / deliveries.duration;
+    const healthRate = health['2xx'] / health.duration;
+    return {
+      measures: {
+        deliveries: deliveries['2xx'],
+        rate,
+        p50: deliveries.latency.p50,
+        p99: deliveries.latency.p99,
+        non2xx,
+        lost: stored.lost,
+        healthRate,
+        healthP99: health.latency.p99,
+        shareOfCeiling: (100 * rate) / healthRate,
+      },
+      failures,
+    };
+  } finally {
+    await stopServe(serve.child);
+    await warehouse.drop();
+  }
+}

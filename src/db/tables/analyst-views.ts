@@ -1,0 +1,118 @@
+import type { ColumnType } from 'kysely';
+
+/**
+ * The analyst views (migration 0004), read-only: a view column can be selected, never inserted or
+ * updated. PostgreSQL declares every view column nullable, and so do these types.
+ */
+type V<T> = ColumnType<T | null, never, never>;
+
+/** ab_test_results and personalization_results: latest results with the statistics vs control. */
+export interface TestResultsView {
+  source_id: V<string>;
+  test_id: V<string>;
+  test_name: V<string>;
+  url: V<string>;
+  goal_profile_id: V<string>;
+  variant: V<string>;
+  is_control: V<boolean>;
+  complete: V<number>;
+  total: V<number>;
+  conversion: V<number>;
+  conversion_ci_low: V<number>;
+  conversion_ci_high: V<number>;
+  control_variant: V<string>;
+  control_conversion: V<number>;
+  absolute_lift: V<number>;
+  relative_lift: V<number>;
+  lift_ci_low: V<number>;
+  lift_ci_high: V<number>;
+  z_score: V<number>;
+  p_value: V<number>;
+  last_seen_at: V<Date>;
+  last_changed_at: V<Date>;
+  removed_at: V<Date>;
+}
+
+export interface TestResultDailyView {
+  source_id: V<string>;
+  test_kind: V<'abtesting' | 'personalization'>;
+  test_id: V<string>;
+  test_name: V<string>;
+  variant: V<string>;
+  is_control: V<boolean>;
+  day: V<string>;
+  complete: V<number>;
+  total: V<number>;
+  conversion: V<number>;
+  previous_day: V<string>;
+  complete_increment: V<number>;
+  total_increment: V<number>;
+  captured_at: V<Date>;
+}
+
+interface VisitorColumns {
+  visitor_id: V<string>;
+  device: V<string>;
+  browser: V<string>;
+  os: V<string>;
+  landing_page: V<string>;
+  ref_page: V<string>;
+}
+
+export interface FeedbackEnrichedView extends VisitorColumns {
+  source_id: V<string>;
+  id: V<number>;
+  feedback_id: V<number>;
+  question: V<string>;
+  session: V<string>;
+  comment: V<string>;
+  rating: V<number>;
+  rating_text: V<string>;
+  dt: V<Date>;
+  day: V<string>;
+  url: V<string>;
+  screenshot: V<string>;
+  origin: V<'api' | 'webhook' | 'both'>;
+}
+
+export interface SurveyAnswersEnrichedView extends VisitorColumns {
+  source_id: V<string>;
+  id: V<number>;
+  question_id: V<number>;
+  question: V<string>;
+  answer: V<string>;
+  session: V<string>;
+  dt: V<Date>;
+  day: V<string>;
+  url: V<string>;
+  origin: V<'api' | 'webhook' | 'both'>;
+}
+
+export interface DailyActivityView {
+  source_id: V<string>;
+  day: V<string>;
+  feedback_count: V<number>;
+  average_rating: V<number>;
+  survey_answer_count: V<number>;
+  survey_response_count: V<number>;
+  recording_count: V<number>;
+  average_recording_duration: V<number>;
+}
+
+export interface SyncHealthView {
+  source_id: V<string>;
+  resource: V<string>;
+  kind: V<'windowed' | 'snapshot'>;
+  start_day: V<string>;
+  watermark: V<string>;
+  lag_days: V<number>;
+  truncated_days: V<number>;
+  last_truncated_day: V<string>;
+  failed_days: V<number>;
+  rejected_items: V<number>;
+  last_loaded_at: V<Date>;
+  last_run_id: V<number>;
+  last_run_status: V<string>;
+  last_run_started_at: V<Date>;
+  last_run_finished_at: V<Date>;
+}

@@ -1,0 +1,94 @@
+/**
+ * The benchmarks (bench/, `npm run bench`) on tiny sizes, so that they cannot rot unnoticed: every
+ * code path runs, and what each one checks is asserted (no delivery lost, exact counts, a no-op
+ * re-load that updates nothing). Never a time: CI machines are shared and noisy.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BenchServer, openBenchServer } from '../../bench/database.js';
+import { runExtraction } from '../../bench/extraction.js';
+import { changedCount, runLoad } from '../../bench/load.js';
+import type { Machine } from '../../bench/machine.js';
+import { runMemory } from '../../bench/memory.js';
+import { renderDoc, renderText } from '../../bench/report.js';
+import { runSuite, SMOKE } from '../../bench/suite.js';
+import { runWebhooks } from '../../bench/webhooks.js';
+import { databaseServerUrl } from '../helpers/database.js';
+
+describe('benchmarks, smoke sizes', () => {
+  let server: BenchServer;
+  beforeAll(async () => {
+    server = await openBenchServer({ adminUrl: databaseServerUrl() });
+  });
+  afterAll(() => server?.stop());
+
+  it('extraction: every window of the backfill loaded, never more requests in flight than allowed', async () => {
+    const { measures, failures } = await runExtraction(server, SMOKE.extraction);
+    expect(failures).toEqual([]);
+    expect(measures.windows).toBe(SMOKE.extraction.days * 3);
+    expect(measures.maxInFlight).toBeLessThanOrEqual(SMOKE.extraction.concurrency);
+    expect(measures.requests).toBeGreaterThanOrEqual(measures.windows ?? 0);
+  }, 60_000);
+
+  it('load: COPY, loader, no-op re-load writing nothing, exactly the changed rows updated, naive variants', async () => {
+    const { measures, failures } = await runLoad(server, SMOKE.load);
+    expect(failures).toEqual([]);
+    expect(measures.noopUpdated).toBe(0);
+    expect(measures.changedUpdated).toBe(changedCount(SMOKE.load.items));
+    expect(measures.changedOthers).toBe(0);
+    for (const key of [
+      'copyRowsPerS',
+      'loaderRowsPerS',
+      'parallelRowsPerS',
+      'multiRowRowsPerS',
+      'rowByRowRowsPerS',
+    ])
+      expect(measures[key]).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('memory: the CLI backfills from the simulate command, every item stored, its peak memory read', async () => {
+    const { measures, failures } = await runMemory(server, SMOKE.memory);
+    expect(failures).toEqual([]);
+    expect(measures.smallItems).toBeGreaterThanOrEqual(SMOKE.memory.small);
+    expect(measures.largeItems).toBeGreaterThanOrEqual(SMOKE.memory.large);
+    expect(measures.smallPeakMb).toBeGreaterThan(10);
+    expect(measures.largePeakMb).toBeGreaterThan(10);
+  }, 120_000);
+
+  it('webhooks: the serve command under autocannon, redeliveries included: all 2xx, none lost', async () => {
+    const { measures, failures } = await runWebhooks(server, SMOKE.webhooks);
+    expect(failures).toEqual([]);
+    expect(measures.deliveries).toBeGreaterThan(0);
+    expect(measures.non2xx).toBe(0);
+    expect(measures.lost).toBe(0);
+    expect(measures.healthRate).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('the runner summarises runs and writes the table and the document', async () => {
+    const result = await runSuite(server, SMOKE, { only: ['extraction'], runs: 2 });
+    expect(result.failures).toEqual([]);
+    const ratio = result.figures.find((f) => f.spec.key === 'wallOverIdeal');
+    expect(ratio?.summary.runs).toBe(2);
+    expect(ratio?.met).toBeTypeOf('boolean');
+    expect(renderText(result)).toContain('wall time / ideal');
+    const machine: Machine = {
+      cores: 2,
+      cpu: 'test',
+      memoryGb: 1,
+      node: process.version,
+      postgres: server.version,
+      postgresSettings: '',
+      databaseKind: 'given',
+    };
+    const doc = renderDoc({
+      result,
+      machine,
+      date: new Date(),
+      command: 'npm run bench',
+      startLoad: 0,
+      runs: 2,
+      only: ['extraction'],
+    });
+    expect(doc).toMatch(/^# Benchmarks/);
+    expect(doc).toContain('| wall time / ideal |');
+  }, 60_000);
+});

@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** Every invalid value carries this: no message may ever contain it. */
+export const CANARY = 'CANARY';
+
+/**
+ * One invalid value for every environment variable the configuration reads, and the name the
+ * error must give. Each value holds CANARY, unless it cannot (a number too small).
+ */
+export const INVALID_SETTINGS: {
+  variable: string;
+  value: string;
+  names?: string;
+  extra?: Record<string, string>;
+}[] = [
+  { variable: 'DATABASE_URL', value: 'CANARY-mysql://user:secret@db/warehouse' },
+  { variable: 'INSIGHTS_SCHEMA', value: 'CANARY-Schema' },
+  { variable: 'INSIGHTS_EMBEDDED_PORT', value: 'CANARY-5432' },
+  { variable: 'INSIGHTS_API_URL', value: 'CANARY-not-a-url' },
+  { variable: 'INSIGHTS_API_KEY', value: 'CANARY-key\nwith-a-line-break' },
+  { variable: 'INSIGHTS_SOURCE_NAME', value: 'CANARY source name' },
+  // The file exists, its content is wrong: the message names the path in the file, not the content.
+  {
+    variable: 'INSIGHTS_CONFIG',
+    value: 'config-with-canary.json',
+    names: 'INSIGHTS_CONFIG sources[0]',
+    extra: { INSIGHTS_API_URL: '', INSIGHTS_API_KEY: '' },
+  },
+  { variable: 'INSIGHTS_CONCURRENCY', value: 'CANARY-4' },
+  { variable: 'INSIGHTS_LOOKBACK_DAYS', value: 'CANARY-3' },
+  { variable: 'INSIGHTS_START_DATE', value: 'CANARY-2026-02-30' },
+  { variable: 'INSIGHTS_LIMIT', value: 'CANARY-1000' },
+  // Valid alone, invalid with INSIGHTS_LIMIT above it.
+  { variable: 'INSIGHTS_MAX_LIMIT', value: '5', extra: { INSIGHTS_LIMIT: '10' } },
+  { variable: 'INSIGHTS_REQUEST_TIMEOUT_MS', value: 'CANARY-30000' },
+  { variable: 'INSIGHTS_MAX_ATTEMPTS', value: 'CANARY-5' },
+  { variable: 'INSIGHTS_RETRY_BASE_MS', value: 'CANARY-500' },
+  { variable: 'INSIGHTS_RETRY_MAX_MS', value: 'CANARY-30000' },
+  { variable: 'INSIGHTS_RETRY_AFTER_CAP_MS', value: 'CANARY-60000' },
+  { variable: 'INSIGHTS_MAX_INVALID_SHARE', value: 'CANARY-0.05' },
+  { variable: 'INSIGHTS_SCHEDULE', value: 'CANARY * * * *' },
+  { variable: 'INSIGHTS_TIMEZONE', value: 'CANARY/Nowhere' },
+  { variable: 'INSIGHTS_SHUTDOWN_GRACE_MS', value: 'CANARY-25000' },
+  { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: 'CANARY/too/short' },
+  { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: 'CANARY-10.0.0.0/8' },
+  { variable: 'INSIGHTS_WEBHOOK_PORT', value: 'CANARY-8080' },
+  { variable: 'INSIGHTS_WEBHOOK_HOST', value: 'CANARY host' },
+  { variable: 'INSIGHTS_WEBHOOK_BODY_LIMIT', value: 'CANARY-262144' },
+  { variable: 'INSIGHTS_TRUSTED_PROXY', value: 'CANARY-proxy' },
+  { variable: 'INSIGHTS_WEBHOOK_CONFIRM_DAYS', value: 'CANARY-2' },
+  { variable: 'INSIGHTS_PII', value: 'CANARY-hash' },
+  { variable: 'INSIGHTS_PII_KEY', value: 'CANARY-too-short', extra: { INSIGHTS_PII: 'hash' } },
+  { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
+];
+
+/**
+ * Variables for which no value is invalid, and why: checked when used, not when read.
+ * INSIGHTS_DATA_DIR: any non-empty path (the embedded server reports a directory it cannot use).
+ */
+export const ANY_VALUE_IS_VALID = ['INSIGHTS_DATA_DIR'];
+
+/** The INSIGHTS_CONFIG file of the INSIGHTS_CONFIG case: an unknown key whose value is a canary. */
+export const CONFIG_FILE_WITH_CANARY = JSON.stringify({
+  sources: [{ name: 'shop', base_url: 'https://api.example.test', api_key: 'k', colour: 'CANARY-in-file' }],
+});
+
+/** Every environment variable src/config/config.ts reads (as test/operations/readme.test.ts finds them). */
+export function configVariables(): string[] {
+  const source = readFileSync(fileURLToPath(new URL('../../src/config/config.ts', import.meta.url)), 'utf8');
+  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL)\b/g))].sort();
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { chartJsSource } from '../../src/report/chart-library.js';
+import { renderReportHtml } from '../../src/report/render-html.js';
+import type { ReportData } from '../../src/report/report-data.js';
+
+const HOSTILE = '</script><script>alert("x")</script><img src=x onerror=alert(1)>';
+
+function reportData(overrides: Partial<ReportData> = {}): ReportData {
+  return {
+    generatedAt: '2026-03-11T05:00:00.000Z',
+    sources: ['main'],
+    range: { from: '2026-03-01', to: '2026-03-10' },
+    totals: { feedback: 0, surveyAnswers: 0, recordings: 0, tests: 0 },
+    abResults: [],
+    personalizationResults: [],
+    testDays: [],
+    activity: [],
+    ratings: [],
+    survey: [],
+    durations: [],
+    health: [],
+    ...overrides,
+  };
+}
+
+describe('the report page', () => {
+  it('inlines Chart.js, the data and the script, and forbids the page any network request', async () => {
+    const chartJs = await chartJsSource();
+    expect(chartJs).toMatch(/^\/\* Chart\.js 4\.\d+\.\d+ \| MIT License/);
+    const html = renderReportHtml(reportData(), chartJs);
+    expect(html).toContain(chartJs);
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none';`);
+    expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//i);
+  });
+
+  it('says so where a chart would be empty, instead of drawing an empty chart', () => {
+    const html = renderReportHtml(reportData(), '');
+    expect(html).not.toContain('<canvas');
+    for (const sentence of [
+      'No tests of this kind in the warehouse.',
+      'No test results were captured in this range.',
+      'No feedback in this range.',
+      'No survey answers in this range.',
+      'No recordings in this range.',
+      'Nothing loaded yet.',
+    ])
+      expect(html).toContain(sentence);
+  });
+
+  it('shows text from the warehouse as text: a test name or an answer cannot add markup or script', () => {
+    const html = renderReportHtml(
+      reportData({
+        abResults: [
+          {
+            source: 'main',
+            testId: 'ab-1',
+            testName: HOSTILE,
+            url: null,
+            variant: HOSTILE,
+            isControl: false,
+            complete: 1,
+            total: 2,
+            conversion: 0.5,
+            conversionLow: 0.1,
+            conversionHigh: 0.9,
+            absoluteLift: null,
+            relativeLift: null,
+            liftLow: null,
+            liftHigh: null,
+            pValue: null,
+          },
+        ],
+        survey: [{ questionId: 1, question: HOSTILE, answers: [{ answer: HOSTILE, count: 3 }], total: 3 }],
+        totals: { feedback: 0, surveyAnswers: 3, recordings: 0, tests: 1 },
+      }),
+      '',
+    );
+    expect(html).not.toContain('<img');
+    expect(html.match(/<script/g)).toHaveLength(3);
+    expect(html.match(/<\/script>/g)).toHaveLength(3);
+    expect(html).toContain('&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)');
+    // In the JSON too: the data script element ends where it should.
+    const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
+    expect((JSON.parse(json) as ReportData).survey[0]?.question).toBe(HOSTILE);
+  });
+});

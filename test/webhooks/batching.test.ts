@@ -1,0 +1,114 @@
+/**
+ * Micro-batching of deliveries (src/webhooks/delivery-batcher.ts, receive-batch.ts): deliveries
+ * stored together in one transaction get the answers they would get one after the other, and a
+ * body PostgreSQL refuses cannot fail the others of its batch.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDeliveryBatcher } from '../../src/webhooks/delivery-batcher.js';
+import { receiveDeliveries } from '../../src/webhooks/receive-batch.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { count, feedbackBody, surveyBody, visitor } from './webhook-helpers.js';
+
+const MAIN = { name: 'main', baseUrl: 'http://api.example.test' };
+
+describe('deliveries stored in batches', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+  beforeEach(async () => {
+    await sql`truncate webhook_events, feedback, survey_answers, visitors, sources cascade`.execute(t.db);
+  });
+
+  it('one transaction, answers as if one after the other: copies, a key twice, an invalid body', async () => {
+    const first = feedbackBody({ comment: 'first' });
+    const sameKey = feedbackBody({ comment: 'second' });
+    const survey = surveyBody({ visitor: visitor('v-2') });
+    const invalid = { ...feedbackBody({ id: 99 }), feedback_id: 'seven' };
+    const outcomes = await receiveDeliveries(t.pool, [
+      { source: MAIN, body: first },
+      { source: MAIN, body: first },
+      { source: MAIN, body: sameKey },
+      { source: MAIN, body: survey },
+      { source: MAIN, body: invalid },
+      { source: MAIN, body: invalid },
+    ]);
+    expect(outcomes.map((o) => [o.status, o.duplicate])).toEqual([
+      ['applied', false],
+      ['applied', true],
+      ['applied', false],
+      ['applied', false],
+      ['rejected', false],
+      ['rejected', true],
+    ]);
+    expect(outcomes[0]?.eventId).toBe(outcomes[1]?.eventId);
+    expect(outcomes[0]).toMatchObject({ merge: { row: 'inserted', visitor: 'inserted' } });
+    // The second body of the key fills nothing: every column it carries is set already.
+    expect(outcomes[2]).toMatchObject({ merge: { row: 'unchanged', visitor: 'unchanged' } });
+    const events = await t.db
+      .selectFrom('webhook_events')
+      .select(['status', 'delivery_count'])
+      .orderBy('id')
+      .execute();
+    expect(events.map((e) => [e.status, e.delivery_count]).sort()).toEqual(
+      [
+        ['applied', 2],
+        ['applied', 1],
+        ['applied', 1],
+        ['rejected', 2],
+      ].sort(),
+    );
+    const rows = await t.db.selectFrom('feedback').select(['comment', 'origin']).execute();
+    expect(rows).toEqual([{ comment: 'first', origin: 'webhook' }]);
+    expect(await count(t, 'survey_answers')).toBe(1);
+    expect(await count(t, 'visitors')).toBe(2);
+
+    // The same deliveries again, in another batch: redeliveries, nothing written.
+    const again = await receiveDeliveries(t.pool, [
+      { source: MAIN, body: sameKey },
+      { source: MAIN, body: invalid },
+    ]);
+    expect(again.map((o) => [o.status, o.duplicate])).toEqual([
+      ['applied', true],
+      ['rejected', true],
+    ]);
+    expect(await count(t, 'webhook_events')).toBe(4);
+  });
+
+  it('a body PostgreSQL refuses fails its batch, then each is stored on its own: the others 200', async () => {
+    // One transaction at a time: the deliveries sent meanwhile queue and go as one batch.
+    const batcher = createDeliveryBatcher({ pool: t.pool, maxConcurrent: 1 });
+    const refused = feedbackBody({
+      id: 50,
+      visitor: { ...visitor('v-0'), created_at: '0000-01-01T00:00:00.000Z' },
+    });
+    const bodies = [
+      feedbackBody({ id: 1 }),
+      feedbackBody({ id: 2 }),
+      refused,
+      surveyBody({ id: 3 }),
+      feedbackBody({ id: 4 }),
+    ];
+    const outcomes = await Promise.all([
+      batcher.receive(MAIN, feedbackBody({ id: 0 })),
+      ...bodies.map((body) => batcher.receive(MAIN, body)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'applied',
+      'applied',
+      'applied',
+      'rejected',
+      'applied',
+      'applied',
+    ]);
+    const refusedOutcome = outcomes[3];
+    expect(refusedOutcome?.status === 'rejected' && refusedOutcome.issues[0]?.message).toMatch(
+      /database refused a value/,
+    );
+    expect(await count(t, 'webhook_events')).toBe(6);
+    expect(await count(t, 'feedback')).toBe(4);
+    expect(await count(t, 'survey_answers')).toBe(1);
+  });
+});
