@@ -3,6 +3,7 @@
  * `npm run bench`: its prose lives here, next to the numbers it explains.
  */
 import { formatTable } from '../src/cli/format-table.js';
+import { summarize } from './figures.js';
 import type { Machine } from './machine.js';
 import type { FigureResult, SuiteResult } from './suite.js';
 import { type BenchmarkName, targetsOf } from './suite.js';
@@ -35,7 +36,7 @@ export function renderText(result: SuiteResult): string {
   });
   const table = formatTable(['#', 'figure', 'median', 'min – max', 'target', ''], rows);
   const runs = Math.max(0, ...result.figures.map((f) => f.summary.runs));
-  return `${table}\n\n${runs} run(s) each; ${(result.seconds / 60).toFixed(1)} min; load average ${loadRange(result.loads)}${
+  return `${table}\n\n${runs} run(s) each; ${(result.seconds / 60).toFixed(1)} min; load average ${loadRange(result.loadsDuring)}${
     result.failures.length > 0 ? `\n${result.failures.length} correctness failure(s)` : ''
   }`;
 }
@@ -92,10 +93,13 @@ export function renderDoc(input: DocInput): string {
     `- **Command**: \`${command}\` (PostgreSQL found as the tests find it: \`TEST_DATABASE_URL\`, else Docker, else embedded; here: ${machine.databaseKind}).`,
     `- **Machine**: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb.toFixed(1)} GB memory, Node ${machine.node}.`,
     `- **PostgreSQL**: ${machine.postgres}, on the same machine; ${machine.postgresSettings}.`,
-    `- **Load average** (1 min): ${startLoad.toFixed(2)} at the start; ${loadRange(result.loads)} at the start of the measurements. ${
-      Math.max(startLoad, ...result.loads) > 1.5
-        ? 'Other work was running on this shared machine during the run: the absolute figures are lower than on a quiet one, the ratios less so.'
-        : 'The machine was otherwise quiet.'
+    `- **Load average** (1 min): ${startLoad.toFixed(2)} at the start; during the run (every 10 s, this run's own work included) median ${summarize(result.loadsDuring).median.toFixed(2)}, ${loadRange(result.loadsDuring)}. ${
+      'The benchmarks themselves keep both cores busy (a load of about 2); above that, other work ' +
+      'shared the machine'
+    }${
+      startLoad > 1.5 || Math.max(...result.loadsDuring) > 3
+        ? ": it did during this run (other sessions' test suites), so the absolute figures are lower than on a quiet machine, and the ratios, measured in the same minutes, less so."
+        : '.'
     }`,
     '',
     '## Targets',

@@ -6,18 +6,38 @@
  *   npm run bench                                   # all, 3 runs, writes docs/benchmarks.md (~15 min)
  *   npm run bench -- --only load,webhooks --runs 5  # some of them; --no-write leaves the doc alone
  *   npm run bench:smoke                             # tiny sizes, 1 run, seconds; checks, never times
+ *   npm run bench -- --save r.json                  # also keep the measured values
+ *   npm run bench -- --render r.json                # the document again from them, nothing measured
  *
  * Exits 1 when a benchmark found a correctness failure (lost deliveries, wrong counts); a target
  * missed is reported, not an error.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openBenchServer } from './database.js';
-import { describeMachine, loadAverage } from './machine.js';
+import { describeMachine, loadAverage, type Machine } from './machine.js';
 import { renderDoc, renderText } from './report.js';
-import { BENCHMARK_NAMES, type BenchmarkName, FULL, runSuite, SMOKE } from './suite.js';
+import {
+  BENCHMARK_NAMES,
+  type BenchmarkName,
+  FULL,
+  figuresOf,
+  runSuite,
+  SMOKE,
+  type SuiteResult,
+} from './suite.js';
+
+interface Saved {
+  result: Omit<SuiteResult, 'figures'>;
+  machine: Machine;
+  date: string;
+  command: string;
+  startLoad: number;
+  runs: number;
+  only: BenchmarkName[];
+}
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -28,6 +48,10 @@ const { values } = parseArgs({
     smoke: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     out: { type: 'string', default: 'docs/benchmarks.md' },
+    // The measured values as JSON; --render writes the document from such a file again (after
+    // the prose in bench/report.ts changed, say) without measuring anything.
+    save: { type: 'string' },
+    render: { type: 'string' },
   },
 });
 
@@ -37,21 +61,30 @@ const only = (values.only?.split(',').map((s) => s.trim()) ?? [...BENCHMARK_NAME
 const unknown = only.filter((name) => !BENCHMARK_NAMES.includes(name));
 if (unknown.length > 0 || !Number.isInteger(runs) || runs < 1) {
   process.stderr.write(
-    `usage: bench [--runs N] [--only ${BENCHMARK_NAMES.join(',')}] [--smoke] [--no-write]\n`,
+    `usage: bench [--runs N] [--only ${BENCHMARK_NAMES.join(',')}] [--smoke] [--no-write] [--out FILE] [--save FILE.json] [--render FILE.json]\n`,
   );
   process.exit(2);
 }
 const write = !smoke && !values['no-write'];
-const command = `npm run ${smoke ? 'bench:smoke' : 'bench'}${
-  process.argv.slice(2).filter((a) => a !== '--smoke').length > 0
-    ? ` -- ${process.argv
-        .slice(2)
-        .filter((a) => a !== '--smoke')
-        .join(' ')}`
-    : ''
-}`;
+// As typed, less what does not change the measurement (--smoke is in the script's name, --save).
+const shownArgs = process.argv
+  .slice(2)
+  .filter((arg, i, all) => arg !== '--smoke' && !arg.startsWith('--save') && all[i - 1] !== '--save');
+const command = `npm run ${smoke ? 'bench:smoke' : 'bench'}${shownArgs.length > 0 ? ` -- ${shownArgs.join(' ')}` : ''}`;
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+if (values.render !== undefined) {
+  const saved = JSON.parse(await readFile(values.render, 'utf8')) as Saved;
+  const result: SuiteResult = { ...saved.result, figures: figuresOf(FULL, saved.only, saved.result.values) };
+  await writeFile(
+    path.resolve(ROOT, values.out),
+    renderDoc({ ...saved, result, date: new Date(saved.date) }),
+  );
+  log(`wrote ${values.out} from ${values.render}`);
+  process.exit(0);
+}
+
 const startLoad = loadAverage();
 const date = new Date();
 log(`load average at start: ${startLoad.toFixed(2)}`);
@@ -61,9 +94,22 @@ try {
   log(`PostgreSQL (${machine.databaseKind}): ${machine.postgres}`);
   const result = await runSuite(server, smoke ? SMOKE : FULL, { only, runs, log });
   process.stdout.write(`${renderText(result)}\n`);
+  if (values.save !== undefined) {
+    const { figures: _figures, ...measured } = result;
+    const saved: Saved = {
+      result: measured,
+      machine,
+      date: date.toISOString(),
+      command,
+      startLoad,
+      runs,
+      only,
+    };
+    await writeFile(values.save, JSON.stringify(saved, null, 1));
+  }
   if (write) {
     const doc = renderDoc({ result, machine, date, command, startLoad, runs, only });
-    await writeFile(path.join(ROOT, values.out), doc);
+    await writeFile(path.resolve(ROOT, values.out), doc);
     log(`wrote ${values.out}`);
   }
   log(`done in ${(result.seconds / 60).toFixed(1)} min`);

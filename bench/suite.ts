@@ -22,7 +22,7 @@ export const FULL: SuiteOptions = {
   extraction: { days: 365, latencyMs: 50, concurrency: 8 },
   load: { items: 200_000, parallelWindows: 8, naive: true },
   memory: { small: 100_000, large: 1_000_000, heapCapMb: 128 },
-  webhooks: { seconds: 30, healthSeconds: 10, connections: 16, duplicates: 0 },
+  webhooks: { seconds: 30, healthSeconds: 10, connections: 32, fewerConnections: 16, duplicates: 0 },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -30,7 +30,7 @@ export const SMOKE: SuiteOptions = {
   extraction: { days: 12, latencyMs: 10, concurrency: 4 },
   load: { items: 3_000, parallelWindows: 4, naive: true },
   memory: { small: 2_000, large: 6_000 },
-  webhooks: { seconds: 2, healthSeconds: 1, connections: 4, duplicates: 0.2 },
+  webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
 };
 
 export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks'] as const;
@@ -78,9 +78,12 @@ export interface FigureResult {
 
 export interface SuiteResult {
   figures: FigureResult[];
+  values: MeasuredValues;
   failures: string[];
   /** 1-minute load average at the start of each measurement. */
   loads: number[];
+  /** 1-minute load average every 10 s while the benchmarks ran. */
+  loadsDuring: number[];
   seconds: number;
 }
 
@@ -95,6 +98,8 @@ export async function runSuite(
   const results = new Map<BenchmarkName, RunResult[]>();
   const failures: string[] = [];
   const loads: number[] = [];
+  const loadsDuring: number[] = [loadAverage()];
+  const sampler = setInterval(() => loadsDuring.push(loadAverage()), 10_000);
   for (let run = 1; run <= selection.runs; run++) {
     for (const name of selection.only) {
       const entry = all[name];
@@ -112,22 +117,49 @@ export async function runSuite(
       log(`${name}: run ${run} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
   }
-  const figures: FigureResult[] = [];
+  clearInterval(sampler);
+  const values: MeasuredValues = {};
   for (const name of selection.only) {
     const runs = results.get(name) ?? [];
-    for (const spec of all[name].figures) {
-      const values = runs.map((r) => r.measures[spec.key]).filter((v): v is number => v !== undefined);
-      const summary = summarize(values);
-      figures.push({
+    values[name] = {};
+    for (const spec of all[name].figures)
+      values[name][spec.key] = runs
+        .map((r) => r.measures[spec.key])
+        .filter((v): v is number => v !== undefined);
+  }
+  return {
+    figures: figuresOf(options, selection.only, values),
+    values,
+    failures,
+    loads,
+    loadsDuring,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/** Every run's value of every figure, by benchmark and key: what `--save` keeps. */
+export type MeasuredValues = Partial<Record<BenchmarkName, Record<string, number[]>>>;
+
+/** The figures, summarised and judged against their targets, from the values of the runs. */
+export function figuresOf(
+  options: SuiteOptions,
+  only: readonly BenchmarkName[],
+  values: MeasuredValues,
+): FigureResult[] {
+  const all = entries(options);
+  return only.flatMap((name) =>
+    all[name].figures.map((spec): FigureResult => {
+      const runs = values[name]?.[spec.key] ?? [];
+      const summary = summarize(runs);
+      return {
         benchmark: name,
         spec,
         summary,
-        values,
+        values: runs,
         ...(spec.target === undefined ? {} : { met: summary.runs > 0 && spec.target.met(summary) }),
-      });
-    }
-  }
-  return { figures, failures, loads, seconds: (performance.now() - started) / 1000 };
+      };
+    }),
+  );
 }
 
 export function targetsOf(name: BenchmarkName): string {

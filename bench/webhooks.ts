@@ -21,6 +21,8 @@ export interface WebhookOptions {
   connections: number;
   /** Share (0..1) of requests that redeliver a body already acknowledged. */
   duplicates: number;
+  /** A first, shorter phase with fewer senders, for comparison. */
+  fewerConnections?: number;
 }
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,19 +33,19 @@ const SOURCE = 'bench';
 export const webhooks: Benchmark<WebhookOptions> = {
   name: 'webhooks',
   targets: '5',
-  figures: () => [
+  figures: ({ connections, fewerConnections, seconds }) => [
     { key: 'deliveries', label: 'deliveries answered', unit: '', digits: 0 },
     {
       key: 'rate',
-      label: 'deliveries/s (sustained)',
+      label: `deliveries/s, ${connections} connections for ${seconds} s`,
       unit: '/s',
       digits: 0,
       target: { text: '≥ 2,000/s', met: (s) => s.median >= 2000 },
     },
-    { key: 'p50', label: 'delivery latency p50', unit: 'ms', digits: 1 },
+    { key: 'p50', label: `delivery latency p50, ${connections} connections`, unit: 'ms', digits: 1 },
     {
       key: 'p99',
-      label: 'delivery latency p99',
+      label: `delivery latency p99, ${connections} connections`,
       unit: 'ms',
       digits: 1,
       target: { text: '≤ 50 ms', met: (s) => s.median <= 50 },
@@ -62,6 +64,23 @@ export const webhooks: Benchmark<WebhookOptions> = {
       digits: 0,
       target: { text: '0 in every run', met: (s) => s.max === 0 },
     },
+    ...(fewerConnections === undefined
+      ? []
+      : [
+          { key: 'fewerRate', label: `deliveries/s, ${fewerConnections} connections`, unit: '/s', digits: 0 },
+          {
+            key: 'fewerP50',
+            label: `delivery latency p50, ${fewerConnections} connections`,
+            unit: 'ms',
+            digits: 1,
+          },
+          {
+            key: 'fewerP99',
+            label: `delivery latency p99, ${fewerConnections} connections`,
+            unit: 'ms',
+            digits: 1,
+          },
+        ]),
     { key: 'healthRate', label: 'GET /healthz/s, same server (framework ceiling)', unit: '/s', digits: 0 },
     { key: 'healthP99', label: 'GET /healthz latency p99', unit: 'ms', digits: 1 },
     { key: 'shareOfCeiling', label: 'deliveries/s / healthz/s', unit: '%', digits: 1 },
@@ -172,32 +191,39 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
     const acknowledged: number[] = [];
     let next = 0;
     let ok = 0;
-    const deliveries = await autocannon({
-      url: serve.url,
-      connections: options.connections,
-      duration: options.seconds,
-      requests: [
-        {
-          method: 'POST',
-          path: `/webhooks/${SOURCE}/${TOKEN}`,
-          headers: { 'content-type': 'application/json' },
-          setupRequest: (request, context: Context) => {
-            const duplicate = acknowledged.length > 0 && Math.random() < options.duplicates;
-            const n = duplicate
-              ? (acknowledged[Math.floor(Math.random() * acknowledged.length)] as number)
-              : next++;
-            context.n = n;
-            context.duplicate = duplicate;
-            return { ...request, body: deliveryBody(n) };
+    const send = (connections: number, seconds: number) =>
+      autocannon({
+        url: serve.url,
+        connections,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: `/webhooks/${SOURCE}/${TOKEN}`,
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (request, context: Context) => {
+              const duplicate = acknowledged.length > 0 && Math.random() < options.duplicates;
+              const n = duplicate
+                ? (acknowledged[Math.floor(Math.random() * acknowledged.length)] as number)
+                : next++;
+              context.n = n;
+              context.duplicate = duplicate;
+              return { ...request, body: deliveryBody(n) };
+            },
+            onResponse: (status, _body, context: Context) => {
+              if (status !== 200) return;
+              ok += 1;
+              if (!context.duplicate && context.n !== undefined) acknowledged.push(context.n);
+            },
           },
-          onResponse: (status, _body, context: Context) => {
-            if (status !== 200) return;
-            ok += 1;
-            if (!context.duplicate && context.n !== undefined) acknowledged.push(context.n);
-          },
-        },
-      ],
-    });
+        ],
+      });
+    // Fewer senders first (its figures are shown apart), then the measured 30 s.
+    const fewer =
+      options.fewerConnections === undefined
+        ? undefined
+        : await send(options.fewerConnections, options.seconds / 2);
+    const deliveries = await send(options.connections, options.seconds);
     await stopServe(serve.child);
 
     // Lost: acknowledged (200), but without its applied delivery or without its row.
@@ -214,13 +240,13 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
     );
     const stored = rows[0] ?? { events: 0, deliveries: 0, items: 0, lost: Number.NaN };
     const failures: string[] = [];
-    const non2xx = deliveries.non2xx + deliveries.errors;
-    if (non2xx > 0)
-      failures.push(`webhooks: ${deliveries.non2xx} non-2xx answers, ${deliveries.errors} errors`);
+    const non2xx =
+      deliveries.non2xx + deliveries.errors + (fewer === undefined ? 0 : fewer.non2xx + fewer.errors);
+    if (non2xx > 0) failures.push(`webhooks: ${non2xx} non-2xx answers and connection errors`);
     if (stored.lost !== 0) failures.push(`webhooks: ${stored.lost} acknowledged deliveries lost`);
     // Requests cut by autocannon's stop may have committed unanswered: at most one per connection.
     const extra = stored.events - acknowledged.length;
-    if (extra < 0 || extra > options.connections)
+    if (extra < 0 || extra > options.connections + (options.fewerConnections ?? 0))
       failures.push(
         `webhooks: ${stored.events} stored deliveries for ${acknowledged.length} distinct acknowledged`,
       );
@@ -242,6 +268,13 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
         healthRate,
         healthP99: health.latency.p99,
         shareOfCeiling: (100 * rate) / healthRate,
+        ...(fewer === undefined
+          ? {}
+          : {
+              fewerRate: fewer['2xx'] / fewer.duration,
+              fewerP50: fewer.latency.p50,
+              fewerP99: fewer.latency.p99,
+            }),
       },
       failures,
     };
