@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError, errorMessage } from '../errors.js';
+import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resources.js';
 import { MAX_ITEMS_PER_DAY, type Volume } from '../simulator/day-plan.js';
 import { addDays, daysBetween, isDay, todayUtc } from '../simulator/days.js';
+import { ENDPOINT_NAMES, type EndpointName } from '../simulator/endpoint-names.js';
 import { FAULT_KINDS, type FaultKind } from '../simulator/faults.js';
 import { type SimulatorOptions, startSimulator } from '../simulator/server.js';
+import { DAY_OFFSET_RANGE } from '../simulator/settings.js';
 
 /** Options as commander hands them over: strings, validated by parseSimulateOptions. */
 export interface RawSimulateOptions {
@@ -15,16 +18,30 @@ export interface RawSimulateOptions {
   from?: string;
   to?: string;
   apiKey: string;
+  /** The readings of the spec's gaps are optional here, so callers that predate them still fit. */
+  startdate?: string;
   enddate: string;
   order: string;
   cap: string;
+  caps?: string;
+  capFeedback?: string;
+  capSurvey?: string;
+  capRecordings?: string;
+  maxLimit?: string;
+  dayOffsetMinutes?: string;
+  reuseIds?: string;
   latencyMs: string;
   faultRate: string;
   faults?: string;
   retryAfter: string;
   stallMs: string;
   malformedRate: string;
+  oddValueRate?: string;
+  malformedVariants?: boolean;
   extraFields?: boolean;
+  forbidden?: string;
+  missing?: string;
+  emptyAnswers?: string;
   feedbackPerDay?: string;
   surveyPerDay?: string;
   recordingsPerDay?: string;
@@ -40,6 +57,15 @@ const VOLUME_OPTIONS = [
 ] as const;
 
 const DEFAULT_DAYS = 30;
+
+/** --cap-<resource> flags; each overrides --caps for its resource. */
+const CAP_OPTIONS = [
+  ['capFeedback', 'feedback'],
+  ['capSurvey', 'survey'],
+  ['capRecordings', 'recordings'],
+] as const satisfies ReadonlyArray<readonly [keyof RawSimulateOptions, WindowedResource]>;
+
+const ENDPOINT_LIST = ENDPOINT_NAMES.join(',');
 
 export function registerSimulate(program: Command): void {
   program
@@ -63,19 +89,47 @@ export function registerSimulate(program: Command): void {
       ),
     )
     .addOption(
+      new Option(
+        '--startdate <mode>',
+        "'inclusive': startdate's day is served; 'exclusive': it is not",
+      ).default('inclusive', 'inclusive'),
+    )
+    .addOption(
       new Option('--enddate <mode>', "'inclusive': enddate's day is served; 'exclusive': it is not").default(
         'inclusive',
         'inclusive',
       ),
     )
     .addOption(
-      new Option('--order <order>', "'oldest-first' or 'newest-first' (by dt)").default(
-        'oldest-first',
-        'oldest-first',
-      ),
+      new Option(
+        '--order <order>',
+        "'oldest-first', 'newest-first' (by dt) or 'random' (a new shuffle on every request)",
+      ).default('oldest-first', 'oldest-first'),
     )
     .addOption(
       new Option('--cap <n>', 'most items per response, whatever limit asks for').default('1000', '1000'),
+    )
+    .addOption(
+      new Option(
+        '--caps <list>',
+        'per-resource caps overriding --cap, e.g. feedback=100,survey=50 (resources: feedback, survey, recordings)',
+      ),
+    )
+    .addOption(new Option('--cap-feedback <n>', 'cap of feedback responses (overrides --caps)'))
+    .addOption(new Option('--cap-survey <n>', 'cap of survey responses (overrides --caps)'))
+    .addOption(new Option('--cap-recordings <n>', 'cap of recordings responses (overrides --caps)'))
+    .addOption(new Option('--max-limit <n>', 'answer 400 to a limit above this (default: no maximum)'))
+    .addOption(
+      new Option(
+        '--day-offset-minutes <n>',
+        `the server's day starts at UTC midnight minus this (-300 = UTC-5), ${DAY_OFFSET_RANGE.min}..${DAY_OFFSET_RANGE.max}`,
+      ).default('0', '0'),
+    )
+    .addOption(
+      new Option(
+        '--reuse-ids <share>',
+        "share of days (0..1) whose items reuse the previous day's ids",
+      ).default('0', '0'),
     )
     .addOption(new Option('--latency-ms <ms>', 'delay added before every response').default('0', '0'))
     .addOption(
@@ -105,7 +159,31 @@ export function registerSimulate(program: Command): void {
         'share of items (0..1) served with a wrong type or missing field',
       ).default('0', '0'),
     )
+    .addOption(
+      new Option(
+        '--odd-value-rate <share>',
+        'share of items and heatmaps (0..1) with an integer above 2^31-1 or a NUL character',
+      ).default('0', '0'),
+    )
+    .addOption(
+      new Option(
+        '--malformed-variants',
+        "serve each test's first non-control variant with a string 'complete'",
+      ),
+    )
     .addOption(new Option('--extra-fields', 'add fields the spec does not describe to every item'))
+    .addOption(
+      new Option('--forbidden <endpoints>', `comma-separated endpoints answering 403: ${ENDPOINT_LIST}`),
+    )
+    .addOption(
+      new Option('--missing <endpoints>', `comma-separated endpoints answering 404: ${ENDPOINT_LIST}`),
+    )
+    .addOption(
+      new Option(
+        '--empty-answers <list>',
+        'transient 200 [] answers to serve first, per endpoint, e.g. feedback=2,heatmaps=1',
+      ),
+    )
     .addOption(new Option(`${VOLUME_OPTIONS[0][1]} <n>`, VOLUME_OPTIONS[0][2]))
     .addOption(new Option(`${VOLUME_OPTIONS[1][1]} <n>`, VOLUME_OPTIONS[1][2]))
     .addOption(new Option(`${VOLUME_OPTIONS[2][1]} <n>`, VOLUME_OPTIONS[2][2]))
@@ -125,16 +203,34 @@ export function parseSimulateOptions(raw: RawSimulateOptions, now: Date = new Da
     from,
     to,
     apiKey: nonEmpty('--api-key', raw.apiKey),
+    startdate: choice('--startdate', raw.startdate ?? 'inclusive', ['inclusive', 'exclusive'] as const),
     enddate: choice('--enddate', raw.enddate, ['inclusive', 'exclusive'] as const),
-    order: choice('--order', raw.order, ['oldest-first', 'newest-first'] as const),
+    order: choice('--order', raw.order, ['oldest-first', 'newest-first', 'random'] as const),
     cap: integer('--cap', raw.cap, 1, 1_000_000),
+    caps: capsOf(raw),
+    maxLimit: raw.maxLimit === undefined ? null : integer('--max-limit', raw.maxLimit, 1, 1_000_000),
+    dayOffsetMinutes: signedInteger(
+      '--day-offset-minutes',
+      raw.dayOffsetMinutes ?? '0',
+      DAY_OFFSET_RANGE.min,
+      DAY_OFFSET_RANGE.max,
+    ),
+    reuseIds: share('--reuse-ids', raw.reuseIds ?? '0'),
     latencyMs: integer('--latency-ms', raw.latencyMs, 0, 600_000),
     faultRate: share('--fault-rate', raw.faultRate),
     faults: raw.faults === undefined ? [...FAULT_KINDS] : faultList(raw.faults),
     retryAfter: choice('--retry-after', raw.retryAfter, ['seconds', 'http-date'] as const),
     stallMs: integer('--stall-ms', raw.stallMs, 0, 3_600_000),
     malformedRate: share('--malformed-rate', raw.malformedRate),
+    oddValueRate: share('--odd-value-rate', raw.oddValueRate ?? '0'),
+    malformedVariants: raw.malformedVariants === true,
     extraFields: raw.extraFields === true,
+    forbidden: raw.forbidden === undefined ? [] : endpointList('--forbidden', raw.forbidden),
+    missing: raw.missing === undefined ? [] : endpointList('--missing', raw.missing),
+    emptyAnswers:
+      raw.emptyAnswers === undefined
+        ? {}
+        : keyedIntegers('--empty-answers', raw.emptyAnswers, ENDPOINT_NAMES, 0, 1_000_000),
     ...volumeOf(raw),
   };
 }
@@ -147,6 +243,17 @@ function volumeOf(raw: RawSimulateOptions): Pick<SimulatorOptions, 'volume'> {
     if (value !== undefined) volume[key] = integer(option, value, 0, MAX_ITEMS_PER_DAY);
   }
   return Object.keys(volume).length === 0 ? {} : { volume };
+}
+
+/** --caps, then each --cap-<resource> on top. */
+function capsOf(raw: RawSimulateOptions): Partial<Record<WindowedResource, number>> {
+  const caps =
+    raw.caps === undefined ? {} : keyedIntegers('--caps', raw.caps, WINDOWED_RESOURCES, 1, 1_000_000);
+  for (const [key, resource] of CAP_OPTIONS) {
+    const value = raw[key];
+    if (value !== undefined) caps[resource] = integer(`--cap-${resource}`, value, 1, 1_000_000);
+  }
+  return caps;
 }
 
 /** Starts the simulator, prints where it is, and serves until a signal asks it to stop. */
@@ -169,12 +276,37 @@ export async function runSimulate(
     `Data from ${options.from} to ${options.to}, seed ${options.seed}` +
       `${busyDay ? `, busy day ${busyDay}` : ''}. Stop with Ctrl+C.`,
   );
+  write(`Readings: ${describeReadings(options)}.`);
   try {
     await untilStopped();
   } finally {
     await simulator.stop();
   }
   write('Simulator stopped.');
+}
+
+/** The readings of the spec's gaps being played, so a demo shows what a client faces. */
+export function describeReadings(options: SimulatorOptions): string {
+  const parts = [
+    `startdate ${options.startdate ?? 'inclusive'}`,
+    `enddate ${options.enddate ?? 'inclusive'}`,
+    `order ${options.order ?? 'oldest-first'}`,
+    `cap ${options.cap ?? 1000}`,
+  ];
+  for (const [resource, cap] of Object.entries(options.caps ?? {})) parts.push(`${resource} cap ${cap}`);
+  if (options.maxLimit) parts.push(`400 above limit ${options.maxLimit}`);
+  if (options.dayOffsetMinutes) parts.push(`server day offset ${options.dayOffsetMinutes} min`);
+  if (options.reuseIds) parts.push(`ids reused on ${options.reuseIds} of days`);
+  if (options.oddValueRate) parts.push(`odd values ${options.oddValueRate}`);
+  if (options.malformedRate) parts.push(`malformed ${options.malformedRate}`);
+  if (options.malformedVariants) parts.push('malformed variants');
+  if (options.forbidden?.length) parts.push(`403 on ${options.forbidden.join(',')}`);
+  if (options.missing?.length) parts.push(`404 on ${options.missing.join(',')}`);
+  for (const [endpoint, count] of Object.entries(options.emptyAnswers ?? {})) {
+    if (count) parts.push(`${count} empty answers on ${endpoint}`);
+  }
+  if (options.faultRate) parts.push(`faults ${options.faultRate}`);
+  return parts.join(', ');
 }
 
 function waitForSignal(): Promise<NodeJS.Signals> {
@@ -207,6 +339,14 @@ function parseRange(raw: RawSimulateOptions, now: Date): { from: string; to: str
 function integer(option: string, value: string, min: number, max: number): number {
   const parsed = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+    throw new CliError(`${option} must be an integer from ${min} to ${max}, got '${value}'`);
+  }
+  return parsed;
+}
+
+function signedInteger(option: string, value: string, min: number, max: number): number {
+  const parsed = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
     throw new CliError(`${option} must be an integer from ${min} to ${max}, got '${value}'`);
   }
   return parsed;
@@ -249,4 +389,44 @@ function faultList(value: string): FaultKind[] {
     );
   }
   return faults as FaultKind[];
+}
+
+function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+function endpointList(option: string, value: string): EndpointName[] {
+  const names = commaList(value);
+  const endpoints = names.map((name) => ENDPOINT_NAMES.find((known) => known === name));
+  if (names.length === 0 || endpoints.some((endpoint) => endpoint === undefined)) {
+    throw new CliError(`${option} must be a comma-separated list of ${ENDPOINT_LIST}, got '${value}'`);
+  }
+  return endpoints as EndpointName[];
+}
+
+/** `name=n,name=n` with each name among `keys`. */
+function keyedIntegers<K extends string>(
+  option: string,
+  value: string,
+  keys: readonly K[],
+  min: number,
+  max: number,
+): Partial<Record<K, number>> {
+  const parsed: Partial<Record<K, number>> = {};
+  const entries = commaList(value);
+  const expected = `${option} must be a comma-separated list of name=n with names among ${keys.join(', ')}`;
+  if (entries.length === 0) throw new CliError(`${expected}, got '${value}'`);
+  for (const entry of entries) {
+    const parts = entry.split('=').map((part) => part.trim());
+    const [name = '', count = ''] = parts;
+    const key = keys.find((known) => known === name);
+    if (key === undefined || parts.length !== 2) {
+      throw new CliError(`${expected}, got '${value}'`);
+    }
+    parsed[key] = integer(`${option} ${key}`, count, min, max);
+  }
+  return parsed;
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { EndpointName } from './endpoint-names.js';
 import type { FaultKind } from './faults.js';
 import { dropConnection, pause, serveFault } from './faults.js';
 import type { ServingSettings } from './settings.js';
@@ -16,11 +17,12 @@ export interface GuardDeps {
 
 /**
  * Wraps a route handler in what every request goes through, in this order: latency, the API key
- * check, then maybe a fault. Auth comes before faults, so a 401 always means a bad key.
+ * check, the endpoint's access (forbidden, missing), maybe a fault, the handler, and last maybe a
+ * transient empty answer. Auth comes first, so a 401 always means a bad key, on every endpoint.
  */
-export function createGuard(deps: GuardDeps): (handler: Handler) => Handler {
+export function createGuard(deps: GuardDeps): (handler: Handler, endpoint?: EndpointName) => Handler {
   const { settings, stats } = deps;
-  return (handler) => async (request, reply) => {
+  return (handler, endpoint) => async (request, reply) => {
     const clientGone = new AbortController();
     reply.raw.once('close', () => clientGone.abort());
     const signal = AbortSignal.any([deps.stopping, clientGone.signal]);
@@ -33,11 +35,31 @@ export function createGuard(deps: GuardDeps): (handler: Handler) => Handler {
         message: 'missing or invalid API key: send it raw in the Authorization header',
       });
     }
+    if (endpoint && settings.forbidden.includes(endpoint)) {
+      return reply.code(403).send({ error: 'forbidden', message: `this API key may not read ${endpoint}` });
+    }
+    if (endpoint && settings.missing.includes(endpoint)) {
+      // Like a server that never had this endpoint: the same answer as an unknown path.
+      return reply
+        .code(404)
+        .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+    }
     const fault = deps.pickFault(settings);
     if (fault) {
       stats.fault();
       if (await serveFault(fault, reply, settings, signal)) return reply;
     }
-    return handler(request, reply);
+    const answer = await handler(request, reply);
+    // Only an answer that would have been a 200 array is emptied, so errors (400, 404) still show.
+    if (endpoint && Array.isArray(answer) && takeEmptyAnswer(settings, endpoint)) return [];
+    return answer;
   };
+}
+
+/** Counts down the endpoint's remaining empty answers; true when this answer is one. */
+function takeEmptyAnswer(settings: ServingSettings, endpoint: EndpointName): boolean {
+  const remaining = settings.emptyAnswers[endpoint] ?? 0;
+  if (remaining <= 0) return false;
+  settings.emptyAnswers[endpoint] = remaining - 1;
+  return true;
 }

@@ -1,18 +1,28 @@
 import type { WindowedResource } from '../schemas/resources.js';
+import { type OddChoice, oddChoice, withOddValue } from './odd-values.js';
 import { hashSeed, unitHash } from './random.js';
 
 /**
- * How items are dressed on the way out: extra fields the spec does not name, and a share of
- * malformed items. Both are decided per item from the seed, so truth() and the HTTP responses
- * agree on every item.
+ * How items are dressed on the way out: extra fields the spec does not name, a share of
+ * malformed items, a share of odd values and malformed test variants. All are decided per item
+ * from the seed and its key, so truth() and the HTTP responses agree on every item.
  */
 export interface ItemView {
   extraFields: boolean;
   /** Share (0..1) of windowed items served broken. */
   malformedRate: number;
+  /** Share (0..1) of windowed items and heatmaps served with one odd, type-valid value. */
+  oddValueRate: number;
+  /** The first numbered variant of each test's detail is served broken. */
+  malformedVariants: boolean;
 }
 
-export const DEFAULT_VIEW: ItemView = { extraFields: false, malformedRate: 0 };
+export const DEFAULT_VIEW: ItemView = {
+  extraFields: false,
+  malformedRate: 0,
+  oddValueRate: 0,
+  malformedVariants: false,
+};
 
 /** Fields a newer service version might add; a client must keep them verbatim in its raw copy. */
 export const EXTRA_FIELDS = {
@@ -92,14 +102,38 @@ export function malform(seed: number, resource: WindowedResource, item: Item): I
   return copy;
 }
 
-/** The item as served: with extra fields if enabled, broken if it falls in the malformed share. */
+export interface PresentedItem {
+  item: Item;
+  malformed: boolean;
+  /** The odd value it carries; never on a malformed item, so odd items are all valid. */
+  odd: OddChoice | null;
+}
+
+/**
+ * The item as served: with extra fields if enabled, broken if it falls in the malformed share,
+ * else carrying an odd value if it falls in that share.
+ */
 export function presentWindowed(
   seed: number,
   resource: WindowedResource,
   item: Item,
   view: ItemView,
-): { item: Item; malformed: boolean } {
+): PresentedItem {
   const dressed = withExtras(item, view);
-  if (!isMalformed(seed, resource, item, view.malformedRate)) return { item: dressed, malformed: false };
-  return { item: malform(seed, resource, dressed), malformed: true };
+  if (isMalformed(seed, resource, item, view.malformedRate)) {
+    return { item: malform(seed, resource, dressed), malformed: true, odd: null };
+  }
+  const odd = oddChoice(seed, resource, itemKey(resource, item), view.oddValueRate);
+  return { item: odd ? withOddValue(dressed, odd) : dressed, malformed: false, odd };
+}
+
+/** A heatmap as served: extra fields, and maybe an odd heatmap_limit. */
+export function presentHeatmap<T extends { id: string }>(
+  seed: number,
+  heatmap: T,
+  view: ItemView,
+): { item: T; odd: OddChoice | null } {
+  const dressed = withExtras(heatmap, view);
+  const odd = oddChoice(seed, 'heatmaps', heatmap.id, view.oddValueRate);
+  return { item: odd ? withOddValue(dressed, odd) : dressed, odd };
 }

@@ -2,28 +2,34 @@ import type { FastifyInstance } from 'fastify';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import type { Dataset } from './dataset.js';
+import type { EndpointName } from './endpoint-names.js';
 import type { Handler } from './guard.js';
-import { type ItemView, presentWindowed, withExtras } from './presentation.js';
-import type { ServingSettings } from './settings.js';
-import { parseWindowQuery, selectWindow } from './window-query.js';
+import { presentHeatmap, presentWindowed, withExtras } from './presentation.js';
+import { createRandom, hashSeed } from './random.js';
+import { type ServingSettings, viewOf } from './settings.js';
+import { presentResults } from './variant-presentation.js';
+import { parseWindowQuery, selectWindow, type WindowSource } from './window-query.js';
 
 export interface RouteDeps {
   dataset: Dataset;
+  /** The windowed items as served (ids reused or not). */
+  windows: WindowSource;
   settings: ServingSettings;
-  guarded: (handler: Handler) => Handler;
+  guarded: (handler: Handler, endpoint?: EndpointName) => Handler;
 }
 
 const TEST_LABELS = { abtesting: 'A/B test', personalization: 'personalization test' } as const;
 
 /** The eight GET endpoints of spec section 4; every one answers a JSON array. */
 export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { dataset, settings, guarded } = deps;
-  const view = (): ItemView => ({ extraFields: settings.extraFields, malformedRate: settings.malformedRate });
+  const { dataset, windows, settings, guarded } = deps;
+  // Numbers the windowed requests, so order 'random' shuffles each one differently yet replayably.
+  let windowRequests = 0;
 
   for (const kind of TEST_KINDS) {
     app.get(
       `/v1/${kind}`,
-      guarded(async () => dataset.tests(kind).map((test) => withExtras(test, view()))),
+      guarded(async () => dataset.tests(kind).map((test) => withExtras(test, viewOf(settings))), kind),
     );
     app.get(
       `/v1/${kind}/detail/:id`,
@@ -35,14 +41,18 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
             .code(404)
             .send({ error: 'not_found', message: `no ${TEST_LABELS[kind]} with id ${id}` });
         }
-        return results.map((result) => withExtras(result, view()));
-      }),
+        return presentResults(results, viewOf(settings)).map((served) => served.item);
+      }, `${kind}/detail`),
     );
   }
 
   app.get(
     '/v1/heatmaps',
-    guarded(async () => dataset.heatmaps().map((heatmap) => withExtras(heatmap, view()))),
+    guarded(
+      async () =>
+        dataset.heatmaps().map((heatmap) => presentHeatmap(dataset.seed, heatmap, viewOf(settings)).item),
+      'heatmaps',
+    ),
   );
 
   for (const resource of WINDOWED_RESOURCES) {
@@ -51,11 +61,19 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
       guarded(async (request, reply) => {
         const parsed = parseWindowQuery(request.query);
         if (!parsed.ok) return reply.code(400).send({ error: 'bad_request', message: parsed.message });
-        const current = view();
-        return selectWindow(dataset, resource, parsed.query, settings).map(
-          (item) => presentWindowed(dataset.seed, resource, item, current).item,
+        const { limit } = parsed.query;
+        if (settings.maxLimit !== null && limit !== undefined && limit > settings.maxLimit) {
+          return reply
+            .code(400)
+            .send({ error: 'bad_request', message: `limit must be at most ${settings.maxLimit}` });
+        }
+        windowRequests += 1;
+        const shuffle = createRandom(hashSeed(dataset.seed, 'order', windowRequests));
+        const view = viewOf(settings);
+        return selectWindow(windows, resource, parsed.query, settings, shuffle).map(
+          (item) => presentWindowed(dataset.seed, resource, item, view).item,
         );
-      }),
+      }, resource),
     );
   }
 }

@@ -1,22 +1,37 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { errorMessage } from '../errors.js';
+import type { WindowedResource } from '../schemas/resources.js';
 import type { AdvanceOptions, AdvanceReport } from './advance.js';
 import { generateDataset } from './dataset.js';
 import type { Volume } from './day-plan.js';
+import type { EndpointName } from './endpoint-names.js';
 import { createFaultPicker, type FaultKind } from './faults.js';
 import { createGuard } from './guard.js';
+import { createServedDays } from './id-reuse.js';
 import { registerRoutes } from './routes.js';
-import { DEFAULT_SETTINGS, pickSettings, type ServingSettings, validateSettings } from './settings.js';
+import {
+  capOf,
+  DEFAULT_SETTINGS,
+  ownCopies,
+  pickSettings,
+  type ServingSettings,
+  viewOf,
+} from './settings.js';
+import { validateSettings } from './settings-validation.js';
 import { createStatsTracker, type SimulatorStats } from './stats.js';
-import type { GroundTruth } from './truth.js';
+import { assembleTruth, type GroundTruth } from './truth.js';
 import { sendWebhooks, type WebhookSendOptions, type WebhookSendResult } from './webhook-sender.js';
 
 export type { AdvanceOptions, AdvanceReport } from './advance.js';
 export { type Dataset, type DatasetOptions, generateDataset } from './dataset.js';
+export type { EndpointName } from './endpoint-names.js';
+export { ENDPOINT_NAMES } from './endpoint-names.js';
 export type { FaultKind } from './faults.js';
+export type { OddKind } from './odd-values.js';
 export type { SimulatorStats } from './stats.js';
-export type { DatasetMeta, GroundTruth } from './truth.js';
+export type { DatasetMeta, GroundTruth, OddItem, TruthMeta } from './truth.js';
+export { type DayCalendar, daysAboveCap, itemsPerDay } from './truth-days.js';
 
 /** A fake Website Insights service (spec sections 2-6) for tests, demos and benchmarks. */
 export interface SimulatorOptions {
@@ -28,12 +43,35 @@ export interface SimulatorOptions {
   to: string;
   /** Default 'sim-key'. */
   apiKey?: string;
-  /** Whether enddate's own day is served; default 'inclusive'. */
+  /** Whether startdate's own (server) day is served; default 'inclusive'. An empty range answers 200 []. */
+  startdate?: 'inclusive' | 'exclusive';
+  /** Whether enddate's own (server) day is served; default 'inclusive'. */
   enddate?: 'inclusive' | 'exclusive';
-  /** Default 'oldest-first'. */
-  order?: 'oldest-first' | 'newest-first';
+  /**
+   * Default 'oldest-first'. 'random': a fresh shuffle on every request (from the seed and a
+   * per-server request counter). The cap and limit cut comes after ordering.
+   */
+  order?: 'oldest-first' | 'newest-first' | 'random';
   /** Most items per response; a larger or missing limit silently gets at most this. Default 1000. */
   cap?: number;
+  /** Per-resource silent caps, overriding `cap` for that resource. Default {}. */
+  caps?: Partial<Record<WindowedResource, number>>;
+  /**
+   * A windowed request whose limit is above this answers 400
+   * `{"error":"bad_request","message":"limit must be at most N"}`. Default null: no maximum.
+   */
+  maxLimit?: number | null;
+  /**
+   * The server filters by its own day: day S covers [S 00:00Z - offset, S+1 00:00Z - offset), so
+   * -300 (UTC-5) makes day S run from S 05:00Z to S+1 05:00Z. Items keep their UTC dt; data still
+   * exists only on the UTC days from..to. Integer, -840..720; default 0.
+   */
+  dayOffsetMinutes?: number;
+  /**
+   * Share (0..1) of days (drawn from seed and day) whose windowed items take the keys of the
+   * previous day's items by position, so keys collide across days. Default 0.
+   */
+  reuseIds?: number;
   /** Added before every response. Default 0. */
   latencyMs?: number;
   /** Share (0..1) of requests that fail after passing auth. Default 0. */
@@ -46,8 +84,28 @@ export interface SimulatorOptions {
   stallMs?: number;
   /** Share (0..1) of windowed items served with a wrong type or a missing field. Default 0. */
   malformedRate?: number;
+  /**
+   * Share (0..1) of windowed items and heatmaps served with one odd value that is still valid by
+   * the spec's types: 2147483648 in feedback.rating, recordings.duration or heatmap_limit, or a NUL
+   * character inside feedback.comment, survey.comment or recordings.city. Listed in truth().odd.
+   * Default 0.
+   */
+  oddValueRate?: number;
+  /** In each test's detail, the first non-control variant has `complete` as a string. Default false. */
+  malformedVariants?: boolean;
   /** Add fields the spec does not name (`x_extra`, `x_score`) to every item. Default false. */
   extraFields?: boolean;
+  /** Endpoints answering 403 `{"error":"forbidden"}` once the key is accepted (before faults). Default []. */
+  forbidden?: EndpointName[];
+  /** Endpoints answering 404 `{"error":"not_found"}` once the key is accepted; forbidden wins. Default []. */
+  missing?: EndpointName[];
+  /**
+   * The next N answers of an endpoint that would be 200 are `200 []` instead (a transient empty
+   * answer): the count goes down by one per such request, detail requests included; requests
+   * answered 4xx or with a fault do not count. setOptions sets the counts anew (endpoints left out
+   * go back to 0). Default {}.
+   */
+  emptyAnswers?: Partial<Record<EndpointName, number>>;
   /** Mean items per day (defaults 8, 6, 5) and the busy day's feedback (default 1500). */
   volume?: Partial<Volume>;
   /** Default 0: a free port. */
@@ -59,16 +117,26 @@ export interface SimulatorOptions {
 export type SimulatorPatch = Partial<
   Pick<
     SimulatorOptions,
+    | 'startdate'
     | 'enddate'
     | 'order'
     | 'cap'
+    | 'caps'
+    | 'maxLimit'
+    | 'dayOffsetMinutes'
+    | 'reuseIds'
     | 'latencyMs'
     | 'faultRate'
     | 'faults'
     | 'retryAfter'
     | 'stallMs'
     | 'malformedRate'
+    | 'oddValueRate'
+    | 'malformedVariants'
     | 'extraFields'
+    | 'forbidden'
+    | 'missing'
+    | 'emptyAnswers'
   >
 >;
 
@@ -76,7 +144,10 @@ export interface Simulator {
   /** Base URL without a trailing slash, e.g. http://127.0.0.1:43123 */
   url: string;
   apiKey: string;
-  /** Everything it would serve now, ignoring cap and faults; malformed items listed apart. */
+  /**
+   * Everything it would serve now, ignoring cap, faults, forbidden/missing endpoints and empty
+   * answers; malformed items listed apart, odd values named, day counts in meta.
+   */
   truth(): GroundTruth;
   /** Late items on the last days, edits, one A/B test removed, results grown. */
   advance(options?: AdvanceOptions): AdvanceReport;
@@ -90,10 +161,10 @@ export interface Simulator {
 }
 
 export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
-  const settings: ServingSettings = { ...DEFAULT_SETTINGS, ...pickSettings(options) };
-  validateSettings(settings);
-  // Our own copy, so a caller changing its array later does not change what is served.
-  settings.faults = [...settings.faults];
+  const picked = pickSettings(options);
+  validateSettings(picked);
+  // Our own copies, so a caller changing its arrays later does not change what is served.
+  const settings: ServingSettings = ownCopies({ ...DEFAULT_SETTINGS, ...picked });
   const dataset = generateDataset({
     seed: options.seed,
     from: options.from,
@@ -115,7 +186,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     pickFault: createFaultPicker(dataset.seed),
     stopping: stopping.signal,
   });
-  registerRoutes(app, { dataset, settings, guarded });
+  const served = createServedDays(dataset, () => settings.reuseIds);
+  const windows = { from: dataset.from, to: dataset.to, day: served.day };
+  registerRoutes(app, { dataset, windows, settings, guarded });
   app.setNotFoundHandler(
     guarded(async (request, reply) =>
       reply
@@ -136,21 +209,36 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   await app.listen({ port: options.port ?? 0, host });
   const { port } = app.server.address() as AddressInfo;
   let stopped: Promise<void> | undefined;
-  const view = () => ({ extraFields: settings.extraFields, malformedRate: settings.malformedRate });
+  const truth = (): GroundTruth =>
+    assembleTruth(dataset, viewOf(settings), {
+      day: served.day,
+      dayOffsetMinutes: settings.dayOffsetMinutes,
+      caps: {
+        feedback: capOf(settings, 'feedback'),
+        survey: capOf(settings, 'survey'),
+        recordings: capOf(settings, 'recordings'),
+      },
+      reusedIdDays: served.reuseDays(),
+    });
 
   return {
     url: `http://${urlHost(host)}:${port}`,
     apiKey: settings.apiKey,
-    truth: () => dataset.truth(view()),
-    advance: (advanceOptions) => dataset.advance(advanceOptions),
+    truth,
+    advance(advanceOptions) {
+      const report = dataset.advance(advanceOptions);
+      // Late items change the days' lengths, and so which keys a reuse day takes over.
+      served.clear();
+      return report;
+    },
     setOptions(patch) {
       const { apiKey: _ignored, ...picked } = pickSettings(patch);
       validateSettings(picked);
-      Object.assign(settings, picked, picked.faults ? { faults: [...picked.faults] } : {});
+      Object.assign(settings, ownCopies(picked));
     },
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
-    sendWebhooks: (targetUrl, sendOptions) => sendWebhooks(dataset.truth(view()), targetUrl, sendOptions),
+    sendWebhooks: (targetUrl, sendOptions) => sendWebhooks(truth(), targetUrl, sendOptions),
     stop() {
       stopped ??= (async () => {
         stopping.abort();

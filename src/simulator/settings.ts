@@ -1,80 +1,105 @@
+import type { WindowedResource } from '../schemas/resources.js';
+import type { EndpointName } from './endpoint-names.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
+import type { ItemView } from './presentation.js';
 
 /**
  * How the simulator serves its data. The spec leaves these behaviours open (section 4: bounds,
- * ordering, limits; section 7: errors), so each is a switch a test can flip at run time.
+ * ordering, limits; section 7: errors; section 2: value ranges and keys), so each is a switch a
+ * test can flip at run time. SPEC-GAPS.md lists the readings; each option plays one gap.
  */
 export interface ServingSettings {
   apiKey: string;
+  /** Whether startdate's own (server) day is served. */
+  startdate: 'inclusive' | 'exclusive';
+  /** Whether enddate's own (server) day is served. */
   enddate: 'inclusive' | 'exclusive';
-  order: 'oldest-first' | 'newest-first';
+  /** 'random' draws a fresh seeded shuffle for every request. */
+  order: 'oldest-first' | 'newest-first' | 'random';
   cap: number;
+  /** Per-resource silent cap; overrides `cap` for that resource. */
+  caps: Partial<Record<WindowedResource, number>>;
+  /** A windowed request whose limit is above this answers 400; null: no maximum. */
+  maxLimit: number | null;
+  /** The server's day starts at UTC midnight minus this many minutes (-300 is UTC-5). */
+  dayOffsetMinutes: number;
+  /** Share (0..1) of days whose items reuse the previous day's keys by position. */
+  reuseIds: number;
   latencyMs: number;
   faultRate: number;
   faults: FaultKind[];
   retryAfter: 'seconds' | 'http-date';
   stallMs: number;
   malformedRate: number;
+  /** Share (0..1) of windowed items and heatmaps served with one odd but type-valid value. */
+  oddValueRate: number;
+  /** In each test's detail, the first numbered variant has `complete` as a string. */
+  malformedVariants: boolean;
   extraFields: boolean;
+  /** Endpoints that answer 403 once the key is accepted. */
+  forbidden: EndpointName[];
+  /** Endpoints that answer 404 once the key is accepted. */
+  missing: EndpointName[];
+  /** Remaining transient `200 []` answers per endpoint; counts down per request. */
+  emptyAnswers: Partial<Record<EndpointName, number>>;
 }
 
 export type SettingsPatch = Partial<Omit<ServingSettings, 'apiKey'>>;
 
 export const DEFAULT_SETTINGS: ServingSettings = {
   apiKey: 'sim-key',
+  startdate: 'inclusive',
   enddate: 'inclusive',
   order: 'oldest-first',
   cap: 1000,
+  caps: {},
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+  reuseIds: 0,
   latencyMs: 0,
   faultRate: 0,
   faults: [...FAULT_KINDS],
   retryAfter: 'seconds',
   stallMs: 60_000,
   malformedRate: 0,
+  oddValueRate: 0,
+  malformedVariants: false,
   extraFields: false,
+  forbidden: [],
+  missing: [],
+  emptyAnswers: {},
 };
 
-/** Throws a RangeError naming the first bad setting. */
-export function validateSettings(patch: Partial<ServingSettings>): void {
-  const fail = (name: string, expected: string, value: unknown): never => {
-    throw new RangeError(`simulator option ${name} must be ${expected}, got ${JSON.stringify(value)}`);
+/** The widest offsets real time zones use: UTC-14:00 (written +840 here) to UTC+12:00. */
+export const DAY_OFFSET_RANGE = { min: -840, max: 720 } as const;
+
+/** The settings that decide how items look, shared by the routes and truth(). */
+export function viewOf(settings: ServingSettings): ItemView {
+  return {
+    extraFields: settings.extraFields,
+    malformedRate: settings.malformedRate,
+    oddValueRate: settings.oddValueRate,
+    malformedVariants: settings.malformedVariants,
   };
-  const oneOf = (name: keyof ServingSettings, allowed: readonly string[]): void => {
-    const value = patch[name];
-    if (value !== undefined && !allowed.includes(value as string))
-      fail(name, `one of ${allowed.join(', ')}`, value);
-  };
-  const integer = (name: keyof ServingSettings, min: number): void => {
-    const value = patch[name];
-    if (value !== undefined && (!Number.isInteger(value) || (value as number) < min)) {
-      fail(name, `an integer >= ${min}`, value);
-    }
-  };
-  const share = (name: keyof ServingSettings): void => {
-    const value = patch[name];
-    if (value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= 1))) {
-      fail(name, 'a number from 0 to 1', value);
-    }
-  };
-  if (patch.apiKey !== undefined && (typeof patch.apiKey !== 'string' || patch.apiKey === '')) {
-    fail('apiKey', 'a non-empty string', patch.apiKey);
-  }
-  oneOf('enddate', ['inclusive', 'exclusive']);
-  oneOf('order', ['oldest-first', 'newest-first']);
-  oneOf('retryAfter', ['seconds', 'http-date']);
-  integer('cap', 1);
-  integer('latencyMs', 0);
-  integer('stallMs', 0);
-  share('faultRate');
-  share('malformedRate');
-  if (patch.faults !== undefined) {
-    const unknown = patch.faults.filter((kind) => !FAULT_KINDS.includes(kind));
-    if (!Array.isArray(patch.faults) || unknown.length > 0)
-      fail('faults', `a list of ${FAULT_KINDS.join(', ')}`, patch.faults);
-  }
-  if (patch.extraFields !== undefined && typeof patch.extraFields !== 'boolean') {
-    fail('extraFields', 'a boolean', patch.extraFields);
-  }
+}
+
+/** The cap that applies to one resource. */
+export function capOf(settings: Pick<ServingSettings, 'cap' | 'caps'>, resource: WindowedResource): number {
+  return settings.caps[resource] ?? settings.cap;
+}
+
+/**
+ * Fresh copies of the list and record settings, so a caller changing its own array or object
+ * later does not change what is served (and emptyAnswers counting down does not touch theirs).
+ */
+export function ownCopies<T extends Partial<ServingSettings>>(patch: T): T {
+  const copy: T = { ...patch };
+  if (patch.faults) copy.faults = [...patch.faults];
+  if (patch.forbidden) copy.forbidden = [...patch.forbidden];
+  if (patch.missing) copy.missing = [...patch.missing];
+  if (patch.caps) copy.caps = { ...patch.caps };
+  if (patch.emptyAnswers) copy.emptyAnswers = { ...patch.emptyAnswers };
+  return copy;
 }
 
 /** Copies only the serving settings out of a wider options object, dropping undefined values. */

@@ -1,8 +1,10 @@
 import type { WindowedResource } from '../schemas/resources.js';
-import type { Dataset } from './dataset.js';
 import type { DayItems } from './day-data.js';
-import { addDays, dayRange, isDay, maxDay, minDay } from './days.js';
-import type { ServingSettings } from './settings.js';
+import { addDays, DAY_MS, dayRange, dayStartMs, isDay, maxDay, minDay } from './days.js';
+import type { Random } from './random.js';
+import { randomSample } from './random-order.js';
+import { serverDaySpan, utcDayOf } from './server-days.js';
+import { capOf, type ServingSettings } from './settings.js';
 
 /** startdate, enddate and limit of a windowed request (spec 4); each may be absent. */
 export interface WindowQuery {
@@ -34,37 +36,78 @@ export function parseWindowQuery(raw: unknown): WindowQueryResult {
   return { ok: true, query };
 }
 
-type Settings = Pick<ServingSettings, 'enddate' | 'order' | 'cap'>;
+/** Where a window's items come from: the UTC days with data and each day's items as served. */
+export interface WindowSource {
+  readonly from: string;
+  readonly to: string;
+  day(day: string): DayItems;
+}
+
+type Settings = Pick<
+  ServingSettings,
+  'startdate' | 'enddate' | 'order' | 'cap' | 'caps' | 'dayOffsetMinutes'
+>;
+
+type Item<R extends WindowedResource> = DayItems[R][number];
 
 /**
- * The items a windowed request returns: days from startdate through enddate (enddate's own day
- * only in 'inclusive' mode; an absent bound means the edge of the data), ordered by dt, then cut
- * to min(limit, cap). Days are visited in order and the walk stops once enough items are taken,
- * so a capped request over a long range does not generate every day.
+ * The items a windowed request returns: the server days from startdate through enddate (each
+ * bound's own day only when that bound is 'inclusive'; an absent bound is the edge of the data),
+ * ordered, then cut to min(limit, cap of the resource). The cut comes after ordering, so a capped
+ * newest-first request gets the newest items. For oldest- and newest-first the walk stops once
+ * enough items are taken, so a capped request over a long range does not generate every day;
+ * 'random' streams every day of the window through a bounded sample. `shuffle` is required for
+ * 'random' (the caller owns the per-request seed).
  */
 export function selectWindow<R extends WindowedResource>(
-  dataset: Dataset,
+  source: WindowSource,
   resource: R,
   query: WindowQuery,
   settings: Settings,
-): Array<DayItems[R][number]> {
-  const first = maxDay(query.startdate ?? dataset.from, dataset.from);
-  const requestedLast =
+  shuffle?: Random,
+): Array<Item<R>> {
+  const first =
+    query.startdate === undefined
+      ? undefined
+      : settings.startdate === 'inclusive'
+        ? query.startdate
+        : addDays(query.startdate, 1);
+  const last =
     query.enddate === undefined
-      ? dataset.to
+      ? undefined
       : settings.enddate === 'inclusive'
         ? query.enddate
         : addDays(query.enddate, -1);
-  const last = minDay(requestedLast, dataset.to);
-  if (first > last) return [];
+  if (first !== undefined && last !== undefined && first > last) return [];
+  const { startMs, endMs } = serverDaySpan(first, last, settings.dayOffsetMinutes);
+  // The UTC days whose items can fall in the span; items outside from..to do not exist.
+  const firstUtc = first === undefined ? source.from : maxDay(utcDayOf(startMs), source.from);
+  const lastUtc = last === undefined ? source.to : minDay(utcDayOf(endMs - 1), source.to);
+  if (firstUtc > lastUtc) return [];
 
-  const wanted = Math.min(query.limit ?? settings.cap, settings.cap);
+  const cap = capOf(settings, resource);
+  const wanted = Math.min(query.limit ?? cap, cap);
+  const days = dayRange(firstUtc, lastUtc);
+  const itemsOf = (day: string): ReadonlyArray<Item<R>> => {
+    const items = source.day(day)[resource] as ReadonlyArray<Item<R>>;
+    const start = dayStartMs(day);
+    // Only a day cut by the span (a non-UTC server day) needs its items' times looked at.
+    if (start >= startMs && start + DAY_MS <= endMs) return items;
+    return items.filter((item) => {
+      const at = Date.parse(item.dt);
+      return at >= startMs && at < endMs;
+    });
+  };
+
+  if (settings.order === 'random') {
+    if (!shuffle) throw new Error("selectWindow needs a shuffle for order 'random'");
+    return randomSample(streamDays(days, itemsOf), wanted, shuffle);
+  }
   const newestFirst = settings.order === 'newest-first';
-  const days = dayRange(first, last);
   if (newestFirst) days.reverse();
-  const selected: Array<DayItems[R][number]> = [];
+  const selected: Array<Item<R>> = [];
   for (const day of days) {
-    const items = dataset.day(day)[resource] as Array<DayItems[R][number]>;
+    const items = itemsOf(day);
     const ordered = newestFirst ? [...items].reverse() : items;
     for (const item of ordered) {
       if (selected.length >= wanted) return selected;
@@ -72,4 +115,8 @@ export function selectWindow<R extends WindowedResource>(
     }
   }
   return selected;
+}
+
+function* streamDays<T>(days: readonly string[], itemsOf: (day: string) => ReadonlyArray<T>): Generator<T> {
+  for (const day of days) yield* itemsOf(day);
 }

@@ -194,7 +194,7 @@ describe('determinism over HTTP', () => {
     await expect(withSimulator({ cap: 0 }, async () => undefined)).rejects.toThrow(/cap/);
     await expect(withSimulator({ faultRate: 2 }, async () => undefined)).rejects.toThrow(/faultRate/);
     await withSimulator({}, async (simulator) => {
-      expect(() => simulator.setOptions({ order: 'random' as 'oldest-first' })).toThrow(/order/);
+      expect(() => simulator.setOptions({ order: 'sideways' as 'oldest-first' })).toThrow(/order/);
       expect(() => simulator.setOptions({ faults: ['teapot' as '500'] })).toThrow(/faults/);
     });
   });

@@ -35,16 +35,26 @@ describe('insights-sync simulate: options', () => {
       from: '2024-04-21',
       to: '2024-05-20',
       apiKey: 'sim-key',
+      startdate: 'inclusive',
       enddate: 'inclusive',
       order: 'oldest-first',
       cap: 1000,
+      caps: {},
+      maxLimit: null,
+      dayOffsetMinutes: 0,
+      reuseIds: 0,
       latencyMs: 0,
       faultRate: 0,
       faults: ['429', '500', '503', 'reset', 'stall'],
       retryAfter: 'seconds',
       stallMs: 60000,
       malformedRate: 0,
+      oddValueRate: 0,
+      malformedVariants: false,
       extraFields: false,
+      forbidden: [],
+      missing: [],
+      emptyAnswers: {},
     });
   });
 
@@ -88,6 +98,59 @@ describe('insights-sync simulate: options', () => {
     });
   });
 
+  it('takes every reading of the spec gaps', () => {
+    expect(
+      parseSimulateOptions(
+        {
+          ...DEFAULTS,
+          startdate: 'exclusive',
+          order: 'random',
+          caps: 'feedback=100, survey=50',
+          capSurvey: '40',
+          capRecordings: '7',
+          maxLimit: '500',
+          dayOffsetMinutes: '-300',
+          reuseIds: '0.5',
+          oddValueRate: '0.2',
+          malformedVariants: true,
+          forbidden: 'abtesting/detail,heatmaps',
+          missing: 'personalization',
+          emptyAnswers: 'feedback=2,abtesting/detail=1',
+        },
+        NOW,
+      ),
+    ).toMatchObject({
+      startdate: 'exclusive',
+      order: 'random',
+      caps: { feedback: 100, survey: 40, recordings: 7 },
+      maxLimit: 500,
+      dayOffsetMinutes: -300,
+      reuseIds: 0.5,
+      oddValueRate: 0.2,
+      malformedVariants: true,
+      forbidden: ['abtesting/detail', 'heatmaps'],
+      missing: ['personalization'],
+      emptyAnswers: { feedback: 2, 'abtesting/detail': 1 },
+    });
+    expect(parseSimulateOptions({ ...DEFAULTS, dayOffsetMinutes: '720' }, NOW).dayOffsetMinutes).toBe(720);
+  });
+
+  it('parses negative offsets from the real command line', () => {
+    const program = new Command('insights-sync').exitOverride();
+    let seen: RawSimulateOptions | undefined;
+    registerSimulate(program);
+    const simulate = program.commands.find((command) => command.name() === 'simulate');
+    simulate?.action((raw: RawSimulateOptions) => {
+      seen = raw;
+    });
+    program.parse(['simulate', '--day-offset-minutes', '-300', '--caps', 'feedback=3'], { from: 'user' });
+    expect(parseSimulateOptions(seen ?? DEFAULTS, NOW)).toMatchObject({
+      dayOffsetMinutes: -300,
+      caps: { feedback: 3 },
+      startdate: 'inclusive',
+    });
+  });
+
   it.each([
     [{ port: '70000' }, '--port'],
     [{ port: 'http' }, '--port'],
@@ -99,7 +162,23 @@ describe('insights-sync simulate: options', () => {
     [{ to: 'today' }, '--to'],
     [{ apiKey: ' ' }, '--api-key'],
     [{ enddate: 'both' }, '--enddate'],
-    [{ order: 'random' }, '--order'],
+    [{ order: 'by-id' }, '--order'],
+    [{ startdate: 'both' }, '--startdate'],
+    [{ caps: 'heatmaps=3' }, '--caps'],
+    [{ caps: 'feedback' }, '--caps'],
+    [{ caps: 'feedback=0' }, '--caps'],
+    [{ capFeedback: '0' }, '--cap-feedback'],
+    [{ capRecordings: 'x' }, '--cap-recordings'],
+    [{ maxLimit: '0' }, '--max-limit'],
+    [{ dayOffsetMinutes: '-841' }, '--day-offset-minutes'],
+    [{ dayOffsetMinutes: '721' }, '--day-offset-minutes'],
+    [{ dayOffsetMinutes: '1.5' }, '--day-offset-minutes'],
+    [{ reuseIds: '2' }, '--reuse-ids'],
+    [{ oddValueRate: '-0.1' }, '--odd-value-rate'],
+    [{ forbidden: 'feedbacks' }, '--forbidden'],
+    [{ missing: ',' }, '--missing'],
+    [{ emptyAnswers: 'survey=-1' }, '--empty-answers'],
+    [{ emptyAnswers: 'nowhere=1' }, '--empty-answers'],
     [{ cap: '0' }, '--cap'],
     [{ latencyMs: '1.5' }, '--latency-ms'],
     [{ faultRate: '1.5' }, '--fault-rate'],
@@ -138,6 +217,19 @@ describe('insights-sync simulate: options', () => {
       '--stall-ms',
       '--malformed-rate',
       '--extra-fields',
+      '--startdate',
+      '--caps',
+      '--cap-feedback',
+      '--cap-survey',
+      '--cap-recordings',
+      '--max-limit',
+      '--day-offset-minutes',
+      '--reuse-ids',
+      '--odd-value-rate',
+      '--malformed-variants',
+      '--forbidden',
+      '--missing',
+      '--empty-answers',
     ]) {
       expect(help).toContain(flag);
     }
