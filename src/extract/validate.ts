@@ -1,9 +1,17 @@
 import type { z } from 'zod';
+import { formatPath, type ItemProblem, unstorableFields, unstorableJson, valueAt } from './storable.js';
 
 export interface Rejected {
   item: unknown;
   /** `path: message` for each problem, e.g. `visitor.id: expected string`. */
   error: string;
+  /**
+   * Each problem once, without the item's values (`rating: Too big: expected int to be
+   * <=9007199254740991`): items broken the same way share them, which is how judgeInvalid
+   * (invalid-policy.ts) tells a changed response shape from scattered bad items. Rejects made
+   * elsewhere may leave it out: their error then counts as one problem.
+   */
+  problems?: readonly string[];
 }
 
 export interface Validated<T> {
@@ -14,6 +22,9 @@ export interface Validated<T> {
 /**
  * API data is untrusted: each item is checked alone, so one bad item never costs its day the
  * good ones. Unknown fields pass through (loose schemas) and reach the raw column.
+ *
+ * An item is rejected, with every problem it has, when it fails its schema or holds a value the
+ * warehouse cannot store (storable.ts): the day's transaction then never meets it.
  */
 export function validateItems<S extends z.ZodType>(
   schema: S,
@@ -24,20 +35,67 @@ export function validateItems<S extends z.ZodType>(
   for (const item of items) {
     const poisoned = protoKeyPath(item);
     if (poisoned !== undefined) {
-      rejected.push({ item, error: `${poisoned}: a "__proto__" key, which a parsed copy would drop` });
+      rejected.push(
+        rejection(item, [
+          {
+            key: `${poisoned}: a "__proto__" key`,
+            message: `${poisoned}: a "__proto__" key, which a parsed copy would drop`,
+          },
+        ]),
+      );
       continue;
     }
+    const unstorable = unstorableJson(item);
     const result = schema.safeParse(item);
-    if (result.success) valid.push(result.data);
-    else rejected.push({ item, error: describeIssues(result.error) });
+    if (!result.success) {
+      rejected.push(rejection(item, [...schemaProblems(result.error, item), ...unstorable]));
+      continue;
+    }
+    const problems = [...unstorable, ...unstorableFields(schema, result.data)];
+    if (problems.length === 0) valid.push(result.data);
+    else rejected.push(rejection(item, problems));
   }
   return { valid, rejected };
 }
 
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(item)'}: ${issue.message}`)
+function rejection(item: unknown, problems: readonly ItemProblem[]): Rejected {
+  return {
+    item,
+    error: problems.map((p) => p.message).join('; '),
+    problems: [...new Set(problems.map((p) => p.key))],
+  };
+}
+
+export function describeIssues(error: z.ZodError, item?: unknown): string {
+  return schemaProblems(error, item)
+    .map((p) => p.message)
     .join('; ');
+}
+
+/**
+ * zod's messages name no values, so they are the problems' keys too. One is made precise: an
+ * integer beyond 2^53 - 1, which z.int() refuses because JSON.parse no longer reads it exactly
+ * (every integer column is bigint, migration 0009, so nothing smaller is refused).
+ */
+function schemaProblems(error: z.ZodError, item: unknown): ItemProblem[] {
+  return error.issues.map((issue) => {
+    const where = formatPath(issue.path);
+    const key = `${where}: ${issue.message}`;
+    if ((issue.code === 'too_big' || issue.code === 'too_small') && issue.origin === 'int') {
+      const value = valueAt(item, issue.path);
+      if (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+        const bound =
+          issue.code === 'too_big'
+            ? 'above 9007199254740991 (2^53 - 1)'
+            : 'below -9007199254740991 (-(2^53 - 1))';
+        return {
+          key,
+          message: `${where}: ${value} is ${bound}, beyond which a JSON number is not read exactly`,
+        };
+      }
+    }
+    return { key, message: key };
+  });
 }
 
 /**
@@ -47,14 +105,23 @@ export function describeIssues(error: z.ZodError): string {
  * verbatim instead (the webhook receiver refuses these bodies too). Iterative: items are untrusted.
  */
 function protoKeyPath(value: unknown): string | undefined {
-  const stack: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  // Each entry links to its parent: paths are built only for the one found, so a deep item
+  // costs linear time, not a copied path per level.
+  interface Visit {
+    value: unknown;
+    key?: string;
+    parent?: Visit;
+  }
+  const stack: Visit[] = [{ value }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const current = next.value;
     if (current === null || typeof current !== 'object') continue;
-    if (!Array.isArray(current) && Object.hasOwn(current, '__proto__'))
-      return next.path === '' ? '(item)' : next.path;
-    for (const [key, child] of Object.entries(current))
-      stack.push({ value: child, path: next.path === '' ? key : `${next.path}.${key}` });
+    if (!Array.isArray(current) && Object.hasOwn(current, '__proto__')) {
+      const path: string[] = [];
+      for (let at: Visit | undefined = next; at?.key !== undefined; at = at.parent) path.unshift(at.key);
+      return formatPath(path);
+    }
+    for (const [key, child] of Object.entries(current)) stack.push({ value: child, key, parent: next });
   }
   return undefined;
 }

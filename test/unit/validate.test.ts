@@ -79,6 +79,97 @@ describe('validateItems', () => {
   });
 });
 
+describe('validateItems: values the warehouse cannot store (issue 12)', () => {
+  it('accepts integers above int4: every integer column is bigint (migration 0009)', () => {
+    const items = [
+      { ...feedback(), rating: 2147483648 },
+      { ...recording(), duration: 2 ** 40 },
+      { ...heatmap(), heatmap_limit: Number.MAX_SAFE_INTEGER },
+    ];
+    expect(validateItems(feedbackSchema, [items[0]]).valid).toEqual([items[0]]);
+    expect(validateItems(recordingSchema, [items[1]]).valid).toEqual([items[1]]);
+    expect(validateItems(heatmapSchema, [items[2]]).valid).toEqual([items[2]]);
+  });
+
+  it('rejects an integer beyond 2^53 - 1 with the value and the reason', () => {
+    const { valid, rejected } = validateItems(feedbackSchema, [
+      { ...feedback(), rating: 2 ** 53 },
+      { ...feedback(), id: 502, rating: -1e20 },
+    ]);
+    expect(valid).toEqual([]);
+    expect(rejected.map((r) => r.error)).toEqual([
+      'rating: 9007199254740992 is above 9007199254740991 (2^53 - 1), beyond which a JSON number is not read exactly',
+      'rating: -100000000000000000000 is below -9007199254740991 (-(2^53 - 1)), beyond which a JSON number is not read exactly',
+    ]);
+    expect(rejected[0]?.problems).toEqual(['rating: Too big: expected int to be <=9007199254740991']);
+  });
+
+  it('rejects a U+0000 alone, naming the field, and loads the rest of the day', () => {
+    const good = feedback();
+    const bad = { ...feedback(), id: 502, comment: 'fine\u0000print' };
+    const { valid, rejected } = validateItems(feedbackSchema, [good, bad]);
+    expect(valid).toEqual([good]);
+    expect(rejected).toEqual([
+      {
+        item: bad,
+        error: 'comment: contains U+0000, which PostgreSQL text cannot hold',
+        problems: ['comment: contains U+0000'],
+      },
+    ]);
+  });
+
+  it('does not alter visitor text: a U+0000 anywhere rejects the item, even in an unknown field', () => {
+    const inVisitor = { ...surveyAnswer(), visitor: { ...visitor(), name: 'Ada\u0000' } };
+    const inExtra = { ...recording(), x_note: '\u0000' };
+    expect(validateItems(surveyAnswerSchema, [inVisitor]).rejected[0]?.error).toBe(
+      'visitor.name: contains U+0000, which PostgreSQL text cannot hold',
+    );
+    expect(validateItems(recordingSchema, [inExtra]).rejected[0]?.error).toMatch(/^x_note: contains U\+0000/);
+  });
+
+  it('lists schema problems and storage problems of one item together', () => {
+    const item = { ...feedback(), rating: '5', comment: '\u0000' };
+    const { rejected } = validateItems(feedbackSchema, [item]);
+    expect(rejected[0]?.error).toBe(
+      'rating: Invalid input: expected number, received string; comment: contains U+0000, which PostgreSQL text cannot hold',
+    );
+    expect(rejected[0]?.problems).toEqual([
+      'rating: Invalid input: expected number, received string',
+      'comment: contains U+0000',
+    ]);
+  });
+
+  it('rejects a timestamp in year 0000, which PostgreSQL cannot hold', () => {
+    const { rejected } = validateItems(heatmapSchema, [
+      { ...heatmap(), start_time: '0000-01-01T00:00:00.000Z' },
+    ]);
+    expect(rejected[0]?.error).toMatch(/^start_time: 0000-01-01T00:00:00\.000Z is in year 0000/);
+  });
+
+  it('rejects an item nested deeper than 64 levels', () => {
+    let deep: unknown = 'end';
+    for (let i = 0; i < 70; i++) deep = { a: deep };
+    const { rejected } = validateItems(feedbackSchema, [{ ...feedback(), x_deep: deep }]);
+    expect(rejected[0]?.problems).toEqual(['nested deeper than 64 levels']);
+  });
+
+  it('still rejects a "__proto__" key, at any depth, before anything else', () => {
+    const top = JSON.parse(JSON.stringify(feedback()).replace('{', '{"__proto__":{"x":1},')) as unknown;
+    const nested = JSON.parse(
+      JSON.stringify({ ...feedback(), comment: '\u0000' }).replace(
+        '"visitor":{',
+        '"visitor":{"__proto__":null,',
+      ),
+    ) as unknown;
+    const { valid, rejected } = validateItems(feedbackSchema, [top, nested]);
+    expect(valid).toEqual([]);
+    expect(rejected.map((r) => r.error)).toEqual([
+      '(item): a "__proto__" key, which a parsed copy would drop',
+      'visitor: a "__proto__" key, which a parsed copy would drop',
+    ]);
+  });
+});
+
 describe('timestamps (spec 2: ISO 8601 UTC with milliseconds)', () => {
   it.each(['2026-01-01T00:00:00.000Z', '2024-02-29T12:30:45.999Z', '2026-12-31T23:59:59.999Z'])(
     'accepts %s',

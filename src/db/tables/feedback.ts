@@ -9,7 +9,8 @@ export interface FeedbackTable {
   question: string | null;
   session: string | null;
   comment: string | null;
-  rating: number | null;
+  /** bigint since migration 0009: the spec gives no range. */
+  rating: Int8 | null;
   rating_text: string | null;
   dt: Timestamp | null;
   url: string | null;

@@ -1,4 +1,5 @@
-import type { DefaultTimestamp, Json, Timestamp } from './common.js';
+import type { Generated } from 'kysely';
+import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 /** Spec 2.7; snapshotted every run. */
 export interface HeatmapsTable {
@@ -9,7 +10,8 @@ export interface HeatmapsTable {
   rule: string;
   start_time: Timestamp;
   end_time: Timestamp | null;
-  heatmap_limit: number;
+  /** bigint since migration 0009: the spec gives no range. */
+  heatmap_limit: Int8;
   created_at: Timestamp;
   updated_at: Timestamp;
   raw: Json;
@@ -17,4 +19,8 @@ export interface HeatmapsTable {
   last_seen_at: DefaultTimestamp;
   last_changed_at: DefaultTimestamp;
   removed_at: Timestamp | null;
+  /** First run of the current streak of absences; null while listed (migration 0008). */
+  missing_since: Timestamp | null;
+  /** Runs in a row that found the row absent; removed_at is set at 2. */
+  missing_runs: Generated<number>;
 }

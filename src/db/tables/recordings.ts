@@ -1,10 +1,11 @@
-import type { DefaultTimestamp, Json, Timestamp } from './common.js';
+import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 /** Spec 2.5. Key: (source_id, id). */
 export interface RecordingsTable {
   source_id: string;
   id: string;
-  duration: number;
+  /** bigint since migration 0009: the spec gives no range. */
+  duration: Int8;
   landing_page: string;
   referral: string;
   country: string;
