@@ -50,19 +50,52 @@ export class ApiError extends InsightsError {
   }
 }
 
-/** 401/403 from the source API: fail fast, the whole source is unusable until the key is fixed. */
+/**
+ * The source rejected the API key: a 401, or a 403 from every endpoint a run asked (a key that
+ * may read nothing). Fail fast: the whole source is unusable until the key is fixed.
+ */
 export class AuthError extends ApiError {
   override readonly exitCode = 3;
 
-  constructor(baseUrl: string, source: string, status: number) {
+  constructor(baseUrl: string, source: string, status: number, detail = '') {
     super(
-      `API key rejected by ${baseUrl} for source ${source} (HTTP ${status})`,
+      `API key rejected by ${baseUrl} for source ${source} (HTTP ${status}${detail})`,
       { source, status, url: baseUrl },
       {
         retryable: false,
       },
     );
   }
+}
+
+/**
+ * A 403 or 404 from one endpoint after the key was accepted: this key may not read that resource
+ * (or the server does not serve it). Not retried; that resource fails, the others of the source go on.
+ */
+export class EndpointRefusedError extends ApiError {
+  /** 403 or 404. */
+  readonly status: number;
+  /** The endpoint's name: `recordings`, `abtesting/detail`, ... */
+  readonly resource: string;
+
+  constructor(path: string, source: string, status: number, resource: string, context: ErrorContext) {
+    super(
+      `GET ${path} refused with HTTP ${status} for source ${source}: ${refusal(status, resource)}`,
+      context,
+      {
+        retryable: false,
+      },
+    );
+    this.status = status;
+    this.resource = resource;
+  }
+}
+
+function refusal(status: number, resource: string): string {
+  if (status === 403) return `this key may not read ${resource}; the other resources go on`;
+  // A detail path names one test: its 404 says that test is gone, not that the endpoint is.
+  if (resource.endsWith('/detail')) return 'the server knows no such test';
+  return `the server does not serve ${resource}; the other resources go on`;
 }
 
 /** Another run holds the warehouse lock. */

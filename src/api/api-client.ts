@@ -8,6 +8,7 @@ import type { TestKind } from '../schemas/test.js';
 import { abortableSleep, type Sleep } from './abort.js';
 import { getWithRetry, type RequestTarget, type RetryingTransport } from './request-with-retry.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-policy.js';
+import { baseUrlProblem } from './sanitize.js';
 
 export type { RetryOptions } from './retry-policy.js';
 
@@ -45,7 +46,7 @@ export interface WindowQuery {
 export interface ApiClient {
   /** Source name. */
   readonly source: string;
-  /** Base URL without a trailing slash. */
+  /** Base URL without a trailing slash (a placeholder when the URL is unusable: it is never quoted). */
   readonly baseUrl: string;
   listTests(kind: TestKind): Promise<unknown[]>;
   testResults(kind: TestKind, id: string): Promise<unknown[]>;
@@ -58,11 +59,14 @@ export interface ApiClient {
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
-  const baseUrl = options.source.baseUrl.replace(/\/+$/, '');
+  const problem = baseUrlProblem(options.source.baseUrl);
+  // A URL we refuse is never quoted: it may hold a password (user:password@host).
+  const baseUrl = problem === undefined ? options.source.baseUrl.replace(/\/+$/, '') : '[unusable base URL]';
   let requests = 0;
   const transport: RetryingTransport = {
     sourceName: options.source.name,
     baseUrl,
+    ...(problem === undefined ? {} : { baseUrlProblem: problem }),
     apiKey: options.source.apiKey,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     retry: resolveRetryOptions(options.retry),

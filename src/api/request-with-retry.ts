@@ -2,7 +2,7 @@
  * The attempt loop: send, judge the outcome with the retry policy, sleep, try again, and turn the
  * last failure into one typed error carrying the operator's context (never the key).
  */
-import { ApiError, AuthError, type ErrorContext } from '../errors.js';
+import { ApiError, AuthError, EndpointRefusedError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { RequestAbortedError, type Sleep, throwIfAborted } from './abort.js';
 import { type AttemptOutcome, getJsonArray } from './http-client.js';
@@ -28,6 +28,8 @@ export interface RetryingTransport {
   sourceName: string;
   /** Without a trailing slash. */
   baseUrl: string;
+  /** Why no request can be built on baseUrl (then nothing is sent, and baseUrl is never quoted). */
+  baseUrlProblem?: string;
   apiKey: string;
   timeoutMs: number;
   retry: RetryOptions;
@@ -53,9 +55,14 @@ export async function getWithRetry(target: RequestTarget, transport: RetryingTra
     resource: target.resource,
     ...(target.day === undefined ? {} : { day: target.day }),
     ...(status === undefined ? {} : { status }),
-    url,
+    ...(transport.baseUrlProblem === undefined ? { url } : {}),
   });
 
+  if (transport.baseUrlProblem !== undefined) {
+    // Permanent: the same URL fails the same way on every attempt, so none is made.
+    const problem = `the base URL of source ${transport.sourceName} ${transport.baseUrlProblem}`;
+    throw new ApiError(`${what} not sent: ${problem}`, context(), { retryable: false });
+  }
   if (!isValidHeaderValue(apiKey)) {
     const problem = 'the API key contains characters not allowed in a header';
     throw new ApiError(`${what} not sent: ${problem}`, context(), { retryable: false });
@@ -77,6 +84,14 @@ export async function getWithRetry(target: RequestTarget, transport: RetryingTra
     const status = outcome.kind === 'http' ? outcome.status : undefined;
     const verdict = classifyFailure(failureKind(outcome));
     if (verdict === 'auth') throw new AuthError(transport.baseUrl, transport.sourceName, status ?? 0);
+    if (verdict === 'refused')
+      throw new EndpointRefusedError(
+        target.path,
+        transport.sourceName,
+        status ?? 0,
+        target.resource,
+        context(status),
+      );
 
     // Foreign text inside it (fetch messages, body snippets) is already scrubbed of the key.
     const reason = describe(outcome);

@@ -41,13 +41,30 @@ export type FailureKind =
   /** A 2xx whose body is not a JSON array: possibly a transient proxy page. */
   | { kind: 'bad-body' };
 
-export type Verdict = 'retry' | 'auth' | 'fatal';
+/**
+ * retry: transient, worth another attempt. auth: the key is rejected (stop the source).
+ * refused: this endpoint is closed to this key or absent (stop this resource only).
+ * fatal: permanent for this request (asking again gets the same answer).
+ */
+export type Verdict = 'retry' | 'auth' | 'refused' | 'fatal';
+
+/**
+ * The table. Only a 401 says the key itself is wrong (spec 5 and 7 leave the codes open; a 403
+ * can be a key scoped to some resources, and a 404 an endpoint this server lacks). Other client
+ * errors (400, 405, 410, 422, a redirect we do not follow) are permanent; 408, 425, 429 and most
+ * 5xx are transient. 501, 505 and 511 say the server (or a captive proxy) will not serve this
+ * request at all, so they are permanent too.
+ */
+const PERMANENT_5XX = new Set([501, 505, 511]);
+const TRANSIENT_4XX = new Set([408, 425, 429]);
 
 export function classifyFailure(failure: FailureKind): Verdict {
   if (failure.kind !== 'http') return 'retry';
   const { status } = failure;
-  if (status === 401 || status === 403) return 'auth';
-  if (status === 429 || status >= 500) return 'retry';
+  if (status === 401) return 'auth';
+  if (status === 403 || status === 404) return 'refused';
+  if (TRANSIENT_4XX.has(status)) return 'retry';
+  if (status >= 500 && !PERMANENT_5XX.has(status)) return 'retry';
   return 'fatal';
 }
 

@@ -9,7 +9,36 @@ const REDACTED = '[redacted]';
 
 export function scrubSecret(text: string, secret: string): string {
   // An empty secret would match between every character.
-  return secret === '' ? text : text.split(secret).join(REDACTED);
+  const scrubbed = secret === '' ? text : text.split(secret).join(REDACTED);
+  return scrubUrlCredentials(scrubbed);
+}
+
+/**
+ * `scheme://user:password@host` -> `scheme://[redacted]@host` in any text: fetch quotes the URL
+ * it refuses ("Request cannot be constructed from a URL that includes credentials: ...").
+ */
+export function scrubUrlCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, `$1${REDACTED}@`);
+}
+
+/**
+ * What is wrong with a source's base URL, in words that never quote it (it may hold a password),
+ * or undefined when requests can be built on it. The config refuses the same URLs; this is the
+ * client's own guard for callers that bypass the config.
+ */
+export function baseUrlProblem(baseUrl: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'is not an http(s) URL';
+  if (url.username !== '' || url.password !== '')
+    return 'holds credentials (user:password@); the API key goes in the Authorization header';
+  if (url.search !== '' || url.hash !== '') return 'has a query string or a fragment';
+  if (/\/v1\/*$/i.test(url.pathname)) return 'ends in /v1, which the client adds to every path itself';
+  return undefined;
 }
 
 /** The first characters of a body, on one line, printable ASCII only, for "response is not JSON". */

@@ -1,4 +1,5 @@
 import { RunFailedError } from '../errors.js';
+import type { RunSummary } from '../sync/outcomes.js';
 import type { RunResult } from '../sync/run-sync.js';
 import { formatTable } from './format-table.js';
 
@@ -35,6 +36,12 @@ export function printRun(result: RunResult, out: NodeJS.WritableStream = process
       `possibly truncated days (responses stayed at the limit or the server cap; see "Truncated days" in the README): ${truncated.join('; ')}\n`,
     );
   }
+  const changes = snapshotChanges(result.summary);
+  if (changes.length > 0) {
+    out.write(
+      `snapshot changes (a row is removed only on evidence; suspicious rows were missing once and are kept; see "Snapshot" in the README): ${changes.join('; ')}\n`,
+    );
+  }
   out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
   if (result.status !== 'ok') {
     const fatal = [...result.windows, ...result.snapshots].some((o) => o.fatal);
@@ -43,4 +50,23 @@ export function printRun(result: RunResult, out: NodeJS.WritableStream = process
       fatal ? 3 : result.status === 'interrupted' ? 130 : 1,
     );
   }
+}
+
+/** `source/resource: 1 removed, 2 suspicious` for each snapshot resource whose rows changed state. */
+export function snapshotChanges(summary: RunSummary): string[] {
+  return Object.entries(summary).flatMap(([source, resources]) =>
+    Object.entries(resources).flatMap(([resource, s]) => {
+      if (!s) return [];
+      const counts = (
+        [
+          [s.removed, 'removed'],
+          [s.revived ?? 0, 'revived'],
+          [s.suspicious ?? 0, 'suspicious'],
+        ] as const
+      ).filter(([n]) => n > 0);
+      return counts.length === 0
+        ? []
+        : [`${source}/${resource}: ${counts.map(([n, label]) => `${n} ${label}`).join(', ')}`];
+    }),
+  );
 }

@@ -291,8 +291,9 @@ function readSources(
       expected:
         'the base URL of the API, e.g. https://api.example.com (or INSIGHTS_CONFIG for several sources)',
     });
-  } else if (!z.url({ protocol: /^https?$/ }).safeParse(baseUrl).success) {
-    problems.push({ variable: 'INSIGHTS_API_URL', expected: 'an http(s) URL' });
+  } else {
+    const expected = baseUrlExpected(baseUrl);
+    if (expected !== undefined) problems.push({ variable: 'INSIGHTS_API_URL', expected });
   }
   if (!apiKey) problems.push({ variable: 'INSIGHTS_API_KEY', expected: 'the API key of the source' });
   else if (!isHeaderValue(apiKey))
@@ -304,6 +305,24 @@ function readSources(
   );
   if (!baseUrl || !apiKey) return [];
   return [{ name, baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, ...webhook, ...pii }];
+}
+
+/**
+ * What a base URL must be, when it is not: an http(s) URL without credentials (a password in a
+ * URL ends up in logs and errors; the key goes in INSIGHTS_API_KEY), without a query or fragment
+ * (paths are appended to it), and without the `/v1` the client adds to every path itself (it
+ * would ask /v1/v1/... and get a bare 404). Never quotes the value: it may hold a password.
+ */
+function baseUrlExpected(value: string): string | undefined {
+  const example = 'e.g. https://api.example.com';
+  if (!z.url({ protocol: /^https?$/ }).safeParse(value).success) return `an http(s) URL, ${example}`;
+  const url = new URL(value);
+  if (url.username !== '' || url.password !== '')
+    return `a URL without credentials (user:password@ is refused; the API key goes in INSIGHTS_API_KEY or api_key_env), ${example}`;
+  if (url.search !== '' || url.hash !== '') return `a URL without a query string or fragment, ${example}`;
+  if (/\/v1\/*$/i.test(url.pathname))
+    return `the base URL without the trailing /v1 (the tool adds /v1/<endpoint> itself), ${example}`;
+  return undefined;
 }
 
 /**
@@ -411,6 +430,11 @@ function readSourcesFile(
     if (seen.has(source.name))
       problems.push({ variable: `${where}.name`, expected: 'a name no other source uses' });
     seen.add(source.name);
+    const urlExpected = baseUrlExpected(source.base_url);
+    if (urlExpected !== undefined) {
+      problems.push({ variable: `${where}.base_url`, expected: urlExpected });
+      return;
+    }
     const apiKey = source.api_key ?? (source.api_key_env ? env[source.api_key_env] : undefined);
     if (!apiKey) {
       problems.push({

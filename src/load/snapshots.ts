@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { Heatmap } from '../schemas/heatmap.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
@@ -8,8 +8,35 @@ import type { LoadTransaction } from './transaction.js';
 import { type UpsertCounts, type UpsertSpec, upsertRows } from './upsert.js';
 
 export interface SnapshotLoad extends UpsertCounts {
+  /** Rows marked removed_at now, on evidence. */
   removed: number;
+  /** Rows that had removed_at and are listed again. */
+  revived: number;
+  /** Rows the answer lacked, kept: one absence is not evidence (removed if the next run's answer lacks them too). */
+  suspicious: number;
   conflicts: number;
+}
+
+/**
+ * Snapshots remove only on evidence. A row the warehouse lists that an answer lacks (after the
+ * caller's one re-read) is not removed at once: a transient `200 []` or a partial answer looks
+ * exactly like a deletion. Its absence is counted instead (missing_since, missing_runs), and it
+ * is removed when
+ *  - a complete answer lacked it in MISSING_RUNS_TO_REMOVE runs in a row, or
+ *  - (a test) its detail endpoint answers 404: the service says it does not know the test.
+ * An answer with an unreadable item (in rejects) is not complete: that item may be any of the
+ * rows it lacks, so nothing is judged from it and the stored rows stay as they are.
+ */
+export const MISSING_RUNS_TO_REMOVE = 2;
+
+/** What one answer says about the rows the warehouse lists, beyond the items it holds. */
+export interface AbsenceEvidence {
+  /** Read whole, every item parsed: a listed row it lacks is absent. False: no row is judged. */
+  complete: boolean;
+  /** Keys with evidence of deletion (their test's detail answered 404): removed now. */
+  gone?: readonly string[];
+  /** Keys the answer lacks but other evidence shows present (their detail answered): kept, not counted. */
+  present?: readonly string[];
 }
 
 const TEST_TABLE = { abtesting: 'ab_tests', personalization: 'personalization_tests' } as const;
@@ -61,16 +88,15 @@ const resultSpec: UpsertSpec<'test_results'> = {
 };
 
 /**
- * Loads the list of A/B or personalization tests. When the list is complete (fetched and parsed
- * without loss), a test missing from it gets removed_at, and so do its results; one that comes
- * back is revived.
+ * Loads the list of A/B or personalization tests, with the absence rules above. A test removed
+ * takes its results with it; one listed again is revived (its results when its detail lists them).
  */
 export async function loadTests(
   trx: LoadTransaction,
   kind: TestKind,
   sourceId: string,
   tests: readonly Test[],
-  complete: boolean,
+  evidence: AbsenceEvidence,
 ): Promise<SnapshotLoad> {
   const { items, conflicts } = dedupeByKey(tests, (t) => t.id);
   const rows = items.map((t): CopyValue[] => [
@@ -84,30 +110,33 @@ export async function loadTests(
     JSON.stringify(t),
   ]);
   const counts = await upsertRows(trx, testSpecs[kind], rows);
+  const scope: Scope = { table: TEST_TABLE[kind], key: 'id', where: sql`source_id = ${sourceId}` };
   const ids = items.map((t) => t.id);
-  const table = TEST_TABLE[kind];
-  await touch(trx.db, table, sourceId, ids);
-  let removed = 0;
-  if (complete) {
-    const gone = await markRemoved(trx.db, table, sourceId, ids);
-    removed = gone.length;
-    if (gone.length > 0) {
-      await trx.db
-        .updateTable('test_results')
-        .set({ removed_at: sql<Date>`now()` })
-        .where('source_id', '=', sourceId)
-        .where('test_kind', '=', kind)
-        .where('test_id', 'in', gone)
-        .where('removed_at', 'is', null)
-        .execute();
-    }
-  }
-  return { ...counts, removed, conflicts };
+  const revived = await markSeen(trx.db, scope, ids);
+  const absence = await judgeAbsent(trx.db, scope, ids, evidence);
+  // A removed test takes its results with it; they count as removed rows too (as they count as
+  // revived rows when the test comes back and its detail lists them).
+  const results =
+    absence.removed.length === 0
+      ? []
+      : await trx.db
+          .updateTable('test_results')
+          .set({ removed_at: sql<Date>`now()` })
+          .where('source_id', '=', sourceId)
+          .where('test_kind', '=', kind)
+          .where('test_id', 'in', absence.removed)
+          .where('removed_at', 'is', null)
+          .returning('variant')
+          .execute();
+  const removed = absence.removed.length + results.length;
+  return { ...counts, removed, revived, suspicious: absence.suspicious, conflicts };
 }
 
 /**
  * Loads one test's per-variant results: the current values, and the day's row of the history
- * (one row per test, variant and UTC day, holding the day's last snapshot).
+ * (one row per test, variant and UTC day, holding the day's last snapshot). A variant the answer
+ * lacks follows the absence rules; a malformed one (the answer is then not complete) keeps its
+ * stored row as it was.
  */
 export async function loadTestResults(
   trx: LoadTransaction,
@@ -116,6 +145,7 @@ export async function loadTestResults(
   testId: string,
   results: readonly TestResult[],
   day: string,
+  evidence: AbsenceEvidence,
 ): Promise<SnapshotLoad> {
   const { items, conflicts } = dedupeByKey(results, (r) => r.variant);
   const rows = items.map((r): CopyValue[] => [
@@ -129,23 +159,13 @@ export async function loadTestResults(
   ]);
   const counts = await upsertRows(trx, resultSpec, rows);
   const variants = items.map((r) => r.variant);
-  const scope = trx.db
-    .updateTable('test_results')
-    .where('source_id', '=', sourceId)
-    .where('test_kind', '=', kind)
-    .where('test_id', '=', testId);
-  if (variants.length > 0) {
-    await scope
-      .set({ last_seen_at: sql<Date>`now()`, removed_at: null })
-      .where('variant', 'in', variants)
-      .execute();
-  }
-  const gone = await scope
-    .set({ removed_at: sql<Date>`now()` })
-    .where('removed_at', 'is', null)
-    .$if(variants.length > 0, (qb) => qb.where('variant', 'not in', variants))
-    .returning('variant')
-    .execute();
+  const scope: Scope = {
+    table: 'test_results',
+    key: 'variant',
+    where: sql`source_id = ${sourceId} and test_kind = ${kind} and test_id = ${testId}`,
+  };
+  const revived = await markSeen(trx.db, scope, variants);
+  const absence = await judgeAbsent(trx.db, scope, variants, evidence);
   if (items.length > 0) {
     await trx.db
       .insertInto('test_result_history')
@@ -177,15 +197,15 @@ export async function loadTestResults(
       )
       .execute();
   }
-  return { ...counts, removed: gone.length, conflicts };
+  return { ...counts, removed: absence.removed.length, revived, suspicious: absence.suspicious, conflicts };
 }
 
-/** Loads the heatmap list; removal and revival as for tests. */
+/** Loads the heatmap list; absence, removal and revival as for tests (heatmaps have no detail). */
 export async function loadHeatmaps(
   trx: LoadTransaction,
   sourceId: string,
   heatmaps: readonly Heatmap[],
-  complete: boolean,
+  evidence: AbsenceEvidence,
 ): Promise<SnapshotLoad> {
   const { items, conflicts } = dedupeByKey(heatmaps, (h) => h.id);
   const rows = items.map((h): CopyValue[] => [
@@ -202,44 +222,107 @@ export async function loadHeatmaps(
     JSON.stringify(h),
   ]);
   const counts = await upsertRows(trx, heatmapSpec, rows);
+  const scope: Scope = { table: 'heatmaps', key: 'id', where: sql`source_id = ${sourceId}` };
   const ids = items.map((h) => h.id);
-  await touch(trx.db, 'heatmaps', sourceId, ids);
-  const removed = complete ? (await markRemoved(trx.db, 'heatmaps', sourceId, ids)).length : 0;
-  return { ...counts, removed, conflicts };
+  const revived = await markSeen(trx.db, scope, ids);
+  const absence = await judgeAbsent(trx.db, scope, ids, evidence);
+  return { ...counts, removed: absence.removed.length, revived, suspicious: absence.suspicious, conflicts };
 }
 
-type SnapshotTable = 'ab_tests' | 'personalization_tests' | 'heatmaps';
-
-/** Snapshot rows seen this run: last seen now, and no longer removed. */
-async function touch(
+/** The ids of the tests or heatmaps a source's list holds and has not removed. */
+export async function listedIds(
   db: Kysely<Database>,
-  table: SnapshotTable,
   sourceId: string,
-  ids: string[],
-): Promise<void> {
-  if (ids.length === 0) return;
-  await db
-    .updateTable(table)
-    .set({ last_seen_at: sql<Date>`now()`, removed_at: null })
-    .where('source_id', '=', sourceId)
-    .where('id', 'in', ids)
-    .execute();
-}
-
-/** Rows a complete snapshot no longer lists get removed_at (they are kept, not deleted). */
-async function markRemoved(
-  db: Kysely<Database>,
-  table: SnapshotTable,
-  sourceId: string,
-  seen: string[],
-): Promise<string[]> {
+  list: SnapshotList,
+): Promise<Set<string>> {
+  const table = list === 'heatmaps' ? 'heatmaps' : TEST_TABLE[list];
   const rows = await db
-    .updateTable(table)
-    .set({ removed_at: sql<Date>`now()` })
+    .selectFrom(table)
+    .select('id')
     .where('source_id', '=', sourceId)
     .where('removed_at', 'is', null)
-    .$if(seen.length > 0, (qb) => qb.where('id', 'not in', seen))
-    .returning('id')
     .execute();
-  return rows.map((row) => row.id);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Per test of a kind: the variants its results hold and have not removed. */
+export async function listedVariants(
+  db: Kysely<Database>,
+  sourceId: string,
+  kind: TestKind,
+): Promise<Map<string, Set<string>>> {
+  const rows = await db
+    .selectFrom('test_results')
+    .select(['test_id', 'variant'])
+    .where('source_id', '=', sourceId)
+    .where('test_kind', '=', kind)
+    .where('removed_at', 'is', null)
+    .execute();
+  const byTest = new Map<string, Set<string>>();
+  for (const { test_id, variant } of rows) {
+    const variants = byTest.get(test_id) ?? new Set<string>();
+    variants.add(variant);
+    byTest.set(test_id, variants);
+  }
+  return byTest;
+}
+
+export type SnapshotList = TestKind | 'heatmaps';
+
+/** The rows one answer covers: a source's list, or one test's variants. */
+interface Scope {
+  table: 'ab_tests' | 'personalization_tests' | 'heatmaps' | 'test_results';
+  key: 'id' | 'variant';
+  where: RawBuilder<unknown>;
+}
+
+/** Rows in the answer: seen now, their absence streak over, revived if removed. Returns the revived count. */
+async function markSeen(db: Kysely<Database>, scope: Scope, keys: readonly string[]): Promise<number> {
+  if (keys.length === 0) return 0;
+  const key = sql.ref(scope.key);
+  const revived = await sql<{ key: string }>`
+    update ${sql.table(scope.table)} set removed_at = null
+     where ${scope.where} and ${key} = any(${[...keys]}::text[]) and removed_at is not null
+     returning ${key} as key`.execute(db);
+  await sql`
+    update ${sql.table(scope.table)} set last_seen_at = now(), missing_since = null, missing_runs = 0
+     where ${scope.where} and ${key} = any(${[...keys]}::text[])`.execute(db);
+  return revived.rows.length;
+}
+
+/**
+ * Listed rows the answer lacks. Evidence (gone) removes at once; otherwise a complete answer
+ * adds one to the row's absence streak, and the streak's MISSING_RUNS_TO_REMOVE-th run removes it.
+ * Rows still kept are counted as suspicious.
+ */
+async function judgeAbsent(
+  db: Kysely<Database>,
+  scope: Scope,
+  seen: readonly string[],
+  evidence: AbsenceEvidence,
+): Promise<{ removed: string[]; suspicious: number }> {
+  const key = sql.ref(scope.key);
+  const seenSet = new Set(seen);
+  const gone = (evidence.gone ?? []).filter((k) => !seenSet.has(k));
+  const removed: string[] = [];
+  if (gone.length > 0) {
+    const rows = await sql<{ key: string }>`
+      update ${sql.table(scope.table)}
+         set removed_at = now(), missing_since = coalesce(missing_since, now()), missing_runs = missing_runs + 1
+       where ${scope.where} and ${key} = any(${gone}::text[]) and removed_at is null
+       returning ${key} as key`.execute(db);
+    removed.push(...rows.rows.map((r) => r.key));
+  }
+  if (!evidence.complete) return { removed, suspicious: 0 };
+  const notAbsent = [...seen, ...gone, ...(evidence.present ?? [])];
+  const counted = await sql<{ key: string; removed: boolean }>`
+    update ${sql.table(scope.table)}
+       set missing_runs = missing_runs + 1,
+           missing_since = coalesce(missing_since, now()),
+           removed_at = case when missing_runs + 1 >= ${MISSING_RUNS_TO_REMOVE} then now() end
+     where ${scope.where} and removed_at is null and not (${key} = any(${notAbsent}::text[]))
+     returning ${key} as key, removed_at is not null as removed`.execute(db);
+  for (const row of counted.rows) if (row.removed) removed.push(row.key);
+  const present = (evidence.present ?? []).filter((k) => !seenSet.has(k));
+  return { removed, suspicious: counted.rows.filter((r) => !r.removed).length + present.length };
 }

@@ -1,20 +1,30 @@
+import type { z } from 'zod';
 import { RequestAbortedError } from '../api/abort.js';
-import { AuthError, errorMessage } from '../errors.js';
+import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import type { DayString } from '../extract/days.js';
-import { validateItems } from '../extract/validate.js';
+import { type Validated, validateItems } from '../extract/validate.js';
 import { loadRejects } from '../load/rejects.js';
-import { loadHeatmaps, loadTestResults, loadTests, type SnapshotLoad } from '../load/snapshots.js';
+import {
+  listedIds,
+  listedVariants,
+  loadHeatmaps,
+  loadTestResults,
+  loadTests,
+  type SnapshotLoad,
+} from '../load/snapshots.js';
 import { ensureSource } from '../load/sources.js';
 import { inTransaction } from '../load/transaction.js';
+import type { Logger } from '../log/logger.js';
 import { heatmapSchema } from '../schemas/heatmap.js';
 import { type TestKind, type TestResult, testResultSchema, testSchema } from '../schemas/test.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
 
 /**
- * Snapshots one kind of test: the list, then every listed test's per-variant results, loaded
- * in one transaction. A list with invalid items is not complete (an unreadable item's id is
- * unknown), so nothing is marked removed from it.
+ * Snapshots one kind of test: the list, then every listed test's per-variant results, loaded in
+ * one transaction. Nothing is removed because one answer lacked it (see src/load/snapshots.ts):
+ * an answer lacking listed rows is read once more; a test the list still lacks is asked for by
+ * its detail (a 404 is evidence it is gone); the rest of the absences are counted and kept.
  */
 export async function snapshotTests(
   ctx: SyncContext,
@@ -23,50 +33,71 @@ export async function snapshotTests(
   today: DayString,
 ): Promise<SnapshotOutcome> {
   const base = { source: source.name, resource: kind } as const;
+  const log = ctx.logger.child({ source: source.name, resource: kind });
   try {
-    const list = validateItems(testSchema, await source.client.listTests(kind));
+    const list = await readWhole(
+      () => source.client.listTests(kind),
+      testSchema,
+      (t) => t.id,
+      await listedIds(ctx.db, source.name, kind),
+      log,
+    );
+    // Tests a complete list lacks, twice: does the service still know them?
+    const probes = await Promise.all(
+      (list.complete ? list.lacking : []).map(async (id) => ({
+        id,
+        found: await probeTest(source, kind, id),
+      })),
+    );
+    const stored = await listedVariants(ctx.db, source.name, kind);
     const details = await Promise.all(
-      list.valid.map(async (test) => {
+      list.valid.map(async (test): Promise<Answer<TestResult> & { id: string; error?: unknown }> => {
         try {
-          return {
-            id: test.id,
-            ...validateItems(testResultSchema, await source.client.testResults(kind, test.id)),
-          };
+          const read = () => source.client.testResults(kind, test.id);
+          const answer = await readWhole(read, testResultSchema, (r) => r.variant, stored.get(test.id), log);
+          return { id: test.id, ...answer };
         } catch (error) {
           // A rejected key fails the source; a shutdown skips the whole snapshot.
           if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
-          return { id: test.id, valid: [] as TestResult[], rejected: [], error: errorMessage(error) };
+          return { id: test.id, ...unread<TestResult>(), error };
         }
       }),
     );
-    const failedDetails = details.flatMap((d) => ('error' in d ? [`${d.id}: ${d.error}`] : []));
     const totals = await inTransaction(ctx.pool, async (trx) => {
       await ensureSource(trx, source.name, source.baseUrl);
       const rejectContext = { sourceId: source.name, resource: kind, day: null, runId: ctx.runId };
       await loadRejects(trx, rejectContext, list.rejected);
       const loads: SnapshotLoad[] = [
-        await loadTests(trx, kind, source.name, list.valid, list.rejected.length === 0),
+        await loadTests(trx, kind, source.name, list.valid, {
+          complete: list.complete,
+          gone: probes.filter((p) => p.found === 'gone').map((p) => p.id),
+          present: probes.filter((p) => p.found === 'present').map((p) => p.id),
+        }),
       ];
       for (const detail of details) {
-        if ('error' in detail) continue;
+        if (detail.error !== undefined) continue;
         await loadRejects(trx, { ...rejectContext, resource: `${kind}/detail` }, detail.rejected);
-        loads.push(await loadTestResults(trx, kind, source.name, detail.id, detail.valid, today));
+        loads.push(
+          await loadTestResults(trx, kind, source.name, detail.id, detail.valid, today, {
+            complete: detail.complete,
+          }),
+        );
       }
       return sum(loads);
     });
-    const rejected = list.rejected.length + details.reduce((n, d) => n + d.rejected.length, 0);
-    const fetched =
-      list.valid.length +
-      list.rejected.length +
-      details.reduce((n, d) => n + d.valid.length + d.rejected.length, 0);
     const outcome: SnapshotOutcome = {
       ...base,
-      status: failedDetails.length > 0 ? 'failed' : 'done',
+      status: 'done',
       ...totals,
-      fetched,
-      rejected,
+      fetched: list.fetched + details.reduce((n, d) => n + d.fetched, 0),
+      rejected: list.rejected.length + details.reduce((n, d) => n + d.rejected.length, 0),
     };
-    if (failedDetails.length > 0) outcome.error = `results not fetched for ${failedDetails.join('; ')}`;
+    const error = detailsError(details, log);
+    if (error !== undefined) {
+      outcome.status = 'failed';
+      outcome.error = error;
+    }
+    reportAbsences(log, `${kind} of source ${source.name}`, totals);
     return outcome;
   } catch (error) {
     return failed(base, error, ctx.signal);
@@ -75,27 +106,141 @@ export async function snapshotTests(
 
 export async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): Promise<SnapshotOutcome> {
   const base = { source: source.name, resource: 'heatmaps' } as const;
+  const log = ctx.logger.child({ source: source.name, resource: 'heatmaps' });
   try {
-    const { valid, rejected } = validateItems(heatmapSchema, await source.client.heatmaps());
+    const answer = await readWhole(
+      () => source.client.heatmaps(),
+      heatmapSchema,
+      (h) => h.id,
+      await listedIds(ctx.db, source.name, 'heatmaps'),
+      log,
+    );
     const load = await inTransaction(ctx.pool, async (trx) => {
       await ensureSource(trx, source.name, source.baseUrl);
       await loadRejects(
         trx,
         { sourceId: source.name, resource: 'heatmaps', day: null, runId: ctx.runId },
-        rejected,
+        answer.rejected,
       );
-      return loadHeatmaps(trx, source.name, valid, rejected.length === 0);
+      return loadHeatmaps(trx, source.name, answer.valid, { complete: answer.complete });
     });
-    return {
-      ...base,
-      status: 'done',
-      ...load,
-      fetched: valid.length + rejected.length,
-      rejected: rejected.length,
-    };
+    reportAbsences(log, `heatmaps of source ${source.name}`, load);
+    return { ...base, status: 'done', ...load, fetched: answer.fetched, rejected: answer.rejected.length };
   } catch (error) {
     return failed(base, error, ctx.signal);
   }
+}
+
+/** One snapshot answer, as far as removals care. */
+interface Answer<T> extends Validated<T> {
+  /** Every item parsed, and (if it had to be) read again: a listed row it lacks is absent. */
+  complete: boolean;
+  /** Keys the warehouse lists that the answer lacks. */
+  lacking: string[];
+  /** Items received over both reads. */
+  fetched: number;
+}
+
+/**
+ * Reads a whole list (or one test's detail). An answer that lacks rows the warehouse lists may be
+ * a transient `200 []` or a partial one, so it is read once more and the two are merged: a row
+ * either read holds exists. An answer with an unreadable item is not complete (that item may be
+ * any of the rows it lacks), and neither is one whose second read failed.
+ */
+async function readWhole<S extends z.ZodType>(
+  read: () => Promise<unknown[]>,
+  schema: S,
+  keyOf: (item: z.output<S>) => string,
+  listed: ReadonlySet<string> | undefined,
+  log: Logger,
+): Promise<Answer<z.output<S>>> {
+  const first = await read();
+  const answer = validateItems(schema, first);
+  const lackingFrom = (items: readonly z.output<S>[]) => {
+    const keys = new Set(items.map(keyOf));
+    return [...(listed ?? [])].filter((key) => !keys.has(key));
+  };
+  const lacking = lackingFrom(answer.valid);
+  if (answer.rejected.length > 0 || lacking.length === 0)
+    return { ...answer, complete: answer.rejected.length === 0, lacking, fetched: first.length };
+
+  let second: unknown[];
+  try {
+    second = await read();
+  } catch (error) {
+    if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
+    log.warn({ err: errorMessage(error) }, 'could not read the snapshot again: its absences are not judged');
+    return { ...answer, complete: false, lacking, fetched: first.length };
+  }
+  const again = validateItems(schema, second);
+  const merged = new Map(answer.valid.map((item) => [keyOf(item), item]));
+  for (const item of again.valid) merged.set(keyOf(item), item);
+  const valid = [...merged.values()];
+  return {
+    valid,
+    rejected: again.rejected,
+    complete: again.rejected.length === 0,
+    lacking: lackingFrom(valid),
+    fetched: first.length + second.length,
+  };
+}
+
+function unread<T>(): Answer<T> {
+  return { valid: [], rejected: [], complete: false, lacking: [], fetched: 0 };
+}
+
+/**
+ * Whether the service still knows a test its list lacks: a 404 from its detail says it does not
+ * (evidence: removed now); results say it does (the list was partial: kept). Anything else
+ * proves nothing either way, and the absence counts as such.
+ */
+async function probeTest(
+  source: SourceHandle,
+  kind: TestKind,
+  id: string,
+): Promise<'gone' | 'present' | 'unknown'> {
+  try {
+    return (await source.client.testResults(kind, id)).length > 0 ? 'present' : 'unknown';
+  } catch (error) {
+    if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
+    return error instanceof EndpointRefusedError && error.status === 404 ? 'gone' : 'unknown';
+  }
+}
+
+/**
+ * One line for the details that could not be read. Refusals (403, or 404 from every test) are
+ * one cause said once, not once per test.
+ */
+function detailsError(details: readonly { id: string; error?: unknown }[], log: Logger): string | undefined {
+  const failed = details.filter((d) => d.error !== undefined);
+  const first = failed[0];
+  if (first === undefined) return undefined;
+  const status = first.error instanceof EndpointRefusedError ? first.error.status : undefined;
+  const sameRefusal = failed.every(
+    (d) => d.error instanceof EndpointRefusedError && d.error.status === status,
+  );
+  if (status !== undefined && sameRefusal) {
+    const more = failed.length - 1;
+    const line = `${errorMessage(first.error)}${more > 0 ? ` (and ${more} more test(s))` : ''}`;
+    log.warn(line);
+    return line;
+  }
+  return `results not fetched for ${failed.map((d) => `${d.id}: ${errorMessage(d.error)}`).join('; ')}`;
+}
+
+function reportAbsences(log: Logger, what: string, load: SnapshotLoad): void {
+  if (load.suspicious > 0)
+    log.warn(
+      { suspicious: load.suspicious },
+      `snapshot suspicious: ${load.suspicious} row(s) of ${what} missing from the answer, also when read again; kept, not removed (removed only if still missing on the next run, or when their test's detail answers 404)`,
+    );
+  if (load.removed > 0)
+    log.info(
+      { removed: load.removed },
+      `${load.removed} row(s) of ${what} marked removed: missing on two runs in a row, or their test's detail answered 404`,
+    );
+  if (load.revived > 0)
+    log.info({ revived: load.revived }, `${load.revived} removed row(s) of ${what} listed again`);
 }
 
 function failed(
@@ -108,6 +253,8 @@ function failed(
   const outcome = unwrittenSnapshot(base.source, base.resource, skipped ? 'skipped' : 'failed');
   if (!skipped) outcome.error = errorMessage(error);
   if (error instanceof AuthError) outcome.fatal = true;
+  // The run says it once and stops asking this resource; the source's others go on.
+  if (error instanceof EndpointRefusedError) outcome.refused = error.status;
   return outcome;
 }
 
@@ -118,8 +265,10 @@ function sum(loads: readonly SnapshotLoad[]): SnapshotLoad {
       updated: acc.updated + l.updated,
       unchanged: acc.unchanged + l.unchanged,
       removed: acc.removed + l.removed,
+      revived: acc.revived + l.revived,
+      suspicious: acc.suspicious + l.suspicious,
       conflicts: acc.conflicts + l.conflicts,
     }),
-    { inserted: 0, updated: 0, unchanged: 0, removed: 0, conflicts: 0 },
+    { inserted: 0, updated: 0, unchanged: 0, removed: 0, revived: 0, suspicious: 0, conflicts: 0 },
   );
 }

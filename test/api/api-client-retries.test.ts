@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClientOptions, createApiClient } from '../../src/api/api-client.js';
 import { NetworkError } from '../../src/api/sanitize.js';
-import { ApiError, AuthError } from '../../src/errors.js';
+import { ApiError, AuthError, EndpointRefusedError } from '../../src/errors.js';
 import {
   captureLogger,
   closedPortUrl,
@@ -200,22 +200,54 @@ describe('network failures', () => {
 });
 
 describe('failures that are never retried', () => {
-  it.each([401, 403])('HTTP %i is an AuthError after exactly one request', async (code) => {
-    server.script(status(code), json([]));
+  it('HTTP 401 is an AuthError after exactly one request', async () => {
+    server.script(status(401), json([]));
     const api = client();
 
     const error = await rejectionOf(api.listTests('abtesting'));
 
     expect(error).toBeInstanceOf(AuthError);
     expect((error as AuthError).message).toBe(
-      `API key rejected by ${server.baseUrl} for source shop (HTTP ${code})`,
+      `API key rejected by ${server.baseUrl} for source shop (HTTP 401)`,
     );
     expect((error as AuthError).retryable).toBe(false);
     expect(server.requests).toHaveLength(1);
     expect(sleeper.delays).toEqual([]);
   });
 
-  it.each([400, 404, 422])('HTTP %i is a non-retryable ApiError after one request', async (code) => {
+  it.each([
+    [403, 'recordings', 'this key may not read recordings; the other resources go on'],
+    [404, 'recordings', 'the server does not serve recordings; the other resources go on'],
+  ] as const)(
+    'HTTP %i on one endpoint refuses that resource only, after one request',
+    async (code, resource, why) => {
+      server.script(status(code), json([]));
+      const api = client();
+
+      const error = await rejectionOf(api.window(resource, QUERY, { day: '2024-05-01' }));
+
+      expect(error).toBeInstanceOf(EndpointRefusedError);
+      expect(error).not.toBeInstanceOf(AuthError);
+      expect((error as EndpointRefusedError).message).toBe(
+        `GET /v1/${resource} refused with HTTP ${code} for source shop: ${why}`,
+      );
+      expect(error).toMatchObject({ status: code, resource, retryable: false });
+      expect((error as ApiError).context).toMatchObject({ status: code, resource, day: '2024-05-01' });
+      expect(server.requests).toHaveLength(1);
+      expect(sleeper.delays).toEqual([]);
+    },
+  );
+
+  it("a detail's 404 says the service knows no such test", async () => {
+    server.script(status(404));
+    const error = await rejectionOf(client().testResults('abtesting', 'gone'));
+    expect(error).toBeInstanceOf(EndpointRefusedError);
+    expect((error as ApiError).message).toBe(
+      'GET /v1/abtesting/detail/gone refused with HTTP 404 for source shop: the server knows no such test',
+    );
+  });
+
+  it.each([400, 405, 410, 422, 501])('HTTP %i is a permanent ApiError after one request', async (code) => {
     server.script(status(code), json([]));
     const api = client();
 
@@ -223,11 +255,54 @@ describe('failures that are never retried', () => {
 
     expect(error).toBeInstanceOf(ApiError);
     expect(error).not.toBeInstanceOf(AuthError);
+    expect(error).not.toBeInstanceOf(EndpointRefusedError);
     expect((error as ApiError).retryable).toBe(false);
     expect((error as ApiError).message).toBe(`GET /v1/abtesting/detail/gone failed: HTTP ${code}`);
     expect((error as ApiError).context).toMatchObject({ status: code, resource: 'abtesting/detail' });
     expect(api.requestCount()).toBe(1);
   });
+
+  it.each([408, 425])('HTTP %i is transient: retried', async (code) => {
+    server.script(status(code), json([1]));
+    const api = client();
+    await expect(api.heatmaps()).resolves.toEqual([1]);
+    expect(api.requestCount()).toBe(2);
+  });
+
+  it.each([
+    [
+      'credentials',
+      'http://user:secret@127.0.0.1:9',
+      'holds credentials (user:password@); the API key goes in the Authorization header',
+    ],
+    ['a trailing /v1', 'http://127.0.0.1:9/v1', 'ends in /v1, which the client adds to every path itself'],
+    ['not a URL', 'not a url', 'is not a valid URL'],
+    ['a query string', 'http://127.0.0.1:9/?a=1', 'has a query string or a fragment'],
+  ])(
+    'a base URL with %s is refused before any request, never retried, never quoted',
+    async (_name, baseUrl, problem) => {
+      const fetched: string[] = [];
+      const api = createApiClient({
+        source: { name: 'shop', baseUrl, apiKey: 'key' },
+        sleep: sleeper.sleep,
+        fetch: async (input) => {
+          fetched.push(String(input));
+          return new Response('[]');
+        },
+      });
+      const error = await rejectionOf(api.heatmaps());
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).retryable).toBe(false);
+      expect((error as ApiError).message).toBe(
+        `GET /v1/heatmaps not sent: the base URL of source shop ${problem}`,
+      );
+      expect((error as ApiError).context.url).toBeUndefined();
+      expect(api.baseUrl).toBe('[unusable base URL]');
+      expect(fetched).toEqual([]);
+      expect(api.requestCount()).toBe(0);
+      expect(sleeper.delays).toEqual([]);
+    },
+  );
 
   it('does not follow a redirect (the key would go with it)', async () => {
     server.script(status(302, { location: 'http://example.invalid/steal' }));
@@ -238,10 +313,10 @@ describe('failures that are never retried', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('a 404 after a retry says which attempt', async () => {
-    server.script(status(503), status(404));
+  it('a permanent error after a retry says which attempt', async () => {
+    server.script(status(503), status(410));
     const error = await rejectionOf(client().heatmaps());
-    expect((error as ApiError).message).toBe('GET /v1/heatmaps failed on attempt 2: HTTP 404');
+    expect((error as ApiError).message).toBe('GET /v1/heatmaps failed on attempt 2: HTTP 410');
   });
 });
 

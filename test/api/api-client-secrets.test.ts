@@ -110,4 +110,41 @@ describe(`the key (${CANARY}) never leaks`, () => {
     expect(said).not.toContain(CANARY);
     expect(api.requestCount()).toBe(0);
   });
+
+  it('a base URL holding a password is refused before any request, and never quoted', async () => {
+    const password = 'CANARY-URL-PASSWORD';
+    const withPassword = server.baseUrl.replace('http://', `http://CANARY-URL-USER:${password}@`);
+    const { lines, logger } = captureLogger();
+    const api = createApiClient({
+      source: { name: 'shop', baseUrl: withPassword, apiKey: CANARY },
+      sleep: recordingSleep().sleep,
+      retry: { maxAttempts: 5 },
+      logger,
+    });
+    const error = await rejectionOf(
+      api.window('feedback', { startdate: '2024-05-01', enddate: '2024-05-02', limit: 10 }),
+    );
+    const said = everythingSaidBy(error);
+    expect(said).toContain('holds credentials');
+    for (const secret of [password, CANARY, 'CANARY-URL-USER']) {
+      expect(said).not.toContain(secret);
+      expect(lines.join('')).not.toContain(secret);
+      expect(api.baseUrl).not.toContain(secret);
+    }
+    expect(api.requestCount()).toBe(0);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('a fetch error quoting a URL with credentials is scrubbed of them', async () => {
+    const password = 'CANARY-URL-PASSWORD';
+    const quotingFetch: typeof globalThis.fetch = async () => {
+      throw new TypeError(
+        `Request cannot be constructed from a URL that includes credentials: http://u:${password}@h/v1/feedback`,
+      );
+    };
+    const { said, logs } = await failWith({ fetch: quotingFetch });
+    expect(said).toContain('http://[redacted]@h/v1/feedback');
+    expect(said).not.toContain(password);
+    expect(logs).not.toContain(password);
+  });
 });

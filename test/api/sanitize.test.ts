@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { bodySnippet, NetworkError, scrubSecret, toNetworkError } from '../../src/api/sanitize.js';
+import {
+  baseUrlProblem,
+  bodySnippet,
+  NetworkError,
+  scrubSecret,
+  scrubUrlCredentials,
+  toNetworkError,
+} from '../../src/api/sanitize.js';
 
 describe('scrubSecret', () => {
   it('replaces every occurrence of the secret', () => {
@@ -43,5 +50,38 @@ describe('toNetworkError', () => {
 
   it('copes with a thrown non-error', () => {
     expect(toNetworkError('boom', 'secret').message).toBe('unknown network failure');
+  });
+});
+
+describe('scrubUrlCredentials', () => {
+  it('hides user and password of any URL in a text, and nothing else', () => {
+    expect(
+      scrubUrlCredentials(
+        'cannot use http://u:p4ss@host/v1/x nor https://only-user@h:8080/ nor http://plain/',
+      ),
+    ).toBe('cannot use http://[redacted]@host/v1/x nor https://[redacted]@h:8080/ nor http://plain/');
+  });
+
+  it('is part of scrubSecret, whatever the secret', () => {
+    expect(scrubSecret('at http://u:p@h/', '')).toBe('at http://[redacted]@h/');
+  });
+});
+
+describe('baseUrlProblem', () => {
+  it.each([
+    ['http://127.0.0.1:4010', undefined],
+    ['https://api.example.com/', undefined],
+    ['https://gw.example.com/insights', undefined],
+    [
+      'https://u:p@api.example.com',
+      'holds credentials (user:password@); the API key goes in the Authorization header',
+    ],
+    ['https://api.example.com/v1', 'ends in /v1, which the client adds to every path itself'],
+    ['https://api.example.com/V1/', 'ends in /v1, which the client adds to every path itself'],
+    ['https://api.example.com/?x=1', 'has a query string or a fragment'],
+    ['ftp://api.example.com', 'is not an http(s) URL'],
+    ['api.example.com', 'is not a valid URL'],
+  ])('%s -> %s', (url, problem) => {
+    expect(baseUrlProblem(url)).toBe(problem);
   });
 });

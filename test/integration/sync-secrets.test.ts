@@ -55,4 +55,29 @@ describe('the API key', () => {
     expect(text.length).toBeGreaterThan(1000);
     expect(text).not.toContain(CANARY);
   });
+
+  it('never reaches the database from a base URL holding credentials, nor from refused endpoints', async () => {
+    const password = 'CANARY-url-password-9c1e';
+    const now = new Date('2026-03-06T05:00:00.000Z');
+    // The config refuses such a URL (test/unit/config.test.ts); a caller that bypasses it must not leak it either.
+    const withPassword = sim.url.replace('http://', `http://CANARY-url-user:${password}@`);
+    const refusedEverywhere = await runAgainst(t, sim, {
+      now,
+      sources: [{ name: 'credentials', baseUrl: withPassword, apiKey: CANARY }],
+    });
+    expect(refusedEverywhere.status).toBe('failed');
+    expect(refusedEverywhere.error).toContain('holds credentials');
+    expect(refusedEverywhere.error).not.toContain(password);
+    sim.setOptions({ forbidden: ['recordings', 'abtesting/detail'], missing: ['heatmaps'] });
+    try {
+      const refused = await runAgainst(t, sim, { now, sources: [simulatorSource(sim, 'scoped', CANARY)] });
+      expect(refused.status).toBe('partial');
+    } finally {
+      sim.setOptions({ forbidden: [], missing: [] });
+    }
+    const text = await everyRowAsText(t);
+    for (const secret of [CANARY, password, 'CANARY-url-user']) expect(text).not.toContain(secret);
+    const sources = await t.db.selectFrom('sources').select(['source_id', 'base_url']).execute();
+    expect(sources.find((s) => s.source_id === 'credentials')?.base_url).toBe('[unusable base URL]');
+  });
 });

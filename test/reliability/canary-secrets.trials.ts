@@ -20,7 +20,10 @@ const API_KEY = 'CANARY-api-key-3f9a7c';
 const TOKEN = 'CANARY-webhook-token-0123456789abcdef';
 const PII_KEY = 'CANARY-pii-key-0123456789abcdef0123456789';
 const DB_PASSWORD = 'CANARY-db-password';
-const CANARIES = [API_KEY, TOKEN, PII_KEY, DB_PASSWORD, 'CANARY'];
+/** A password (and user) in the API's base URL: refused at config time, never quoted. */
+const URL_PASSWORD = 'CANARY-url-password';
+const URL_USER = 'CANARY-url-user';
+const CANARIES = [API_KEY, TOKEN, PII_KEY, DB_PASSWORD, URL_PASSWORD, URL_USER, 'CANARY'];
 const LOG_DIR = 'test-output/reliability/canary-logs';
 
 const TODAY = todayUtc(new Date());
@@ -131,6 +134,43 @@ describe('canary secrets through every error path', () => {
     expect(
       record('invalid key', await runCli(['sync'], { ...env, INSIGHTS_API_KEY: `${API_KEY}\n` })).code,
     ).toBe(2);
+    // Credentials in the API's base URL, from the environment and from a config file: refused.
+    const withCredentials = sim.url.replace('http://', `http://${URL_USER}:${URL_PASSWORD}@`);
+    expect(
+      record(
+        'credentials in INSIGHTS_API_URL',
+        await runCli(['sync'], { ...env, INSIGHTS_API_URL: withCredentials }),
+      ).code,
+    ).toBe(2);
+    const configFile = `${LOG_DIR}/sources-with-credentials.json`;
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        sources: [{ name: 'main', base_url: withCredentials, api_key_env: 'INSIGHTS_API_KEY' }],
+      }),
+    );
+    const fileEnv: Record<string, string> = { ...env, INSIGHTS_CONFIG: configFile };
+    for (const variable of ['INSIGHTS_API_URL', 'INSIGHTS_WEBHOOK_TOKEN', 'INSIGHTS_PII'])
+      delete fileEnv[variable];
+    expect(record('credentials in a config file base_url', await runCli(['sync'], fileEnv)).code).toBe(2);
+    // Endpoints refusing the key (403, 404): one resource each, then every endpoint (a rejected key).
+    sim.setOptions({ forbidden: ['recordings', 'abtesting/detail'], missing: ['heatmaps'] });
+    expect(record('sync with refused endpoints', await runCli(['sync'], env)).code).toBe(1);
+    sim.setOptions({
+      forbidden: [
+        'abtesting',
+        'abtesting/detail',
+        'personalization',
+        'personalization/detail',
+        'feedback',
+        'survey',
+        'recordings',
+        'heatmaps',
+      ],
+      missing: [],
+    });
+    expect(record('sync with every endpoint forbidden', await runCli(['sync'], env)).code).toBe(3);
+    sim.setOptions({ forbidden: [] });
     // A run stopped by SIGTERM.
     const stopped = startCli(['backfill', '--from', FROM, '--to', TO], env);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
@@ -166,7 +206,7 @@ describe('canary secrets through every error path', () => {
     record('status', await runCli(['status', '--json'], env));
     record('forget', await runCli(['forget', '--visitor', 'v-1'], env));
     record('migrate', await runCli(['migrate'], env));
-    expect(ran).toHaveLength(14);
+    expect(ran).toHaveLength(18);
   }, 240_000);
 
   it('no canary in any stdout, stderr or log file, nor in any row of any table', async () => {

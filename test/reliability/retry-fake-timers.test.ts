@@ -187,7 +187,7 @@ describe('the retry policy, on fake timers', () => {
           expect(calls).toHaveLength(stopsAt);
           const last = script[stopsAt - 1];
           if (stopsAt === script.length + 1) expect(value).toEqual([{ id: 'h1' }]);
-          else if (last?.kind === 'never-retried' && last.status !== 404)
+          else if (last?.kind === 'never-retried' && last.status === 401)
             expect(error).toBeInstanceOf(AuthError);
           else expect(error).toBeInstanceOf(ApiError);
 

@@ -336,3 +336,51 @@ describe('loadConfig sources from INSIGHTS_CONFIG', () => {
     expect(variables).toContain('INSIGHTS_CONFIG sources[0].base_url');
   });
 });
+
+describe('the base URL: what cannot work is refused at config time, never quoted', () => {
+  it.each([
+    ['credentials', 'http://user:CANARY-VALUE-password@api.example.com', 'without credentials'],
+    ['a user name alone', 'https://CANARY-VALUE-user@api.example.com', 'without credentials'],
+    ['a trailing /v1', 'https://api.example.com/v1', 'without the trailing /v1'],
+    ['a trailing /v1/', 'https://api.example.com/v1/', 'without the trailing /v1'],
+    ['a query string', 'https://api.example.com/?token=CANARY-VALUE', 'without a query string'],
+    ['not a URL', 'CANARY-VALUE', 'an http(s) URL'],
+  ])('refuses INSIGHTS_API_URL with %s', (_name, value, expected) => {
+    const error = configError(() => load({ ...SOURCE_ENV, INSIGHTS_API_URL: value }));
+    expect(error.problems).toEqual([
+      { variable: 'INSIGHTS_API_URL', expected: expect.stringContaining(expected) },
+    ]);
+    expect(error.message).toContain('INSIGHTS_API_URL');
+    expect(error.message).not.toContain('CANARY');
+    expect(error.exitCode).toBe(2);
+  });
+
+  it('refuses credentials and /v1 in a file base_url too, naming the source', () => {
+    const error = configError(() =>
+      load(
+        { INSIGHTS_CONFIG: '/etc/insights.json' },
+        {
+          readFile: () =>
+            JSON.stringify({
+              sources: [
+                { name: 'a', base_url: 'https://u:CANARY-VALUE@a.example.com', api_key: 'k' },
+                { name: 'b', base_url: 'https://b.example.com/api/v1', api_key: 'k' },
+                { name: 'c', base_url: 'https://c.example.com/api/', api_key: 'k' },
+              ],
+            }),
+        },
+      ),
+    );
+    expect(error.problems.map((p) => p.variable)).toEqual([
+      'INSIGHTS_CONFIG sources[0].base_url',
+      'INSIGHTS_CONFIG sources[1].base_url',
+    ]);
+    expect(error.message).not.toContain('CANARY');
+  });
+
+  it('keeps a path prefix that is not /v1 (a proxy), without its trailing slash', () => {
+    expect(
+      load({ ...SOURCE_ENV, INSIGHTS_API_URL: 'https://gw.example.com/insights/' }).sources[0]?.baseUrl,
+    ).toBe('https://gw.example.com/insights');
+  });
+});

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 import type { DefaultTimestamp, Json, Timestamp } from './common.js';
 
 /** ab_tests and personalization_tests (spec 2.1); snapshotted every run. */
@@ -15,5 +15,9 @@ export interface TestsTable {
   last_seen_at: DefaultTimestamp;
   last_changed_at: DefaultTimestamp;
   removed_at: Timestamp | null;
+  /** First run of the current streak of absences; null while listed (migration 0008). */
+  missing_since: Timestamp | null;
+  /** Runs in a row that found the row absent; removed_at is set at 2. */
+  missing_runs: Generated<number>;
 }
 export type TestRow = Selectable<TestsTable>;
