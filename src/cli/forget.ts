@@ -1,37 +1,71 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { forgetVisitor } from '../privacy/forget-visitor.js';
+import { forget } from '../privacy/forget-visitor.js';
+import { type ListedSuppression, listSuppressions } from '../privacy/suppression.js';
 import { commandContext } from './command-context.js';
+import { formatTable } from './format-table.js';
 import { usingWarehouse } from './warehouse.js';
 
 export function registerForget(program: Command): void {
   program
     .command('forget')
     .description(
-      "For an erasure request: delete a visitor and every row of theirs (feedback, survey answers, webhook deliveries, rejected items) in one transaction. Under pii hash or drop, INSIGHTS_PII_KEY finds the visitor's pseudonym. The service keeps its own copy: a later backfill of those days would load them again.",
+      "For an erasure request: delete a visitor and every row of theirs (feedback, survey answers, webhook deliveries, rejected items) in one transaction, and put them on the suppression list, so no later sync or webhook delivery stores them again (`unforget` undoes it). Under pii hash or drop, INSIGHTS_PII_KEY finds the visitor's pseudonym. --list prints the suppression list.",
     )
-    .addOption(new Option('--visitor <id>', "the visitor's id as the service knows it").makeOptionMandatory())
+    .addOption(new Option('--visitor <id>', "the visitor's id as the service knows it").conflicts('list'))
+    .addOption(
+      new Option(
+        '--list',
+        'print the suppression list (the ids as stored: pseudonyms under pii hash or drop)',
+      ),
+    )
     .addOption(new Option('--source <name>', 'only this source; default every source'))
-    .action(async (options: { visitor: string; source?: string }) => {
+    .action(async (options: { visitor?: string; list?: boolean; source?: string }) => {
+      if (options.list) return printList(options.source);
+      if (options.visitor === undefined) throw new CliError('expected --visitor ID, or --list');
       if (options.visitor.trim() === '') throw new CliError('--visitor: expected a visitor id');
+      const visitorId = options.visitor;
       const { config, logger } = commandContext({ requireSources: false });
-      const deleted = await usingWarehouse(config, logger, ({ db }) =>
-        forgetVisitor(db, {
-          visitorId: options.visitor,
+      const outcome = await usingWarehouse(config, logger, ({ db }) =>
+        forget(db, {
+          visitorId,
+          sources: config.sources,
           ...(options.source === undefined ? {} : { source: options.source }),
           ...(config.piiKey === undefined ? {} : { piiKey: config.piiKey }),
         }),
       );
       // The id is not echoed: this output may end up in a log.
+      const { deleted, suppressed } = outcome;
       const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);
       const counts = Object.entries(deleted)
         .map(([table, n]) => `${table} ${n}`)
         .join(', ');
       process.stdout.write(`deleted ${total} rows of the visitor: ${counts}\n`);
+      const sources = suppressed.map((s) => `${s.sourceId}${s.hashed ? ' (pseudonym)' : ''}`).join(', ');
+      process.stdout.write(
+        suppressed.length === 0
+          ? 'no source known yet: nothing put on the suppression list (name one with --source)\n'
+          : `on the suppression list of ${sources}: later syncs and webhook deliveries store nothing of the visitor (\`unforget --visitor\` undoes this)\n`,
+      );
       if (total === 0 && config.piiKey === undefined)
         process.stdout.write(
           'no row matched; if a source hashes visitor ids (pii hash or drop), set INSIGHTS_PII_KEY so the pseudonym can be found\n',
         );
     });
+}
+
+async function printList(source: string | undefined): Promise<void> {
+  const { config, logger } = commandContext({ requireSources: false });
+  const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source));
+  process.stdout.write(renderSuppressions(entries));
+}
+
+export function renderSuppressions(entries: readonly ListedSuppression[]): string {
+  if (entries.length === 0) return 'the suppression list is empty\n';
+  const table = formatTable(
+    ['source', 'visitor (as stored)', 'form', 'forgotten at'],
+    entries.map((e) => [e.sourceId, e.visitorId, e.hashed ? 'pseudonym' : 'id', e.forgottenAt.toISOString()]),
+  );
+  return `${table}\n${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}\n`;
 }

@@ -1,57 +1,214 @@
+import { sql } from 'kysely';
 import type { Visitor } from '../schemas/visitor.js';
 import type { CopyValue } from './copy-text.js';
 import { dedupeByKey } from './dedupe.js';
 import type { LoadTransaction } from './transaction.js';
-import { type UpsertCounts, type UpsertSpec, upsertRows } from './upsert.js';
+import type { CheckedUpsertSpec, UpsertCounts } from './upsert.js';
 
-const spec: UpsertSpec<'visitors'> = {
-  table: 'visitors',
-  key: ['source_id', 'id'],
-  columns: [
-    'source_id',
-    'id',
-    'name',
-    'company',
-    'email',
-    'ip',
-    'user_agent',
-    'landing_page',
-    'ref_page',
-    'created_at',
-    'device',
-    'browser',
-    'os',
-    'raw',
-  ],
-  compare: ['raw'],
-};
+/**
+ * Visitors (spec 2.6) come embedded in feedback items and survey answers, many times each, and
+ * their attributes (landing_page, device, ...) change over time. A row holds the most recent
+ * observation by the dt of the item that carried it (visitors.observed_at), whatever order the
+ * windows commit in: a window loading an older day (a backfill, a slow concurrent window) never
+ * replaces a newer copy. Two observations with the same dt: the larger JSON text (jsonb's own,
+ * canonical rendering) wins, so the tie too is decided by content, not by timing.
+ *
+ * Webhook bodies carry no dt: their visitor only creates a row that does not exist yet
+ * (observed_at null, below every API observation; src/load/webhook-items.ts).
+ */
+
+/** One visitor object and the dt of the item that carried it. */
+export interface VisitorObservation {
+  visitor: Visitor;
+  /** ISO timestamp: the item's dt (spec 2.3, 2.4). */
+  observedAt: string;
+}
 
 export interface VisitorLoad extends UpsertCounts {
+  /** Visitors that came more than once in the batch with different content (counted once each). */
   conflicts: number;
 }
 
-/** Upserts the visitor objects embedded in feedback and survey items. */
+const COLUMNS = [
+  'source_id',
+  'id',
+  'name',
+  'company',
+  'email',
+  'ip',
+  'user_agent',
+  'landing_page',
+  'ref_page',
+  'created_at',
+  'device',
+  'browser',
+  'os',
+  'raw',
+  'observed_at',
+] as const;
+
+const STAGE = 'stage_visitor_observations';
+/** Transactions that have filled the staging table already (it is emptied at commit). */
+const staged = new WeakSet<LoadTransaction>();
+
+/**
+ * `a` (an incoming or staged row) is a more recent observation than `b` (the stored row): a later
+ * observed_at, or the same one and a larger JSON text. Null (a webhook's copy) is below any time.
+ */
+const newer = (a: string, b: string) => sql`(${sql.ref(`${a}.observed_at`)} is not null and (
+  ${sql.ref(`${b}.observed_at`)} is null
+  or ${sql.ref(`${a}.observed_at`)} > ${sql.ref(`${b}.observed_at`)}
+  or (${sql.ref(`${a}.observed_at`)} = ${sql.ref(`${b}.observed_at`)}
+      and (${sql.ref(`${a}.raw`)}::text collate "C") > (${sql.ref(`${b}.raw`)}::text collate "C"))))`;
+
+/**
+ * Upserts the visitors observed in one window's items: per visitor the most recent observation of
+ * the batch, written only where it is more recent than the stored row. Set-based: COPY into a
+ * staging table, then one INSERT ... ON CONFLICT in key order (concurrent windows lock shared
+ * visitors in one order and cannot deadlock).
+ */
 export async function loadVisitors(
   trx: LoadTransaction,
   sourceId: string,
-  visitors: readonly Visitor[],
+  observations: readonly VisitorObservation[],
 ): Promise<VisitorLoad> {
-  const { items, conflicts } = dedupeByKey(visitors, (v) => v.id);
-  const rows = items.map((v): CopyValue[] => [
-    sourceId,
-    v.id,
-    v.name,
-    v.company,
-    v.email,
-    v.ip,
-    v.user_agent,
-    v.landing_page,
-    v.ref_page,
-    v.created_at,
-    v.device,
-    v.browser,
-    v.os,
-    JSON.stringify(v),
-  ]);
-  return { ...(await upsertRows(trx, spec, rows)), conflicts };
+  if (observations.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
+  const { conflicts } = dedupeByKey(
+    observations.map((o) => o.visitor),
+    (v) => v.id,
+  );
+  if (!trx.connection.has(`temp table ${STAGE}`)) {
+    await sql`create temp table if not exists ${sql.id(STAGE)} (like visitors including defaults) on commit delete rows`.execute(
+      trx.db,
+    );
+    trx.connection.add(`temp table ${STAGE}`);
+  }
+  if (staged.has(trx)) await sql`delete from ${sql.id(STAGE)}`.execute(trx.db);
+  staged.add(trx);
+  await trx.copyRows(
+    STAGE,
+    COLUMNS,
+    observations.map(({ visitor: v, observedAt }): CopyValue[] => [
+      sourceId,
+      v.id,
+      v.name,
+      v.company,
+      v.email,
+      v.ip,
+      v.user_agent,
+      v.landing_page,
+      v.ref_page,
+      v.created_at,
+      v.device,
+      v.browser,
+      v.os,
+      JSON.stringify(v),
+      observedAt,
+    ]),
+  );
+
+  const columns = sql.join(COLUMNS.map((c) => sql.id(c)));
+  const updates = sql.join(
+    COLUMNS.filter((c) => c !== 'source_id' && c !== 'id').map(
+      (c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`,
+    ),
+  );
+  const result = await sql<{ inserted: number; updated: number }>`
+    with latest as (
+      -- The batch's most recent observation of each visitor, by the same rule as the upsert.
+      select distinct on (source_id, id) * from ${sql.id(STAGE)}
+      order by source_id, id, observed_at desc nulls last, (raw::text collate "C") desc
+    ), written as (
+      insert into visitors as t (${columns})
+      select ${sql.join(COLUMNS.map((c) => sql.ref(`s.${c}`)))} from latest s
+      -- A stored row as recent is left alone before the upsert: ON CONFLICT ... WHERE would
+      -- still lock it and write WAL.
+      where not exists (select 1 from visitors v
+                         where v.source_id = s.source_id and v.id = s.id and not ${newer('s', 'v')})
+      order by s.source_id, s.id
+      on conflict (source_id, id) do update set ${updates},
+        last_changed_at = case when t.raw is distinct from excluded.raw then now() else t.last_changed_at end
+      -- Decided again on the row as committed: a concurrent window may have written a newer one.
+      where ${newer('excluded', 't')}
+      returning (xmax = 0) as is_insert, last_changed_at = now() as changed
+    )
+    select count(*) filter (where is_insert)::int as inserted,
+           count(*) filter (where not is_insert and changed)::int as updated
+    from written`.execute(trx.db);
+  const counts = result.rows[0] ?? { inserted: 0, updated: 0 };
+  const visitors = new Set(observations.map((o) => o.visitor.id)).size;
+  // A row whose observed_at moved forward with the same content counts as unchanged.
+  return { ...counts, unchanged: visitors - counts.inserted - counts.updated, conflicts };
+}
+
+/**
+ * Before the API's items of a window are upserted: the visitors that rows only a webhook has
+ * delivered so far (origin 'webhook') name, where the API's copy of the same row names another
+ * visitor. After the upsert, removeOrphanVisitors deletes those no row references any more.
+ */
+export async function contradictedWebhookVisitors(
+  trx: LoadTransaction,
+  spec: CheckedUpsertSpec,
+  rows: readonly (readonly CopyValue[])[],
+): Promise<string[]> {
+  const visitorColumn = spec.columns.indexOf('visitor_id');
+  if (!spec.origin || visitorColumn < 0 || rows.length === 0) return [];
+  const keyColumns = spec.key.map((c) => spec.columns.indexOf(c));
+  const keyOf = (values: readonly unknown[]) => JSON.stringify(values.map((v) => String(v)));
+  const incoming = new Map(rows.map((row) => [keyOf(keyColumns.map((i) => row[i])), row[visitorColumn]]));
+  // Few rows are provisional: the partial index on (source_id, first_seen_at) where origin = 'webhook'.
+  const tuples = rows.map((row) => sql`(${sql.join(keyColumns.map((i) => row[i] ?? null))})`);
+  const stored = await sql<Record<string, unknown>>`
+    select ${sql.join(spec.key.map((c) => sql.id(c)))}, visitor_id from ${sql.table(spec.table)}
+    where origin = 'webhook' and visitor_id is not null
+      and (${sql.join(spec.key.map((c) => sql.id(c)))}) in (${sql.join(tuples)})`.execute(trx.db);
+  const contradicted = new Set<string>();
+  for (const row of stored.rows) {
+    const api = incoming.get(keyOf(spec.key.map((c) => row[c])));
+    if (typeof row.visitor_id === 'string' && api !== undefined && api !== row.visitor_id)
+      contradicted.add(row.visitor_id);
+  }
+  return [...contradicted].sort();
+}
+
+/**
+ * Deletes, of `visitorIds`, the visitor rows only webhooks created (observed_at null) that no
+ * feedback or survey answer references: a webhook's visitor the API contradicted, which would
+ * otherwise inflate visitor counts. A visitor the API has observed is kept (it is a real one).
+ * Returns the ids deleted.
+ */
+export async function removeOrphanVisitors(
+  trx: LoadTransaction,
+  sourceId: string,
+  visitorIds: readonly string[],
+): Promise<string[]> {
+  if (visitorIds.length === 0) return [];
+  const deleted = await trx.db
+    .deleteFrom('visitors as v')
+    .where('v.source_id', '=', sourceId)
+    .where('v.id', 'in', visitorIds)
+    .where('v.observed_at', 'is', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('feedback as f')
+            .select(sql`1`.as('one'))
+            .whereRef('f.source_id', '=', 'v.source_id')
+            .whereRef('f.visitor_id', '=', 'v.id'),
+        ),
+      ),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('survey_answers as a')
+            .select(sql`1`.as('one'))
+            .whereRef('a.source_id', '=', 'v.source_id')
+            .whereRef('a.visitor_id', '=', 'v.id'),
+        ),
+      ),
+    )
+    .returning('v.id')
+    .execute();
+  return deleted.map((row) => row.id);
 }

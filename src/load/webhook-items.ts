@@ -3,6 +3,7 @@ import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
 import type { LoadTransaction } from './transaction.js';
 import type { ColumnOf } from './upsert.js';
+import { removeOrphanVisitors } from './visitors.js';
 
 /** What merging one webhook body did to its row. */
 export type MergeEffect = 'inserted' | 'filled' | 'unchanged';
@@ -29,7 +30,9 @@ interface MergeRow<T extends MergeTable> {
  * - a known row only gets the columns that are still null, and origin 'api' becomes 'both';
  * - a value already there (the API's, or an earlier webhook's) is never changed, and a row with
  *   nothing to change is not written at all.
- * The visitor is inserted when unknown and otherwise left alone: the API's copy wins.
+ * The visitor is inserted when unknown and otherwise left alone: the API's copy wins (a webhook
+ * has no dt; src/load/visitors.ts). A visitor inserted for a row that already names another
+ * visitor (the API's copy came first) is removed again: it would be an orphan.
  */
 export async function mergeWebhookBody(
   trx: LoadTransaction,
@@ -72,7 +75,22 @@ export async function mergeWebhookBodies(
       effects[i] = written[n] ?? 'unchanged';
     });
   }
-  return effects.map((row, i) => ({ row, visitor: visitors[i] ?? 'unchanged' }));
+  // A new row names its body's visitor; an existing one may name another (the API's): then the
+  // visitor this batch inserted may be referenced by nothing.
+  const candidates = new Map<string, Set<string>>();
+  bodies.forEach(({ sourceId, body }, i) => {
+    if (visitors[i] !== 'inserted' || effects[i] === 'inserted') return;
+    candidates.set(sourceId, (candidates.get(sourceId) ?? new Set<string>()).add(body.visitor.id));
+  });
+  const removed = new Set<string>();
+  for (const [sourceId, ids] of candidates)
+    for (const id of await removeOrphanVisitors(trx, sourceId, [...ids].sort()))
+      removed.add(JSON.stringify([sourceId, id]));
+  return effects.map((row, i) => {
+    const { sourceId, body } = bodies[i] as { sourceId: string; body: WebhookBody };
+    const gone = removed.has(JSON.stringify([sourceId, body.visitor.id]));
+    return { row, visitor: gone ? 'unchanged' : (visitors[i] ?? 'unchanged') };
+  });
 }
 
 function feedbackRow(sourceId: string, body: FeedbackWebhook): MergeRow<'feedback'> {

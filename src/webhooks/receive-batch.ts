@@ -3,12 +3,14 @@ import { ensureSource } from '../load/sources.js';
 import { inTransaction } from '../load/transaction.js';
 import { recordDeliveries, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBodies } from '../load/webhook-items.js';
+import { suppressedVisitors } from '../privacy/suppression.js';
 import type { WebhookBody } from '../schemas/webhook.js';
 import { describeBodyIssues } from './check-body.js';
 import {
   type DeliveryOutcome,
   type PreparedDelivery,
   prepareDelivery,
+  SUPPRESSED,
   type WebhookSource,
 } from './receive.js';
 
@@ -49,10 +51,22 @@ export async function receiveDeliveries(
     if (group === undefined) groups.set(key, { prepared, copies: [index] });
     else group.copies.push(index);
   });
-  const bodies = [...groups.values()];
   const sources = new Map(deliveries.map(({ source }) => [source.name, source.baseUrl]));
 
   const outcomes = await inTransaction(pool, async (trx) => {
+    const outcomes: DeliveryOutcome[] = new Array(deliveries.length);
+    // Deliveries of forgotten visitors: acknowledged, nothing of them stored.
+    const bodies: BodyGroup[] = [];
+    for (const [sourceId, groupsOfSource] of bySource(groups.values())) {
+      const ids = groupsOfSource.flatMap(({ prepared }) => prepared.visitorId ?? []);
+      const suppressed = await suppressedVisitors(trx, sourceId, ids);
+      for (const group of groupsOfSource) {
+        const id = group.prepared.visitorId;
+        if (id !== undefined && suppressed.has(id))
+          for (const index of group.copies) outcomes[index] = SUPPRESSED;
+        else bodies.push(group);
+      }
+    }
     for (const [name, baseUrl] of sources)
       if (!ensuredSources.has(name)) await ensureSource(trx, name, baseUrl);
     const stored = await recordDeliveries(
@@ -66,7 +80,6 @@ export async function receiveDeliveries(
       })),
     );
 
-    const outcomes: DeliveryOutcome[] = new Array(deliveries.length);
     const toMerge: { group: number; sourceId: string; body: WebhookBody }[] = [];
     bodies.forEach(({ prepared: { checked, base }, copies }, group) => {
       const event = stored[group];
@@ -105,4 +118,16 @@ export async function receiveDeliveries(
   });
   for (const name of sources.keys()) ensuredSources.add(name);
   return outcomes;
+}
+
+/** The groups of each source, in first-arrival order. */
+function bySource(groups: Iterable<BodyGroup>): Map<string, BodyGroup[]> {
+  const result = new Map<string, BodyGroup[]>();
+  for (const group of groups) {
+    const sourceId = group.prepared.base.sourceId;
+    const ofSource = result.get(sourceId);
+    if (ofSource === undefined) result.set(sourceId, [group]);
+    else ofSource.push(group);
+  }
+  return result;
 }

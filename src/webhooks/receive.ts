@@ -5,6 +5,7 @@ import { inTransaction, type LoadTransaction } from '../load/transaction.js';
 import { recordDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBody, type WebhookMerge } from '../load/webhook-items.js';
 import { type PiiPolicy, protectPersonalData } from '../privacy/pii.js';
+import { suppressedVisitors } from '../privacy/suppression.js';
 import { bodyHash } from './body-hash.js';
 import { type BodyIssue, type CheckedBody, checkBody, describeBodyIssues } from './check-body.js';
 import { classifyDatabaseError } from './database-errors.js';
@@ -18,10 +19,29 @@ export interface WebhookSource {
   pii?: PiiPolicy;
 }
 
-/** The answer to one delivery, decided only after the transaction that stored it committed. */
+/**
+ * The answer to one delivery, decided only after the transaction that stored it committed.
+ * `suppressed`: the body names a forgotten visitor (src/privacy/suppression.ts); it is
+ * acknowledged like an applied one, so the service stops sending it, but nothing of it is stored
+ * (no webhook_events row: eventId is null).
+ */
 export type DeliveryOutcome =
-  | { status: 'applied'; eventId: number; duplicate: boolean; merge?: WebhookMerge }
+  | {
+      status: 'applied';
+      eventId: number | null;
+      duplicate: boolean;
+      merge?: WebhookMerge;
+      suppressed?: true;
+    }
   | { status: 'rejected'; eventId: number; duplicate: boolean; issues: BodyIssue[] };
+
+/** A delivery of a forgotten visitor: acknowledged, not stored. */
+export const SUPPRESSED: DeliveryOutcome = Object.freeze({
+  status: 'applied',
+  eventId: null,
+  duplicate: false,
+  suppressed: true,
+});
 
 /**
  * Receives one parsed JSON body (at most MAX_JSON_DEPTH deep): validates it, then in ONE
@@ -34,9 +54,11 @@ export async function receiveDelivery(
   source: WebhookSource,
   body: unknown,
 ): Promise<DeliveryOutcome> {
-  const { checked, base, storable } = prepareDelivery(source, body);
+  const { checked, base, storable, visitorId } = prepareDelivery(source, body);
   try {
     return await inTransaction(pool, async (trx) => {
+      if (visitorId !== undefined && (await suppressedVisitors(trx, source.name, [visitorId])).size > 0)
+        return SUPPRESSED;
       await ensureSource(trx, source.name, source.baseUrl);
       const stored = await recordDelivery(trx, {
         ...base,
@@ -83,7 +105,13 @@ export async function reapplyDelivery(
   delivery: { id: number; sourceId: string; body: unknown },
 ): Promise<{ status: 'applied' | 'rejected'; error: string | null }> {
   const checked = checkStorable(checkBody(delivery.body), unstorableStringPath(delivery.body));
+  const visitorId = visitorIdOf(delivery.body);
   const apply = async (trx: LoadTransaction) => {
+    if (visitorId !== undefined && (await suppressedVisitors(trx, delivery.sourceId, [visitorId])).size > 0) {
+      // Stored before the visitor was forgotten for this source (forget deletes these): not kept.
+      await trx.db.deleteFrom('webhook_events').where('id', '=', delivery.id).execute();
+      return { status: 'rejected' as const, error: FORGOTTEN };
+    }
     if (!checked.ok) {
       const error = describeBodyIssues(checked.issues);
       await setDeliveryOutcome(trx, delivery.id, { status: 'rejected', error });
@@ -111,7 +139,12 @@ export interface PreparedDelivery {
   base: { sourceId: string; bodyHash: string; type: string | null; body: unknown };
   /** False when a string of the body holds U+0000 or an unpaired surrogate. */
   storable: boolean;
+  /** The body's visitor.id as stored (the pseudonym under pii hash and drop), valid body or not. */
+  visitorId: string | undefined;
 }
+
+/** reapplyDelivery's answer for a stored body of a visitor forgotten since. */
+const FORGOTTEN = 'the visitor is on the suppression list (forget): the delivery was deleted';
 
 export function prepareDelivery(source: WebhookSource, received: unknown): PreparedDelivery {
   const unstorableField = unstorableStringPath(received);
@@ -122,7 +155,16 @@ export function prepareDelivery(source: WebhookSource, received: unknown): Prepa
     checked,
     base: { sourceId: source.name, bodyHash: bodyHash(body), type: checked.type, body },
     storable: (body === received ? unstorableField : unstorableStringPath(body)) === undefined,
+    visitorId: visitorIdOf(body),
   };
+}
+
+/** `visitor.id` of any parsed body, when it is a non-empty string. */
+export function visitorIdOf(body: unknown): string | undefined {
+  const visitor =
+    typeof body === 'object' && body !== null ? (body as { visitor?: unknown }).visitor : undefined;
+  const id = typeof visitor === 'object' && visitor !== null ? (visitor as { id?: unknown }).id : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 /** A body that is valid but holds a string PostgreSQL cannot store is rejected, naming the field. */

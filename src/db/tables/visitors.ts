@@ -16,6 +16,11 @@ export interface VisitorsTable {
   browser: string | null;
   os: string | null;
   raw: Json;
+  /**
+   * dt of the item whose visitor object the row holds (migration 0007): only an observation at
+   * least as recent replaces it. Null while only webhooks (no dt) have named the visitor.
+   */
+  observed_at: Timestamp | null;
   first_seen_at: DefaultTimestamp;
   last_changed_at: DefaultTimestamp;
 }
