@@ -181,6 +181,7 @@ export async function loadWindow(pool: pg.Pool, window: Window, startDay: string
       status: 'done',
       itemCount: window.items.length,
       requestedLimit: 10_000,
+      servedCount: window.items.length,
       truncated: false,
       rejectedCount: 0,
       runId: null,

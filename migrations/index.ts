@@ -3,6 +3,10 @@ import * as core from './0001-core.js';
 import * as webhooks from './0002-webhooks.js';
 import * as analystLayer from './0004-analyst-layer.js';
 import * as privacy from './0005-privacy.js';
+import * as serverReadings from './0006-server-readings.js';
+import * as suppressions from './0007-suppressions.js';
+import * as snapshotEvidence from './0008-snapshot-evidence.js';
+import * as valueRanges from './0009-value-ranges.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -13,4 +17,8 @@ export const migrations: Record<string, Migration> = {
   '0002-webhooks': webhooks,
   '0004-analyst-layer': analystLayer,
   '0005-privacy': privacy,
+  '0006-server-readings': serverReadings,
+  '0007-suppressions': suppressions,
+  '0008-snapshot-evidence': snapshotEvidence,
+  '0009-value-ranges': valueRanges,
 };

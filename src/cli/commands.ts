@@ -9,6 +9,7 @@ import { registerServe } from './serve.js';
 import { registerSimulate } from './simulate.js';
 import { registerStatus } from './status.js';
 import { registerSync } from './sync.js';
+import { registerUnforget } from './unforget.js';
 import { registerWebhooks } from './webhooks.js';
 
 /** Every command of the CLI, one file each. */
@@ -22,6 +23,7 @@ export function registerCommands(program: Command): void {
   registerServe(program);
   registerWebhooks(program);
   registerForget(program);
+  registerUnforget(program);
   registerSimulate(program);
   registerDemo(program);
 }

@@ -5,6 +5,7 @@ import { todayUtc } from '../extract/days.js';
 import { type RunRow, type StatusReport, statusReport } from '../sync/status-report.js';
 import { commandContext } from './command-context.js';
 import { formatTable } from './format-table.js';
+import { snapshotChanges } from './print-run.js';
 import { usingWarehouse } from './warehouse.js';
 
 export function registerStatus(program: Command): void {
@@ -33,7 +34,16 @@ export function renderStatus(report: StatusReport): string {
   if (report.resources.length === 0)
     return 'nothing loaded yet: run `insights-sync sync` or `insights-sync backfill --from YYYY-MM-DD`\n';
   const table = formatTable(
-    ['source', 'resource', 'watermark', 'lag (days)', 'truncated days', 'rejected', 'failed windows'],
+    [
+      'source',
+      'resource',
+      'watermark',
+      'lag (days)',
+      'truncated days',
+      'rejected',
+      'key collisions',
+      'failed windows',
+    ],
     report.resources.map((r) => [
       r.source,
       r.resource,
@@ -46,6 +56,7 @@ export function renderStatus(report: StatusReport): string {
         ? '0'
         : `${r.truncatedDays.length} (${r.truncatedDays.slice(-3).join(', ')})`,
       r.rejectedItems,
+      r.keyCollisions,
       r.failedWindows.length === 0
         ? '0'
         : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
@@ -66,7 +77,22 @@ export function renderStatus(report: StatusReport): string {
       ];
     }),
   );
-  return `${table}\n\nlast runs:\n${runs}\n${renderWebhooks(report)}`;
+  const changes = report.runs.flatMap((r) => {
+    const lines = r.summary === null ? [] : snapshotChanges(r.summary);
+    return lines.length === 0 ? [] : [`  run ${r.runId}: ${lines.join('; ')}`];
+  });
+  const snapshots =
+    changes.length === 0
+      ? ''
+      : `\nsnapshot changes (removed on evidence; suspicious: missing once, kept):\n${changes.join('\n')}\n`;
+  const learned = report.resources.flatMap((r) =>
+    r.reading === null ? [] : [`  ${r.source}/${r.resource}: ${r.reading.summary}`],
+  );
+  const readings =
+    learned.length === 0
+      ? ''
+      : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
+  return `${table}\n${readings}\nlast runs:\n${runs}\n${snapshots}${renderWebhooks(report)}`;
 }
 
 /** A run's counts over all its sources and resources (status --json has them per resource). */

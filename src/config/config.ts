@@ -43,7 +43,7 @@ export interface Config {
   retryBaseMs: number;
   retryMaxMs: number;
   retryAfterCapMs: number;
-  /** A day whose share of invalid items is above this fails instead of loading. */
+  /** The share of invalid items a sound response may hold: a day fails only above it, on evidence (judgeInvalid). */
   maxInvalidShare: number;
   logLevel: string;
   /** `serve`: where the webhook receiver listens. */

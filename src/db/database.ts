@@ -10,7 +10,9 @@ import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } f
 import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
 import type { RecordingsTable } from './tables/recordings.js';
+import type { KeyCollisionsTable, ServerReadingsTable } from './tables/server-readings.js';
 import type { SourcesTable } from './tables/sources.js';
+import type { SuppressedVisitorsTable } from './tables/suppressed-visitors.js';
 import type { SurveyAnswersTable } from './tables/survey-answers.js';
 import type { TestResultHistoryTable, TestResultsTable } from './tables/test-results.js';
 import type { TestsTable } from './tables/tests.js';
@@ -37,6 +39,9 @@ export interface Database {
   watermarks: WatermarksTable;
   rejects: RejectsTable;
   webhook_events: WebhookEventsTable;
+  suppressed_visitors: SuppressedVisitorsTable;
+  server_readings: ServerReadingsTable;
+  key_collisions: KeyCollisionsTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;

@@ -1,6 +1,19 @@
 import type { ApiClient } from '../api/api-client.js';
+import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString } from './days.js';
+import {
+  covers,
+  cutSparesDay,
+  type DayRange,
+  halves,
+  itemDay,
+  learnFromResponse,
+  proofRequest,
+  requestFor,
+  type ServerReading,
+  sameRange,
+} from './server-reading.js';
 
 export interface LimitPolicy {
   /** First `limit` sent for a day. */
@@ -10,111 +23,280 @@ export interface LimitPolicy {
 }
 
 /**
- * What a run has learned about one source's server: the most items it returns in one response,
- * once seen. Shared by the windows of that source in a run.
+ * What a run knows about one source and resource: the reading (shared by its windows, so what
+ * one window learns serves the others), and the run's own memory of what it tried.
  */
-export interface ServerCap {
-  cap: number | undefined;
+export interface ResourceKnowledge {
+  reading: ServerReading;
+  /** Largest limit the server answered without a 400 since it refused one. */
+  limitAccepted?: number;
+  /** A refused limit is tried once more per run, so a raised maximum is noticed. */
+  refusedRetried?: boolean;
+  /** Requests spent this run proving the server's day (bounded: see MAX_PROOFS). */
+  proofs?: number;
+  /** Responses received this run: a reading nothing answered to has nothing new to store. */
+  responses?: number;
 }
 
 export interface FetchedDay {
-  /** Items whose dt falls on the day (and items whose dt cannot be read: validation rejects them). */
-  items: unknown[];
+  /**
+   * Items whose dt is on the day, and items without a readable dt (validation quarantines them),
+   * once each however many responses held them.
+   */
+  onDay: unknown[];
+  /** Items of other days the responses held: every returned item is stored, whatever was asked. */
+  otherDays: unknown[];
   /** The limit of the last request. */
   requestedLimit: number;
-  /** The response may be missing items: it stayed saturated at the ceiling, or the server caps it. */
+  /** Most items one response for this day returned. */
+  servedCount: number;
+  /** Some of the day's items may be missing: a response for it stayed at the server's cap or our ceiling. */
   truncated: boolean;
   requests: number;
 }
 
 /** Each escalation multiplies the limit; few round trips reach any ceiling. */
 const ESCALATION_FACTOR = 4;
+/** Evidence only narrows or widens a bounded number of times; more rounds means a bug. */
+const MAX_ROUNDS = 32;
+/**
+ * How far a cap check widens the request, in days on each side. A week at once: its answer (more
+ * items than any one day) sets a floor that later days of the run rarely reach, so a run makes
+ * about one check per resource on a server without a cap.
+ */
+const CHECK_WIDENINGS = [7] as const;
+/** Requests per run and resource spent proving the server's day; on a UTC server one or two do. */
+const MAX_PROOFS = 12;
+
+type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
 
 /**
- * Fetches one UTC day of a windowed resource, whatever the server's reading of the spec's gaps.
+ * Fetches one UTC day of a windowed resource, whatever the server's reading of the spec's gaps
+ * (see server-reading.ts for how bounds and the server's day are learned).
  *
- * Bounds: it asks for startdate=day, enddate=day+1 and keeps the items whose dt is on `day`, so
- * an inclusive server (two days back) and an exclusive one (one day) both yield the whole day.
- * When a full response holds items of the next day, the server has proved it reads enddate
- * inclusively, and the day is asked alone (startdate=enddate=day) so a busy next day cannot
- * crowd it out. Order does not matter: the items are a set.
- *
- * No paging exists, so a response that fills the limit may be cut short: the day is asked again
- * with a larger limit up to the ceiling. A server may also cap responses below the limit:
- * - the count stops growing although more was asked for;
- * - or, after an escalation, a count between two limits: a wider request (a neighbouring day
- *   too) that comes back no larger, with items of another day in it, proves the cap;
- * - a cap once proved holds for the rest of the run (`memo`).
- * A day that stays saturated is loaded as far as it came and reported truncated.
+ * 1. Ask the narrowest request that holds the whole day under every reading not ruled out. If
+ *    its answer proves something new, ask again: narrower when the answer may have been cut,
+ *    wider when the day may not all have been asked.
+ * 2. No paging exists, so an answer may be cut short by our limit or by a silent cap:
+ *    - an answer as long as the limit is asked again with a larger one, up to the ceiling;
+ *    - an answer at least as long as any before it might be a silent cap. Wider requests settle
+ *      it: more items back means no cap; no more, with items the first answer lacked, proves a
+ *      cap of that size. Escalation alone cannot see a cap it never reaches.
+ *    - a 400 on a large limit steps the limit down (the server has a maximum) and is remembered.
+ * 3. A request over several server days that stays cut is split in halves, so neighbours cannot
+ *    crowd the day out; a part that still stays cut leaves the day flagged truncated, loaded as
+ *    far as it came.
  */
 export async function fetchDay(
   client: ApiClient,
   resource: WindowedResource,
   day: DayString,
   policy: LimitPolicy,
-  memo: ServerCap = { cap: undefined },
+  knowledge: ResourceKnowledge,
 ): Promise<FetchedDay> {
+  const { reading } = knowledge;
+  const items: unknown[] = [];
   let requests = 0;
-  const ask = (startdate: DayString, enddate: DayString, limit: number) => {
-    requests += 1;
-    return client.window(resource, { startdate, enddate, limit }, { day });
-  };
-  const result = (response: unknown[], requestedLimit: number, truncated: boolean): FetchedDay => ({
-    items: onDay(response, day),
-    requestedLimit,
-    truncated,
-    requests,
-  });
+  let servedCount = 0;
+  let limit = startLimit(policy, knowledge);
 
-  let limit = Math.min(policy.limit, policy.maxLimit);
-  let alone = false;
-  let previous: number | undefined;
-  for (;;) {
-    const response = await ask(day, alone ? day : addDays(day, 1), limit);
-    const count = response.length;
-    if (!alone && count >= limit && onDay(response, day).length < count) {
-      alone = true;
-      previous = undefined;
-      continue;
+  const ask = async (range: DayRange): Promise<unknown[]> => {
+    for (;;) {
+      requests += 1;
+      try {
+        const response = await client.window(resource, { ...range, limit }, { day });
+        knowledge.responses = (knowledge.responses ?? 0) + 1;
+        if (reading.limitRefused !== null && limit > (knowledge.limitAccepted ?? 0))
+          knowledge.limitAccepted = limit;
+        if (reading.limitRefused !== null && limit >= reading.limitRefused) reading.limitRefused = null;
+        items.push(...response);
+        learnFromResponse(reading, range, response);
+        return response;
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.context.status !== 400 || limit <= 1) throw error;
+        // Above the server's maximum: step down, never below a limit it took.
+        reading.limitRefused = Math.min(reading.limitRefused ?? limit, limit);
+        const accepted = knowledge.limitAccepted ?? 0;
+        limit =
+          accepted > 0 && accepted < limit
+            ? Math.max(accepted, Math.floor(limit / 2))
+            : Math.floor(limit / 2);
+      }
     }
-    if (memo.cap !== undefined && count >= memo.cap) return result(response, limit, true);
-    if (previous !== undefined && count <= previous) {
-      memo.cap = previous;
-      return result(response, limit, true);
-    }
-    if (count < limit) {
-      if (previous === undefined || !(await cappedAt(count))) return result(response, limit, false);
-      memo.cap = count;
-      return result(response, limit, true);
-    }
-    if (limit >= policy.maxLimit) return result(response, limit, true);
-    previous = count;
-    limit = Math.min(limit * ESCALATION_FACTOR, policy.maxLimit);
-  }
+  };
+
+  const cut = (count: number) => count >= limit || (reading.cap !== null && count >= reading.cap);
+
+  const judge = (count: number, largestBefore: number): Saturation => {
+    if (count >= limit) return 'limit';
+    if (reading.cap !== null && count >= reading.cap) return 'cap';
+    return count > 0 && count >= largestBefore ? 'suspect' : 'complete';
+  };
 
   /**
-   * Whether a response of `count` items was the server's cap rather than the whole day: a window
-   * that holds the whole day and a neighbour comes back no larger, with the neighbour's items
-   * in it. One side first, then the other, as the server's order may hide one neighbour. With
-   * both neighbours empty the two cannot be told apart and the day counts as whole.
+   * Whether a response of `first` was cut by a silent cap (see step 2 above): 'whole' when a
+   * wider request brought more, 'capped' when none brought more but one held other items,
+   * 'unsure' when everything around the day is empty and nothing can tell.
    */
-  async function cappedAt(count: number): Promise<boolean> {
-    for (const [from, to] of [
-      [addDays(day, -1), addDays(day, 1)],
-      [day, addDays(day, 2)],
-    ] as const) {
-      const wider = await ask(from, to, limit);
-      if (wider.length > count) return false;
-      if (onDay(wider, day).length < wider.length) return true;
+  const cappedAt = async (
+    range: DayRange,
+    first: readonly unknown[],
+  ): Promise<'whole' | 'capped' | 'unsure'> => {
+    const seen = new Set(first.map((item) => JSON.stringify(item)));
+    const holdsNew = (response: readonly unknown[]) =>
+      response.some((item) => !seen.has(JSON.stringify(item)));
+    for (const widen of CHECK_WIDENINGS) {
+      const wider = await ask({
+        startdate: addDays(range.startdate, -widen),
+        enddate: addDays(range.enddate, widen),
+      });
+      if (wider.length > first.length) return 'whole';
+      if (holdsNew(wider)) {
+        reading.cap = wider.length;
+        return 'capped';
+      }
     }
-    return false;
+    // The widest answer held only the first one's items. An order that lists the day first
+    // would hide its neighbours behind a cap: ask each side alone. Both sides lie inside the
+    // widest request, so any item there that it lacked proves it was cut.
+    const widest = CHECK_WIDENINGS[CHECK_WIDENINGS.length - 1] ?? 1;
+    for (const side of [
+      { startdate: addDays(range.startdate, -widest), enddate: addDays(range.startdate, -1) },
+      { startdate: addDays(range.enddate, 1), enddate: addDays(range.enddate, widest) },
+    ]) {
+      if (holdsNew(await ask(side))) {
+        reading.cap = first.length;
+        return 'capped';
+      }
+    }
+    return 'unsure';
+  };
+
+  /** Spends a request to prove the server's day on a side, when an item near a midnight allows. */
+  const prove = async (): Promise<void> => {
+    for (const side of ['start', 'end'] as const) {
+      if ((knowledge.proofs ?? 0) >= MAX_PROOFS) return;
+      const range = proofRequest(reading, side, items);
+      if (range === undefined) continue;
+      knowledge.proofs = (knowledge.proofs ?? 0) + 1;
+      await ask(range);
+    }
+  };
+
+  /** Asks each part of a cut request on its own, halving again while a part stays cut. */
+  const split = async (range: DayRange, depth: number): Promise<boolean> => {
+    const parts = halves(range, reading);
+    if (parts === undefined || depth > 4) return true;
+    let truncated = false;
+    for (const part of parts) {
+      const response = await ask(part);
+      servedCount = Math.max(servedCount, response.length);
+      // A neighbour's items often sit near a midnight: they may prove the server's day, after
+      // which the caller asks again without that neighbour.
+      await prove();
+      if (cut(response.length) && !cutSparesDay(reading, response, day) && (await split(part, depth + 1)))
+        truncated = true;
+    }
+    return truncated;
+  };
+
+  let asked: DayRange | undefined;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const range = requestFor(day, reading);
+    asked = range;
+    const largestBefore = reading.largestResponse;
+    const response = await ask(range);
+    servedCount = Math.max(servedCount, response.length);
+    await prove();
+    let saturation = judge(response.length, largestBefore);
+    if (saturation === 'complete') {
+      // Whole for what was asked; ask again only if the day may reach beyond it.
+      if (covers(range, requestFor(day, reading))) return done(false);
+      continue;
+    }
+    // The answer may be cut. If it proved something that moves the request, ask that first.
+    if (!sameRange(range, requestFor(day, reading))) continue;
+    if (saturation === 'suspect') {
+      const verdict = await cappedAt(range, response);
+      if (verdict !== 'capped') {
+        // The check's own items may have moved the request: then the answer is not settled yet.
+        if (!covers(range, requestFor(day, reading))) continue;
+        if (verdict === 'whole' || sameRange(range, requestFor(day, reading))) return done(false);
+        continue;
+      }
+      saturation = 'cap';
+    }
+    // Cut, but at an end that holds none of the day's items.
+    if (cutSparesDay(reading, response, day)) return done(false);
+    if (saturation === 'limit' && canEscalate()) {
+      limit = escalate();
+      continue;
+    }
+    const truncated = await split(range, 0);
+    // The parts' items may have narrowed the request; ask that before calling the day cut.
+    if (truncated && !sameRange(range, requestFor(day, reading))) continue;
+    return done(truncated);
+  }
+  throw new Error(
+    `fetching ${resource} ${day} did not settle after ${MAX_ROUNDS} rounds (last asked ${asked?.startdate}..${asked?.enddate})`,
+  );
+
+  function done(truncated: boolean): FetchedDay {
+    return {
+      ...partitionByDay(items, day, requests > 1),
+      requestedLimit: limit,
+      servedCount,
+      truncated,
+      requests,
+    };
+  }
+
+  /** Our ceiling, lowered by a server maximum: below a refused limit, at the largest one taken since. */
+  function ceiling(): number {
+    const refused = reading.limitRefused;
+    if (refused === null) return policy.maxLimit;
+    return Math.min(policy.maxLimit, knowledge.limitAccepted ?? refused - 1);
+  }
+
+  function canEscalate(): boolean {
+    if (limit < ceiling()) return true;
+    // Once per run, try the refused limit again: the server may have raised its maximum.
+    return reading.limitRefused !== null && limit < policy.maxLimit && !knowledge.refusedRetried;
+  }
+
+  function escalate(): number {
+    if (limit >= ceiling()) {
+      knowledge.refusedRetried = true;
+      return Math.min(reading.limitRefused ?? limit * ESCALATION_FACTOR, policy.maxLimit);
+    }
+    return Math.min(limit * ESCALATION_FACTOR, ceiling());
   }
 }
 
-function onDay(items: unknown[], day: DayString): unknown[] {
-  return items.filter((item) => {
-    const dt = typeof item === 'object' && item !== null ? (item as { dt?: unknown }).dt : undefined;
-    // An item without a readable dt cannot be placed: keep it so validation records it as a reject.
-    return typeof dt !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(dt) || dt.startsWith(day);
-  });
+/** Splits items into the day's (or unplaceable) and other days', dropping verbatim repeats. */
+export function partitionByDay(
+  items: readonly unknown[],
+  day: DayString,
+  mayRepeat = true,
+): { onDay: unknown[]; otherDays: unknown[] } {
+  const onDay: unknown[] = [];
+  const otherDays: unknown[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (mayRepeat) {
+      const text = JSON.stringify(item);
+      if (seen.has(text)) continue;
+      seen.add(text);
+    }
+    const itemDayString = itemDay(item);
+    (itemDayString === undefined || itemDayString === day ? onDay : otherDays).push(item);
+  }
+  return { onDay, otherDays };
+}
+
+function startLimit(policy: LimitPolicy, knowledge: ResourceKnowledge): number {
+  const first = Math.min(policy.limit, policy.maxLimit);
+  const refused = knowledge.reading.limitRefused;
+  if (refused === null || first < refused) return first;
+  return Math.max(1, knowledge.limitAccepted ?? Math.floor(refused / 2));
 }

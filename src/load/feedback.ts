@@ -21,6 +21,7 @@ export const feedbackSpec: UpsertSpec<'feedback'> = {
     'raw',
   ],
   compare: ['raw'],
+  collisions: { resource: 'feedback' },
   // Webhook deliveries write provisional rows into this table too (src/load/webhook-items.ts).
   origin: true,
 };

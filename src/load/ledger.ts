@@ -10,6 +10,8 @@ export interface WindowRecord {
   status: 'done' | 'open';
   itemCount: number;
   requestedLimit: number;
+  /** Most items one response for the day returned. */
+  servedCount: number;
   truncated: boolean;
   rejectedCount: number;
   runId: number | null;
@@ -26,6 +28,7 @@ export async function recordWindow(trx: LoadTransaction, record: WindowRecord): 
       status: record.status,
       item_count: record.itemCount,
       requested_limit: record.requestedLimit,
+      served_count: record.servedCount,
       truncated: record.truncated,
       rejected_count: record.rejectedCount,
       attempts: 1,
@@ -41,6 +44,7 @@ export async function recordWindow(trx: LoadTransaction, record: WindowRecord): 
         >`case when sync_windows.status = 'done' then 'done' else excluded.status end`,
         item_count: eb.ref('excluded.item_count'),
         requested_limit: eb.ref('excluded.requested_limit'),
+        served_count: eb.ref('excluded.served_count'),
         truncated: eb.ref('excluded.truncated'),
         rejected_count: eb.ref('excluded.rejected_count'),
         attempts: sql<number>`sync_windows.attempts + 1`,

@@ -20,6 +20,7 @@ export const recordingSpec: UpsertSpec<'recordings'> = {
     'raw',
   ],
   compare: ['raw'],
+  collisions: { resource: 'recordings' },
 };
 
 export const recordingKey = (item: Recording): string => item.id;

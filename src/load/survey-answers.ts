@@ -18,6 +18,7 @@ export const surveyAnswerSpec: UpsertSpec<'survey_answers'> = {
     'raw',
   ],
   compare: ['raw'],
+  collisions: { resource: 'survey' },
   // Webhook deliveries write provisional rows into this table too (src/load/webhook-items.ts).
   origin: true,
 };

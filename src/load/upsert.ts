@@ -19,6 +19,12 @@ export interface UpsertSpec<T extends WarehouseTable> {
    * webhook had seen is always overwritten (the API is authoritative) and becomes 'both'.
    */
   origin?: boolean;
+  /**
+   * A dated table whose keys may repeat across days (spec 2.3-2.5 promise no unique ids): a
+   * staged row whose key a row of another UTC day holds is a collision. The later dt keeps the
+   * key; the other version goes to key_collisions verbatim (see setAsideCollisions).
+   */
+  collisions?: { resource: 'feedback' | 'survey' | 'recordings' };
 }
 
 /** Any table's spec, once its column names have been checked where it was declared. */
@@ -28,12 +34,25 @@ export interface CheckedUpsertSpec {
   columns: readonly string[];
   compare: readonly string[];
   origin?: boolean;
+  collisions?: { resource: 'feedback' | 'survey' | 'recordings' };
 }
 
 export interface UpsertCounts {
   inserted: number;
   updated: number;
   unchanged: number;
+  /** Versions newly set aside in key_collisions (a key another day's item holds). */
+  collisions?: number;
+}
+
+export interface UpsertOptions {
+  /**
+   * 'update' (default): new rows are inserted and changed rows updated. 'insert-missing': rows
+   * whose key is stored already are left alone, for items a window saw of another day, which
+   * that day's own window keeps current.
+   */
+  mode?: 'update' | 'insert-missing';
+  runId?: number | null;
 }
 
 /** Staging tables each transaction has filled already. */
@@ -49,8 +68,10 @@ export async function upsertRows(
   trx: LoadTransaction,
   spec: CheckedUpsertSpec,
   rows: readonly (readonly CopyValue[])[],
+  options: UpsertOptions = {},
 ): Promise<UpsertCounts> {
   if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  const mode = options.mode ?? 'update';
   const stage = `stage_${spec.table}`;
   // Lives as long as the connection, created once per connection; emptied at every commit or
   // rollback. Two round trips per table and window saved: the window's transaction is short.
@@ -105,14 +126,80 @@ export async function upsertRows(
       where not exists (select 1 from ${sql.table(spec.table)} t where ${keyMatch} and ${same})
       -- Key order: concurrent windows sharing rows (visitors) lock them in one order, never deadlock.
       order by ${sql.join(spec.key.map((c) => sql.ref(`s.${c}`)))}
-      on conflict (${sql.join(spec.key.map((c) => sql.id(c)))}) do update set ${updates}
-      -- A row another window committed meanwhile with the same content is not rewritten.
-      where not (${sameAsExcluded})
+      on conflict (${sql.join(spec.key.map((c) => sql.id(c)))}) ${
+        mode === 'insert-missing'
+          ? sql`do nothing`
+          : // A row another window committed meanwhile with the same content is not rewritten.
+            sql`do update set ${updates} where not (${sameAsExcluded})${
+              spec.collisions ? sql` and ${laterKeepsKey(spec.table)}` : sql``
+            }`
+      }
       returning (xmax = 0) as is_insert
     )
     select count(*) filter (where is_insert)::int as inserted,
            count(*) filter (where not is_insert)::int as updated
     from written`.execute(trx.db);
   const counts = result.rows[0] ?? { inserted: 0, updated: 0 };
-  return { ...counts, unchanged: rows.length - counts.inserted - counts.updated };
+  const { collisions, withheld } =
+    spec.collisions && mode === 'update'
+      ? await setAsideCollisions(trx, spec, spec.collisions.resource, stage, options.runId ?? null)
+      : { collisions: 0, withheld: 0 };
+  return {
+    ...counts,
+    unchanged: rows.length - counts.inserted - counts.updated - withheld,
+    ...(spec.collisions ? { collisions } : {}),
+  };
+}
+
+/**
+ * Cross-day key collisions, decided the same way whatever order windows commit in: of two items
+ * with one key and dt on different UTC days, the later dt keeps the key (the ON CONFLICT clause
+ * of the upsert refuses an older one). A version the upsert replaced was set aside by the
+ * trigger of migration 0006; here the staged versions that lost are, and this transaction's
+ * set-aside versions are counted and tagged with the run. Once each: a re-run adds nothing.
+ * Rows only a webhook has seen (dt null) never collide: the API completes them.
+ */
+async function setAsideCollisions(
+  trx: LoadTransaction,
+  spec: CheckedUpsertSpec,
+  resource: string,
+  stage: string,
+  runId: number | null,
+): Promise<{ collisions: number; withheld: number }> {
+  const keyMatch = sql.join(
+    spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
+    sql` and `,
+  );
+  const itemKey = sql`concat_ws('/', ${sql.join(spec.key.filter((c) => c !== 'source_id').map((c) => sql.ref(`s.${c}`)))})`;
+  const result = await sql<{ withheld: number; replaced: number }>`
+    with losers as (
+      insert into key_collisions (source_id, resource, item_key, dt, raw, run_id)
+      select s.source_id, ${resource}, ${itemKey}, s.dt, s.raw, ${runId}
+      from ${sql.id(stage)} s join ${sql.table(spec.table)} t on ${keyMatch}
+      where ${OTHER_DAY} and t.dt > s.dt
+      on conflict do nothing
+      returning 1
+    ), replaced as (
+      update key_collisions set run_id = ${runId}
+      where resource = ${resource} and run_id is null
+        and xmin::text = (txid_current() % 4294967296)::text
+      returning 1
+    )
+    select (select count(*)::int from losers) as withheld, (select count(*)::int from replaced) as replaced`.execute(
+    trx.db,
+  );
+  const row = result.rows[0] ?? { withheld: 0, replaced: 0 };
+  return { collisions: row.withheld + row.replaced, withheld: row.withheld };
+}
+
+/** Stored row t and staged row s carry dt on different UTC days. */
+const OTHER_DAY = sql`t.dt is not null and s.dt is not null
+    and (t.dt at time zone 'UTC')::date <> (s.dt at time zone 'UTC')::date`;
+
+/** In ON CONFLICT: the incoming version may replace the stored one unless it is of an earlier other day. */
+function laterKeepsKey(table: string) {
+  const stored = sql.ref(`${table}.dt`);
+  return sql`(${stored} is null or excluded.dt is null
+    or (${stored} at time zone 'UTC')::date = (excluded.dt at time zone 'UTC')::date
+    or excluded.dt > ${stored})`;
 }

@@ -1,33 +1,44 @@
+import { suppressedVisitors } from '../privacy/suppression.js';
 import type { Feedback } from '../schemas/feedback.js';
 import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
-import type { Visitor } from '../schemas/visitor.js';
 import type { CopyValue } from './copy-text.js';
 import { dedupeByKey } from './dedupe.js';
 import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
 import { recordingKey, recordingRow, recordingSpec } from './recordings.js';
 import { surveyAnswerKey, surveyAnswerRow, surveyAnswerSpec } from './survey-answers.js';
 import type { LoadTransaction } from './transaction.js';
-import { type CheckedUpsertSpec, type UpsertCounts, upsertRows } from './upsert.js';
-import { loadVisitors } from './visitors.js';
+import { type CheckedUpsertSpec, type UpsertCounts, type UpsertOptions, upsertRows } from './upsert.js';
+import {
+  contradictedWebhookVisitors,
+  loadVisitors,
+  removeOrphanVisitors,
+  type VisitorObservation,
+} from './visitors.js';
 
 interface WindowedTable<T> {
   spec: CheckedUpsertSpec;
   key: (item: T) => string;
   row: (sourceId: string, item: T) => CopyValue[];
-  visitor?: (item: T) => Visitor;
+  /** The visitor object an item carries, observed at the item's dt. */
+  visitor?: (item: T) => VisitorObservation;
 }
 
 type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording };
 
 const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> } = {
-  feedback: { spec: feedbackSpec, key: feedbackKey, row: feedbackRow, visitor: (item) => item.visitor },
+  feedback: {
+    spec: feedbackSpec,
+    key: feedbackKey,
+    row: feedbackRow,
+    visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
+  },
   survey: {
     spec: surveyAnswerSpec,
     key: surveyAnswerKey,
     row: surveyAnswerRow,
-    visitor: (item) => item.visitor,
+    visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
   },
   recordings: { spec: recordingSpec, key: recordingKey, row: recordingRow },
 };
@@ -38,6 +49,8 @@ export interface WindowLoad extends UpsertCounts {
   /** ... and differed from it. */
   conflicts: number;
   visitors: UpsertCounts & { conflicts: number };
+  /** Items of a forgotten visitor (the suppression list, src/privacy/suppression.ts): not stored. */
+  suppressed: number;
 }
 
 /** Loads one day's valid items (and their visitors) of a windowed resource. */
@@ -46,18 +59,29 @@ export async function loadWindowItems<R extends WindowedResource>(
   resource: R,
   sourceId: string,
   items: readonly ItemOf[R][],
+  options: UpsertOptions = {},
 ): Promise<WindowLoad> {
   const table = tables[resource] as WindowedTable<ItemOf[R]>;
-  const deduped = dedupeByKey(items, table.key);
   const visitorOf = table.visitor;
+  // A forgotten visitor's items are dropped before anything of them (the visitor included) is written.
+  const idOf = (item: ItemOf[R]) => (visitorOf ? visitorOf(item).visitor.id : '');
+  const suppressed = visitorOf ? await suppressedVisitors(trx, sourceId, items.map(idOf)) : new Set<string>();
+  const kept = suppressed.size === 0 ? items : items.filter((item) => !suppressed.has(idOf(item)));
+  const deduped = dedupeByKey(kept, table.key);
+  const rows = deduped.items.map((item) => table.row(sourceId, item));
+  // Read before the rows change: webhook-only rows whose visitor the API's copy contradicts.
+  const contradicted = visitorOf ? await contradictedWebhookVisitors(trx, table.spec, rows) : [];
   // Visitors first: rows then reference an existing visitor.
   const visitors = visitorOf
     ? await loadVisitors(trx, sourceId, deduped.items.map(visitorOf))
     : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
-  const counts = await upsertRows(
-    trx,
-    table.spec,
-    deduped.items.map((item) => table.row(sourceId, item)),
-  );
-  return { ...counts, duplicates: deduped.duplicates, conflicts: deduped.conflicts, visitors };
+  const counts = await upsertRows(trx, table.spec, rows, options);
+  await removeOrphanVisitors(trx, sourceId, contradicted);
+  return {
+    ...counts,
+    duplicates: deduped.duplicates,
+    conflicts: deduped.conflicts,
+    visitors,
+    suppressed: items.length - kept.length,
+  };
 }

@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { ApiClient } from '../api/api-client.js';
 import type { Database } from '../db/database.js';
-import type { LimitPolicy, ServerCap } from '../extract/fetch-day.js';
+import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
 import type { PiiPolicy } from '../privacy/pii.js';
+import type { WindowedResource } from '../schemas/resources.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
 export interface SyncContext {
@@ -13,7 +14,7 @@ export interface SyncContext {
   logger: Logger;
   now: () => Date;
   limits: LimitPolicy;
-  /** A day whose share of invalid items is above this fails instead of loading. */
+  /** The share of invalid items a sound response may hold: a day fails only above it, on evidence (judgeInvalid). */
   maxInvalidShare: number;
   runId: number | null;
   /** Aborted on shutdown: windows not yet started are skipped. */
@@ -25,8 +26,11 @@ export interface SourceHandle {
   name: string;
   baseUrl: string;
   client: ApiClient;
-  /** The server's cap on items per response, once a window has proved one. */
-  serverCap: ServerCap;
+  /**
+   * What the run knows of the server, per windowed resource (bounds, server day, cap, limits),
+   * seeded from server_readings and shared by the source's windows of that resource.
+   */
+  knowledge: Record<WindowedResource, ResourceKnowledge>;
   /** Applied to every item and reject before it is written; unset: personal data is kept. */
   pii?: PiiPolicy;
 }

@@ -15,10 +15,14 @@ export interface WindowOutcome {
   truncated: boolean;
   /** Items sharing a key with a different item in the same response. */
   conflicts: number;
+  /** Versions newly set aside because an item of another day holds their key. */
+  collisions?: number;
   requests: number;
   error?: string;
   /** The source rejected the API key: its other windows are not attempted. */
   fatal?: boolean;
+  /** 403 or 404: the endpoint refused this source; the resource's other windows are not attempted. */
+  refused?: number;
 }
 
 /** What happened to one snapshot resource (tests with their results, or heatmaps) of a source. */
@@ -31,10 +35,20 @@ export interface SnapshotOutcome {
   updated: number;
   unchanged: number;
   rejected: number;
+  /** Rows marked removed_at this run, on evidence (see "Snapshot" in the README's glossary). */
   removed: number;
+  /** Rows that were marked removed and are listed again. Absent: 0. */
+  revived?: number;
+  /**
+   * Rows absent from this run's answer (after one re-read) but kept: one absence is not evidence.
+   * Each is removed only if it is still absent on the next run, or its detail answers 404. Absent: 0.
+   */
+  suspicious?: number;
   conflicts: number;
   error?: string;
   fatal?: boolean;
+  /** 403 or 404: the endpoint refused this source. */
+  refused?: number;
 }
 
 /** The counts of an outcome before anything was fetched. */
@@ -57,7 +71,7 @@ export function unwrittenSnapshot(
   resource: SnapshotOutcome['resource'],
   status: 'skipped' | 'failed',
 ): SnapshotOutcome {
-  return { source, resource, status, ...noCounts(), removed: 0 };
+  return { source, resource, status, ...noCounts(), removed: 0, revived: 0, suspicious: 0 };
 }
 
 export interface ResourceSummary {
@@ -71,7 +85,13 @@ export interface ResourceSummary {
   unchanged: number;
   rejected: number;
   removed: number;
+  /** Snapshot resources only: rows listed again after their removal. */
+  revived?: number;
+  /** Snapshot resources only: rows absent from this run's answer but kept (not yet evidence). */
+  suspicious?: number;
   conflicts: number;
+  /** Cross-day key collisions newly set aside (key_collisions). */
+  collisions: number;
   errors: string[];
 }
 
@@ -95,6 +115,7 @@ export function summarize(
       truncatedDays: [],
       ...noCounts(),
       removed: 0,
+      collisions: 0,
       errors: [],
     };
     return bySource[resource];
@@ -105,6 +126,7 @@ export function summarize(
     if (w.status === 'failed') e.failedWindows += 1;
     if (w.status === 'skipped') e.skippedWindows += 1;
     if (w.truncated) e.truncatedDays.push(w.day);
+    e.collisions += w.collisions ?? 0;
     add(e, w);
   }
   for (const s of snapshots) {
@@ -112,6 +134,8 @@ export function summarize(
     if (s.status === 'failed') e.failedWindows += 1;
     if (s.status === 'skipped') e.skippedWindows += 1;
     e.removed += s.removed;
+    e.revived = (e.revived ?? 0) + (s.revived ?? 0);
+    e.suspicious = (e.suspicious ?? 0) + (s.suspicious ?? 0);
     add(e, s);
   }
   for (const bySource of Object.values(summary)) {
@@ -129,4 +153,46 @@ function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'r
   e.conflicts += o.conflicts;
   if (o.error !== undefined && e.errors.length < MAX_ERRORS_KEPT && !e.errors.includes(o.error))
     e.errors.push(o.error);
+}
+
+/**
+ * The endpoints that refused a source this run (403 or 404 after the key was accepted), per
+ * source and resource: the run stops asking that resource and says so once.
+ */
+export class EndpointRefusals {
+  private readonly refused = new Map<string, number>();
+
+  has(source: string, resource: Resource): boolean {
+    return this.refused.has(`${source}\n${resource}`);
+  }
+
+  /** Records a refusal; true the first time for this source and resource (the time to say so). */
+  add(source: string, resource: Resource, status: number): boolean {
+    const key = `${source}\n${resource}`;
+    if (this.refused.has(key)) return false;
+    this.refused.set(key, status);
+    return true;
+  }
+}
+
+/**
+ * A key that may read nothing is a rejected key, even when the server says 403 instead of 401:
+ * true when every resource the run asked of the source (two at least: one refusal alone may be a
+ * scope) was refused with 403 and none of them loaded anything.
+ */
+export function everyEndpointForbidden(
+  source: string,
+  windows: readonly WindowOutcome[],
+  snapshots: readonly SnapshotOutcome[],
+): boolean {
+  const byResource = new Map<Resource, { forbidden: boolean; loaded: boolean }>();
+  for (const o of [...windows, ...snapshots]) {
+    if (o.source !== source) continue;
+    const seen = byResource.get(o.resource) ?? { forbidden: false, loaded: false };
+    if (o.refused === 403) seen.forbidden = true;
+    if (o.status === 'done' || o.status === 'open') seen.loaded = true;
+    byResource.set(o.resource, seen);
+  }
+  const resources = [...byResource.values()];
+  return resources.length >= 2 && resources.every((r) => r.forbidden && !r.loaded);
 }

@@ -1,11 +1,14 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pLimit from 'p-limit';
 import type pg from 'pg';
 import { type ApiClient, createApiClient } from '../api/api-client.js';
 import type { Config, SourceConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
+import { AuthError } from '../errors.js';
 import { type DayString, todayUtc } from '../extract/days.js';
+import { describeReading, emptyReading } from '../extract/server-reading.js';
+import { readServerReadings, saveServerReading } from '../load/server-readings.js';
 import type { Logger } from '../log/logger.js';
 import {
   ALL_RESOURCES,
@@ -19,6 +22,8 @@ import { readWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { limitedClient } from './limited-client.js';
 import {
+  EndpointRefusals,
+  everyEndpointForbidden,
   type RunSummary,
   type SnapshotOutcome,
   skippedWindow,
@@ -125,11 +130,16 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       logger,
       ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     });
+    const learned = await readServerReadings(deps.db, source.name);
     const handle: SourceHandle = {
       name: source.name,
-      baseUrl: source.baseUrl,
+      baseUrl: client.baseUrl,
       client: limitedClient(client, requestLimit),
-      serverCap: { cap: undefined },
+      knowledge: {
+        feedback: { reading: learned.get('feedback') ?? emptyReading() },
+        survey: { reading: learned.get('survey') ?? emptyReading() },
+        recordings: { reading: learned.get('recordings') ?? emptyReading() },
+      },
       ...(source.pii === undefined ? {} : { pii: source.pii }),
     };
     handles.push(handle);
@@ -144,15 +154,26 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   deps.onPlan?.(plans.length, runId);
   logger.info({ windows: plans.length, sources: handles.length, trigger: request.trigger }, 'run planned');
 
+  // A rejected key (401) stops the source; an endpoint's 403/404 stops that resource only.
   const fatal = new Map<string, string>();
-  const skipped = (source: string) => fatal.has(source) || deps.signal?.aborted === true;
+  const refusals = new EndpointRefusals();
+  const skipped = (source: string, resource: Resource) =>
+    fatal.has(source) || refusals.has(source, resource) || deps.signal?.aborted === true;
+  const settle = (outcome: WindowOutcome | SnapshotOutcome): void => {
+    if (outcome.fatal && outcome.error) fatal.set(outcome.source, outcome.error);
+    if (outcome.refused && outcome.error && refusals.add(outcome.source, outcome.resource, outcome.refused))
+      logger.warn(
+        { source: outcome.source, resource: outcome.resource, status: outcome.refused },
+        outcome.error,
+      );
+  };
   let done = 0;
   const windowTasks = plans.map((plan) =>
     windowLimit(async (): Promise<WindowOutcome> => {
-      const outcome = skipped(plan.handle.name)
+      const outcome = skipped(plan.handle.name, plan.resource)
         ? skippedWindow(plan.handle.name, plan.resource, plan.day)
         : await runWindow(ctx, plan.handle, plan.resource, plan.day, { today, startDay: plan.startDay });
-      if (outcome.fatal && outcome.error) fatal.set(plan.handle.name, outcome.error);
+      settle(outcome);
       done += 1;
       deps.onWindow?.(outcome, done, plans.length);
       return outcome;
@@ -166,14 +187,33 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     return jobs
       .filter((job) => resources.has(job.resource))
       .map(async (job): Promise<SnapshotOutcome> => {
-        const outcome = skipped(handle.name)
+        const outcome = skipped(handle.name, job.resource)
           ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
           : await job.run();
-        if (outcome.fatal && outcome.error) fatal.set(handle.name, outcome.error);
+        settle(outcome);
         return outcome;
       });
   });
   const [windows, snapshots] = await Promise.all([Promise.all(windowTasks), Promise.all(snapshotTasks)]);
+  for (const handle of handles) {
+    // 403 from every endpoint asked: a key that may read nothing is a rejected key.
+    if (fatal.has(handle.name) || !everyEndpointForbidden(handle.name, windows, snapshots)) continue;
+    const rejected = new AuthError(handle.client.baseUrl, handle.name, 403, ' on every endpoint').message;
+    fatal.set(handle.name, rejected);
+    for (const o of [...windows, ...snapshots]) if (o.source === handle.name && o.refused) o.fatal = true;
+    logger.error({ source: handle.name }, rejected);
+  }
+
+  for (const handle of handles) {
+    for (const resource of WINDOWED_RESOURCES) {
+      if (!resources.has(resource)) continue;
+      const { reading, responses } = handle.knowledge[resource];
+      if (!responses) continue;
+      await saveServerReading(deps.db, handle.name, resource, reading);
+      if (reading.largestResponse > 0)
+        logger.debug({ source: handle.name, resource, reading: describeReading(reading) }, 'server reading');
+    }
+  }
 
   const summary = summarize(windows, snapshots);
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
@@ -213,8 +253,49 @@ async function planDays(
     startDay,
     doneDays: new Set(doneRows.map((r) => r.day)),
     lookbackDays: deps.settings.lookbackDays,
+    readFurther: new Set(await readableFurther(deps, sourceId, resource)),
   });
   return { days, startDay };
+}
+
+/**
+ * Truncated days that a new run can read further: the server has since served more in one
+ * response than they got, or the day filled our limit and INSIGHTS_MAX_LIMIT has been raised.
+ * The most recent truncated day is read again every run: that is how a raised server cap is
+ * seen (it comes back fuller, which raises largest_response for the next run). Other truncated
+ * days are not asked again: the server would cut them the same way.
+ */
+async function readableFurther(
+  deps: SyncDeps,
+  sourceId: string,
+  resource: WindowedResource,
+): Promise<DayString[]> {
+  const truncated = deps.db
+    .selectFrom('sync_windows as w')
+    .where('w.source_id', '=', sourceId)
+    .where('w.resource', '=', resource)
+    .where('w.truncated', '=', true);
+  const rows = await truncated
+    .leftJoin('server_readings as r', (join) =>
+      join.onRef('r.source_id', '=', 'w.source_id').onRef('r.resource', '=', 'w.resource'),
+    )
+    .select('w.day')
+    .where((eb) =>
+      eb.or([
+        eb(
+          sql<number>`coalesce(w.served_count, w.item_count)`,
+          '<',
+          sql<number>`coalesce(r.largest_response, 0)`,
+        ),
+        eb.and([
+          eb(sql<number>`coalesce(w.served_count, w.item_count)`, '>=', eb.ref('w.requested_limit')),
+          eb('w.requested_limit', '<', deps.settings.maxLimit),
+        ]),
+      ]),
+    )
+    .execute();
+  const latest = await truncated.select(sql<DayString | null>`max(w.day)::text`.as('day')).executeTakeFirst();
+  return [...rows.map((r) => r.day), ...(latest?.day ? [latest.day] : [])];
 }
 
 function runStatus(

@@ -1,14 +1,17 @@
 import { RequestAbortedError } from '../api/abort.js';
-import { AuthError, errorMessage } from '../errors.js';
+import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import type { DayString } from '../extract/days.js';
 import { fetchDay } from '../extract/fetch-day.js';
-import { validateItems } from '../extract/validate.js';
+import { judgeInvalid } from '../extract/invalid-policy.js';
+import { itemDay } from '../extract/server-reading.js';
+import { type Rejected, validateItems } from '../extract/validate.js';
 import { recordWindow, recordWindowFailure } from '../load/ledger.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
-import { inTransaction } from '../load/transaction.js';
+import { inTransaction, type LoadTransaction } from '../load/transaction.js';
 import { loadWindowItems } from '../load/windowed.js';
 import { protectPersonalData } from '../privacy/pii.js';
+import { suppressedVisitors } from '../privacy/suppression.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
 import { advanceWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
@@ -31,19 +34,20 @@ export async function runWindow(
   const log = ctx.logger.child({ source: source.name, resource, day });
   let requests = 0;
   try {
-    const fetched = await fetchDay(source.client, resource, day, ctx.limits, source.serverCap);
+    const fetched = await fetchDay(source.client, resource, day, ctx.limits, source.knowledge[resource]);
     requests = fetched.requests;
+    const schema = windowedItemSchemas[resource];
     // Validated as served, then personal data hashed or dropped (the source's pii) before any write.
-    const { valid, rejected } = protectPersonalData(
-      validateItems(windowedItemSchemas[resource], fetched.items),
-      source.pii,
-    );
-    const total = fetched.items.length;
-    const invalidShare = total === 0 ? 0 : rejected.length / total;
+    const { valid, rejected } = protectPersonalData(validateItems(schema, fetched.onDay), source.pii);
+    // Items of neighbouring days came along (bounds, server day): stored too, never counted here.
+    const others = protectPersonalData(validateItems(schema, fetched.otherDays), source.pii);
+    const total = fetched.onDay.length;
     const rejectContext = { sourceId: source.name, resource, day, runId: ctx.runId };
 
-    if (rejected.length > 0 && invalidShare > ctx.maxInvalidShare) {
-      const error = `${rejected.length} of ${total} items invalid (${pct(invalidShare)}, above the ${pct(ctx.maxInvalidShare)} allowed by INSIGHTS_MAX_INVALID_SHARE); first: ${rejected[0]?.error ?? ''}`;
+    // One bad item never fails a day: only evidence that the response itself is broken does.
+    const judged = judgeInvalid({ total, rejected, maxInvalidShare: ctx.maxInvalidShare });
+    if (judged.fail) {
+      const error = judged.reason;
       await inTransaction(ctx.pool, async (trx) => {
         await ensureSource(trx, source.name, source.baseUrl);
         await loadRejects(trx, rejectContext, rejected);
@@ -65,8 +69,9 @@ export async function runWindow(
     const status = day < today ? 'done' : 'open';
     const loaded = await inTransaction(ctx.pool, async (trx) => {
       await ensureSource(trx, source.name, source.baseUrl);
-      const counts = await loadWindowItems(trx, resource, source.name, valid);
-      await loadRejects(trx, rejectContext, rejected);
+      const counts = await loadWindowItems(trx, resource, source.name, valid, { runId: ctx.runId });
+      // A forgotten visitor's items stay out of rejects too (the suppression list, forget).
+      await loadRejects(trx, rejectContext, await withoutForgotten(trx, source.name, rejected));
       await recordWindow(trx, {
         sourceId: source.name,
         resource,
@@ -74,6 +79,7 @@ export async function runWindow(
         status,
         itemCount: valid.length,
         requestedLimit: fetched.requestedLimit,
+        servedCount: fetched.servedCount,
         truncated: fetched.truncated,
         rejectedCount: rejected.length,
         runId: ctx.runId,
@@ -81,27 +87,53 @@ export async function runWindow(
       if (status === 'done') await advanceWatermark(trx.db, source.name, resource, startDay, today);
       return counts;
     });
+    // Items of neighbouring days: their own windows keep them current, so here they are only
+    // added when missing. Apart from the window's transaction, which then never waits on a
+    // neighbour's rows while holding its own (two such windows would deadlock).
+    const neighbours =
+      others.valid.length === 0 && others.rejected.length === 0
+        ? 0
+        : await inTransaction(ctx.pool, async (trx) => {
+            const added = await loadWindowItems(trx, resource, source.name, others.valid, {
+              mode: 'insert-missing',
+            });
+            for (const [otherDay, items] of byDay(others.rejected, day))
+              await loadRejects(trx, { ...rejectContext, day: otherDay }, items);
+            return added.inserted;
+          });
     if (fetched.truncated)
       log.warn(
-        { limit: fetched.requestedLimit, items: total },
-        'day may be truncated: the response stayed saturated',
+        { limit: fetched.requestedLimit, served: fetched.servedCount, items: total },
+        'day truncated: the server served no more of it than its cap or our INSIGHTS_MAX_LIMIT',
       );
     if (loaded.conflicts > 0)
       log.warn(
         { conflicts: loaded.conflicts },
         'items with the same key and different content in one response',
       );
+    const collisions = loaded.collisions ?? 0;
+    if (collisions > 0)
+      log.warn(
+        { collisions },
+        'items whose key an item of another day holds: the later dt keeps the key, the other is kept in key_collisions',
+      );
+    if (loaded.suppressed > 0)
+      log.info(
+        { suppressed: loaded.suppressed },
+        'items of forgotten visitors not stored (suppression list)',
+      );
     log.debug({ fetched: total, inserted: loaded.inserted, updated: loaded.updated }, 'window loaded');
     return {
       ...base,
       status,
       fetched: total,
-      inserted: loaded.inserted,
+      inserted: loaded.inserted + neighbours,
       updated: loaded.updated,
       unchanged: loaded.unchanged,
       rejected: rejected.length,
       truncated: fetched.truncated,
       conflicts: loaded.conflicts,
+      collisions,
       requests,
     };
   } catch (error) {
@@ -123,9 +155,11 @@ export async function runWindow(
       log.info('window not finished: shutting down');
       return { ...base, ...noCounts(), truncated: false, status: 'skipped', requests };
     }
-    log.warn({ err: message }, 'window failed');
+    // A refused endpoint is logged once per source and resource by the run, not once per day.
+    if (!(error instanceof EndpointRefusedError)) log.warn({ err: message }, 'window failed');
     await inTransaction(ctx.pool, async (trx) => {
-      await ensureSource(trx, source.name, source.baseUrl);
+      // The client's base URL: a placeholder when the configured one is unusable (it may hold a password).
+      await ensureSource(trx, source.name, source.client.baseUrl);
       await recordWindowFailure(trx, {
         sourceId: source.name,
         resource,
@@ -136,10 +170,40 @@ export async function runWindow(
     }).catch((ledgerError: unknown) =>
       log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'),
     );
-    return { ...base, ...noCounts(), truncated: false, status: 'failed', requests, error: message };
+    return {
+      ...base,
+      ...noCounts(),
+      truncated: false,
+      status: 'failed',
+      requests,
+      error: message,
+      ...(error instanceof EndpointRefusedError ? { refused: error.status } : {}),
+    };
   }
 }
 
-function pct(share: number): string {
-  return `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
+/** Rejects whose item names a visitor on the source's suppression list are dropped. */
+async function withoutForgotten(
+  trx: LoadTransaction,
+  sourceId: string,
+  rejected: readonly Rejected[],
+): Promise<Rejected[]> {
+  const visitorOf = (reject: Rejected): string | undefined => {
+    const visitor = (reject.item as { visitor?: { id?: unknown } } | null)?.visitor;
+    return typeof visitor?.id === 'string' ? visitor.id : undefined;
+  };
+  const ids = rejected.map(visitorOf).filter((id): id is string => id !== undefined);
+  if (ids.length === 0) return [...rejected];
+  const forgotten = await suppressedVisitors(trx, sourceId, ids);
+  return rejected.filter((reject) => !forgotten.has(visitorOf(reject) ?? ''));
+}
+
+/** Rejected items of other days, grouped by their own day (they all have a readable dt). */
+function byDay(rejected: readonly Rejected[], fallback: DayString): Map<DayString, Rejected[]> {
+  const groups = new Map<DayString, Rejected[]>();
+  for (const reject of rejected) {
+    const itemDayString = itemDay(reject.item) ?? fallback;
+    groups.set(itemDayString, [...(groups.get(itemDayString) ?? []), reject]);
+  }
+  return groups;
 }

@@ -1,6 +1,8 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { type DayString, dayDiff } from '../extract/days.js';
+import { describeReading, type ServerReading } from '../extract/server-reading.js';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
 import { type WebhookSourceStatus, webhookStatus } from '../webhooks/status.js';
 import type { RunSummary } from './outcomes.js';
@@ -12,8 +14,27 @@ export interface ResourceStatus {
   /** Days between the watermark and yesterday (the last day that can be done); null without one. */
   lagDays: number | null;
   truncatedDays: DayString[];
+  /** Truncated days the most recent run flagged or flagged again: what a monitor alerts on. */
+  newTruncatedDays: DayString[];
   failedWindows: { day: DayString; error: string | null }[];
   rejectedItems: number;
+  /** Item versions kept in key_collisions because an item of another day holds their key. */
+  keyCollisions: number;
+  /** What was learned about the server for this resource (windowed resources only). */
+  reading: ServerReadingStatus | null;
+}
+
+/** server_readings as status shows it; `summary` is the one line the text output prints. */
+export interface ServerReadingStatus {
+  summary: string;
+  startInclusive: boolean;
+  endInclusive: boolean;
+  serverDay: 'utc' | 'early' | 'late' | 'unknown';
+  order: 'oldest-first' | 'newest-first' | 'unordered' | null;
+  cap: number | null;
+  largestResponse: number;
+  limitRefused: number | null;
+  updatedAt: string;
 }
 
 export interface RunRow {
@@ -54,10 +75,20 @@ export async function statusReport(
   const marks = await db.selectFrom('watermarks').selectAll().execute();
   const windows = await db
     .selectFrom('sync_windows')
-    .select(['source_id', 'resource', 'day', 'status', 'truncated', 'last_error'])
+    .select(['source_id', 'resource', 'day', 'status', 'truncated', 'last_error', 'run_id'])
     .where((eb) => eb.or([eb('truncated', '=', true), eb('status', '=', 'failed')]))
     .orderBy('day')
     .execute();
+  const readings = await db.selectFrom('server_readings').selectAll().execute();
+  const collisions = await db
+    .selectFrom('key_collisions')
+    .select(['source_id', 'resource', sql<number>`count(*)::int`.as('n')])
+    .groupBy(['source_id', 'resource'])
+    .execute();
+  const lastRun = await db
+    .selectFrom('sync_runs')
+    .select(sql<number | null>`max(run_id)`.as('id'))
+    .executeTakeFirst();
   const rejects = await db
     .selectFrom('rejects')
     .select(['source_id', 'resource', sql<number>`count(*)::int`.as('n')])
@@ -76,6 +107,9 @@ export async function statusReport(
         watermark: mark?.day ?? null,
         lagDays: windowed && mark?.day ? Math.max(0, dayDiff(mark.day, today) - 1) : null,
         truncatedDays: own.filter((w) => w.truncated).map((w) => w.day),
+        newTruncatedDays: own
+          .filter((w) => w.truncated && lastRun?.id != null && w.run_id === lastRun.id)
+          .map((w) => w.day),
         failedWindows: own
           .filter((w) => w.status === 'failed')
           .map((w) => ({ day: w.day, error: w.last_error })),
@@ -85,6 +119,8 @@ export async function statusReport(
               r.source_id === source_id && (r.resource === resource || r.resource === `${resource}/detail`),
           )
           .reduce((n, r) => n + r.n, 0),
+        keyCollisions: collisions.find((c) => c.source_id === source_id && c.resource === resource)?.n ?? 0,
+        reading: readingStatus(readings.find((r) => r.source_id === source_id && r.resource === resource)),
       });
     }
   }
@@ -128,4 +164,27 @@ export async function statusReport(
     confirmDays: webhookConfirmDays,
   });
   return { today, resources, runs: runRows, webhooks, webhookConfirmDays, healthy };
+}
+
+function readingStatus(row: Selectable<ServerReadingsTable> | undefined): ServerReadingStatus | null {
+  if (row === undefined) return null;
+  const reading: ServerReading = {
+    headMs: row.head_ms,
+    tailMs: row.tail_ms,
+    order: row.item_order,
+    largestResponse: row.largest_response,
+    cap: row.cap,
+    limitRefused: row.limit_refused,
+  };
+  return {
+    summary: describeReading(reading),
+    startInclusive: row.start_inclusive,
+    endInclusive: row.end_inclusive,
+    serverDay: row.server_day,
+    order: row.item_order,
+    cap: row.cap,
+    largestResponse: row.largest_response,
+    limitRefused: row.limit_refused,
+    updatedAt: row.updated_at.toISOString(),
+  };
 }

@@ -130,13 +130,24 @@ describe('faults and bad input', () => {
       expect(failed[0]?.error).toMatch(
         /items invalid .* above the 5\.0% allowed by INSIGHTS_MAX_INVALID_SHARE/,
       );
+      const day = failed[0]?.day as string;
+      const ledger = await t.db
+        .selectFrom('sync_windows')
+        .select('status')
+        .where('source_id', '=', 'worse')
+        .where('resource', '=', 'feedback')
+        .where('day', '=', day)
+        .executeTakeFirstOrThrow();
+      expect(ledger.status).toBe('failed');
+      // The day is not done; what of it a neighbour's answer held is stored, valid and as served.
       const loaded = await t.db
         .selectFrom('feedback')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .select('raw')
         .where('source_id', '=', 'worse')
-        .where((eb) => eb.fn('date', [eb.ref('dt')]), '=', failed[0]?.day as string)
-        .executeTakeFirstOrThrow();
-      expect(Number(loaded.n)).toBe(0);
+        .where((eb) => eb.fn('date', [eb.ref('dt')]), '=', day)
+        .execute();
+      const valid = sim.truth().feedback.filter((f) => f.dt.startsWith(day));
+      expect(valid).toEqual(expect.arrayContaining(loaded.map((r) => r.raw)));
     } finally {
       sim.setOptions({ malformedRate: 0 });
     }
@@ -181,7 +192,7 @@ describe('watermark', () => {
           return {
             ...client,
             window: (resource, query, context) =>
-              resource === 'feedback' && query.startdate === day
+              resource === 'feedback' && context?.day === day
                 ? Promise.reject(new Error('injected failure'))
                 : client.window(resource, query, context),
           };
@@ -207,12 +218,13 @@ describe('watermark', () => {
   it('the next run retries the failed day (and the lookback), skips the done days, and catches up', async () => {
     const result = await runFailing(null);
     expect(result.status).toBe('ok');
-    // Lookback: the 3 days ending at the watermark (03-01..03-03); then 03-04, not done; today.
+    // 03-04, not done; then the lookback, counted from today whatever the watermark: the 3 days
+    // before today (03-06..03-08) and today. The done days 03-05 and earlier are skipped.
     expect(result.windows.map((w) => w.day)).toEqual([
-      '2026-03-01',
-      '2026-03-02',
-      '2026-03-03',
       '2026-03-04',
+      '2026-03-06',
+      '2026-03-07',
+      '2026-03-08',
       '2026-03-09',
     ]);
     expect(await watermark('feedback')).toBe('2026-03-08');

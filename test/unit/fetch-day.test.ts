@@ -1,45 +1,61 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ApiClient, WindowQuery } from '../../src/api/api-client.js';
-import { addDays, type DayString } from '../../src/extract/days.js';
-import { type FetchedDay, fetchDay, type LimitPolicy } from '../../src/extract/fetch-day.js';
+import { ApiError } from '../../src/errors.js';
+import { addDays, type DayString, daysFrom } from '../../src/extract/days.js';
+import { fetchDay, type LimitPolicy, type ResourceKnowledge } from '../../src/extract/fetch-day.js';
+import {
+  emptyReading,
+  endInclusive,
+  requestFor,
+  serverDay,
+  startInclusive,
+} from '../../src/extract/server-reading.js';
 
-/**
- * A fake source API. The spec leaves open whether enddate is inclusive, the order of the items
- * and the largest limit the server honours (spec 4 and 8), so each of those is configurable.
- */
-interface Semantics {
+/** One reading of everything spec sections 4 and 8 leave open. */
+interface Reading {
+  startdate: 'inclusive' | 'exclusive';
   enddate: 'inclusive' | 'exclusive';
-  order: 'oldest-first' | 'newest-first';
-  /** The server returns at most min(limit, cap) items. */
+  order: 'oldest-first' | 'newest-first' | 'random';
+  /** Silent: a larger limit gets at most this many items. */
   cap: number;
+  /** A limit above it answers 400. */
+  maxLimit: number | null;
+  /** The server's day starts at UTC midnight minus this (UTC-5: -300). */
+  offsetMinutes: number;
 }
 
-interface StoredItem {
-  /** The day the server files the item under (also for items whose dt is missing or garbage). */
-  day: DayString;
-  /** Position within the day, for ordering. */
-  seq: number;
-  item: unknown;
-}
+const DAY_MS = 86_400_000;
+const midnight = (day: DayString) => Date.parse(`${day}T00:00:00.000Z`);
 
+/** A fake server over items `{ id, dt }` with a fixed, seeded spread of times per day. */
 class FakeServer {
   readonly calls: WindowQuery[] = [];
-  private readonly items: StoredItem[] = [];
+  readonly items: { id: string; dt: string; time: number }[] = [];
+  private shuffles = 0;
 
-  constructor(private readonly semantics: Semantics) {}
-
-  /** `count` items `{ dt, id }` spread over the day, one second apart from midnight UTC. */
-  addDay(day: DayString, count: number): this {
-    const midnight = Date.parse(`${day}T00:00:00.000Z`);
-    for (let i = 0; i < count; i++) {
-      this.add(day, { id: `${day}#${i}`, dt: new Date(midnight + i * 1000).toISOString() });
+  constructor(
+    private readonly reading: Reading,
+    counts: ReadonlyMap<DayString, number>,
+    seed = 1,
+  ) {
+    let state = seed >>> 0 || 1;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) >>> 0;
+      return state / 2 ** 32;
+    };
+    for (const [day, count] of counts) {
+      const times = Array.from({ length: count }, () => midnight(day) + Math.floor(random() * DAY_MS)).sort(
+        (a, b) => a - b,
+      );
+      times.forEach((time, i) => {
+        this.items.push({ id: `${day}#${i}`, dt: new Date(time).toISOString(), time });
+      });
     }
-    return this;
   }
 
-  add(day: DayString, item: unknown): this {
-    this.items.push({ day, seq: this.items.length, item });
-    return this;
+  itemsOn(day: DayString): string[] {
+    return this.items.filter((item) => item.dt.startsWith(day)).map((item) => item.id);
   }
 
   client(): ApiClient {
@@ -59,195 +75,268 @@ class FakeServer {
 
   private window(query: WindowQuery): unknown[] {
     this.calls.push({ ...query });
-    const { enddate, order, cap } = this.semantics;
-    const inWindow = this.items.filter(
-      (stored) =>
-        stored.day >= query.startdate &&
-        (enddate === 'inclusive' ? stored.day <= query.enddate : stored.day < query.enddate),
-    );
-    inWindow.sort((a, b) => (a.day === b.day ? a.seq - b.seq : a.day < b.day ? -1 : 1));
-    if (order === 'newest-first') inWindow.reverse();
-    return inWindow.slice(0, Math.min(query.limit, cap)).map((stored) => stored.item);
+    const { startdate, enddate, order, cap, maxLimit, offsetMinutes } = this.reading;
+    if (maxLimit !== null && query.limit > maxLimit)
+      throw new ApiError('HTTP 400', { status: 400 }, { retryable: false });
+    const first = startdate === 'inclusive' ? query.startdate : addDays(query.startdate, 1);
+    const last = enddate === 'inclusive' ? query.enddate : addDays(query.enddate, -1);
+    const from = midnight(first) - offsetMinutes * 60_000;
+    const to = midnight(last) + DAY_MS - offsetMinutes * 60_000;
+    const selected = this.items.filter((item) => item.time >= from && item.time < to);
+    if (order === 'newest-first') selected.reverse();
+    if (order === 'random') {
+      let state = ++this.shuffles * 7919;
+      for (let i = selected.length - 1; i > 0; i--) {
+        state = (state * 1_103_515_245 + 12_345) >>> 0;
+        const j = state % (i + 1);
+        [selected[i], selected[j]] = [
+          selected[j] as (typeof selected)[number],
+          selected[i] as (typeof selected)[number],
+        ];
+      }
+    }
+    return selected.slice(0, Math.min(query.limit, cap)).map(({ id, dt }) => ({ id, dt }));
   }
 }
 
 const DAY = '2026-03-10';
-const PREVIOUS = addDays(DAY, -1);
-const NEXT = addDays(DAY, 1);
+const POLICY: LimitPolicy = { limit: 1000, maxLimit: 4000 };
+const UTC_INCLUSIVE: Reading = {
+  startdate: 'inclusive',
+  enddate: 'inclusive',
+  order: 'oldest-first',
+  cap: 100_000,
+  maxLimit: null,
+  offsetMinutes: 0,
+};
 
-/** Requests ask 10, then 40, 160, 640 and finally 1000. */
-const POLICY: LimitPolicy = { limit: 10, maxLimit: 1000 };
-/** A cap the escalation meets exactly (one of the limits it asks for). */
-const STEP_CAP = 160;
+const fresh = (): ResourceKnowledge => ({ reading: emptyReading() });
+const ids = (items: readonly unknown[]) => items.map((item) => (item as { id: string }).id).sort();
 
-function idsOf(result: FetchedDay): string[] {
-  return result.items.map((item) => (item as { id: string }).id).sort();
-}
-
-function expectedIds(day: DayString, count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `${day}#${i}`).sort();
-}
-
-function allOnDay(result: FetchedDay, day: DayString): boolean {
-  return result.items.every((item) => (item as { dt: string }).dt.startsWith(day));
-}
-
-const COMBINATIONS: Semantics[] = [];
-for (const enddate of ['inclusive', 'exclusive'] as const) {
-  for (const order of ['oldest-first', 'newest-first'] as const) {
-    for (const cap of [Number.POSITIVE_INFINITY, STEP_CAP]) COMBINATIONS.push({ enddate, order, cap });
+/** Fetches every day of a range in order with one shared knowledge, as a backfill does. */
+async function fetchRange(server: FakeServer, days: DayString[], policy = POLICY, knowledge = fresh()) {
+  const results = [];
+  for (const day of days) {
+    const fetched = await fetchDay(server.client(), 'feedback', day, policy, knowledge);
+    results.push({ day, fetched });
   }
+  return { results, knowledge };
 }
 
-const label = (s: Semantics) =>
-  `enddate ${s.enddate}, ${s.order}, ${Number.isFinite(s.cap) ? `capped at ${s.cap}` : 'uncapped'}`;
+function counts(from: DayString, values: number[]): Map<DayString, number> {
+  return new Map(values.map((value, i) => [addDays(from, i), value]));
+}
 
-describe('fetchDay', () => {
-  for (const semantics of COMBINATIONS) {
-    describe(label(semantics), () => {
-      const capped = Number.isFinite(semantics.cap);
-
-      it("returns exactly the day's items in one request, none of the neighbours'", async () => {
-        const server = new FakeServer(semantics).addDay(PREVIOUS, 3).addDay(DAY, 4).addDay(NEXT, 3);
-        const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-        expect(idsOf(result)).toEqual(expectedIds(DAY, 4));
-        expect(result).toMatchObject({ truncated: false, requests: 1, requestedLimit: 10 });
-        expect(server.calls).toHaveLength(result.requests);
-      });
-
-      it('returns a day above the first limit but below maxLimit whole, after escalating', async () => {
-        // 100 + 20 stays below the step cap, so even an inclusive capped server can answer whole.
-        const server = new FakeServer(semantics).addDay(PREVIOUS, 20).addDay(DAY, 100).addDay(NEXT, 20);
-        const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-        expect(idsOf(result)).toEqual(expectedIds(DAY, 100));
-        expect(result.truncated).toBe(false);
-        expect(result.requestedLimit).toBe(160);
-        expect(result.requests).toBe(server.calls.length);
-        // Escalation 10 -> 40 -> 160 (after a switch to startdate=enddate=day where the server
-        // proves it is inclusive), then a probe with the day before, to tell a cap between two
-        // limits from a whole day.
-        expect([...new Set(server.calls.map((call) => call.limit))]).toEqual([10, 40, 160]);
-        expect(server.calls.at(-1)).toEqual({ startdate: PREVIOUS, enddate: NEXT, limit: 160 });
-      });
-
-      it('reports a day above maxLimit as truncated', async () => {
-        const server = new FakeServer(semantics).addDay(DAY, 1200).addDay(NEXT, 50);
-        const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-        expect(result.truncated).toBe(true);
-        expect(allOnDay(result, DAY)).toBe(true);
-        expect(result.items).toHaveLength(Math.min(POLICY.maxLimit, semantics.cap));
-        expect(result.requests).toBe(server.calls.length);
-      });
-
-      if (capped) {
-        it('reports a day above the server cap (and below maxLimit) as truncated, not complete', async () => {
-          const server = new FakeServer(semantics).addDay(DAY, 500).addDay(NEXT, 50);
-          const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-          expect(result.truncated).toBe(true);
-          expect(allOnDay(result, DAY)).toBe(true);
-          expect(result.items).toHaveLength(STEP_CAP);
-          expect(result.requests).toBe(server.calls.length);
-        });
+describe('fetchDay learns the bounds from the items returned', () => {
+  const cases = [
+    ['inclusive', 'inclusive', DAY, DAY],
+    ['inclusive', 'exclusive', DAY, addDays(DAY, 1)],
+    ['exclusive', 'inclusive', addDays(DAY, -1), DAY],
+    ['exclusive', 'exclusive', addDays(DAY, -1), addDays(DAY, 1)],
+  ] as const;
+  for (const [startdate, enddate, from, to] of cases) {
+    it(`startdate ${startdate}, enddate ${enddate}: asks exactly ${from}..${to} once learned, and gets the whole day`, async () => {
+      const server = new FakeServer(
+        { ...UTC_INCLUSIVE, startdate, enddate },
+        counts('2026-03-01', Array(14).fill(150)),
+      );
+      const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-01', '2026-03-09'));
+      for (const { day, fetched } of results) {
+        expect(ids(fetched.onDay)).toEqual(server.itemsOn(day).sort());
+        expect(fetched.truncated).toBe(false);
       }
-
-      it('keeps every item of a small day followed by a busy day', async () => {
-        // The busy day is above both the cap and maxLimit: newest-first and inclusive, it fills
-        // every wide response, and only the narrowed request (startdate=enddate=day) finds the day.
-        const server = new FakeServer(semantics).addDay(DAY, 5).addDay(NEXT, 2000);
-        const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-        expect(idsOf(result)).toEqual(expectedIds(DAY, 5));
-        expect(result.truncated).toBe(false);
-        expect(result.requests).toBe(server.calls.length);
-      });
-
-      it('keeps items whose dt is missing or unreadable, for validation to reject', async () => {
-        const odd: unknown[] = [
-          { id: 'no-dt' },
-          { id: 'number-dt', dt: 42 },
-          { id: 'word-dt', dt: 'yesterday' },
-          null,
-        ];
-        const server = new FakeServer(semantics).addDay(DAY, 3).addDay(NEXT, 3);
-        for (const item of odd) server.add(DAY, item);
-        const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-        expect(result.items).toHaveLength(3 + odd.length);
-        for (const item of odd) expect(result.items).toContain(item);
-        expect(
-          result.items.filter((item) => (item as { dt?: unknown } | null)?.dt === undefined),
-        ).toHaveLength(2);
-        expect(result.truncated).toBe(false);
-      });
+      expect(startInclusive(knowledge.reading)).toBe(startdate === 'inclusive');
+      expect(endInclusive(knowledge.reading)).toBe(enddate === 'inclusive');
+      expect(requestFor(DAY, knowledge.reading)).toEqual({ startdate: from, enddate: to });
+      expect(serverDay(knowledge.reading)).toBe('utc');
     });
   }
 
-  it('asks startdate=day, enddate=day+1 and, once a full response holds next-day items, startdate=enddate=day', async () => {
-    const server = new FakeServer({
-      enddate: 'inclusive',
-      order: 'newest-first',
-      cap: Number.POSITIVE_INFINITY,
-    })
-      .addDay(DAY, 5)
-      .addDay(NEXT, 2000);
-    await fetchDay(server.client(), 'survey', DAY, { limit: 100, maxLimit: 400 });
-    expect(server.calls).toEqual([
-      { startdate: DAY, enddate: NEXT, limit: 100 },
-      { startdate: DAY, enddate: DAY, limit: 100 },
-    ]);
+  it('on a quiet server whose day is not yet proved UTC, asks each day with its neighbours and still gets all of it', async () => {
+    const server = new FakeServer(UTC_INCLUSIVE, counts('2026-03-01', [0, 1, 0, 2, 1, 0, 1, 0, 0, 1]));
+    const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-02', '2026-03-09'));
+    for (const { day, fetched } of results)
+      expect(ids(fetched.onDay), day).toEqual(server.itemsOn(day).sort());
+    expect(serverDay(knowledge.reading)).toBe('unknown');
+    const asked = requestFor(DAY, knowledge.reading);
+    expect(asked.startdate < DAY || asked.enddate > DAY).toBe(true);
   });
 
-  it('never asks for more than maxLimit, even when the first limit is larger', async () => {
-    const server = new FakeServer({
-      enddate: 'exclusive',
-      order: 'oldest-first',
-      cap: Number.POSITIVE_INFINITY,
-    }).addDay(DAY, 50);
-    const result = await fetchDay(server.client(), 'recordings', DAY, { limit: 500, maxLimit: 30 });
-    expect(server.calls.every((call) => call.limit <= 30)).toBe(true);
-    expect(result.truncated).toBe(true);
-  });
-
-  it('reports an empty day before a busy day as empty and complete (inclusive server)', async () => {
-    // The narrowed request answers nothing here, as an exclusive server would: only the next day's
-    // items in the wide response tell the two apart.
-    const server = new FakeServer({
-      enddate: 'inclusive',
-      order: 'newest-first',
-      cap: Number.POSITIVE_INFINITY,
-    }).addDay(NEXT, 2000);
-    const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-    expect(result.items).toEqual([]);
-    expect(result.truncated).toBe(false);
+  it('never lets a busy neighbour crowd a day out, newest first under a cap (the crowding of issue 11)', async () => {
+    // The day has 40 items, the next day 500; the server caps every answer at 100 and lists newest first.
+    const server = new FakeServer(
+      { ...UTC_INCLUSIVE, order: 'newest-first', cap: 100 },
+      counts('2026-03-08', [30, 30, 40, 500, 30]),
+    );
+    const knowledge = fresh();
+    await fetchDay(server.client(), 'feedback', '2026-03-08', POLICY, knowledge);
+    const fetched = await fetchDay(server.client(), 'feedback', DAY, POLICY, knowledge);
+    expect(ids(fetched.onDay)).toEqual(server.itemsOn(DAY).sort());
+    expect(fetched.truncated).toBe(false);
   });
 });
 
-/**
- * Known issue: a cap is only recognised when it equals one of the limits asked for (10, 40, 160...):
- * a cap of 100 answers the limit-160 request with 100 items, which reads as "the day has 100 items".
- */
-describe('fetchDay against a server cap between two requested limits', () => {
-  const CAP = 100;
-  for (const enddate of ['inclusive', 'exclusive'] as const) {
-    for (const order of ['oldest-first', 'newest-first'] as const) {
-      it(`reports a day of 150 items truncated when the server caps at ${CAP} (enddate ${enddate}, ${order})`, async () => {
-        // Neighbouring days with items let the probes prove the cap. (When the server's order hides
-        // the only non-empty neighbour, or both are empty, a capped response and a whole day of
-        // exactly that size cannot be told apart: the day then counts as whole.)
-        const server = new FakeServer({ enddate, order, cap: CAP })
-          .addDay(PREVIOUS, 30)
-          .addDay(DAY, 150)
-          .addDay(NEXT, 30);
-        const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-        expect(result.items).toHaveLength(CAP);
-        expect(result.truncated).toBe(true);
+describe('fetchDay detects caps from evidence', () => {
+  /** A reading already proved: inclusive bounds, UTC days (items seen 1 min after and before midnight). */
+  const provedUtc = (): ResourceKnowledge => ({
+    reading: { ...emptyReading(), headMs: 60_000, tailMs: DAY_MS - 60_000 },
+  });
+
+  it('sees a silent cap below the limit asked (cap 100, limit 1000), flags the day above it, and no other', async () => {
+    const values = [20, 30, 150, 25, 100, 10];
+    const server = new FakeServer({ ...UTC_INCLUSIVE, cap: 100 }, counts('2026-03-01', values));
+    const { results, knowledge } = await fetchRange(
+      server,
+      daysFrom('2026-03-01', '2026-03-06'),
+      POLICY,
+      provedUtc(),
+    );
+    expect(knowledge.reading.cap).toBe(100);
+    const flagged = results.filter((r) => r.fetched.truncated).map((r) => r.day);
+    // 2026-03-03 holds 150 (truly truncated); 2026-03-05 holds exactly 100: a false alarm, counted.
+    expect(flagged).toContain('2026-03-03');
+    expect(flagged.filter((day) => day !== '2026-03-05')).toEqual(['2026-03-03']);
+    for (const { day, fetched } of results) {
+      if (!fetched.truncated) expect(ids(fetched.onDay)).toEqual(server.itemsOn(day).sort());
+    }
+  });
+
+  it('while the server day is not proved UTC, also flags a day next to a cut one (its last minutes may sit there)', async () => {
+    const values = [20, 30, 150, 25, 100, 10];
+    const server = new FakeServer({ ...UTC_INCLUSIVE, cap: 100 }, counts('2026-03-01', values));
+    const { results } = await fetchRange(server, daysFrom('2026-03-01', '2026-03-06'));
+    const flagged = results.filter((r) => r.fetched.truncated).map((r) => r.day);
+    expect(flagged).toContain('2026-03-03');
+    // Whatever else is flagged is a neighbour of a day at the cap; nothing unflagged is short.
+    for (const day of flagged)
+      expect(['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-06']).toContain(day);
+    for (const { day, fetched } of results) {
+      if (!fetched.truncated) expect(ids(fetched.onDay)).toEqual(server.itemsOn(day).sort());
+    }
+  });
+
+  it('does not take a whole day of exactly `limit` items for a cap, so later larger days load whole', async () => {
+    const server = new FakeServer(UTC_INCLUSIVE, counts('2026-03-01', [5, 1000, 5, 3000, 5]));
+    const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-01', '2026-03-05'));
+    expect(knowledge.reading.cap).toBeNull();
+    for (const { day, fetched } of results) {
+      expect(fetched.truncated).toBe(false);
+      expect(fetched.onDay).toHaveLength(server.itemsOn(day).length);
+    }
+  });
+
+  it('keeps a cap per resource: each resource has its own knowledge', async () => {
+    const capped = new FakeServer({ ...UTC_INCLUSIVE, cap: 50 }, counts('2026-03-01', [10, 80, 10]));
+    const open = new FakeServer(UTC_INCLUSIVE, counts('2026-03-01', [10, 80, 10]));
+    const a = await fetchRange(capped, daysFrom('2026-03-01', '2026-03-03'));
+    const b = await fetchRange(open, daysFrom('2026-03-01', '2026-03-03'));
+    expect(a.knowledge.reading.cap).toBe(50);
+    expect(b.knowledge.reading.cap).toBeNull();
+    expect(b.results.every((r) => !r.fetched.truncated)).toBe(true);
+  });
+
+  it('steps down on a 400 above the server maximum and remembers it', async () => {
+    const server = new FakeServer(
+      { ...UTC_INCLUSIVE, maxLimit: 500 },
+      counts('2026-03-01', [10, 300, 800, 10]),
+    );
+    const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-01', '2026-03-04'));
+    expect(knowledge.reading.limitRefused).toBe(1000);
+    const busy = results.find((r) => r.day === '2026-03-03');
+    expect(busy?.fetched.truncated).toBe(true);
+    expect(busy?.fetched.requestedLimit).toBe(500);
+    const ordinary = results.find((r) => r.day === '2026-03-02');
+    expect(ordinary?.fetched.onDay).toHaveLength(300);
+    expect(ordinary?.fetched.truncated).toBe(false);
+  });
+
+  it('notices a raised cap: an answer above the proved cap clears it', async () => {
+    const knowledge = fresh();
+    const low = new FakeServer({ ...UTC_INCLUSIVE, cap: 50 }, counts('2026-03-01', [10, 80, 10, 200, 10]));
+    await fetchRange(low, daysFrom('2026-03-01', '2026-03-03'), POLICY, knowledge);
+    expect(knowledge.reading.cap).toBe(50);
+    const raised = new FakeServer(
+      { ...UTC_INCLUSIVE, cap: 1000 },
+      counts('2026-03-01', [10, 80, 10, 200, 10]),
+    );
+    const fetched = await fetchDay(raised.client(), 'feedback', '2026-03-04', POLICY, knowledge);
+    expect(fetched.truncated).toBe(false);
+    expect(fetched.onDay).toHaveLength(200);
+    expect(knowledge.reading.cap).toBeNull();
+  });
+});
+
+describe('fetchDay on a server whose day is not UTC', () => {
+  for (const offsetMinutes of [-300, 120, 330]) {
+    for (const bounds of ['inclusive', 'exclusive'] as const) {
+      it(`offset ${offsetMinutes} min, both bounds ${bounds}: every item of each day is returned`, async () => {
+        const server = new FakeServer(
+          { ...UTC_INCLUSIVE, startdate: bounds, enddate: bounds, offsetMinutes },
+          counts('2026-03-01', Array(12).fill(12)),
+        );
+        const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-02', '2026-03-11'));
+        for (const { day, fetched } of results) {
+          expect(ids(fetched.onDay), day).toEqual(server.itemsOn(day).sort());
+        }
+        expect(serverDay(knowledge.reading)).toBe(offsetMinutes < 0 ? 'late' : 'early');
       });
     }
   }
+});
 
-  it('keeps every item of a small day followed by a day above the cap (inclusive, newest-first)', async () => {
-    const server = new FakeServer({ enddate: 'inclusive', order: 'newest-first', cap: CAP })
-      .addDay(DAY, 5)
-      .addDay(NEXT, 2000);
-    const result = await fetchDay(server.client(), 'feedback', DAY, POLICY);
-    expect(idsOf(result)).toEqual(expectedIds(DAY, 5));
-  });
+describe('fetchDay property: nothing missing unless flagged, under random readings', () => {
+  it('holds for 300 random servers and data sets', async () => {
+    const reading = fc.record({
+      startdate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
+      enddate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
+      order: fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const),
+      cap: fc.constantFrom(20, 50, 100, 1000, 100_000),
+      maxLimit: fc.constantFrom(null, 30, 200),
+      offsetMinutes: fc.constantFrom(0, 0, 0, -300, 120, 600, -720),
+    });
+    let falseAlarms = 0;
+    let flagged = 0;
+    let undecidable = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        reading,
+        fc.array(fc.oneof(fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 300 })), {
+          minLength: 8,
+          maxLength: 8,
+        }),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        async (r, values, seed) => {
+          const data = counts('2026-03-01', values);
+          const server = new FakeServer(r, data, seed);
+          // A day alone in an empty fortnight cannot be told from a cap of its size: no request
+          // around it returns anything else. The only misses allowed, and counted.
+          const alone = (day: DayString) =>
+            daysFrom(addDays(day, -8), addDays(day, 8)).every((other) => other === day || !data.get(other));
+          const policy: LimitPolicy = { limit: 25, maxLimit: 400 };
+          const { results } = await fetchRange(server, daysFrom('2026-03-02', '2026-03-07'), policy);
+          for (const { day, fetched } of results) {
+            const truth = server.itemsOn(day).sort();
+            const got = ids(fetched.onDay);
+            if (!fetched.truncated) {
+              if (got.length < truth.length && alone(day)) undecidable += 1;
+              else expect(got, `${JSON.stringify(r)} ${day}`).toEqual(truth);
+            } else {
+              flagged += 1;
+              if (got.length === truth.length) falseAlarms += 1;
+            }
+          }
+        },
+      ),
+      { numRuns: 300, seed: 20261122 },
+    );
+    // False alarms (a day of exactly the cap, or a split server day) stay a small share of the flags.
+    // False alarms here come from days next to a cut day while the server's day is not yet proved
+    // UTC (cap 20 against days of up to 300 items is harsher than any real server); on the
+    // simulator's realistic data the matrix test counts them near 0.
+    console.info(
+      `fetchDay property: ${flagged} days flagged, ${falseAlarms} false alarms, ${undecidable} undecidable`,
+    );
+    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.15));
+    expect(undecidable).toBeLessThan(flagged);
+  }, 60_000);
 });

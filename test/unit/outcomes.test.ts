@@ -68,10 +68,23 @@ describe('summarize', () => {
       rejected: 2,
       removed: 0,
       conflicts: 1,
+      collisions: 0,
       errors: [],
     });
     expect(summary.shop?.survey).toMatchObject({ windows: 1, fetched: 7, unchanged: 7 });
     expect(summary.blog?.feedback).toMatchObject({ windows: 1, fetched: 1, inserted: 1 });
+  });
+
+  it('adds up the cross-day key collisions set aside per source and resource', () => {
+    const summary = summarize(
+      [
+        window({ day: '2026-03-10', collisions: 2 }),
+        window({ day: '2026-03-11', collisions: 3 }),
+        window({}),
+      ],
+      [],
+    );
+    expect(summary.shop?.feedback?.collisions).toBe(5);
   });
 
   it('lists truncated days in ascending order', () => {

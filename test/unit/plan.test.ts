@@ -41,18 +41,40 @@ describe('planSyncDays', () => {
     ]);
   });
 
-  it('re-fetches the lookback days ending at the watermark', () => {
+  it('re-fetches the lookback days before today, whatever the watermark', () => {
     const days = plan({
       watermark: '2026-03-06',
       lookbackDays: 3,
       done: ['2026-03-07', '2026-03-08', '2026-03-09'],
     });
-    expect(days).toEqual(['2026-03-04', '2026-03-05', '2026-03-06', '2026-03-10']);
+    expect(days).toEqual(['2026-03-07', '2026-03-08', '2026-03-09', '2026-03-10']);
   });
 
   it('re-fetches the lookback days even when they are listed as done', () => {
-    const days = plan({ watermark: '2026-03-06', lookbackDays: 2, done: ['2026-03-05', '2026-03-06'] });
-    expect(days).toEqual(daysFrom('2026-03-05', TODAY));
+    const days = plan({ watermark: '2026-03-09', lookbackDays: 2, done: ['2026-03-08', '2026-03-09'] });
+    expect(days).toEqual(['2026-03-08', '2026-03-09', '2026-03-10']);
+  });
+
+  it('keeps reading the last days when an old day keeps failing and holds the watermark (issue 11)', () => {
+    // 03-02 fails on every run: the watermark stays at 03-01, yet late items of 03-08..03-09 are read.
+    const days = plan({
+      watermark: '2026-03-01',
+      lookbackDays: 2,
+      done: daysFrom('2026-03-03', '2026-03-09'),
+    });
+    expect(days).toEqual(['2026-03-02', '2026-03-08', '2026-03-09', '2026-03-10']);
+  });
+
+  it('adds truncated days that can now be read further', () => {
+    const days = planSyncDays({
+      today: TODAY,
+      watermark: '2026-03-09',
+      startDay: START,
+      doneDays: new Set(),
+      lookbackDays: 0,
+      readFurther: new Set(['2026-03-03', '2026-02-20']),
+    });
+    expect(days).toEqual(['2026-03-03', '2026-03-10']);
   });
 
   it('skips done days after the watermark and fetches the failed days and gaps between them', () => {
@@ -70,8 +92,8 @@ describe('planSyncDays', () => {
 
   it('clips the lookback at startDay', () => {
     expect(
-      plan({ watermark: '2026-03-02', lookbackDays: 5, done: daysFrom('2026-03-03', '2026-03-09') }),
-    ).toEqual(['2026-03-01', '2026-03-02', '2026-03-10']);
+      plan({ watermark: '2026-03-02', lookbackDays: 30, done: daysFrom('2026-03-03', '2026-03-09') }),
+    ).toEqual(daysFrom('2026-03-01', TODAY));
   });
 
   it('always fetches today, even when today is marked done', () => {
@@ -80,7 +102,7 @@ describe('planSyncDays', () => {
 
   it('never plans a day after today, even when later days are not done', () => {
     const days = plan({ watermark: '2026-03-07', lookbackDays: 1, done: ['2026-03-12'] });
-    expect(days).toEqual(['2026-03-07', '2026-03-08', '2026-03-09', '2026-03-10']);
+    expect(days).toEqual(['2026-03-08', '2026-03-09', '2026-03-10']);
   });
 
   it('plans nothing when the watermark is in the future (clock stepped back)', () => {
@@ -210,10 +232,7 @@ function referencePlan(s: Scenario): DayString[] {
   const days = new Set<DayString>();
   const firstOpen = s.watermark === null ? start : indexOf(s.watermark) + 1;
   for (let i = firstOpen; i <= today; i++) if (!s.doneDays.has(dayAt(i))) days.add(dayAt(i));
-  if (s.watermark !== null) {
-    const mark = indexOf(s.watermark);
-    for (let k = 0; k < s.lookbackDays; k++) if (mark - k >= start) days.add(dayAt(mark - k));
-  }
+  for (let k = 1; k <= s.lookbackDays; k++) if (today - k >= start) days.add(dayAt(today - k));
   if (today >= start) days.add(s.today);
   return [...days].sort();
 }
@@ -240,7 +259,7 @@ describe('planSyncDays and contiguousWatermark on random day sets', () => {
     );
   });
 
-  it('planSyncDays is (not done in (watermark, today]) ∪ lookback ∪ {today}, ascending, no duplicates', () => {
+  it('planSyncDays is (not done in (watermark, today]) ∪ (lookback days before today) ∪ {today}, ascending, no duplicates', () => {
     fc.assert(
       fc.property(scenario, (s) => {
         const days = planSyncDays(s);

@@ -13,6 +13,7 @@ export interface SyncWindowsTable {
   status: WindowStatus;
   item_count: Generated<number>;
   requested_limit: number | null;
+  served_count: number | null;
   truncated: Generated<boolean>;
   rejected_count: Generated<number>;
   attempts: Generated<number>;

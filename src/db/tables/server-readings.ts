@@ -1,0 +1,31 @@
+import type { Generated } from 'kysely';
+import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
+
+type WindowedResourceName = 'feedback' | 'survey' | 'recordings';
+
+/** What the tool learned about one source's reading of the spec's gaps, per windowed resource. */
+export interface ServerReadingsTable {
+  source_id: string;
+  resource: WindowedResourceName;
+  head_ms: Int8 | null;
+  tail_ms: Int8 | null;
+  start_inclusive: Generated<boolean>;
+  end_inclusive: Generated<boolean>;
+  server_day: Generated<'utc' | 'early' | 'late' | 'unknown'>;
+  item_order: 'oldest-first' | 'newest-first' | 'unordered' | null;
+  cap: number | null;
+  largest_response: Generated<number>;
+  limit_refused: number | null;
+  updated_at: DefaultTimestamp;
+}
+
+/** Versions of items that lost their natural key to an item of another day (later dt wins). */
+export interface KeyCollisionsTable {
+  source_id: string;
+  resource: WindowedResourceName;
+  item_key: string;
+  dt: Timestamp;
+  raw: Json;
+  first_seen_at: DefaultTimestamp;
+  run_id: Int8 | null;
+}

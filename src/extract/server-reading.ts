@@ -1,0 +1,268 @@
+import { addDays, type DayString } from './days.js';
+
+/**
+ * What a run knows about how one source's server reads a windowed resource where the spec is
+ * silent (sections 4 and 8). Everything here is learned from positive evidence only, the items
+ * a server did return, so no reading is ever assumed from an absence, which a cap, an order or
+ * an empty day can fake.
+ *
+ * Say a request asked startdate=a and enddate=b. Whatever the server's reading, it serves the
+ * items of an interval [a + S, b + E), where S = s + o and E = e + o: s is 0 (startdate
+ * inclusive) or 24 h (exclusive), e is 24 h (enddate inclusive) or 0 (exclusive), and o is the
+ * offset of the server's day against UTC's, which a real time zone keeps within -14 h (UTC+14)
+ * and +12 h (UTC-12), in whole quarter hours. Each returned item's dt is in the interval, so:
+ * - `headMs`, the smallest (dt - a) seen, bounds S from above (S is a quarter-hour multiple, so
+ *   S <= headMs rounded down to one);
+ * - `tailMs`, the largest (dt - b) seen, bounds E from below (E > tailMs).
+ * The request for a UTC day D is the narrowest (a, b) with a + S <= D and b + E >= D + 24 h for
+ * every S and E the evidence allows. No reading needs to be named to be served: an inclusive
+ * bound, an exclusive one and any time zone are all the same two numbers.
+ */
+export interface ServerReading {
+  headMs: number | null;
+  tailMs: number | null;
+  order: ItemOrder | null;
+  /** Most items seen in one response: the server can serve at least this many. */
+  largestResponse: number;
+  /** A cap on items per response, proved: a wider request came back no larger, with new items. */
+  cap: number | null;
+  /** Smallest `limit` answered with HTTP 400. */
+  limitRefused: number | null;
+}
+
+export type ItemOrder = 'oldest-first' | 'newest-first' | 'unordered';
+
+/** utc, early (starts before UTC midnight) or late, under the bounds as taken; unknown until proved. */
+export type ServerDay = 'utc' | 'early' | 'late' | 'unknown';
+
+export function emptyReading(): ServerReading {
+  return { headMs: null, tailMs: null, order: null, largestResponse: 0, cap: null, limitRefused: null };
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+export const QUARTER_HOUR_MS = HOUR_MS / 4;
+/** Before any evidence: an exclusive startdate on a server 12 h behind UTC. */
+const LATEST_START_MS = DAY_MS + 12 * HOUR_MS;
+/** Before any evidence: an exclusive enddate on a server 14 h ahead of UTC. */
+const EARLIEST_END_MS = -14 * HOUR_MS;
+/** An exclusive startdate serves nothing earlier than a + 24 h - 14 h (the earliest time zone). */
+const START_PROOF_MS = 10 * HOUR_MS;
+/** An exclusive enddate serves nothing later than b + 12 h (the latest time zone). */
+const END_PROOF_MS = 12 * HOUR_MS;
+/**
+ * Items further than this outside [a, b + 1 day) cannot come from any reading: they say nothing
+ * about the bounds (a server's stray item must not widen every request), though they are stored.
+ */
+const PLAUSIBLE_MS = 2 * DAY_MS;
+
+function floorQuarter(ms: number): number {
+  return Math.floor(ms / QUARTER_HOUR_MS) * QUARTER_HOUR_MS;
+}
+
+/** The latest the server's interval can start after a request's startdate midnight (S at most). */
+export function startReach(reading: ServerReading): number {
+  return reading.headMs === null ? LATEST_START_MS : Math.min(LATEST_START_MS, floorQuarter(reading.headMs));
+}
+
+/** The earliest the server's interval can end after a request's enddate midnight (E at least). */
+export function endReach(reading: ServerReading): number {
+  return reading.tailMs === null
+    ? EARLIEST_END_MS
+    : Math.max(EARLIEST_END_MS, floorQuarter(reading.tailMs) + QUARTER_HOUR_MS);
+}
+
+/** startdate is proved inclusive: an item came earlier than an exclusive one could serve. */
+export function startInclusive(reading: ServerReading): boolean {
+  return reading.headMs !== null && reading.headMs < START_PROOF_MS;
+}
+
+/** enddate is proved inclusive: an item came later than an exclusive one could serve. */
+export function endInclusive(reading: ServerReading): boolean {
+  return reading.tailMs !== null && reading.tailMs >= END_PROOF_MS;
+}
+
+/** The server's day against UTC's, with an unproved bound taken as exclusive. */
+export function serverDay(reading: ServerReading): ServerDay {
+  const latestOffset = startReach(reading) - (startInclusive(reading) ? 0 : DAY_MS);
+  const earliestOffset = endReach(reading) - (endInclusive(reading) ? DAY_MS : 0);
+  if (latestOffset < 0) return 'early';
+  if (earliestOffset > 0) return 'late';
+  return latestOffset === 0 && earliestOffset === 0 ? 'utc' : 'unknown';
+}
+
+export interface DayRange {
+  startdate: DayString;
+  enddate: DayString;
+}
+
+/**
+ * The narrowest request that holds every item of UTC day `day` under every reading the evidence
+ * allows. Once the evidence is tight this is exactly one server day: (D, D) on an inclusive UTC
+ * server, (D-1, D+1) on an exclusive one, (D-1, D) on an inclusive server a few hours behind UTC.
+ */
+export function requestFor(day: DayString, reading: ServerReading): DayRange {
+  const before = Math.max(0, Math.ceil(startReach(reading) / DAY_MS));
+  const after = Math.max(0, Math.ceil((DAY_MS - endReach(reading)) / DAY_MS));
+  return { startdate: addDays(day, -before), enddate: addDays(day, after) };
+}
+
+/** The request for one server day, `day`, with unproved bounds taken as exclusive. */
+export function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
+  return {
+    startdate: addDays(day, startInclusive(reading) ? 0 : -1),
+    enddate: addDays(day, endInclusive(reading) ? 0 : 1),
+  };
+}
+
+/**
+ * Two narrower requests that together hold everything `range` holds, under every reading (the
+ * halves overlap by a day where a bound is not proved inclusive), or undefined when it cannot be
+ * narrowed: it is one server day.
+ */
+export function halves(range: DayRange, reading: ServerReading): [DayRange, DayRange] | undefined {
+  const width = Math.round((midnight(range.enddate) - midnight(range.startdate)) / DAY_MS);
+  const middle = addDays(range.startdate, Math.floor(width / 2));
+  const first = { startdate: range.startdate, enddate: addDays(middle, endInclusive(reading) ? 0 : 1) };
+  const second = { startdate: addDays(middle, startInclusive(reading) ? 1 : 0), enddate: range.enddate };
+  const narrower = (part: DayRange) =>
+    covers(range, part) && (part.startdate > range.startdate || part.enddate < range.enddate);
+  return narrower(first) && narrower(second) ? [first, second] : undefined;
+}
+
+export function covers(outer: DayRange, inner: DayRange): boolean {
+  return outer.startdate <= inner.startdate && outer.enddate >= inner.enddate;
+}
+
+export function sameRange(a: DayRange, b: DayRange): boolean {
+  return a.startdate === b.startdate && a.enddate === b.enddate;
+}
+
+/** Milliseconds since the epoch of an item's dt, or undefined when it has no readable one. */
+export function itemTime(item: unknown): number | undefined {
+  const dt = typeof item === 'object' && item !== null ? (item as { dt?: unknown }).dt : undefined;
+  if (typeof dt !== 'string') return undefined;
+  const time = Date.parse(dt);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/** The UTC day of an item's dt, or undefined when it has no readable one. */
+export function itemDay(item: unknown): DayString | undefined {
+  const time = itemTime(item);
+  return time === undefined ? undefined : new Date(time).toISOString().slice(0, 10);
+}
+
+/**
+ * Whether a cut answer still holds every item of `day` that its request covered: a server that
+ * lists by dt cuts only one end. Oldest first, it drops items newer than the last it returned; if
+ * that last one is past the day's end, none of the day's was dropped. Newest first, the mirror
+ * image. Only when this answer and every answer before it were in that order.
+ */
+export function cutSparesDay(reading: ServerReading, items: readonly unknown[], day: DayString): boolean {
+  if (items.length < 2) return false;
+  const times = items.map(itemTime);
+  if (times.some((time) => time === undefined)) return false;
+  const order = orderOf(times as number[]);
+  if (order === null || order === 'unordered' || order !== reading.order) return false;
+  const last = times[times.length - 1] as number;
+  return order === 'oldest-first' ? last >= midnight(addDays(day, 1)) : last < midnight(day);
+}
+
+function midnight(day: DayString): number {
+  return Date.parse(`${day}T00:00:00.000Z`);
+}
+
+/**
+ * A request that proves the server's day on one side, if the items at hand allow: one that
+ * starts (or ends) at the midnight next to an item seen within a quarter hour of it. Should the
+ * item come back, the bound on that side is tight. Undefined when that side is tight already or
+ * no item is near enough to a midnight.
+ */
+export function proofRequest(
+  reading: ServerReading,
+  side: 'start' | 'end',
+  items: readonly unknown[],
+): DayRange | undefined {
+  const tight =
+    side === 'start'
+      ? startReach(reading) <= (startInclusive(reading) ? 0 : DAY_MS)
+      : endReach(reading) >= (endInclusive(reading) ? DAY_MS : 0);
+  if (tight) return undefined;
+  for (const item of items) {
+    const time = itemTime(item);
+    if (time === undefined) continue;
+    const day = new Date(time).toISOString().slice(0, 10);
+    const sinceMidnight = time - midnight(day);
+    if (side === 'start' ? sinceMidnight < QUARTER_HOUR_MS : sinceMidnight >= DAY_MS - QUARTER_HOUR_MS)
+      return requestForServerDay(day, reading);
+  }
+  return undefined;
+}
+
+/**
+ * Folds one response into the reading: bound and server-day evidence from its items' dt, the
+ * order they came in, and the largest response. Mutates and returns `reading`.
+ */
+export function learnFromResponse(
+  reading: ServerReading,
+  range: DayRange,
+  items: readonly unknown[],
+): ServerReading {
+  const start = midnight(range.startdate);
+  const end = midnight(range.enddate);
+  const times: number[] = [];
+  for (const item of items) {
+    const time = itemTime(item);
+    if (time === undefined) continue;
+    times.push(time);
+    if (time < start - PLAUSIBLE_MS || time >= end + DAY_MS + PLAUSIBLE_MS) continue;
+    const head = time - start;
+    const tail = time - end;
+    if (reading.headMs === null || head < reading.headMs) reading.headMs = head;
+    if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
+  }
+  reading.order = mergeOrder(reading.order, orderOf(times));
+  if (items.length > reading.largestResponse) reading.largestResponse = items.length;
+  // A server that now serves more than the proved cap has raised it.
+  if (reading.cap !== null && items.length > reading.cap) reading.cap = null;
+  return reading;
+}
+
+function orderOf(times: readonly number[]): ItemOrder | null {
+  let rising = false;
+  let falling = false;
+  for (let i = 1; i < times.length; i++) {
+    const previous = times[i - 1] as number;
+    const current = times[i] as number;
+    if (current > previous) rising = true;
+    if (current < previous) falling = true;
+  }
+  if (rising && falling) return 'unordered';
+  if (rising) return 'oldest-first';
+  if (falling) return 'newest-first';
+  return null;
+}
+
+function mergeOrder(known: ItemOrder | null, seen: ItemOrder | null): ItemOrder | null {
+  if (seen === null) return known;
+  if (known === null || known === seen) return seen;
+  return 'unordered';
+}
+
+/** One line for `status`, e.g. "startdate inclusive, enddate inclusive, UTC days, cap 100 per response, newest first". */
+export function describeReading(reading: ServerReading): string {
+  const shift = serverDay(reading);
+  const parts = [
+    `startdate ${startInclusive(reading) ? 'inclusive' : 'taken as exclusive'}`,
+    `enddate ${endInclusive(reading) ? 'inclusive' : 'taken as exclusive'}`,
+    shift === 'utc'
+      ? 'UTC days'
+      : shift === 'unknown'
+        ? 'server day not yet proved UTC (each day is asked with its neighbours)'
+        : `server day starts ${shift === 'early' ? 'before' : 'after'} UTC midnight`,
+    reading.cap === null ? 'no cap seen' : `cap ${reading.cap} per response`,
+  ];
+  if (reading.limitRefused !== null) parts.push(`limit ${reading.limitRefused} refused`);
+  if (reading.order !== null) parts.push(reading.order.replace('-', ' '));
+  return parts.join(', ');
+}
