@@ -65,6 +65,16 @@ export function skippedWindow(
   return { source, resource, day, status: 'skipped', ...noCounts(), truncated: false, requests: 0 };
 }
 
+/** A window that failed: nothing of it was loaded (`extra` says what was fetched, and why). */
+export function failedWindow(
+  where: { source: string; resource: WindowOutcome['resource']; day: string },
+  requests: number,
+  error: string,
+  extra: Partial<WindowOutcome> = {},
+): WindowOutcome {
+  return { ...where, status: 'failed', ...noCounts(), truncated: false, requests, error, ...extra };
+}
+
 /** A snapshot that was not attempted, or (with an error) one that failed before writing. */
 export function unwrittenSnapshot(
   source: string,

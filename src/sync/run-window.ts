@@ -15,7 +15,7 @@ import { suppressedVisitors } from '../privacy/suppression.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
 import { advanceWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import { noCounts, type WindowOutcome } from './outcomes.js';
+import { failedWindow, noCounts, type WindowOutcome } from './outcomes.js';
 
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their
@@ -50,20 +50,11 @@ export async function runWindow(
       const error = judged.reason;
       await inTransaction(ctx.pool, async (trx) => {
         await ensureSource(trx, source.name, source.baseUrl);
-        await loadRejects(trx, rejectContext, rejected);
+        await loadRejects(trx, rejectContext, await withoutForgotten(trx, source.name, rejected));
         await recordWindowFailure(trx, { sourceId: source.name, resource, day, error, runId: ctx.runId });
       });
       log.warn({ rejected: rejected.length, total }, 'window failed: too many invalid items');
-      return {
-        ...base,
-        ...noCounts(),
-        truncated: false,
-        status: 'failed',
-        fetched: total,
-        rejected: rejected.length,
-        requests,
-        error,
-      };
+      return failedWindow(base, requests, error, { fetched: total, rejected: rejected.length });
     }
 
     const status = day < today ? 'done' : 'open';
@@ -140,15 +131,7 @@ export async function runWindow(
     const message = errorMessage(error);
     if (error instanceof AuthError) {
       // The whole source is unusable: nothing is written, the caller stops the source's windows.
-      return {
-        ...base,
-        ...noCounts(),
-        truncated: false,
-        status: 'failed',
-        requests,
-        error: message,
-        fatal: true,
-      };
+      return failedWindow(base, requests, message, { fatal: true });
     }
     if (error instanceof RequestAbortedError && ctx.signal?.aborted) {
       // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
@@ -170,15 +153,12 @@ export async function runWindow(
     }).catch((ledgerError: unknown) =>
       log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'),
     );
-    return {
-      ...base,
-      ...noCounts(),
-      truncated: false,
-      status: 'failed',
+    return failedWindow(
+      base,
       requests,
-      error: message,
-      ...(error instanceof EndpointRefusedError ? { refused: error.status } : {}),
-    };
+      message,
+      error instanceof EndpointRefusedError ? { refused: error.status } : {},
+    );
   }
 }
 
