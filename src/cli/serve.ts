@@ -20,6 +20,8 @@ export function registerServe(program: Command): void {
         '  INSIGHTS_WEBHOOK_TOKEN         the token of the address (or webhook_token_env per source in INSIGHTS_CONFIG)',
         '  INSIGHTS_WEBHOOK_PORT / _HOST  where to listen (8080, 0.0.0.0)',
         '  INSIGHTS_WEBHOOK_BODY_LIMIT    largest body in bytes (262144)',
+        '  INSIGHTS_WEBHOOK_MAX_QUEUED / _MAX_QUEUED_BYTES',
+        '                                 deliveries / body bytes waiting for the database (2000 / 33554432); beyond: 503',
         '  INSIGHTS_WEBHOOK_ALLOWED_IPS   senders allowed (IPs or CIDRs; allowed_ips per source)',
         '  INSIGHTS_TRUSTED_PROXY         the proxy whose X-Forwarded-For names the sender',
       ].join('\n'),
@@ -39,6 +41,7 @@ export function registerServe(program: Command): void {
           sources: config.sources,
           bodyLimit: config.webhookBodyLimit,
           trustedProxy: config.trustedProxy,
+          batching: { maxQueued: config.webhookMaxQueued, maxQueuedBytes: config.webhookMaxQueuedBytes },
         });
         await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
           throw new CliError(

@@ -12,9 +12,16 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type AllowList, createAllowList } from './allow-list.js';
 import { classifyDatabaseError } from './database-errors.js';
-import { createDeliveryBatcher, type DeliveryBatcherOptions } from './delivery-batcher.js';
+import {
+  createDeliveryBatcher,
+  type DeliveryBatcher,
+  type DeliveryBatcherOptions,
+  QueueFullError,
+} from './delivery-batcher.js';
+import { createLimitedHttpServer } from './http-server.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-limits.js';
 import { maskUrl } from './mask-url.js';
+import { createRefusalLog, REFUSAL_LOG_INTERVAL_MS } from './refusal-log.js';
 import { tokensMatch } from './token.js';
 
 export interface WebhookServerOptions {
@@ -28,16 +35,24 @@ export interface WebhookServerOptions {
   trustedProxy?: readonly string[];
   /**
    * Longest a delivery may wait for its transaction before the answer is 503 (a database that
-   * does not answer at all). If it commits later, the sender's retry is a duplicate: same result.
+   * does not answer at all). One still queued is then dropped; one already in a transaction may
+   * commit later, and the sender's retry is a duplicate: same result.
    */
   persistTimeoutMs?: number;
   /** Longest /readyz waits for `select 1`. */
   readyTimeoutMs?: number;
-  /** Micro-batching of deliveries under load (src/webhooks/delivery-batcher.ts). */
+  /** Micro-batching of deliveries under load, and its bounds (src/webhooks/delivery-batcher.ts). */
   batching?: Omit<DeliveryBatcherOptions, 'pool'>;
+  /** Longest the headers and body of a request may take to arrive (then 408, socket closed). */
+  requestTimeoutMs?: number;
+  /** Refused requests are logged as counts, one warn line per this interval at most. */
+  refusalLogIntervalMs?: number;
 }
 
-export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
+export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger> & {
+  /** What the delivery queue holds now. */
+  deliveryStats: DeliveryBatcher['stats'];
+};
 
 interface Endpoint {
   source: SourceConfig;
@@ -49,6 +64,18 @@ interface Endpoint {
 const RETRY_AFTER_SECONDS = 5;
 /** Tokens are at most 256 characters (config.ts); find-my-way answers 404 above maxParamLength. */
 const MAX_PARAM_LENGTH = 300;
+/**
+ * A webhook body is at most a few hundred KiB, sent in milliseconds: 5 s for headers and body
+ * leave room for a slow network and cut a slow-body sender (1 byte/s) early.
+ */
+const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+/**
+ * Answers after which the connection is closed without reading what is left of the body: a
+ * sender refused before its body is read must not be able to push its declared gigabytes.
+ */
+const CLOSE_AFTER = new Set([401, 403, 404, 413]);
+/** Refusals counted in the aggregated log line instead of one line each. */
+const COUNTED_REFUSALS = new Set([401, 403, 404]);
 
 /**
  * The webhook receiver (spec 6) as a fastify instance, not yet listening: tests call inject() or
@@ -58,7 +85,10 @@ const MAX_PARAM_LENGTH = 300;
  *   404 unknown source (or one without a token) -> 403 address not allowed -> 401 wrong token
  *   -> 415 not JSON -> 413 over the body limit -> 400 malformed JSON or prototype poisoning
  *   -> stored and applied in one transaction, then 200; or stored as rejected, then 422;
- *   503 when the database cannot store it (nothing is acknowledged that is not stored).
+ *   503 when the database cannot store it (nothing is acknowledged that is not stored), at once
+ *   when the delivery queue holds its maximum (delivery-batcher.ts).
+ * 401/403/404/413 close the connection without reading the rest of the body; every request must
+ * arrive within requestTimeoutMs (http-server.ts); refusals are logged as counts (refusal-log.ts).
  * GET /healthz: the process is up. GET /readyz: the database answers.
  */
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
@@ -78,8 +108,20 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const knownSources = new Set(endpoints.keys());
   const batcher = createDeliveryBatcher({ pool, ...options.batching });
   const trustedProxy = options.trustedProxy ?? [];
+  const refusals = createRefusalLog(logger, options.refusalLogIntervalMs ?? REFUSAL_LOG_INTERVAL_MS);
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  /** Size of each parsed body as received, for the queue's byte bound. */
+  const bodyBytes = new WeakMap<FastifyRequest, number>();
+  /** Requests answered 503 because the queue was full: counted, not logged one by one. */
+  const queueFull = new WeakSet<FastifyRequest>();
 
   const app = Fastify({
+    serverFactory: (handler) =>
+      createLimitedHttpServer(handler, {
+        requestTimeoutMs,
+        // An answer may wait persistTimeoutMs for its commit with the socket silent.
+        idleTimeoutMs: persistTimeoutMs + requestTimeoutMs,
+      }),
     loggerInstance: logger,
     // Fastify's own request lines carry the URL, and with it the token: onResponse logs instead.
     logController: new LogController({ disableRequestLogging: true }),
@@ -90,8 +132,11 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // A malformed request line holds the URL too (err.rawPacket): logged by its code only.
     clientErrorHandler: (error: NodeJS.ErrnoException, socket: Socket) => {
-      logger.debug({ code: error.code }, 'malformed HTTP request');
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      // Or one whose headers and body did not arrive within the request timeout: 408.
+      const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      logger.debug({ code: error.code }, timedOut ? 'request timed out' : 'malformed HTTP request');
+      const status = timedOut ? '408 Request Timeout' : '400 Bad Request';
+      if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
       socket.destroy();
     },
   });
@@ -112,11 +157,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
 
   // JSON only: without a parser for any other media type, fastify answers 415 by itself.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string', bodyLimit },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    bodyBytes.set(request, Buffer.byteLength(text));
+    parseJson(request, text, done);
+  });
 
   // Once close() has begun, each answer in flight also closes its connection: a kept-alive
   // connection would otherwise hold the shutdown up until its keep-alive timeout.
@@ -126,6 +172,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   });
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
+    // Node would otherwise read the rest of the body to keep the connection alive; with `close`
+    // it ends the socket once the answer is written, reading nothing more.
+    if (CLOSE_AFTER.has(reply.statusCode)) reply.header('connection', 'close');
+  });
+  app.addHook('onClose', async () => {
+    refusals.flush();
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -137,8 +189,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       ms: Math.round(reply.elapsedTime),
       ip: request.ip,
     };
-    if (status >= 500) logger.error(line, 'request failed');
-    else if (status === 401 || status === 403) logger.warn(line, 'request refused');
+    if (COUNTED_REFUSALS.has(status) || queueFull.has(request)) {
+      refusals.count(queueFull.has(request) ? 'queue_full' : String(status), request.ip);
+      logger.debug(line, 'request refused');
+    } else if (status >= 500) logger.error(line, 'request failed');
     else if (request.url === '/healthz' || request.url === '/readyz') logger.debug(line, 'probe');
     else logger.info(line, 'request');
   });
@@ -203,12 +257,15 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       baseUrl: endpoint.source.baseUrl,
       ...(endpoint.source.pii === undefined ? {} : { pii: endpoint.source.pii }),
     };
+    // At the persist timeout the sender is answered 503, and a delivery still waiting in the
+    // queue is dropped from it: what is answered 503 is not applied later from memory.
+    const abandon = new AbortController();
+    const timer = setTimeout(() => abandon.abort(), persistTimeoutMs);
     try {
-      const outcome = await withTimeout(
-        batcher.receive(source, request.body),
-        persistTimeoutMs,
-        'the delivery was not stored in time',
-      );
+      const outcome = await batcher.receive(source, request.body, {
+        bytes: bodyBytes.get(request) ?? 0,
+        signal: abandon.signal,
+      });
       logger.debug(
         {
           source: source.name,
@@ -234,6 +291,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         duplicate: outcome.duplicate,
       });
     } catch (error) {
+      if (error instanceof QueueFullError) {
+        queueFull.add(request);
+        return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ error: 'busy' });
+      }
       const failure = classifyDatabaseError(error);
       const context = { source: source.name, err: errorMessage(error) };
       if (failure === 'unavailable') {
@@ -242,10 +303,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       }
       logger.error(context, 'delivery not stored: unexpected error');
       return reply.code(500).send({ error: 'internal_error' });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  return app;
+  return Object.assign(app, { deliveryStats: () => batcher.stats() });
 }
 
 function unsupportedMediaType(reply: FastifyReply) {

@@ -1,0 +1,405 @@
+import net from 'node:net';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { WebhookServer } from '../../src/webhooks/server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { withClient } from '../helpers/database-admin.js';
+import {
+  capturingLogger,
+  count,
+  feedbackBody,
+  listen,
+  MAIN_URL,
+  OTHER_TOKEN,
+  postJson,
+  receiver,
+} from './webhook-helpers.js';
+
+/**
+ * Issue 17, findings 1, 2 and 5: the receiver holds a bounded queue while PostgreSQL is slow,
+ * closes slow and refused sockets without reading their bodies, and logs refusals as counts.
+ */
+
+/** Runs `fn` while another session holds `webhook_events` locked; every insert into it waits. */
+async function whileLocked<T>(
+  t: TestDatabase,
+  fn: (waiting: () => Promise<number>) => Promise<T>,
+): Promise<T> {
+  return withClient(t.url, async (blocker: pg.Client) => {
+    await blocker.query(`set search_path = ${t.schema}`);
+    await blocker.query('begin');
+    await blocker.query('lock table webhook_events in exclusive mode');
+    const waiting = async () => {
+      const result = await blocker.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks where not granted and relation = '${t.schema}.webhook_events'::regclass`,
+      );
+      return result.rows[0]?.n ?? 0;
+    };
+    try {
+      return await fn(waiting);
+    } finally {
+      await blocker.query('commit');
+    }
+  });
+}
+
+async function post(base: string, body: unknown): Promise<number> {
+  const response = await fetch(`${base}${MAIN_URL}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).catch(() => undefined);
+  return response?.status ?? 0;
+}
+
+interface RawOutcome {
+  /** What the server answered, as text. */
+  answer: string;
+  /** Milliseconds from connect to the socket's close. */
+  closedAfterMs: number;
+  /** Bytes the client handed to the kernel before the socket closed (headers included). */
+  bytesWritten: number;
+}
+
+/**
+ * Opens a socket, sends `head`, then body bytes: `chunk` at a time every `everyMs` (0: as fast as
+ * the socket takes them) until the server closes it or `giveUpMs` passes.
+ */
+function rawSend(
+  port: number,
+  head: string,
+  chunk: Buffer,
+  everyMs: number,
+  giveUpMs: number,
+): Promise<RawOutcome> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    let open = true;
+    let timer: NodeJS.Timeout | undefined;
+    const pushBody = () => {
+      if (!open) return;
+      if (everyMs > 0) {
+        socket.write(chunk);
+        timer = setTimeout(pushBody, everyMs);
+        return;
+      }
+      // As fast as the kernel takes it: write until the buffer is full, then wait for a drain.
+      while (open && socket.write(chunk)) {}
+      if (open) socket.once('drain', pushBody);
+    };
+    socket.on('connect', () => {
+      socket.write(head);
+      pushBody();
+    });
+    socket.on('data', (data) => {
+      answer += data.toString();
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      open = false;
+      clearTimeout(timer);
+      clearTimeout(giveUp);
+      resolve({ answer, closedAfterMs: Date.now() - started, bytesWritten: socket.bytesWritten });
+    });
+    const giveUp = setTimeout(() => socket.destroy(), giveUpMs);
+  });
+}
+
+describe('a bounded delivery queue while the database is slow', () => {
+  let t: TestDatabase;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  it('a flood beyond the cap gets 503 at once; the queue never exceeds it; every 200 is stored once', async () => {
+    const cap = 50;
+    const app = receiver(t.pool, { batching: { maxQueued: cap }, persistTimeoutMs: 60_000 });
+    onTestFinished(() => app.close());
+    const base = await listen(app);
+    const ids = Array.from({ length: 400 }, (_, i) => 100_000 + i);
+    const statuses = new Map<number, number>();
+    let mostHeld = 0;
+    const sampler = setInterval(() => {
+      mostHeld = Math.max(mostHeld, app.deliveryStats().held);
+    }, 1);
+    onTestFinished(() => clearInterval(sampler));
+
+    await whileLocked(t, async (waiting) => {
+      const started = Date.now();
+      const sent = ids.map((id) =>
+        post(base, feedbackBody({ id })).then((status) => statuses.set(id, status)),
+      );
+      // The refused are answered while the lock is still held: they did not wait for it.
+      await expect
+        .poll(() => [...statuses.values()].filter((status) => status === 503).length, { timeout: 10_000 })
+        .toBe(ids.length - cap);
+      const refusedWithinMs = Date.now() - started;
+      expect(await waiting()).toBeGreaterThan(0);
+      expect(app.deliveryStats().held).toBe(cap);
+      expect(statuses.size).toBe(ids.length - cap);
+      expect(refusedWithinMs).toBeLessThan(10_000);
+      console.info(`flood: ${ids.length - cap} refused within ${refusedWithinMs} ms, ${cap} held`);
+      return sent;
+    }).then((sent) => Promise.all(sent));
+
+    clearInterval(sampler);
+    expect(mostHeld).toBeLessThanOrEqual(cap);
+    const answered = [...statuses.values()];
+    expect(answered.filter((status) => status === 200)).toHaveLength(cap);
+    expect(answered.filter((status) => status === 503)).toHaveLength(ids.length - cap);
+    const acknowledged = ids.filter((id) => statuses.get(id) === 200);
+    const stored = await t.db
+      .selectFrom('feedback')
+      .select('id')
+      .where('id', '>=', 100_000)
+      .orderBy('id')
+      .execute();
+    expect(stored.map((row) => row.id)).toEqual(acknowledged);
+    const events = await t.db.selectFrom('webhook_events').select('delivery_count').execute();
+    expect(events).toHaveLength(cap);
+    expect(events.every((event) => event.delivery_count === 1)).toBe(true);
+    expect(app.deliveryStats()).toEqual({ waiting: 0, held: 0, heldBytes: 0 });
+  });
+
+  it('the byte bound: bodies beyond it are refused at once, the bytes held never exceed it', async () => {
+    const maxQueuedBytes = 20 * 1024;
+    const app = receiver(t.pool, { batching: { maxQueuedBytes }, persistTimeoutMs: 60_000 });
+    onTestFinished(() => app.close());
+    const base = await listen(app);
+    // About 4 KiB each: 5 fit.
+    const bodies = Array.from({ length: 40 }, (_, i) =>
+      feedbackBody({ id: 200_000 + i, comment: 'x'.repeat(4_000) }),
+    );
+    const size = Buffer.byteLength(JSON.stringify(bodies[0]));
+    const fits = Math.floor(maxQueuedBytes / size);
+    const statuses: number[] = [];
+    await whileLocked(t, async () => {
+      const sent = bodies.map((body) => post(base, body).then((status) => statuses.push(status)));
+      await expect.poll(() => statuses.length, { timeout: 10_000 }).toBe(bodies.length - fits);
+      expect(statuses.every((status) => status === 503)).toBe(true);
+      expect(app.deliveryStats().heldBytes).toBeLessThanOrEqual(maxQueuedBytes);
+      expect(app.deliveryStats().held).toBe(fits);
+      return sent;
+    }).then((sent) => Promise.all(sent));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(fits);
+    expect(await t.db.selectFrom('feedback').select('id').where('id', '>=', 200_000).execute()).toHaveLength(
+      fits,
+    );
+  });
+
+  it('100 senders of 200 KB bodies redelivering for 5 s against the locked table: memory stays bounded', async () => {
+    const maxQueuedBytes = 8 * 1024 * 1024;
+    const app = receiver(t.pool, {
+      bodyLimit: 256 * 1024,
+      persistTimeoutMs: 1_000,
+      batching: { maxQueuedBytes },
+    });
+    onTestFinished(() => app.close());
+    const base = await listen(app);
+    const rssBefore = process.memoryUsage().rss;
+    let rssMost = rssBefore;
+    let heldBytesMost = 0;
+    const sampler = setInterval(() => {
+      rssMost = Math.max(rssMost, process.memoryUsage().rss);
+      heldBytesMost = Math.max(heldBytesMost, app.deliveryStats().heldBytes);
+    }, 5);
+    onTestFinished(() => clearInterval(sampler));
+    const answers = new Map<number, number>();
+    const acknowledged = new Set<number>();
+    let next = 400_000;
+    const lockedUntil = Date.now() + 5_000;
+    // Each sender delivers one body until it is acknowledged (a redelivery 50 ms after a 503),
+    // then the next, as the service would; until the lock is gone and its last body is stored.
+    const sender = async () => {
+      while (Date.now() < lockedUntil) {
+        const id = next++;
+        const body = feedbackBody({ id, comment: 'x'.repeat(200_000) });
+        for (;;) {
+          const status = await post(base, body);
+          answers.set(status, (answers.get(status) ?? 0) + 1);
+          if (status === 200) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        acknowledged.add(id);
+      }
+    };
+    let senders: Promise<unknown> | undefined;
+    await whileLocked(t, async () => {
+      senders = Promise.all(Array.from({ length: 100 }, sender));
+      await new Promise((resolve) => setTimeout(resolve, lockedUntil - Date.now()));
+      expect(acknowledged.size).toBe(0);
+    });
+    await senders;
+    clearInterval(sampler);
+    console.info(
+      `200 KB flood: answers ${JSON.stringify(Object.fromEntries(answers))}; held at most ` +
+        `${(heldBytesMost / 2 ** 20).toFixed(1)} MiB; RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ` +
+        `at most ${(rssMost / 2 ** 20).toFixed(0)} MiB (client and server in one process)`,
+    );
+    expect(heldBytesMost).toBeLessThanOrEqual(maxQueuedBytes);
+    expect([...answers.keys()].sort()).toEqual([200, 503]);
+    const stored = await t.db
+      .selectFrom('feedback')
+      .select('id')
+      .where('id', '>=', 400_000)
+      .orderBy('id')
+      .execute();
+    expect(stored.map((row) => row.id)).toEqual([...acknowledged].sort((a, b) => a - b));
+    // Node's heap and the client's own bodies included: far from issue 17's 1.2 GB.
+    expect(rssMost - rssBefore).toBeLessThan(512 * 2 ** 20);
+  });
+
+  it('a delivery that times out waiting is dropped from the queue, never applied later', async () => {
+    // One transaction at a time: the first delivery holds it, the others wait in the queue.
+    const app = receiver(t.pool, { persistTimeoutMs: 1_000, batching: { maxConcurrent: 1 } });
+    onTestFinished(() => app.close());
+    const base = await listen(app);
+    const before = await count(t, 'webhook_events');
+    const ids = Array.from({ length: 30 }, (_, i) => 300_000 + i);
+    let inTransaction = 0;
+    const statuses = await whileLocked(t, async (waiting) => {
+      // One delivery first: its transaction waits for the lock; the others wait in the queue.
+      const first = post(base, feedbackBody({ id: ids[0] }));
+      await expect.poll(waiting).toBe(1);
+      const rest = ids.slice(1).map((id) => post(base, feedbackBody({ id })));
+      await expect.poll(() => app.deliveryStats().held).toBe(ids.length);
+      const answered = await Promise.all([first, ...rest]);
+      // Answered 503: those still waiting are gone from memory; the ones in a transaction stay held.
+      expect(app.deliveryStats().waiting).toBe(0);
+      inTransaction = app.deliveryStats().held;
+      return answered;
+    });
+    expect(statuses.every((status) => status === 503)).toBe(true);
+    expect(inTransaction).toBe(1);
+    await expect.poll(() => app.deliveryStats().held).toBe(0);
+    // Only what was already in a transaction committed (answered 503: the sender's retry is a duplicate).
+    expect(await count(t, 'webhook_events')).toBe(before + inTransaction);
+  });
+});
+
+describe('sockets: request timeout and no body read after a refusal', () => {
+  let t: TestDatabase;
+  let app: WebhookServer;
+  let port: number;
+  /** Bytes the server read from each socket it accepted, once closed. */
+  const bytesRead: number[] = [];
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    app = receiver(t.pool, { requestTimeoutMs: 1_000 });
+    app.server.on('connection', (socket: net.Socket) => {
+      socket.on('close', () => bytesRead.push(socket.bytesRead));
+    });
+    port = Number(new URL(await listen(app)).port);
+  });
+  afterAll(async () => {
+    await app.close();
+    await t.drop();
+  });
+
+  const head = (path: string, length: number) =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+
+  it('a slow body (1 byte per 100 ms) is cut at the request timeout with 408', async () => {
+    const outcome = await rawSend(port, head(MAIN_URL, 10_000), Buffer.from(' '), 100, 10_000);
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 408/);
+    console.info(`slow body: closed after ${outcome.closedAfterMs} ms`);
+    // requestTimeoutMs 1000, checked every second.
+    expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(900);
+    expect(outcome.closedAfterMs).toBeLessThan(3_500);
+  });
+
+  it('a wrong token declaring 10 GB and sending 1 byte per 100 ms: 401 and closed at once', async () => {
+    const outcome = await rawSend(
+      port,
+      head(`/webhooks/main/${OTHER_TOKEN}`, 10 * 1024 ** 3),
+      Buffer.from(' '),
+      100,
+      10_000,
+    );
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(outcome.closedAfterMs).toBeLessThan(1_000);
+  });
+
+  it('a huge declared length with the right token: 413 and closed, the body not read', async () => {
+    const outcome = await rawSend(
+      port,
+      head(MAIN_URL, 10 * 1024 ** 3),
+      Buffer.alloc(64 * 1024, 32),
+      0,
+      10_000,
+    );
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 413/);
+    expect(outcome.answer.toLowerCase()).toContain('connection: close');
+    expect(outcome.closedAfterMs).toBeLessThan(2_000);
+    console.info(`413: the client pushed ${outcome.bytesWritten} bytes before the close`);
+  });
+
+  it('a wrong token with a large body: 401, the socket closed, the body not read', async () => {
+    const declared = 1024 ** 3;
+    bytesRead.length = 0;
+    const outcome = await rawSend(
+      port,
+      head(`/webhooks/main/${OTHER_TOKEN}`, declared),
+      Buffer.alloc(64 * 1024, 32),
+      0,
+      10_000,
+    );
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(outcome.answer.toLowerCase()).toContain('connection: close');
+    expect(outcome.closedAfterMs).toBeLessThan(2_000);
+    await expect.poll(() => bytesRead.length).toBe(1);
+    const read = bytesRead[0] ?? Number.POSITIVE_INFINITY;
+    console.info(
+      `401: the client pushed ${outcome.bytesWritten} bytes, the server read ${read} of ${declared} declared`,
+    );
+    // Whatever was in flight when the answer went out; nowhere near the declared gigabyte.
+    expect(outcome.bytesWritten).toBeLessThan(16 * 1024 ** 2);
+    expect(read).toBeLessThan(4 * 1024 ** 2);
+  });
+
+  it("the node server's limits: 1,024 connections, 5 s keep-alive, 1,000 requests per socket", () => {
+    expect(app.server.maxConnections).toBe(1_024);
+    expect(app.server.requestTimeout).toBe(1_000);
+    expect(app.server.keepAliveTimeout).toBe(5_000);
+    expect(app.server.maxRequestsPerSocket).toBe(1_000);
+  });
+});
+
+describe('refused requests are logged as counts', () => {
+  it('1,000 wrong-token or unknown-source requests make at most a few warn lines', async () => {
+    const t = await createTestDatabase();
+    onTestFinished(() => t.drop());
+    const logs = capturingLogger();
+    const app = receiver(t.pool, { logger: logs.logger });
+    const body = feedbackBody();
+    for (let i = 0; i < 1_000; i += 1) {
+      const url = i % 4 === 0 ? `/webhooks/nosuch/${OTHER_TOKEN}` : `/webhooks/main/${OTHER_TOKEN}`;
+      const response = await postJson(app, url, body);
+      expect(response.statusCode).toBe(i % 4 === 0 ? 404 : 401);
+    }
+    await app.close();
+    const warnings = logs
+      .lines()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { level: number; msg: string; refused?: Record<string, number> })
+      .filter((line) => line.level >= 40);
+    expect(warnings.length).toBeGreaterThanOrEqual(1);
+    expect(warnings.length).toBeLessThanOrEqual(3);
+    const refused = { 401: 0, 404: 0 };
+    for (const line of warnings) {
+      expect(line.msg).toBe('requests refused');
+      refused[401] += line.refused?.['401'] ?? 0;
+      refused[404] += line.refused?.['404'] ?? 0;
+    }
+    expect(refused).toEqual({ 401: 750, 404: 250 });
+    expect(logs.lines()).not.toContain(OTHER_TOKEN);
+  });
+});
