@@ -15,16 +15,81 @@ import { canonicalJson } from '../load/canonical-json.js';
  * listed as personal data, but it is the service's identifier of a person, so under hash AND
  * drop it becomes its HMAC: a pseudonym that still joins and counts, the same under both modes
  * (switching between them does not split visitors), and that `forget --visitor ID` can compute.
+ *
+ * Which keys are personal: PERSONAL_KEYS (and a source's extra keys, INSIGHTS_PII_EXTRA_KEYS),
+ * compared after normalizeKey, so `Email`, `EMAIL`, `e-mail` and `E_Mail` are all `email`:
+ * rejected items and webhook bodies are untrusted and need not spell keys as the spec does.
  */
 
 export const PII_MODES = ['keep', 'hash', 'drop'] as const;
 export type PiiMode = (typeof PII_MODES)[number];
 
-/** A source's setting; the key is needed (and checked by loadConfig) for hash and drop. */
-export type PiiPolicy = { mode: 'keep' } | { mode: 'hash' | 'drop'; key: string };
+/**
+ * A source's setting; the key is needed (and checked by loadConfig) for hash and drop.
+ * `extraKeys`: more personal keys than PERSONAL_KEYS (INSIGHTS_PII_EXTRA_KEYS), normalized.
+ */
+export type PiiPolicy =
+  | { mode: 'keep' }
+  | { mode: 'hash' | 'drop'; key: string; extraKeys?: ReadonlySet<string> };
 
-/** Keys whose values are personal data, wherever they occur in an item or a body. */
-export const PERSONAL_KEYS: ReadonlySet<string> = new Set(['name', 'email', 'ip', 'user_ip', 'user_agent']);
+/**
+ * Keys whose values are personal data, wherever they occur in an item or a body, as normalizeKey
+ * leaves them. The spec's own (2.5, 2.6) are `name`, `email`, `ip`, `user_ip`, `user_agent`; the
+ * others are the usual spellings of the same data (and phone numbers) that a rejected item, a
+ * webhook body or a future API version may carry.
+ */
+export const PERSONAL_KEYS: ReadonlySet<string> = new Set(
+  [
+    // The spec's fields.
+    'name',
+    'email',
+    'ip',
+    'user_ip',
+    'user_agent',
+    // E-mail addresses.
+    'e-mail',
+    'mail',
+    'email_address',
+    'user_email',
+    // IP addresses.
+    'ip_address',
+    'client_ip',
+    'remote_ip',
+    'remote_addr',
+    'x_forwarded_for',
+    // Phone numbers.
+    'phone',
+    'phone_number',
+    'telephone',
+    'tel',
+    'mobile',
+    // Names.
+    'first_name',
+    'last_name',
+    'full_name',
+    'given_name',
+    'family_name',
+    'surname',
+    'user_name',
+    'username',
+    // User agents.
+    'useragent',
+  ].map(normalizeKey),
+);
+
+/**
+ * A key as it is compared with PERSONAL_KEYS: lower case, without `-`, `_`, `.` and white space
+ * (`E-Mail`, `e_mail` and `EMAIL` are `email`; `IP Address` is `ipaddress`).
+ */
+export function normalizeKey(key: string): string {
+  return key.toLowerCase().replace(/[-_.\s]/g, '');
+}
+
+/** Whether the values under `key` are personal data (PERSONAL_KEYS or the policy's extra keys). */
+export function isPersonalKey(key: string, extraKeys?: ReadonlySet<string>): boolean {
+  const normalized = normalizeKey(key);
+  return PERSONAL_KEYS.has(normalized) || (extraKeys?.has(normalized) ?? false);
+}
 
 /** The object under this key is a visitor (spec 2.6): its `id` is pseudonymised too. */
 const VISITOR_KEY = 'visitor';
@@ -63,7 +128,7 @@ export function protectPersonalData<T>(value: T, policy: PiiPolicy | undefined):
       const object: Record<string, unknown> = {};
       const isVisitor = key === VISITOR_KEY && !Array.isArray(target);
       for (const [childKey, child] of Object.entries(current)) {
-        if (PERSONAL_KEYS.has(childKey)) define(object, childKey, replace(child));
+        if (isPersonalKey(childKey, policy.extraKeys)) define(object, childKey, replace(child));
         else if (isVisitor && childKey === 'id') define(object, childKey, pseudonym(child));
         else {
           // Defined now, filled when its task runs: the copy keeps the keys in their order.

@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type Env, loadConfig } from '../../src/config/config.js';
+import { type Env, isStrongPiiKey, loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { protectPersonalData } from '../../src/privacy/pii.js';
 
 const SOURCE: Env = { INSIGHTS_API_URL: 'https://api.example.test', INSIGHTS_API_KEY: 'k' };
-const KEY = 'k'.repeat(32);
+// As `openssl rand -hex 32` prints it.
+const KEY = '3f9a1c0e7b52d4a86e0f19c3b7a2d5e48c61f0a9b3d7e2c5a4f8061b9d3e7c2a';
 const now = () => new Date('2026-03-10T00:00:00.000Z');
 
 function problems(env: Env, file?: unknown): string[] {
@@ -26,9 +29,9 @@ describe('the pii settings', () => {
     );
   });
 
-  it('hash and drop need INSIGHTS_PII_KEY, of at least 32 characters, taken as given', () => {
+  it('hash and drop need INSIGHTS_PII_KEY, a strong one, taken as given', () => {
     expect(problems({ ...SOURCE, INSIGHTS_PII: 'hash' })).toEqual(['INSIGHTS_PII_KEY']);
-    expect(problems({ ...SOURCE, INSIGHTS_PII: 'drop', INSIGHTS_PII_KEY: 'k'.repeat(31) })).toEqual([
+    expect(problems({ ...SOURCE, INSIGHTS_PII: 'drop', INSIGHTS_PII_KEY: KEY.slice(0, 31) })).toEqual([
       'INSIGHTS_PII_KEY',
     ]);
     expect(problems({ ...SOURCE, INSIGHTS_PII: 'HASH', INSIGHTS_PII_KEY: KEY })).toEqual(['INSIGHTS_PII']);
@@ -70,5 +73,90 @@ describe('the pii settings', () => {
   it('migrate, status and forget (no source needed) still check the key when it is set', () => {
     expect(() => loadConfig({ env: { INSIGHTS_PII_KEY: KEY }, now, requireSources: false })).not.toThrow();
     expect(problems({ INSIGHTS_PII: 'drop', INSIGHTS_PII_KEY: 'short' })).toContain('INSIGHTS_PII_KEY');
+  });
+});
+
+describe('INSIGHTS_PII_KEY must carry real entropy', () => {
+  const refused = (key: string) => {
+    try {
+      loadConfig({ env: { ...SOURCE, INSIGHTS_PII: 'hash', INSIGHTS_PII_KEY: key }, now });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const { message, problems } = error as ConfigError;
+      expect(problems.map((p) => p.variable)).toEqual(['INSIGHTS_PII_KEY']);
+      expect(message).toContain('a random secret such as `openssl rand -hex 32`');
+      // Never the value, not even a part of it.
+      if (key.trim() !== '') expect(message).not.toContain(key.slice(0, 12));
+      expect(message.split('\n')).toHaveLength(1);
+      return true;
+    }
+    return false;
+  };
+
+  it('refuses weak keys: too short, too few characters, one kind, a repeated block, low entropy', () => {
+    const weak = {
+      'the finding: 32 spaces': ' '.repeat(32),
+      'the finding: a word repeated': 'passwordpasswordpasswordpassword',
+      'one character': 'k'.repeat(64),
+      'too short, however random': randomBytes(15).toString('hex'),
+      'letters only (one kind)': 'abcdefghijklmnopqrstuvwxyzabcdefghij',
+      'digits only (one kind)': '01234567890123456789012345678901234567',
+      'a repeated block': 'Tr0ub4dor&3Tr0ub4dor&3Tr0ub4dor&3',
+      'a repeated block of 17 different characters': 'ABCDEFGHIJKLMNOP1ABCDEFGHIJKLMNOP1',
+      'few different characters': 'aaaaaaaaaaaaaaaaaaaaaaaa0123456789',
+      'low entropy (one character dominates)': `${'a'.repeat(60)}0123456789AB`,
+      'longer than 4096': randomBytes(2049).toString('hex'),
+    };
+    for (const [name, key] of Object.entries(weak)) expect(refused(key), name).toBe(true);
+  });
+
+  it('accepts openssl rand -hex 32 and -base64 32 output, every time (10,000 draws each)', () => {
+    for (let i = 0; i < 10_000; i++) {
+      expect(isStrongPiiKey(randomBytes(32).toString('hex'))).toBe(true);
+      expect(isStrongPiiKey(randomBytes(32).toString('base64'))).toBe(true);
+    }
+    expect(refused(randomBytes(32).toString('base64'))).toBe(false);
+    const config = loadConfig({ env: { ...SOURCE, INSIGHTS_PII: 'hash', INSIGHTS_PII_KEY: KEY }, now });
+    expect(config.piiKey).toBe(KEY);
+  });
+
+  it('is checked whenever it is set, also under keep', () => {
+    expect(problems({ ...SOURCE, INSIGHTS_PII_KEY: 'passwordpasswordpasswordpassword' })).toEqual([
+      'INSIGHTS_PII_KEY',
+    ]);
+  });
+});
+
+describe('INSIGHTS_PII_EXTRA_KEYS', () => {
+  it('adds keys (normalized) to the personal ones of every source that hashes or drops', () => {
+    const config = loadConfig({
+      env: {
+        ...SOURCE,
+        INSIGHTS_PII: 'drop',
+        INSIGHTS_PII_KEY: KEY,
+        INSIGHTS_PII_EXTRA_KEYS: 'Birth-Day, postal_code',
+      },
+      now,
+    });
+    const pii = config.sources[0]?.pii;
+    expect(pii?.mode).toBe('drop');
+    expect(pii !== undefined && pii.mode !== 'keep' ? [...(pii.extraKeys ?? [])] : []).toEqual([
+      'birthday',
+      'postalcode',
+    ]);
+    expect(protectPersonalData({ BIRTHDAY: '1970-01-01', postalCode: '10115', city: 'Berlin' }, pii)).toEqual(
+      {
+        BIRTHDAY: null,
+        postalCode: null,
+        city: 'Berlin',
+      },
+    );
+  });
+
+  it('refuses an empty entry', () => {
+    expect(problems({ ...SOURCE, INSIGHTS_PII_EXTRA_KEYS: 'birthday,,zip' })).toEqual([
+      'INSIGHTS_PII_EXTRA_KEYS',
+    ]);
+    expect(problems({ ...SOURCE, INSIGHTS_PII_EXTRA_KEYS: ' - ' })).toEqual(['INSIGHTS_PII_EXTRA_KEYS']);
   });
 });

@@ -2,6 +2,8 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  isPersonalKey,
+  normalizeKey,
   PERSONAL_KEYS,
   type PiiPolicy,
   protectPersonalData,
@@ -147,8 +149,7 @@ describe('protectPersonalData', () => {
         expect(JSON.stringify(out)).not.toMatch(/PII</);
         // Only personal values (and visitor ids) differ: blank them on both sides and compare.
         const blank = (value: unknown, key?: string, parent?: string): unknown => {
-          if (key !== undefined && (PERSONAL_KEYS.has(key) || (key === 'id' && parent === 'visitor')))
-            return '*';
+          if (key !== undefined && (isPersonalKey(key) || (key === 'id' && parent === 'visitor'))) return '*';
           if (Array.isArray(value)) return value.map((v) => blank(v));
           if (value === null || typeof value !== 'object') return value;
           return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, blank(v, k, key)]));
@@ -157,5 +158,93 @@ describe('protectPersonalData', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('personal keys are matched whatever their case and punctuation', () => {
+  const SPELLINGS = {
+    email: ['email', 'Email', 'EMAIL', 'e-mail', 'E_Mail', 'e mail', 'mail', 'emailAddress', 'email_address'],
+    ip: [
+      'ip',
+      'IP',
+      'ip_address',
+      'IpAddress',
+      'ip-address',
+      'user_ip',
+      'userIp',
+      'client_ip',
+      'remote_addr',
+    ],
+    phone: ['phone', 'Phone', 'PHONE', 'phone_number', 'phoneNumber', 'telephone', 'tel', 'mobile'],
+    name: [
+      'name',
+      'Name',
+      'first_name',
+      'firstName',
+      'last_name',
+      'LastName',
+      'full_name',
+      'surname',
+      'username',
+    ],
+    agent: ['user_agent', 'userAgent', 'User-Agent', 'useragent'],
+  };
+  const personal = Object.values(SPELLINGS).flat();
+
+  it('hash and drop reach every spelling, at any depth, in raw bodies of any shape', () => {
+    const body = {
+      id: 1,
+      comment: 'kept',
+      visitor: Object.fromEntries(personal.map((key) => [key, `PII-${key}`])),
+      nested: [{ contact: Object.fromEntries(personal.map((key) => [key, `PII-${key}`])) }],
+    };
+    const hashed = protectPersonalData(body, HASH);
+    const dropped = protectPersonalData(body, DROP);
+    for (const key of personal) {
+      expect(hashed.visitor[key], key).toBe(mac(`PII-${key}`));
+      expect(dropped.visitor[key], key).toBeNull();
+      expect(hashed.nested[0]?.contact[key], key).toBe(mac(`PII-${key}`));
+      expect(dropped.nested[0]?.contact[key], key).toBeNull();
+    }
+    expect(JSON.stringify(hashed)).not.toContain('PII-');
+    expect(JSON.stringify(dropped)).not.toContain('PII-');
+    expect(hashed.comment).toBe('kept');
+    expect(hashed.id).toBe(1);
+  });
+
+  it('keeps the keys the spec does not list as personal (test names, devices, places, ids)', () => {
+    for (const key of [
+      'test_name',
+      'device',
+      'browser',
+      'os',
+      'city',
+      'country',
+      'comment',
+      'answer',
+      'url',
+      'id',
+      'ipsum',
+    ])
+      expect(isPersonalKey(key), key).toBe(false);
+    const item = {
+      test_name: 'A',
+      device: 'mobile',
+      city: 'Berlin',
+      visitor: { id: 'v-1', Email: 'a@b.test' },
+    };
+    expect(protectPersonalData(item, DROP)).toEqual({
+      test_name: 'A',
+      device: 'mobile',
+      city: 'Berlin',
+      visitor: { id: mac('v-1'), Email: null },
+    });
+  });
+
+  it('the list is stored normalized: lower case, without - _ . and blanks', () => {
+    for (const key of PERSONAL_KEYS) expect(normalizeKey(key)).toBe(key);
+    expect(normalizeKey(' E-Mail_Address. ')).toBe('emailaddress');
+    expect(isPersonalKey('postal_code')).toBe(false);
+    expect(isPersonalKey('Postal-Code', new Set(['postalcode']))).toBe(true);
   });
 });

@@ -1,9 +1,12 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../scripts/chromium.js';
+import { chartJsSource } from '../../src/report/chart-library.js';
+import { renderReportHtml } from '../../src/report/render-html.js';
+import { loadReportData } from '../../src/report/report-data.js';
 import type { Simulator } from '../../src/simulator/server.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -65,6 +68,10 @@ describe('the HTML report, in a browser', () => {
     // Self-contained: no external script, style, image or font.
     expect(html).not.toMatch(/<(script|img|link)[^>]+(src|href)=/i);
     expect(html).toContain("default-src 'none'");
+    // Only the page's own two scripts and its style, by hash.
+    expect(html).not.toContain('unsafe-inline');
+    expect(html).toMatch(/script-src 'sha256-[A-Za-z0-9+/]{43}=' 'sha256-[A-Za-z0-9+/]{43}=';/);
+    expect(html).toMatch(/style-src 'sha256-[A-Za-z0-9+/]{43}=';/);
   });
 
   it('draws every chart with data, fetches nothing and logs no error', async () => {
@@ -170,6 +177,84 @@ describe('the HTML report, in a browser', () => {
     // A point per day with a snapshot: the first sync and five nightly ones.
     expect(last?.[0]?.points).toBe(6);
     expect(problems).toEqual([]);
+  });
+
+  it('runs nothing injected: data payloads stay text, raw markup is refused by the CSP, every chart is drawn', async () => {
+    const data = await loadReportData(t.db, { ...range, source: 'main' });
+    const first = data.abResults[0];
+    const question = data.survey[0];
+    if (first === undefined || question === undefined)
+      throw new Error('the warehouse has no test or question');
+    // Visitor and customer input as an attacker would write it.
+    first.testName = '<img src=x onerror=alert(1)>';
+    question.question = '</script><script>alert(2)</script><style>body{display:none}</style>';
+    const answer = question.answers[0];
+    if (answer !== undefined) answer.answer = '"><svg onload=alert(3)>';
+    let html = renderReportHtml(data, await chartJsSource());
+    // And as if a text had slipped through unescaped: markup the page did not write itself.
+    const INJECTED =
+      '<img src=x onerror="alert(4)"><script>alert(5)</script><div style="display:none" onclick="alert(6)">x</div>';
+    html = html.replace('<main>', `<main>${INJECTED}`);
+    const file = path.join(OUTPUT, 'report-injected.html');
+    await writeFile(file, html);
+
+    const injected = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const dialogs: string[] = [];
+    injected.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await injected.addInitScript(() => {
+      const win = globalThis as unknown as {
+        cspViolations: { directive: string; blocked: string; sample: string }[];
+        document: { addEventListener(type: string, listener: (event: unknown) => void): void };
+      };
+      win.cspViolations = [];
+      win.document.addEventListener('securitypolicyviolation', (event) => {
+        const e = event as { effectiveDirective: string; blockedURI: string; sample: string };
+        win.cspViolations.push({ directive: e.effectiveDirective, blocked: e.blockedURI, sample: e.sample });
+      });
+    });
+    await injected.route('**/*', (route) =>
+      route.request().url().startsWith('file://') && route.request().url().endsWith('.html')
+        ? route.continue()
+        : route.abort(),
+    );
+    await injected.goto(`file://${file}`);
+    await injected.waitForSelector('body[data-charts-drawn]', { timeout: 15_000 });
+
+    const state = await injected.evaluate(() => {
+      const win = globalThis as unknown as {
+        cspViolations: { directive: string; blocked: string; sample: string }[];
+        Chart: { getChart(c: unknown): unknown };
+        document: {
+          body: { dataset: { chartsDrawn?: string } };
+          querySelectorAll(selector: string): Iterable<unknown>;
+        };
+      };
+      const canvases = [...win.document.querySelectorAll('canvas[data-chart]')];
+      return {
+        violations: win.cspViolations,
+        canvases: canvases.length,
+        charts: canvases.filter((c) => win.Chart.getChart(c) !== undefined).length,
+        drawn: win.document.body.dataset.chartsDrawn,
+      };
+    });
+    await injected.close();
+
+    expect(dialogs).toEqual([]);
+    // The page's own scripts ran: every chart drawn, as on the clean page.
+    expect(state.canvases).toBeGreaterThan(5);
+    expect(state.charts).toBe(state.canvases);
+    expect(state.drawn).toBe(String(state.canvases));
+    // Each refusal is one of the injected parts: the inline script, the two handlers, the style
+    // attribute and the image (img-src allows data: only). None is one of the page's own.
+    const refused = state.violations.map((v) => v.directive).sort();
+    expect(refused).toEqual(expect.arrayContaining(['script-src-attr', 'script-src-elem', 'style-src-attr']));
+    for (const v of state.violations) {
+      expect(['script-src-attr', 'script-src-elem', 'style-src-attr', 'img-src']).toContain(v.directive);
+      expect(v.sample.includes('Chart.js') || v.sample.includes('report-data')).toBe(false);
+    }
   });
 
   it('has a sync health row per resource, all up to date', async () => {

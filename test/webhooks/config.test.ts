@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Env, loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
 
 const NOW = () => new Date('2026-03-10T12:00:00.000Z');
 const SOURCE: Env = { INSIGHTS_API_URL: 'https://api.example.com', INSIGHTS_API_KEY: 'key-123' };
@@ -134,5 +135,54 @@ describe('webhook settings', () => {
       'INSIGHTS_CONFIG sources[1].webhook_token',
     ]);
     expect(second.message).not.toContain('CANARY');
+  });
+});
+
+describe('INSIGHTS_TRUSTED_PROXY: no broader than /8 (IPv4) or /32 (IPv6)', () => {
+  it('refuses a range that would believe anyone’s X-Forwarded-For, naming the variable once', () => {
+    for (const value of [
+      '0.0.0.0/0',
+      '::/0',
+      '0.0.0.0/1,128.0.0.0/1',
+      '10.0.0.0/7',
+      '127.0.0.1,0.0.0.0/1',
+      '2001::/31',
+      '::ffff:0:0/96',
+      '0:0:0:0:0:ffff:0.0.0.0/100',
+    ]) {
+      const error = problems({ ...SOURCE, INSIGHTS_TRUSTED_PROXY: value });
+      expect(
+        error.problems.map((p) => p.variable),
+        value,
+      ).toEqual(['INSIGHTS_TRUSTED_PROXY']);
+      expect(error.message).toContain('none broader than /8 (IPv4) or /32 (IPv6)');
+      expect(error.message).not.toContain(value);
+    }
+  });
+
+  it('accepts addresses and ranges up to the limit, as written', () => {
+    const value = '10.0.0.0/8, 192.168.0.0/16,127.0.0.1,::1,2001:db8::/32,::ffff:10.0.0.0/104';
+    expect(load({ ...SOURCE, INSIGHTS_TRUSTED_PROXY: value }).trustedProxy).toEqual([
+      '10.0.0.0/8',
+      '192.168.0.0/16',
+      '127.0.0.1',
+      '::1',
+      '2001:db8::/32',
+      '::ffff:10.0.0.0/104',
+    ]);
+  });
+
+  it('`serve` with 0.0.0.0/0 exits 2 with one line, no stack trace', async () => {
+    const result = await runCli(
+      ['serve'],
+      cliEnv({ ...SOURCE, INSIGHTS_WEBHOOK_TOKEN: TOKEN, INSIGHTS_TRUSTED_PROXY: '0.0.0.0/0' }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^.*INSIGHTS_TRUSTED_PROXY: a comma-separated list of the reverse proxies/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stderr).not.toContain('CANARY');
   });
 });
