@@ -103,6 +103,15 @@ export class LockError extends InsightsError {
   override readonly exitCode = 4;
 }
 
+/**
+ * The database cannot be reached, or did not answer in time: connection refused, DNS, or a server
+ * that accepts and never answers. Its own exit code, so a monitoring check (`status`) tells "the
+ * warehouse is down" from "the warehouse says something needs attention" (1).
+ */
+export class DatabaseUnavailableError extends InsightsError {
+  override readonly exitCode = 5;
+}
+
 /** A user-facing failure of a command that is not a bug: printed as one line. */
 export class CliError extends InsightsError {}
 

@@ -88,7 +88,10 @@ async function runDemo(options: { days: number; seed: number; keepRunning: boole
       for (const [i, query] of ANALYST_QUERIES.entries()) {
         out(`\n${5 + i}. ${query.title}:\n\n${query.sql};\n\n${await runQuery(warehouse.pool, query.sql)}\n`);
       }
-      const psql = warehouse.embedded ? `psql '${warehouse.url}'` : 'psql "$DATABASE_URL"';
+      // The password stays in its file (mode 0600): output ends up in logs.
+      const psql = warehouse.embedded
+        ? `PGPASSWORD="$(cat '${warehouse.passwordFile}')" psql '${withoutPassword(warehouse.url)}'`
+        : 'psql "$DATABASE_URL"';
       out(
         `\nConnect with: ${psql}\nthen: set search_path = ${config.schema}; and query the tables (\\dt lists them).\n`,
       );
@@ -128,4 +131,10 @@ function printRunQuietly(result: Parameters<typeof printRun>[0]): void {
   } catch (error) {
     process.stdout.write(`${error instanceof Error ? error.message : String(error)}\n`);
   }
+}
+
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  parsed.password = '';
+  return parsed.toString();
 }

@@ -6,7 +6,7 @@ import { CliError } from '../errors.js';
 import { addDays, dayDiff, todayUtc } from '../extract/days.js';
 import { buildReport } from '../report/build-report.js';
 import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
+import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 3660;
@@ -33,22 +33,28 @@ export function registerReport(program: Command): void {
       if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
       if (dayDiff(from, to) >= MAX_DAYS) throw new CliError(`--from .. --to: at most ${MAX_DAYS} days`);
       const { config, logger } = commandContext({ requireSources: false });
-      const { html, data } = await usingWarehouse(config, logger, async ({ db }) => {
-        if (options.source !== undefined) {
-          const known = (
-            await db.selectFrom('sources').select('source_id').orderBy('source_id').execute()
-          ).map((s) => s.source_id);
-          if (!known.includes(options.source))
-            throw new CliError(
-              `--source: the warehouse has no source named ${options.source}; it has ${known.join(', ') || 'none yet'}`,
-            );
-        }
-        return buildReport(db, {
-          from,
-          to,
-          ...(options.source === undefined ? {} : { source: options.source }),
-        });
-      });
+      const { html, data } = await usingWarehouse(
+        config,
+        logger,
+        async ({ db }) => {
+          if (options.source !== undefined) {
+            const known = (
+              await db.selectFrom('sources').select('source_id').orderBy('source_id').execute()
+            ).map((s) => s.source_id);
+            if (!known.includes(options.source))
+              throw new CliError(
+                `--source: the warehouse has no source named ${options.source}; it has ${known.join(', ') || 'none yet'}`,
+              );
+          }
+          return buildReport(db, {
+            from,
+            to,
+            ...(options.source === undefined ? {} : { source: options.source }),
+          });
+        },
+        // Read-only: a database that stops answering ends it with exit 5, not a hang.
+        { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+      );
       const out = path.resolve(options.out);
       await writeFile(out, html).catch((error: unknown) => {
         throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });

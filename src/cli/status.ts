@@ -6,7 +6,7 @@ import { type RunRow, type StatusReport, statusReport } from '../sync/status-rep
 import { commandContext } from './command-context.js';
 import { formatTable } from './format-table.js';
 import { snapshotChanges } from './print-run.js';
-import { usingWarehouse } from './warehouse.js';
+import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
 
 export function registerStatus(program: Command): void {
   program
@@ -22,8 +22,12 @@ export function registerStatus(program: Command): void {
         throw new CliError('--runs: expected an integer 0-1000');
       const { config, logger } = commandContext({ requireSources: false });
       const now = new Date();
-      const report = await usingWarehouse(config, logger, ({ db }) =>
-        statusReport(db, todayUtc(now), runs, { now, confirmDays: config.webhookConfirmDays }),
+      const report = await usingWarehouse(
+        config,
+        logger,
+        ({ db }) => statusReport(db, todayUtc(now), runs, { now, confirmDays: config.webhookConfirmDays }),
+        // A monitoring check: a database that stops answering ends it with exit 5, not a hang.
+        { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
       );
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
       if (!report.healthy) process.exitCode = 1;

@@ -2,32 +2,62 @@ import { resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../config/config.js';
-import { createDb, createPool } from '../db/connection.js';
+import {
+  CONNECT_TIMEOUT_MS,
+  createDb,
+  createPool,
+  isDatabaseTimeout,
+  maskPassword,
+} from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { migrateToLatest } from '../db/migrator.js';
-import { CliError, errorMessage, LockError } from '../errors.js';
+import { CliError, DatabaseUnavailableError, errorMessage, InsightsError, LockError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 
 export interface Warehouse {
   pool: pg.Pool;
   db: Kysely<Database>;
+  /** The connection string, password included: to connect with, never to print. */
   url: string;
+  /** `url` with its password masked (`***`): what output may show. */
+  displayUrl: string;
+  /** The embedded database's password file (mode 0600), where to read its password; else undefined. */
+  passwordFile: string | undefined;
   /** True when this process started the embedded database. */
   embedded: boolean;
   /** Migrations this command applied (usually none). */
   applied: string[];
 }
 
+export interface WarehouseOptions {
+  /**
+   * Longest a statement of this command may run (server-side statement_timeout, and client-side
+   * for a server that never answers). Default: none, for sync, backfill and the like, whose
+   * statements on a large day must not be cut short. Read-only checks pass READ_STATEMENT_TIMEOUT_MS.
+   */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * For `status` and `report`: their queries read indexed ledgers and take well under a second on
+ * years of data; 15 s means the database is not answering, and a monitoring check must hear so.
+ */
+export const READ_STATEMENT_TIMEOUT_MS = 15_000;
+
 /**
  * Opens the warehouse for one command and always closes it: DATABASE_URL when set, otherwise
  * the embedded PostgreSQL under the data directory. Migrations are applied first, so a new
  * database is usable at once and an old one is brought up to date.
+ *
+ * Every connection gives up after CONNECT_TIMEOUT_MS; a database that cannot be reached or does
+ * not answer ends the command with DatabaseUnavailableError (exit code 5), in one line.
  */
 export async function usingWarehouse<T>(
   config: Readonly<Config>,
   logger: Logger,
   fn: (warehouse: Warehouse) => Promise<T>,
+  options: WarehouseOptions = {},
 ): Promise<T> {
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
   let url = config.databaseUrl;
@@ -39,19 +69,30 @@ export async function usingWarehouse<T>(
       },
     );
     url = embedded.url;
-    // Printed, not logged: psql and BI tools can connect with it while this command runs.
+    // Printed, not logged: psql and BI tools can connect while this command runs. The password
+    // is masked (this line ends up in cron logs); it is in a file only its owner can read.
     process.stderr.write(
-      `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${url} while this command runs\n`,
+      `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${maskPassword(url)} while this command runs; password in ${embedded.passwordFile}\n`,
     );
   }
-  const pool = createPool({ url, schema: config.schema });
+  const pool = createPool({
+    url,
+    schema: config.schema,
+    ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+  });
   const db = createDb(pool);
+  const where = describeServer(url);
   try {
     try {
-      await pool.query('select 1');
+      // Bounded even without a statement timeout: `select 1` answers at once on a live server.
+      await pool.query(PROBE);
     } catch (error) {
-      throw new CliError(
-        `cannot connect to the database (${describeConnectionError(error)}); check DATABASE_URL and that the server is running`,
+      throw new DatabaseUnavailableError(
+        isDatabaseTimeout(error)
+          ? `the database at ${where} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s; check DATABASE_URL and that the server is running and not overloaded`
+          : `cannot connect to the database at ${where} (${describeConnectionError(error)}); check DATABASE_URL and that the server is running`,
+        {},
+        { cause: error },
       );
     }
     const outcome = await migrateToLatest(db, config.schema);
@@ -59,12 +100,38 @@ export async function usingWarehouse<T>(
       throw new CliError(`migrating schema ${config.schema} failed: ${String(outcome.error)}`);
     }
     if (outcome.applied.length > 0) logger.info({ applied: outcome.applied }, 'migrations applied');
-    return await fn({ pool, db, url, embedded: embedded !== undefined, applied: outcome.applied });
+    return await fn({
+      pool,
+      db,
+      url,
+      displayUrl: maskPassword(url),
+      passwordFile: embedded?.passwordFile,
+      embedded: embedded !== undefined,
+      applied: outcome.applied,
+    });
+  } catch (error) {
+    // A statement beyond its timeout, or a connection that did not open: one line, exit code 5.
+    if (!(error instanceof InsightsError) && isDatabaseTimeout(error))
+      throw new DatabaseUnavailableError(
+        `the database at ${where} did not answer in time (${errorMessage(error)}); check that the server is running and not overloaded`,
+        {},
+        { cause: error },
+      );
+    throw error;
   } finally {
     await db.destroy();
     await embedded?.stop();
   }
 }
+
+/**
+ * pg reads query_timeout per query (client.js) though its types only declare it on the client
+ * config: hence the widened type.
+ */
+const PROBE: pg.QueryConfig & { query_timeout: number } = {
+  text: 'select 1',
+  query_timeout: CONNECT_TIMEOUT_MS,
+};
 
 /** One clear line: which directory, and what to do. */
 function embeddedStartError(dataDir: string, error: unknown): Error {
@@ -82,6 +149,16 @@ function embeddedStartError(dataDir: string, error: unknown): Error {
     {},
     options,
   );
+}
+
+/** host:port/database of a connection string: names the server, never the user or password. */
+function describeServer(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
 }
 
 function describeConnectionError(error: unknown): string {

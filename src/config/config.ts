@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
-import { PII_MODES, type PiiMode, type PiiPolicy } from '../privacy/pii.js';
+import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../privacy/pii.js';
 import { cronProblem } from '../schedule/cron-schedule.js';
 import { daySchema } from '../schemas/timestamp.js';
 
@@ -51,6 +51,9 @@ export interface Config {
   webhookHost: string;
   /** Largest webhook body in bytes; a larger one is refused (413) before it is parsed. */
   webhookBodyLimit: number;
+  /** `serve`: most deliveries and bytes of bodies waiting for the database; beyond them 503 at once. */
+  webhookMaxQueued: number;
+  webhookMaxQueuedBytes: number;
   /** Proxies (IPs or CIDRs) whose X-Forwarded-For is believed; empty: the peer address is the client. */
   trustedProxy: readonly string[];
   /** status: a webhook-only row the API has not confirmed after this many days is reported. */
@@ -94,6 +97,32 @@ const cidrList = z
   )
   .pipe(z.array(z.string().refine(isCidr)).min(1));
 const CIDR_LIST_EXPECTED = 'a comma-separated list of IP addresses or CIDRs, e.g. 10.0.0.0/8,2001:db8::/32';
+
+/**
+ * The broadest CIDR INSIGHTS_TRUSTED_PROXY may name. A trusted proxy's X-Forwarded-For is believed,
+ * so a range that holds more than the operator's own networks lets any sender claim any address and
+ * pass an allow-list (`0.0.0.0/1,128.0.0.0/1` is the whole internet). /8 is the largest private
+ * IPv4 network (10.0.0.0/8); /32 is the usual allocation of a whole IPv6 provider. An IPv4-mapped
+ * IPv6 range (::ffff:0:0/96) is held to the IPv4 limit.
+ */
+const TRUSTED_PROXY_MIN_PREFIX = { ipv4: 8, ipv6: 32 } as const;
+
+/** ::ffff:0:0/96, however an address in it is spelled. */
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
+/** Whether an entry isCidr accepted is no broader than TRUSTED_PROXY_MIN_PREFIX. */
+export function isNarrowEnoughProxy(entry: string): boolean {
+  const [address = '', prefix] = entry.split('/');
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  if (isIP(address) === 4) return bits >= TRUSTED_PROXY_MIN_PREFIX.ipv4;
+  if (bits >= 96 && IPV4_MAPPED.check(address, 'ipv6')) return bits - 96 >= TRUSTED_PROXY_MIN_PREFIX.ipv4;
+  return bits >= TRUSTED_PROXY_MIN_PREFIX.ipv6;
+}
+
+const trustedProxyList = cidrList.pipe(z.array(z.string().refine(isNarrowEnoughProxy)));
+const TRUSTED_PROXY_EXPECTED = `a comma-separated list of the reverse proxies' IP addresses or CIDRs, none broader than /${TRUSTED_PROXY_MIN_PREFIX.ipv4} (IPv4) or /${TRUSTED_PROXY_MIN_PREFIX.ipv6} (IPv6), e.g. 10.0.0.0/8,2001:db8::/32 (their X-Forwarded-For is believed)`;
 
 /**
  * The token is the only credential of a webhook address (spec 6 shows no signing), so it must be
@@ -151,7 +180,9 @@ const ENV_SETTINGS = {
     expected: 'an address to listen on, such as 0.0.0.0, 127.0.0.1 or ::',
   },
   INSIGHTS_WEBHOOK_BODY_LIMIT: { schema: int(1024, 16 * 1024 * 1024), expected: 'bytes 1024-16777216' },
-  INSIGHTS_TRUSTED_PROXY: { schema: cidrList, expected: CIDR_LIST_EXPECTED },
+  INSIGHTS_WEBHOOK_MAX_QUEUED: { schema: int(1, 1_000_000), expected: 'an integer 1-1000000' },
+  INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES: { schema: int(1024, 4 * 1024 ** 3), expected: 'bytes 1024-4294967296' },
+  INSIGHTS_TRUSTED_PROXY: { schema: trustedProxyList, expected: TRUSTED_PROXY_EXPECTED },
   INSIGHTS_WEBHOOK_CONFIRM_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
 } as const;
 
@@ -209,13 +240,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
 
   const today = DateTime.fromJSDate(now(), { zone: 'utc' }).startOf('day');
   const piiKey = readPiiKey(env.INSIGHTS_PII_KEY, problems);
+  const piiExtraKeys = readPiiExtraKeys(env.INSIGHTS_PII_EXTRA_KEYS, problems);
   const config: Config = {
     databaseUrl: databaseUrl(env.DATABASE_URL, problems),
     schema: setting('INSIGHTS_SCHEMA', 'insights'),
     dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
     embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
     sources: readSources(env, readFile, options.requireSources ?? true, problems).map((source) =>
-      withPiiPolicy(source, piiKey, problems),
+      withPiiPolicy(source, piiKey, piiExtraKeys, problems),
     ),
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
     lookbackDays: setting('INSIGHTS_LOOKBACK_DAYS', 3),
@@ -233,6 +265,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     webhookHost: setting('INSIGHTS_WEBHOOK_HOST', '0.0.0.0'),
     // 256 KiB: a spec-6 body is a few KiB; the margin is for long comments.
     webhookBodyLimit: setting('INSIGHTS_WEBHOOK_BODY_LIMIT', 256 * 1024),
+    // Bounds of the delivery queue while the database is slow (src/webhooks/delivery-batcher.ts).
+    webhookMaxQueued: setting('INSIGHTS_WEBHOOK_MAX_QUEUED', 2_000),
+    webhookMaxQueuedBytes: setting('INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', 32 * 1024 * 1024),
     trustedProxy: setting('INSIGHTS_TRUSTED_PROXY', []),
     webhookConfirmDays: setting('INSIGHTS_WEBHOOK_CONFIRM_DAYS', 2),
     schedule: setting('INSIGHTS_SCHEDULE', '0 3 * * *'),
@@ -351,20 +386,81 @@ function readPiiMode(raw: string | undefined, problems: ConfigProblem[]): { piiM
   return {};
 }
 
-/** An HMAC key shorter than this is guessable enough to reverse a hashed e-mail address. */
+/**
+ * INSIGHTS_PII_KEY must be a random secret: with a guessable key anyone holding the warehouse can
+ * hash a list of candidate e-mail addresses and read the hashed ones back. A key cannot be proven
+ * random, so these checks only refuse the obviously weak ones (a word, a pattern, a repetition):
+ * - 32 to 4096 characters;
+ * - at least 10 different characters (`openssl rand -hex 32` has 16 symbols, and a 64-character
+ *   hex key has fewer than 10 different ones about once in 10^12);
+ * - from at least two classes of lower case, upper case, digits and others;
+ * - not one block repeated (`Secret123!Secret123!...`);
+ * - at least 128 bits by its own character frequencies (length x Shannon entropy per character):
+ *   `openssl rand -hex 32` gives about 240 (never below 200 in 200,000 draws), `-base64 32` about
+ *   215 (never below 180), `passwordpasswordpasswordpassword` 88.
+ */
 const PII_KEY_MIN_LENGTH = 32;
-const PII_KEY_EXPECTED = `a secret of at least ${PII_KEY_MIN_LENGTH} characters (e.g. from \`openssl rand -hex 32\`), required when a source's pii is hash or drop`;
+const PII_KEY_MAX_LENGTH = 4096;
+const PII_KEY_MIN_DISTINCT = 10;
+const PII_KEY_MIN_BITS = 128;
+const PII_KEY_EXPECTED = `a random secret such as \`openssl rand -hex 32\` or \`openssl rand -base64 32\` (${PII_KEY_MIN_LENGTH}-${PII_KEY_MAX_LENGTH} characters, at least ${PII_KEY_MIN_DISTINCT} different ones of at least two kinds among lower case, upper case, digits and symbols, no repeated block, at least ${PII_KEY_MIN_BITS} bits of entropy by character frequency), required when a source's pii is hash or drop`;
+
+/** Whether a pii key passes the checks above. Never logs or returns anything of the key. */
+export function isStrongPiiKey(key: string): boolean {
+  const chars = [...key];
+  if (chars.length < PII_KEY_MIN_LENGTH || chars.length > PII_KEY_MAX_LENGTH) return false;
+  const counts = new Map<string, number>();
+  for (const char of chars) counts.set(char, (counts.get(char) ?? 0) + 1);
+  if (counts.size < PII_KEY_MIN_DISTINCT) return false;
+  const kinds = new Set(
+    chars.map((char) =>
+      /[a-z]/.test(char) ? 'lower' : /[A-Z]/.test(char) ? 'upper' : /\d/.test(char) ? 'digit' : 'other',
+    ),
+  );
+  if (kinds.size < 2) return false;
+  for (let period = 1; period <= chars.length / 2; period++) {
+    if (chars.length % period === 0 && key === key.slice(0, period).repeat(chars.length / period))
+      return false;
+  }
+  let bits = 0;
+  for (const count of counts.values()) bits -= count * Math.log2(count / chars.length);
+  return bits >= PII_KEY_MIN_BITS;
+}
 
 /** Taken as given (not trimmed: it is a key); empty counts as unset. */
 function readPiiKey(raw: string | undefined, problems: ConfigProblem[]): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (raw.length >= PII_KEY_MIN_LENGTH && raw.length <= 4096) return raw;
+  if (isStrongPiiKey(raw)) return raw;
   problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_EXPECTED });
   return undefined;
 }
 
+/**
+ * INSIGHTS_PII_EXTRA_KEYS: more keys whose values are personal data, comma-separated, added to
+ * PERSONAL_KEYS for every source that hashes or drops (matched the same way, after normalizeKey).
+ */
+function readPiiExtraKeys(
+  raw: string | undefined,
+  problems: ConfigProblem[],
+): ReadonlySet<string> | undefined {
+  const value = raw?.trim();
+  if (value === undefined || value === '') return undefined;
+  const keys = value.split(',').map((key) => normalizeKey(key.trim()));
+  if (keys.every((key) => key !== '' && key.length <= 128)) return Object.freeze(new Set(keys));
+  problems.push({
+    variable: 'INSIGHTS_PII_EXTRA_KEYS',
+    expected: 'a comma-separated list of JSON keys whose values are personal data, e.g. birthday,postal_code',
+  });
+  return undefined;
+}
+
 /** keep (or unset) adds nothing, so a default configuration stays as it was; hash and drop need the key. */
-function withPiiPolicy(draft: SourceDraft, key: string | undefined, problems: ConfigProblem[]): SourceConfig {
+function withPiiPolicy(
+  draft: SourceDraft,
+  key: string | undefined,
+  extraKeys: ReadonlySet<string> | undefined,
+  problems: ConfigProblem[],
+): SourceConfig {
   const { piiMode, ...source } = draft;
   if (piiMode === undefined || piiMode === 'keep') return source;
   if (key === undefined) {
@@ -372,7 +468,10 @@ function withPiiPolicy(draft: SourceDraft, key: string | undefined, problems: Co
       problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_EXPECTED });
     return source;
   }
-  return { ...source, pii: Object.freeze({ mode: piiMode, key }) };
+  return {
+    ...source,
+    pii: Object.freeze(extraKeys === undefined ? { mode: piiMode, key } : { mode: piiMode, key, extraKeys }),
+  };
 }
 
 /** The optional webhook token and allow-list of one source; an empty value counts as unset. */

@@ -30,23 +30,55 @@ export const typeParsers = {
 
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/**
+ * How long opening one connection may take (TCP, TLS, authentication, up to ready-for-query).
+ * A server on the same network answers in milliseconds; 10 s is slack for a cold cloud database,
+ * and short enough that a check (`status`) against a server that accepts and never answers ends.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Beyond a statement timeout, how long the client waits for the server's own cancellation before
+ * it gives up on the connection itself: a live server answers the cancel at once; a silent one
+ * (network stalled, host frozen) never does.
+ */
+const SILENT_SERVER_MARGIN_MS = 5_000;
+
 export interface ConnectionOptions {
   url: string;
   /** Warehouse schema; every connection's search_path points at it. */
   schema: string;
   max?: number;
   applicationName?: string;
+  /** Limit on opening one connection; default CONNECT_TIMEOUT_MS. Waiting for a free pooled client is not limited. */
+  connectTimeoutMs?: number;
+  /**
+   * Longest a statement may run, enforced by the server (`statement_timeout`) and, plus a margin,
+   * by the client (a server that never answers). Default: none, since a sync's COPY and upserts of
+   * a large day, the migrations, and waiting for a lock must not be cut short.
+   */
+  statementTimeoutMs?: number;
 }
 
 export function createPool(options: ConnectionOptions): pg.Pool {
   if (!SCHEMA_NAME.test(options.schema))
     throw new Error(`invalid schema name ${JSON.stringify(options.schema)}`);
+  const statementTimeoutMs = options.statementTimeoutMs;
   const pool = new Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     types: typeParsers,
     application_name: options.applicationName ?? 'insights-sync',
     options: `-c search_path=${options.schema}`,
+    // Not the pool's connectionTimeoutMillis: that one also limits waiting for a free client, which
+    // a sync with more windows in flight than connections does for as long as a window takes.
+    Client: clientWithConnectTimeout(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),
+    ...(statementTimeoutMs === undefined
+      ? {}
+      : {
+          statement_timeout: statementTimeoutMs,
+          query_timeout: statementTimeoutMs + SILENT_SERVER_MARGIN_MS,
+        }),
   });
   // A client that loses its server must not crash the process: idle ones report on the pool,
   // checked-out ones on themselves (the query in flight still rejects and is handled there).
@@ -55,6 +87,49 @@ export function createPool(options: ConnectionOptions): pg.Pool {
     client.on('error', () => {});
   });
   return pool;
+}
+
+/** A pg.Client that gives up on opening its connection after `ms` (pg: `connectionTimeoutMillis`). */
+function clientWithConnectTimeout(ms: number): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({
+        ...(typeof config === 'string' ? { connectionString: config } : config),
+        connectionTimeoutMillis: ms,
+      });
+    }
+  };
+}
+
+/**
+ * Whether an error means the database did not answer in time (connecting, or a statement beyond
+ * its timeout), as opposed to answering with an error.
+ */
+export function isDatabaseTimeout(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  // 57014 is also a statement cancelled by an operator (pg_cancel_backend): told apart by its text.
+  if (code === '57014') return /statement timeout/.test(error.message);
+  return (
+    // pg's messages: the connect timer fired (alone, or wrapped by the pool) / query_timeout fired.
+    /^(timeout expired|Connection terminated due to connection timeout|Query read timeout)$/.test(
+      error.message,
+    ) ||
+    (error.cause !== undefined && isDatabaseTimeout(error.cause))
+  );
+}
+
+/** `url` with its password replaced by `***`: for output, where a password must never appear. */
+export function maskPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    // Not a URL (a libpq keyword string?): say nothing of it rather than risk printing a secret.
+    return '(connection string not shown)';
+  }
 }
 
 export function createDb(pool: pg.Pool): Kysely<Database> {

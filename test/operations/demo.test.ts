@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +85,7 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     );
     expect(result.stdout).toMatch(
       new RegExp(
-        `Connect with: psql 'postgres://postgres:[^@\\s]+@127\\.0\\.0\\.1:${env.INSIGHTS_EMBEDDED_PORT}/postgres'`,
+        `Connect with: PGPASSWORD="\\$\\(cat '[^']+insights-sync\\.password'\\)" psql 'postgres://postgres@127\\.0\\.0\\.1:${env.INSIGHTS_EMBEDDED_PORT}/postgres'`,
       ),
     );
     expect(result.stderr).toContain('DATABASE_URL is not set: embedded PostgreSQL');
@@ -98,8 +98,12 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
       stdout += chunk.toString();
     });
     await expect.poll(() => stdout, { timeout: 20_000, interval: 100 }).toContain('stays up until Ctrl+C');
-    const url = /psql '([^']+)'/.exec(stdout)?.[1] ?? '';
-    const client = new pg.Client({ connectionString: url });
+    // The password is in its file, never in the output.
+    const [, passwordFile = '', url = ''] =
+      /PGPASSWORD="\$\(cat '([^']+)'\)" psql '([^']+)'/.exec(stdout) ?? [];
+    const withPassword = new URL(url);
+    withPassword.password = encodeURIComponent((await readFile(passwordFile, 'utf8')).trim());
+    const client = new pg.Client({ connectionString: withPassword.toString() });
     await client.connect();
     try {
       const runs = await client.query<{ trigger: string; status: string }>(

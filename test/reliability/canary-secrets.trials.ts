@@ -1,4 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../src/extract/days.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -30,6 +33,17 @@ const TODAY = todayUtc(new Date());
 const FROM = addDays(TODAY, -6);
 const TO = addDays(TODAY, -1);
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 function listeningUrl(child: ReturnType<typeof startCli>['child']): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = '';
@@ -47,6 +61,8 @@ describe('canary secrets through every error path', () => {
   let sim: Simulator;
   let proxy: TcpProxy;
   let env: Record<string, string>;
+  /** The embedded database's password: not a canary (it is random), known once it ran. */
+  let embeddedPassword = '';
   /** Each command's name, exit code, and where its output went. */
   const ran: { name: string; code: number | null; log: string }[] = [];
 
@@ -122,7 +138,11 @@ describe('canary secrets through every error path', () => {
     );
     // The database unreachable (its URL holds the password canary).
     await proxy.cut();
-    expect(record('sync with the database down', await runCli(['sync'], env)).code).toBe(1);
+    expect(record('sync with the database down', await runCli(['sync'], env)).code).toBe(5);
+    await proxy.restore();
+    // The database accepting connections and never answering: status gives up (connect timeout).
+    proxy.hang();
+    expect(record('status with the database not answering', await runCli(['status'], env)).code).toBe(5);
     await proxy.restore();
     // Invalid settings whose values are the canaries.
     expect(
@@ -206,15 +226,33 @@ describe('canary secrets through every error path', () => {
     record('status', await runCli(['status', '--json'], env));
     record('forget', await runCli(['forget', '--visitor', 'v-1'], env));
     record('migrate', await runCli(['migrate'], env));
-    expect(ran).toHaveLength(18);
+    // The embedded database (no DATABASE_URL): its connection string is printed, its password
+    // (random, read back from its file afterwards) masked.
+    const embeddedDir = mkdtempSync(join(tmpdir(), 'insights-sync-canary-embedded-'));
+    try {
+      const embeddedEnv: Record<string, string> = {
+        ...env,
+        INSIGHTS_DATA_DIR: embeddedDir,
+        INSIGHTS_EMBEDDED_PORT: String(await freePort()),
+      };
+      delete embeddedEnv.DATABASE_URL;
+      expect(record('status on the embedded database', await runCli(['status'], embeddedEnv)).code).toBe(0);
+      embeddedPassword = readFileSync(join(embeddedDir, 'insights-sync.password'), 'utf8').trim();
+    } finally {
+      rmSync(embeddedDir, { recursive: true, force: true });
+    }
+    expect(ran).toHaveLength(20);
   }, 240_000);
 
   it('no canary in any stdout, stderr or log file, nor in any row of any table', async () => {
     const hits: string[] = [];
+    expect(embeddedPassword.length).toBeGreaterThanOrEqual(20);
     for (const { name, log } of ran) {
       const text = readFileSync(log, 'utf8');
       expect(text.length, name).toBeGreaterThan(0);
-      for (const canary of CANARIES) if (text.includes(canary)) hits.push(`${name}: ${canary}`);
+      for (const canary of [...CANARIES, embeddedPassword])
+        if (text.includes(canary))
+          hits.push(`${name}: ${canary === embeddedPassword ? 'embedded password' : canary}`);
     }
     const rows = await everyTextOf(t);
     expect(rows.length).toBeGreaterThan(5_000);

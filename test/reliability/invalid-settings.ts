@@ -47,10 +47,13 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_WEBHOOK_PORT', value: 'CANARY-8080' },
   { variable: 'INSIGHTS_WEBHOOK_HOST', value: 'CANARY host' },
   { variable: 'INSIGHTS_WEBHOOK_BODY_LIMIT', value: 'CANARY-262144' },
+  { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED', value: 'CANARY-2000' },
+  { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', value: 'CANARY-33554432' },
   { variable: 'INSIGHTS_TRUSTED_PROXY', value: 'CANARY-proxy' },
   { variable: 'INSIGHTS_WEBHOOK_CONFIRM_DAYS', value: 'CANARY-2' },
   { variable: 'INSIGHTS_PII', value: 'CANARY-hash' },
   { variable: 'INSIGHTS_PII_KEY', value: 'CANARY-too-short', extra: { INSIGHTS_PII: 'hash' } },
+  { variable: 'INSIGHTS_PII_EXTRA_KEYS', value: 'CANARY,,x' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
 ];
 
