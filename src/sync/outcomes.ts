@@ -56,13 +56,14 @@ export function noCounts() {
   return { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
 }
 
-/** A window that was not attempted (shutdown, or its source's key was rejected). */
+/** A window that was not attempted or not finished (shutdown, or its source's key was rejected): nothing of it written. */
 export function skippedWindow(
   source: string,
   resource: WindowOutcome['resource'],
   day: string,
+  requests = 0,
 ): WindowOutcome {
-  return { source, resource, day, status: 'skipped', ...noCounts(), truncated: false, requests: 0 };
+  return { source, resource, day, status: 'skipped', ...noCounts(), truncated: false, requests };
 }
 
 /** A window that failed: nothing of it was loaded (`extra` says what was fetched, and why). */

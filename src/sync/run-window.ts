@@ -15,7 +15,7 @@ import { suppressedVisitors } from '../privacy/suppression.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
 import { advanceWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import { failedWindow, noCounts, type WindowOutcome } from './outcomes.js';
+import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their
@@ -136,7 +136,7 @@ export async function runWindow(
     if (error instanceof RequestAbortedError && ctx.signal?.aborted) {
       // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
       log.info('window not finished: shutting down');
-      return { ...base, ...noCounts(), truncated: false, status: 'skipped', requests };
+      return skippedWindow(source.name, resource, day, requests);
     }
     // A refused endpoint is logged once per source and resource by the run, not once per day.
     if (!(error instanceof EndpointRefusedError)) log.warn({ err: message }, 'window failed');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../src/extract/days.js';
+import { ENDPOINT_NAMES } from '../../src/simulator/endpoint-names.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -176,19 +177,7 @@ describe('canary secrets through every error path', () => {
     // Endpoints refusing the key (403, 404): one resource each, then every endpoint (a rejected key).
     sim.setOptions({ forbidden: ['recordings', 'abtesting/detail'], missing: ['heatmaps'] });
     expect(record('sync with refused endpoints', await runCli(['sync'], env)).code).toBe(1);
-    sim.setOptions({
-      forbidden: [
-        'abtesting',
-        'abtesting/detail',
-        'personalization',
-        'personalization/detail',
-        'feedback',
-        'survey',
-        'recordings',
-        'heatmaps',
-      ],
-      missing: [],
-    });
+    sim.setOptions({ forbidden: [...ENDPOINT_NAMES], missing: [] });
     expect(record('sync with every endpoint forbidden', await runCli(['sync'], env)).code).toBe(3);
     sim.setOptions({ forbidden: [] });
     // A run stopped by SIGTERM.
