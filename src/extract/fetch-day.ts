@@ -6,6 +6,7 @@ import {
   covers,
   cutSparesDay,
   type DayRange,
+  emptyReading,
   halves,
   itemDay,
   learnFromResponse,
@@ -36,6 +37,8 @@ export interface ResourceKnowledge {
   proofs?: number;
   /** Responses received this run: a reading nothing answered to has nothing new to store. */
   responses?: number;
+  /** Whether this run has checked that the stored reading still holds (see staleReading). */
+  staleChecked?: boolean;
 }
 
 export interface FetchedDay {
@@ -183,6 +186,27 @@ export async function fetchDay(
     }
   };
 
+  /**
+   * Once per run and resource: whether the reading learned before has gone stale. Evidence only
+   * ever narrows a request, so a server that changed its reading (SPEC-GAPS: one server over time
+   * may pick differently), say to an exclusive startdate, would answer the narrow request with
+   * less than the day, silently. The request that holds the day under every reading settles it:
+   * items of the day the narrow answer lacked mean the reading is reset and learned again.
+   */
+  const staleReading = async (range: DayRange, answer: readonly unknown[]): Promise<boolean> => {
+    if (knowledge.staleChecked) return false;
+    knowledge.staleChecked = true;
+    const widest = requestFor(day, emptyReading());
+    if (covers(range, widest)) return false;
+    const wide = await ask(widest);
+    if (cut(wide.length)) return false;
+    const seen = new Set(answer.map((item) => JSON.stringify(item)));
+    if (!wide.some((item) => itemDay(item) === day && !seen.has(JSON.stringify(item)))) return false;
+    Object.assign(reading, { ...emptyReading(), limitRefused: reading.limitRefused });
+    learnFromResponse(reading, widest, wide);
+    return true;
+  };
+
   /** Asks each part of a cut request on its own, halving again while a part stays cut. */
   const split = async (range: DayRange, depth: number): Promise<boolean> => {
     const parts = halves(range, reading);
@@ -211,7 +235,8 @@ export async function fetchDay(
     let saturation = judge(response.length, largestBefore);
     if (saturation === 'complete') {
       // Whole for what was asked; ask again only if the day may reach beyond it.
-      if (covers(range, requestFor(day, reading))) return done(false);
+      if (covers(range, requestFor(day, reading)) && !(await staleReading(range, response)))
+        return done(false);
       continue;
     }
     // The answer may be cut. If it proved something that moves the request, ask that first.

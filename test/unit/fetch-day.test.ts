@@ -176,6 +176,36 @@ describe('fetchDay learns the bounds from the items returned', () => {
   });
 });
 
+describe('fetchDay notices a server that changed its reading', () => {
+  it('a reading learned in earlier runs (inclusive) that the server dropped (now exclusive) is learned again, and no day comes back empty', async () => {
+    const data = counts('2026-03-01', Array(10).fill(150));
+    const before = new FakeServer(UTC_INCLUSIVE, data);
+    const learned = await fetchRange(before, daysFrom('2026-03-01', '2026-03-04'));
+    expect(startInclusive(learned.knowledge.reading)).toBe(true);
+    expect(requestFor(DAY, learned.knowledge.reading)).toEqual({ startdate: DAY, enddate: DAY });
+
+    // The next run starts from the stored reading only (as run-sync seeds it from server_readings).
+    const after = new FakeServer({ ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 'exclusive' }, data);
+    const { results, knowledge } = await fetchRange(after, daysFrom('2026-03-05', '2026-03-08'), POLICY, {
+      reading: { ...learned.knowledge.reading },
+    });
+    for (const { day, fetched } of results)
+      expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
+    expect(startInclusive(knowledge.reading)).toBe(false);
+  });
+
+  it('checks once per run: a reading that still holds costs one request more', async () => {
+    const data = counts('2026-03-01', Array(10).fill(150));
+    const server = new FakeServer(UTC_INCLUSIVE, data);
+    const learned = await fetchRange(server, daysFrom('2026-03-01', '2026-03-04'));
+    const calls = server.calls.length;
+    await fetchRange(server, daysFrom('2026-03-05', '2026-03-08'), POLICY, {
+      reading: { ...learned.knowledge.reading },
+    });
+    expect(server.calls.length - calls).toBe(4 + 1);
+  });
+});
+
 describe('fetchDay detects caps from evidence', () => {
   /** A reading already proved: inclusive bounds, UTC days (items seen 1 min after and before midnight). */
   const provedUtc = (): ResourceKnowledge => ({
