@@ -1,42 +1,104 @@
--- insights-sync: the database roles it needs, with least privilege.
+-- insights-sync: the database roles it needs, with least privilege (docs/security.md).
 --
--- Run once, in the warehouse database, as a superuser or a role with CREATEROLE that may grant
--- on that database:
+-- Run once, in the warehouse database, as a superuser (or a role with CREATEROLE that owns the
+-- database), before the first `insights-sync migrate`:
 --
 --   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -f docs/roles.sql
 --
--- It creates:
---   insights_sync     the tool (migrate, sync, backfill, schedule, serve, status, forget). It owns
---                     the schema `insights` and everything the migrations create in it, and has
---                     no other right: not superuser, no CREATEDB, no CREATEROLE, no other schema.
---   insights_analyst  read-only: SELECT on every table and view of the schema, including those
---                     later migrations add. A group: people and BI tools log in as members.
--- Other names (or another INSIGHTS_SCHEMA): replace insights_sync, insights_analyst and insights
--- in a copy of this file. test/reliability/roles.test.ts runs this file as it is written.
+-- It creates four roles, none of them superuser, none with CREATEDB, CREATEROLE or REPLICATION:
+--   insights_owner    runs `insights-sync migrate` and nothing else. Owns the schema `insights`
+--                     and every table and view the migrations create in it: the only role that
+--                     runs DDL.
+--   insights_sync     runs sync, backfill, schedule, forget and unforget: reads and writes the
+--                     tables of the schema, stages rows in temporary tables, takes the run lock.
+--                     Owns nothing.
+--   insights_serve    runs serve and `webhooks replay` (internet-facing): writes the webhook
+--                     deliveries and the rows they carry, reads what it checks. Owns nothing.
+--   insights_analyst  read-only: SELECT on every table and view, including those later
+--                     migrations add. A group: people and BI tools log in as members of it.
+-- `status` and `report` only read: any of the four can run them.
+--
+-- Why no runtime role owns anything: the owner of a view decides what runs when someone reads
+-- it. A role that owned `sync_health` could replace it with a view that calls a function of its
+-- own, and that function would run with the rights of whoever reads the view, a superuser too.
+-- The runtime roles (one of them reachable from the internet) can change rows, never code.
+--
+-- Other names (or another INSIGHTS_SCHEMA): replace insights_owner, insights_sync,
+-- insights_serve, insights_analyst and insights in a copy of this file.
+-- test/reliability/roles.test.ts runs this file as it is written (role names made unique).
 
--- 1. The tool.
+create role insights_owner login nosuperuser nocreatedb nocreaterole noreplication;
 create role insights_sync login nosuperuser nocreatedb nocreaterole noreplication;
--- The schema exists before the first `migrate` and belongs to the tool, so the tool needs no
--- CREATE on the database. TEMPORARY: the loader stages each window's rows in temporary tables.
-create schema insights authorization insights_sync;
-do $$
-begin
-  execute format('grant connect, temporary on database %I to insights_sync', current_database());
-end $$;
--- Then set its password (psql: \password insights_sync) and use it in DATABASE_URL:
---   DATABASE_URL=postgres://insights_sync:<password>@host:5432/warehouse
+create role insights_serve login nosuperuser nocreatedb nocreaterole noreplication;
+create role insights_analyst nologin nosuperuser nocreatedb nocreaterole noreplication;
 
--- 2. Analysts: read-only.
-create role insights_analyst nologin;
+-- 1. The database: no one connects or creates temporary tables unless granted here. (PUBLIC
+-- has CONNECT and TEMPORARY on every new database by default; roles of other applications on the
+-- same server then lose them on this one: grant them explicitly if they need it.)
 do $$
 begin
-  execute format('grant connect on database %I to insights_analyst', current_database());
+  execute format('revoke connect, temporary on database %I from public', current_database());
+  execute format('grant connect on database %I to insights_owner, insights_sync, insights_serve, insights_analyst',
+                 current_database());
+  -- The loader stages each window's rows in temporary tables.
+  execute format('grant temporary on database %I to insights_sync', current_database());
 end $$;
-grant usage on schema insights to insights_analyst;
-grant select on all tables in schema insights to insights_analyst;
--- Tables and views the tool's future migrations create are readable too.
-alter default privileges for role insights_sync in schema insights grant select on tables to insights_analyst;
--- Each person or tool gets a login of its own in the group, e.g. for Metabase:
+-- Nobody creates objects in (or reads) the public schema: a function planted there could be
+-- picked up by a search_path.
+revoke all on schema public from public;
+
+-- 2. The schema exists before the first `migrate` and belongs to the owner, so the owner needs no
+-- CREATE on the database. Only the owner may create in it.
+create schema insights authorization insights_owner;
+revoke all on schema insights from public;
+grant usage on schema insights to insights_sync, insights_serve, insights_analyst;
+
+-- 3. Rights on what the migrations create, given by the owner's default privileges: they apply
+-- to every table and view `insights_owner` creates in the schema, now and in later migrations.
+-- The sync role reads and writes every table (a run writes the ledger, the watermarks, the runs'
+-- log, the snapshots, the windowed resources, visitors, rejects, server readings, key collisions;
+-- forget deletes a visitor's rows everywhere). UPDATE on run_lock is what lets it take the run
+-- lock. Neither TRUNCATE, REFERENCES nor TRIGGER: no role but the owner attaches code to a table.
+alter default privileges for role insights_owner in schema insights
+  grant select, insert, update, delete on tables to insights_sync;
+alter default privileges for role insights_owner in schema insights
+  grant usage on sequences to insights_sync, insights_serve;
+alter default privileges for role insights_owner in schema insights
+  grant select on tables to insights_analyst;
+-- The webhook receiver gets nothing by default: the grants below, after `migrate`.
+
+-- 4. Then, as the owner: `insights-sync migrate` (DATABASE_URL=postgres://insights_owner:...).
+-- The migrations create the tables; the grants above follow them. The receiver's grants name
+-- tables, so they come after the first migrate:
+--
+--   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -f docs/roles.sql   (once)
+--   DATABASE_URL=postgres://insights_owner:...@host:5432/warehouse npx insights-sync migrate
+--   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -c "select insights.grant_serve()"
+--
+-- The function below holds them so that both steps stay in this one file; it is the owner's
+-- (security definer: it grants on the owner's tables) and only a superuser or the owner may run it.
+create function insights.grant_serve() returns void
+  language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+begin
+  -- What a delivery writes: its stored body (and its outcome), the source, the feedback or
+  -- survey answer it carries and its visitor. DELETE on webhook_events only: a stored body of a
+  -- forgotten visitor is removed on replay, and old bodies by retention.
+  grant select, insert, update on insights.sources, insights.webhook_events, insights.feedback,
+    insights.survey_answers, insights.visitors to insights_serve;
+  grant delete on insights.webhook_events to insights_serve;
+  -- What it checks before writing: the suppression list, and (for the schema check at start) the
+  -- migrator's own tables.
+  grant select on insights.suppressed_visitors, insights.kysely_migration, insights.kysely_migration_lock
+    to insights_serve;
+end $$;
+alter function insights.grant_serve() owner to insights_owner;
+revoke all on function insights.grant_serve() from public;
+
+-- 5. Passwords (psql: \password insights_owner, and so on), then:
+--   migrate:                     DATABASE_URL=postgres://insights_owner:<password>@host:5432/warehouse
+--   sync, backfill, schedule:    DATABASE_URL=postgres://insights_sync:<password>@host:5432/warehouse
+--   serve, webhooks replay:      DATABASE_URL=postgres://insights_serve:<password>@host:5432/warehouse
+-- Each person or tool that reads gets a login of its own in the analyst group, e.g. Metabase:
 --   create role metabase login in role insights_analyst;  then \password metabase
 --
 -- With `pii: keep` (the default) analysts read the visitors' personal data (visitors, raw,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { describeHolderOnly } from '../db/run-lock.js';
 import { CliError } from '../errors.js';
 import { todayUtc } from '../extract/days.js';
 import { type RunRow, type StatusReport, statusReport } from '../sync/status-report.js';
@@ -96,7 +97,8 @@ export function renderStatus(report: StatusReport): string {
     learned.length === 0
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
-  return `${table}\n${readings}\nlast runs:\n${runs}\n${snapshots}${renderWebhooks(report)}`;
+  const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
+  return `${table}\n${readings}\nlast runs:\n${runs}\n${lock}${snapshots}${renderWebhooks(report)}`;
 }
 
 /** A run's counts over all its sources and resources (status --json has them per resource). */

@@ -10,6 +10,7 @@ import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } f
 import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
 import type { RecordingsTable } from './tables/recordings.js';
+import type { RunLockTable } from './tables/run-lock.js';
 import type { KeyCollisionsTable, ServerReadingsTable } from './tables/server-readings.js';
 import type { SourcesTable } from './tables/sources.js';
 import type { SuppressedVisitorsTable } from './tables/suppressed-visitors.js';
@@ -42,6 +43,7 @@ export interface Database {
   suppressed_visitors: SuppressedVisitorsTable;
   server_readings: ServerReadingsTable;
   key_collisions: KeyCollisionsTable;
+  run_lock: RunLockTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;

@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import { type LockHolder, runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { type DayString, dayDiff } from '../extract/days.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
@@ -62,6 +63,8 @@ export interface StatusReport {
   webhookConfirmDays: number;
   /** False when a window failed or the last run did not end ok. */
   healthy: boolean;
+  /** Who holds the run lock now (a run in progress, with its database user); null when free. */
+  runLock: LockHolder | null;
 }
 
 /** What `status` shows: per source and resource, and the last runs. */
@@ -163,7 +166,8 @@ export async function statusReport(
     now: webhookOptions.now ?? new Date(),
     confirmDays: webhookConfirmDays,
   });
-  return { today, resources, runs: runRows, webhooks, webhookConfirmDays, healthy };
+  const runLock = await runLockHolder(db);
+  return { today, resources, runs: runRows, webhooks, webhookConfirmDays, healthy, runLock };
 }
 
 function readingStatus(row: Selectable<ServerReadingsTable> | undefined): ServerReadingStatus | null {

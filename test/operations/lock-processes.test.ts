@@ -65,7 +65,7 @@ describe('one run at a time per warehouse, across processes', () => {
     const winnerPid = [a, b][winner]?.child.pid;
     expect(results[loser]?.stderr.trim()).toMatch(
       new RegExp(
-        `^insights-sync: another insights-sync run holds the lock on schema insights \\(pid ${winnerPid} on host \\S+ since \\S+Z\\); rerun with --wait to queue$`,
+        `^insights-sync: another insights-sync run holds the lock on schema insights \\(pid ${winnerPid} on host \\S+, database user postgres, since \\S+Z\\); rerun with --wait to queue$`,
       ),
     );
     expect(requests[loser]).toBe(0);

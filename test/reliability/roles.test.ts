@@ -1,63 +1,31 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, createPool } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { forgetVisitor } from '../../src/privacy/forget-visitor.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { databaseServerUrl, type TestDatabase } from '../helpers/database.js';
-import { createDatabase, databaseUrl, dropDatabase, withClient } from '../helpers/database-admin.js';
+import { statusReport } from '../../src/sync/status-report.js';
+import { replayDeliveries } from '../../src/webhooks/replay.js';
+import { withClient } from '../helpers/database-admin.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
 import { feedbackBody, MAIN_URL, postJson, receiver } from '../webhooks/webhook-helpers.js';
+import { createRolesDatabase, migrateAsOwner, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
 /**
  * Guarantee 12: docs/roles.sql, run as written (only the role names made unique, since roles are
- * shared by the whole server), gives the tool everything it needs and nothing more, and analysts
- * read-only access to every table and view, those of later migrations included.
+ * shared by the whole server), gives each command's role what it needs and nothing more: the
+ * owner migrates, the sync role syncs, the serve role receives webhooks, analysts read. What each
+ * role may not do, statement by statement, and the trojan view: test/reliability/security.trials.ts.
  */
 
-const SCRIPT = readFileSync(fileURLToPath(new URL('../../docs/roles.sql', import.meta.url)), 'utf8');
-const SCHEMA = 'insights';
-
 describe('docs/roles.sql', () => {
-  const tag = randomBytes(3).toString('hex');
-  const owner = `insights_sync_${tag}`;
-  const analysts = `insights_analyst_${tag}`;
-  const alice = `alice_${tag}`;
-  const password = randomBytes(12).toString('hex');
-  const database = `insights_roles_${tag}`;
-  let adminUrl: string;
-  let ownerUrl: string;
-  let aliceUrl: string;
+  let roles: RolesDatabase;
   let sim: Simulator;
-  /** The warehouse as the tool sees it: logged in as the owner role. */
-  let tool: TestDatabase;
-
-  const asRole = (url: string, role: string) => {
-    const parsed = new URL(url);
-    parsed.username = role;
-    parsed.password = password;
-    return parsed.toString();
-  };
 
   beforeAll(async () => {
-    const server = databaseServerUrl();
-    await withClient(server, (admin) => createDatabase(admin, database));
-    adminUrl = databaseUrl(server, database);
-    await withClient(adminUrl, async (admin) => {
-      await admin.query(SCRIPT.replaceAll('insights_sync', owner).replaceAll('insights_analyst', analysts));
-      await admin.query(`alter role ${owner} password '${password}'`);
-      await admin.query(`create role ${alice} login password '${password}' in role ${analysts}`);
-    });
-    ownerUrl = asRole(adminUrl, owner);
-    aliceUrl = asRole(adminUrl, alice);
-    const pool = createPool({ url: ownerUrl, schema: SCHEMA });
-    tool = { url: ownerUrl, schema: SCHEMA, pool, db: createDb(pool), drop: async () => {} };
+    roles = await createRolesDatabase({ migrate: false });
     sim = await startSimulator({
       seed: 3,
       from: '2026-03-01',
@@ -68,64 +36,100 @@ describe('docs/roles.sql', () => {
   });
   afterAll(async () => {
     await sim?.stop();
-    await tool?.db.destroy();
-    await withClient(databaseServerUrl(), async (admin) => {
-      await dropDatabase(admin, database);
-      for (const role of [alice, analysts, owner]) await admin.query(`drop role if exists ${role}`);
-    });
+    await roles?.drop();
   });
 
-  it('the tool role is no superuser and can create neither databases, roles nor other schemas', async () => {
-    const role = await withClient(adminUrl, (admin) =>
+  it('no role is superuser or can create databases or roles; none but the owner can create in the schema', async () => {
+    const rows = await withClient(roles.adminUrl, (admin) =>
       admin.query<{
+        rolname: string;
         rolsuper: boolean;
         rolcreatedb: boolean;
         rolcreaterole: boolean;
         rolreplication: boolean;
-      }>('select rolsuper, rolcreatedb, rolcreaterole, rolreplication from pg_roles where rolname = $1', [
-        owner,
-      ]),
+      }>(
+        'select rolname, rolsuper, rolcreatedb, rolcreaterole, rolreplication from pg_roles where rolname = any($1) order by 1',
+        [Object.values(roles.role)],
+      ),
     );
-    expect(role.rows[0]).toEqual({
-      rolsuper: false,
-      rolcreatedb: false,
-      rolcreaterole: false,
-      rolreplication: false,
-    });
-    await withClient(ownerUrl, async (client) => {
-      await expect(client.query('create schema elsewhere')).rejects.toThrow(/permission denied/);
-      await expect(client.query('create table public.t (x int)')).rejects.toThrow(/permission denied/);
-    });
+    expect(rows.rows).toHaveLength(4);
+    for (const row of rows.rows)
+      expect(row, row.rolname).toMatchObject({
+        rolsuper: false,
+        rolcreatedb: false,
+        rolcreaterole: false,
+        rolreplication: false,
+      });
+    for (const role of ['owner', 'sync', 'serve', 'analyst'] as const)
+      await withClient(roles.url[role], async (client) => {
+        await expect(client.query('create schema elsewhere'), role).rejects.toThrow(/permission denied/);
+        await expect(client.query('create table public.t (x int)'), role).rejects.toThrow(
+          /permission denied/,
+        );
+        if (role !== 'owner')
+          await expect(client.query(`create table ${SCHEMA}.t (x int)`), role).rejects.toThrow(
+            /permission denied/,
+          );
+      });
   });
 
-  it('as that role the tool migrates, syncs, takes the run lock, receives webhooks and forgets a visitor', async () => {
-    const outcome = await migrateToLatest(tool.db, SCHEMA);
-    expect(outcome.error).toBeUndefined();
-    expect(outcome.applied.length).toBeGreaterThan(2);
-    // Migrating again finds the schema there (no CREATE on the database needed).
-    expect((await migrateToLatest(tool.db, SCHEMA)).error).toBeUndefined();
+  it('a runtime role cannot migrate: with migrations pending, it fails on the first DDL and changes nothing', async () => {
+    const sync = roles.as('sync');
+    const outcome = await migrateToLatest(sync.db, SCHEMA);
+    expect(String(outcome.error)).toMatch(/permission denied for schema insights/);
+    const tables = await sql<{ n: number }>`
+      select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where n.nspname = ${SCHEMA} and c.relkind = 'r'`.execute(sync.db);
+    expect(tables.rows[0]?.n).toBe(0);
+  });
 
-    const lock = await acquireRunLock({ url: ownerUrl, schema: SCHEMA });
+  it('the owner migrates; then every runtime role starts (the migrator finds nothing pending, runs no DDL)', async () => {
+    const applied = await migrateAsOwner(roles);
+    expect(applied.length).toBeGreaterThan(8);
+    // What every command does at start today (src/cli/warehouse.ts): as each runtime role, once
+    // migrated, it needs SELECT on the migrator's two tables and no CREATE anywhere.
+    for (const role of ['sync', 'serve'] as const) {
+      const outcome = await migrateToLatest(roles.as(role).db, SCHEMA);
+      expect(outcome, role).toEqual({ applied: [] });
+    }
+  });
+
+  it('as the sync role: a sync under the run lock loads everything, and forget removes a visitor', async () => {
+    const tool = roles.as('sync');
+    const lock = await acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
     const result = await runAgainst(tool, sim, {
       now: new Date('2026-03-06T05:00:00.000Z'),
       settings: { maxInvalidShare: 1 },
     });
+    const report = await statusReport(tool.db, '2026-03-06');
     await lock.release();
     expect(result.status).toBe('ok');
     expect(await warehouseItems(tool)).toEqual(truthItems(sim.truth()));
-
-    const app = receiver(tool.pool);
-    try {
-      expect((await postJson(app, MAIN_URL, feedbackBody({ id: 77 }))).statusCode).toBe(200);
-    } finally {
-      await app.close();
-    }
+    // status shows who runs, by database user.
+    expect(report.runLock).toMatchObject({ pid: process.pid, user: roles.role.sync });
     const visitor = sim.truth().feedback[0]?.visitor.id ?? '';
     expect((await forgetVisitor(tool.db, { visitorId: visitor })).visitors).toBeGreaterThan(0);
   });
 
-  it('an analyst reads every table and view, and can change nothing', async () => {
-    await withClient(aliceUrl, async (client) => {
+  it('as the serve role: the receiver stores a delivery and its row, and replays stored deliveries', async () => {
+    const serve = roles.as('serve');
+    const app = receiver(serve.pool);
+    try {
+      expect((await postJson(app, MAIN_URL, feedbackBody({ id: 77 }))).statusCode).toBe(200);
+      expect((await postJson(app, MAIN_URL, feedbackBody({ id: 78, feedback_id: 8 }))).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+    const stored = await serve.db.selectFrom('webhook_events').select('status').execute();
+    expect(stored.map((r) => r.status)).toEqual(['applied', 'applied']);
+    const replayed = await replayDeliveries(serve.pool, serve.db);
+    expect(replayed.replayed).toBe(2);
+  });
+
+  it('an analyst reads every table and view, and status; can change nothing', async () => {
+    const analyst = roles.as('analyst');
+    expect((await statusReport(analyst.db, '2026-03-06')).resources.length).toBeGreaterThan(0);
+    await withClient(roles.url.analyst, async (client) => {
       await client.query(`set search_path = ${SCHEMA}`);
       const relations = await client.query<{ name: string }>(
         `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -145,36 +149,39 @@ describe('docs/roles.sql', () => {
         'alter table feedback add column x int',
         `update watermarks set day = '2099-01-01'`,
       ];
-      for (const statement of denied) {
+      for (const statement of denied)
         await expect(client.query(statement), statement).rejects.toThrow(/permission denied|must be owner/);
-      }
     });
   });
 
-  it('an analyst reads a table a later migration creates (default privileges)', async () => {
-    await sql`create table later_migration (x int)`.execute(tool.db);
-    await sql`insert into later_migration values (1)`.execute(tool.db);
-    await withClient(aliceUrl, async (client) => {
-      const rows = await client.query(`select x from ${SCHEMA}.later_migration`);
-      expect(rows.rows).toEqual([{ x: 1 }]);
+  it('tables a later migration creates get the same grants (the owner default privileges)', async () => {
+    await sql`create table later_migration (x int)`.execute(roles.as('owner').db);
+    await sql`insert into later_migration values (1)`.execute(roles.as('sync').db);
+    await withClient(roles.url.analyst, async (client) => {
+      expect((await client.query(`select x from ${SCHEMA}.later_migration`)).rows).toEqual([{ x: 1 }]);
+      await expect(client.query(`delete from ${SCHEMA}.later_migration`)).rejects.toThrow(
+        /permission denied/,
+      );
     });
+    await expect(sql`select x from later_migration`.execute(roles.as('serve').db)).rejects.toThrow(
+      /permission denied/,
+    );
   });
 
-  it('without the analyst role, a login sees nothing of the warehouse', async () => {
-    const outsider = `outsider_${tag}`;
-    await withClient(adminUrl, (admin) =>
-      admin.query(`create role ${outsider} login password '${password}'`),
+  it('without a role of the file, a login cannot even connect (PUBLIC has no CONNECT)', async () => {
+    const outsider = `outsider_${roles.tag}`;
+    await withClient(roles.adminUrl, (admin) =>
+      admin.query(`create role ${outsider} login password '${roles.password}'`),
     );
     try {
-      const client = new pg.Client({ connectionString: asRole(adminUrl, outsider) });
-      await client.connect();
-      try {
-        await expect(client.query(`select * from ${SCHEMA}.visitors`)).rejects.toThrow(/permission denied/);
-      } finally {
-        await client.end();
-      }
+      const url = new URL(roles.adminUrl);
+      url.username = outsider;
+      url.password = roles.password;
+      const client = new pg.Client({ connectionString: url.toString() });
+      await expect(client.connect()).rejects.toThrow(/permission denied for database/);
+      await client.end().catch(() => {});
     } finally {
-      await withClient(adminUrl, (admin) => admin.query(`drop role ${outsider}`));
+      await withClient(roles.adminUrl, (admin) => admin.query(`drop role ${outsider}`));
     }
   });
 });
