@@ -1,0 +1,353 @@
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireRunLock } from '../../src/db/run-lock.js';
+import { CliError, LockError } from '../../src/errors.js';
+import { withClient } from '../helpers/database-admin.js';
+import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
+
+/**
+ * The security suite of issue 17, database side (docs/security.md names each row's proof):
+ * - each role of docs/roles.sql, as written: every statement of the table below, run for real;
+ * - the trojan view: no runtime role can replace a view, create a function in the schema or
+ *   alter a table, and it owns nothing; under the old layout (a runtime role owning the views)
+ *   the same statements make that role superuser when a superuser reads the view;
+ * - the analyst against the run lock: taking it (at once or waiting), holding anything that
+ *   would keep a run out, passing itself off as the holder.
+ * The webhook flood and slow sockets: test/webhooks/bounded.test.ts; PII key variants:
+ * test/reliability/pii-variants.test.ts; the report's CSP: test/report/report-browser.test.ts.
+ */
+
+const ROLES: readonly RoleName[] = ['owner', 'sync', 'serve', 'analyst'];
+
+interface Row {
+  kind: 'select' | 'insert' | 'update' | 'delete' | 'ddl' | 'lock' | 'temp' | 'role';
+  statement: string;
+  /** The roles for which it succeeds; it is refused for the others. */
+  allowed: readonly RoleName[];
+}
+
+/** Each statement runs in a transaction rolled back afterwards: nothing it does stays. */
+const MATRIX: readonly Row[] = [
+  {
+    kind: 'select',
+    statement: 'select count(*) from feedback',
+    allowed: ['owner', 'sync', 'serve', 'analyst'],
+  },
+  { kind: 'select', statement: 'select count(*) from sync_health', allowed: ['owner', 'sync', 'analyst'] },
+  { kind: 'select', statement: 'select count(*) from watermarks', allowed: ['owner', 'sync', 'analyst'] },
+  {
+    kind: 'select',
+    statement: 'select count(*) from kysely_migration',
+    allowed: ['owner', 'sync', 'serve', 'analyst'],
+  },
+  {
+    kind: 'insert',
+    statement: `insert into sources (source_id, base_url) values ('matrix', 'http://x')`,
+    allowed: ['owner', 'sync', 'serve'],
+  },
+  {
+    kind: 'insert',
+    statement: `insert into webhook_events (source_id, body, body_hash, status) values ('main', '{}', 'h', 'applied')`,
+    allowed: ['owner', 'sync', 'serve'],
+  },
+  {
+    kind: 'insert',
+    statement: `insert into watermarks (source_id, resource, start_day) values ('main', 'feedback', '2099-01-01')`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'insert',
+    statement: `insert into sync_runs (trigger, status) values ('sync', 'running')`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'update',
+    statement: `update webhook_events set status = 'applied'`,
+    allowed: ['owner', 'sync', 'serve'],
+  },
+  { kind: 'update', statement: `update feedback set comment = comment`, allowed: ['owner', 'sync', 'serve'] },
+  { kind: 'update', statement: `update sync_windows set status = 'done'`, allowed: ['owner', 'sync'] },
+  { kind: 'update', statement: `update suppressed_visitors set hashed = hashed`, allowed: ['owner', 'sync'] },
+  { kind: 'delete', statement: 'delete from webhook_events', allowed: ['owner', 'sync', 'serve'] },
+  { kind: 'delete', statement: 'delete from feedback', allowed: ['owner', 'sync'] },
+  { kind: 'delete', statement: 'delete from suppressed_visitors', allowed: ['owner', 'sync'] },
+  { kind: 'delete', statement: 'truncate rejects', allowed: ['owner'] },
+  { kind: 'ddl', statement: 'create table matrix_table (x int)', allowed: ['owner'] },
+  { kind: 'ddl', statement: 'alter table feedback add column matrix int', allowed: ['owner'] },
+  { kind: 'ddl', statement: 'drop table run_lock', allowed: ['owner'] },
+  { kind: 'ddl', statement: 'create index on feedback (comment)', allowed: ['owner'] },
+  {
+    kind: 'ddl',
+    statement: 'create function matrix_fn() returns int language sql as $$ select 1 $$',
+    allowed: ['owner'],
+  },
+  { kind: 'ddl', statement: 'create view matrix_view as select 1 as x', allowed: ['owner'] },
+  {
+    kind: 'ddl',
+    statement: `create trigger matrix_trigger before insert on feedback for each row execute function suppress_redundant_updates_trigger()`,
+    allowed: ['owner'],
+  },
+  { kind: 'ddl', statement: 'create table public.matrix_table (x int)', allowed: [] },
+  {
+    kind: 'lock',
+    statement: 'lock table run_lock in share update exclusive mode nowait',
+    allowed: ['owner', 'sync'],
+  },
+  { kind: 'lock', statement: 'lock table run_lock in exclusive mode nowait', allowed: ['owner', 'sync'] },
+  { kind: 'lock', statement: 'lock table run_lock in row exclusive mode nowait', allowed: ['owner', 'sync'] },
+  {
+    kind: 'lock',
+    statement: 'lock table webhook_events in row exclusive mode nowait',
+    allowed: ['owner', 'sync', 'serve'],
+  },
+  {
+    kind: 'lock',
+    statement: 'lock table feedback in access share mode nowait',
+    allowed: ['owner', 'sync', 'serve', 'analyst'],
+  },
+  { kind: 'lock', statement: 'select * from run_lock for update nowait', allowed: ['owner', 'sync'] },
+  { kind: 'temp', statement: 'create temporary table matrix_temp (x int)', allowed: ['sync'] },
+  { kind: 'role', statement: 'create role matrix_role', allowed: [] },
+  { kind: 'role', statement: 'alter role current_user superuser', allowed: [] },
+  { kind: 'role', statement: 'create schema matrix_schema', allowed: [] },
+  { kind: 'role', statement: `select ${SCHEMA}.grant_serve()`, allowed: ['owner'] },
+];
+
+/** Ways a role with SELECT (or nothing) could hold a lock on run_lock in an open transaction. */
+const HOLD_ATTEMPTS: readonly string[] = [
+  'select * from run_lock',
+  'lock table run_lock in access share mode',
+  'prepare hold as select * from run_lock for update',
+  'prepare hold as select * from run_lock for share',
+  'prepare hold as select * from run_lock for key share',
+  'prepare hold as insert into run_lock values (true)',
+  'prepare hold as update run_lock set id = true',
+  'prepare hold as delete from run_lock',
+  'prepare hold as merge into run_lock t using (select true as id) s on t.id = s.id when matched then delete',
+  `do $$ begin begin comment on table run_lock is 'x'; exception when others then null; end; end $$`,
+  `do $$ begin begin lock table run_lock in share update exclusive mode; exception when others then null; end; end $$`,
+  `do $$ begin begin alter table run_lock add column x int; exception when others then null; end; end $$`,
+  `do $$ begin begin analyze run_lock; exception when others then null; end; end $$`,
+  `do $$ begin begin create statistics st on id, id from run_lock; exception when others then null; end; end $$`,
+  'analyze run_lock',
+  'select pg_advisory_lock(hashtext($$insights-sync$$), hashtext($$insights$$))',
+];
+
+/** A client of `url`, with search_path at the schema; the caller ends it. */
+async function connect(url: string, applicationName = 'insights-sync-tests'): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: applicationName });
+  client.on('error', () => {});
+  await client.connect();
+  await client.query(`set search_path = ${SCHEMA}`);
+  return client;
+}
+
+/** Runs `statement` as `role` in a transaction that is rolled back: 'ok', or the error's text. */
+async function attempt(roles: RolesDatabase, role: RoleName, statement: string): Promise<string> {
+  const client = await connect(roles.url[role]);
+  try {
+    await client.query('begin');
+    await client.query(statement);
+    return 'ok';
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await client.query('rollback').catch(() => {});
+    await client.end();
+  }
+}
+
+describe('security: the roles of docs/roles.sql and the run lock', () => {
+  let roles: RolesDatabase;
+
+  beforeAll(async () => {
+    roles = await createRolesDatabase();
+    // A source for the statements whose rows reference one.
+    await withClient(roles.adminUrl, (admin) =>
+      admin.query(
+        `insert into ${SCHEMA}.sources (source_id, base_url) values ('main', 'http://127.0.0.1:1')`,
+      ),
+    );
+  });
+  afterAll(() => roles?.drop());
+
+  it(`each role, ${MATRIX.length} statements each (${MATRIX.length * ROLES.length} in all): allowed ones run, every other is refused`, async () => {
+    const wrong: string[] = [];
+    const counts = Object.fromEntries(ROLES.map((r) => [r, { allowed: 0, refused: 0 }]));
+    for (const row of MATRIX) {
+      for (const role of ROLES) {
+        const outcome = await attempt(roles, role, row.statement);
+        const expected = row.allowed.includes(role);
+        const refused = /permission denied|must be owner|must be superuser|must have .*privilege/.test(
+          outcome,
+        );
+        if (expected ? outcome !== 'ok' : !refused)
+          wrong.push(`${role} [${row.kind}] ${row.statement}: ${outcome}`);
+        const count = counts[role];
+        if (count) count[outcome === 'ok' ? 'allowed' : 'refused'] += 1;
+      }
+    }
+    expect(wrong).toEqual([]);
+    process.stdout.write(
+      `role matrix: ${ROLES.map((r) => `${r} ${counts[r]?.allowed} allowed / ${counts[r]?.refused} refused`).join('; ')}\n`,
+    );
+    // Every kind of statement is tried, and every runtime role is refused something of each kind
+    // it does not need.
+    expect(new Set(MATRIX.map((r) => r.kind)).size).toBe(8);
+  });
+
+  it('the trojan view: as the sync, serve and analyst roles, 5 statements each (replace a view, a function in the schema or in pg_temp, alter a table or view): 14 of 15 refused, the 15th harmless; they own nothing', async () => {
+    const trojan = [
+      'create or replace view sync_health as select 1 as x',
+      `create function ${SCHEMA}.trojan() returns int language plpgsql as $$ begin execute 'alter role ' || current_user || ' superuser'; return 1; end $$`,
+      'alter table feedback owner to current_user',
+      'alter view sync_health rename to sync_health_old',
+      'create or replace function pg_temp.trojan() returns int language sql as $$ select 1 $$',
+    ];
+    let refused = 0;
+    for (const role of ['sync', 'serve', 'analyst'] as const) {
+      for (const statement of trojan) {
+        const outcome = await attempt(roles, role, statement);
+        // A temporary function is the sync role's own, in its own session: a view of the schema
+        // cannot call it, and no one else's search_path reaches it. The others have no TEMPORARY.
+        if (role === 'sync' && statement.includes('pg_temp')) expect(outcome).toBe('ok');
+        else {
+          expect(outcome, `${role}: ${statement}`).toMatch(/permission denied|must be owner/);
+          refused += 1;
+        }
+      }
+    }
+    expect(refused).toBe(14);
+    const owned = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ owner: string; n: number }>(
+        `select r.rolname as owner, count(*)::int as n from (
+           select relowner as o from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1
+           union all select proowner from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = $1
+           union all select typowner from pg_type t join pg_namespace n on n.oid = t.typnamespace where n.nspname = $1
+           union all select nspowner from pg_namespace where nspname = $1) x
+         join pg_roles r on r.oid = x.o group by 1`,
+        [SCHEMA],
+      ),
+    );
+    expect(owned.rows.map((r) => r.owner)).toEqual([roles.role.owner]);
+  });
+
+  it('control: under the old layout (the runtime role owns the view), the same statements make it superuser once a superuser reads the view', async () => {
+    const victim = `insights_old_layout_${roles.tag}`;
+    await withClient(roles.adminUrl, async (admin) => {
+      await admin.query(`create role ${victim} login password '${roles.password}'`);
+      await admin.query(
+        `grant connect on database ${admin.escapeIdentifier(new URL(roles.adminUrl).pathname.slice(1))} to ${victim}`,
+      );
+      await admin.query(`create schema old_layout authorization ${victim}`);
+    });
+    try {
+      const url = new URL(roles.adminUrl);
+      url.username = victim;
+      url.password = roles.password;
+      await withClient(url.toString(), async (client) => {
+        await client.query('create view old_layout.sync_health as select 1 as x');
+        await client.query(
+          `create function old_layout.trojan() returns int language plpgsql as $$ begin execute 'alter role ${victim} superuser'; return 1; end $$`,
+        );
+        await client.query(
+          'create or replace view old_layout.sync_health as select old_layout.trojan() as x',
+        );
+      });
+      const superuser = await withClient(roles.adminUrl, async (admin) => {
+        await admin.query('select * from old_layout.sync_health');
+        return (
+          await admin.query<{ s: boolean }>('select rolsuper as s from pg_roles where rolname = $1', [victim])
+        ).rows[0]?.s;
+      });
+      expect(superuser).toBe(true);
+    } finally {
+      await withClient(roles.adminUrl, async (admin) => {
+        // It is a superuser now, if the attack worked: never left behind on the shared server.
+        await admin.query('drop schema old_layout cascade');
+        await admin.query(`drop owned by ${victim}`);
+        await admin.query(`drop role ${victim}`);
+      });
+    }
+  });
+
+  it('the analyst (and the serve role) cannot take the run lock: 2 roles x 2 ways (at once, waiting), refused at once with one line', async () => {
+    for (const role of ['analyst', 'serve'] as const)
+      for (const wait of [false, true]) {
+        const taking = acquireRunLock({ url: roles.url[role], schema: SCHEMA, wait, pollMs: 20 });
+        await expect(taking, `${role} wait=${wait}`).rejects.toBeInstanceOf(CliError);
+        await expect(taking).rejects.toThrow(
+          /^this database user may not take the run lock of schema insights \(it needs UPDATE on insights\.run_lock\)/,
+        );
+      }
+    // A LOCK in any mode that would keep a run out is refused before it queues.
+    const analyst = await connect(roles.url.analyst);
+    try {
+      for (const mode of [
+        'share update exclusive',
+        'share',
+        'share row exclusive',
+        'exclusive',
+        'access exclusive',
+      ]) {
+        await analyst.query('begin');
+        await expect(analyst.query(`lock table run_lock in ${mode} mode`), mode).rejects.toThrow(
+          /permission denied/,
+        );
+        await analyst.query('rollback');
+      }
+    } finally {
+      await analyst.end();
+    }
+  });
+
+  it(`the analyst holds each of ${HOLD_ATTEMPTS.length} locks it can get on run_lock in an open transaction, under a decoy name: a run still takes the lock, and the next is told the real holder`, async () => {
+    const decoy = 'insights-sync pid=1 host=decoy';
+    let ran = 0;
+    for (const statement of HOLD_ATTEMPTS) {
+      const analyst = await connect(roles.url.analyst, decoy);
+      try {
+        await analyst.query('begin');
+        await analyst.query(statement).catch(() => {});
+        const lock = await acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
+        try {
+          const second = acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
+          await expect(second, statement).rejects.toBeInstanceOf(LockError);
+          await expect(second).rejects.toThrow(
+            `(pid ${process.pid} on host ${hostname()}, database user ${roles.role.sync}, since`,
+          );
+          ran += 1;
+        } finally {
+          await lock.release();
+        }
+      } finally {
+        await analyst.query('rollback').catch(() => {});
+        await analyst.end();
+      }
+    }
+    expect(ran).toBe(HOLD_ATTEMPTS.length);
+    process.stdout.write(`run lock: ${ran} analyst holds tried, ${ran} runs took the lock anyway\n`);
+  });
+
+  it('what EXCLUSIVE mode would have let through: an analyst PREPAREing an insert keeps it out (why the lock uses SHARE UPDATE EXCLUSIVE)', async () => {
+    const analyst = await connect(roles.url.analyst);
+    const sync = await connect(roles.url.sync);
+    try {
+      await analyst.query('begin');
+      await analyst.query('prepare hold as insert into run_lock values (true)');
+      await sync.query('begin');
+      await expect(sync.query('lock table run_lock in exclusive mode nowait')).rejects.toThrow(
+        /could not obtain lock/,
+      );
+      await sync.query('rollback');
+      await sync.query('begin');
+      await sync.query('lock table run_lock in share update exclusive mode nowait');
+      await sync.query('rollback');
+    } finally {
+      await analyst.query('rollback').catch(() => {});
+      await analyst.end();
+      await sync.end();
+    }
+  });
+});
