@@ -256,25 +256,74 @@ describe('the README', () => {
       services: Record<
         string,
         {
+          image?: string;
           command?: string[];
           env_file?: { path: string }[];
           stop_grace_period?: string;
           environment?: Record<string, string>;
           build?: string;
+          restart?: string;
+          volumes?: string[];
+          depends_on?: Record<string, { condition: string }>;
         }
       >;
     };
-    expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'scheduler', 'webhooks']);
-    const { scheduler, webhooks } = compose.services;
+    expect(Object.keys(compose.services).sort()).toEqual([
+      'grant-serve',
+      'migrate',
+      'postgres',
+      'scheduler',
+      'webhooks',
+    ]);
+    const { migrate, scheduler, webhooks } = compose.services;
+    expect(migrate?.command).toEqual(['migrate']);
     expect(scheduler?.command).toEqual(['schedule', '--run-now']);
     expect(webhooks?.command).toEqual(['serve']);
-    for (const service of [scheduler, webhooks]) {
+    for (const service of [migrate, scheduler, webhooks]) {
       expect(service?.build).toBe('.');
       expect(service?.env_file?.[0]?.path).toBe('.env');
       expect(service?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
       // docker stop waits longer than the default grace period before SIGKILL.
       expect(Number.parseInt(service?.stop_grace_period ?? '0', 10) * 1000).toBeGreaterThan(25_000);
     }
+    // Each service as the role of docs/roles.sql it needs (test/reliability/roles.test.ts).
+    const user = (url: string | undefined) => /^postgres:\/\/([^:@]+)/.exec(url ?? '')?.[1];
+    expect(user(migrate?.environment?.DATABASE_URL)).toBe('insights_owner');
+    expect(user(scheduler?.environment?.DATABASE_URL)).toBe('insights_sync');
+    expect(user(webhooks?.environment?.DATABASE_URL)).toBe('insights_serve');
+    const grants = compose.services['grant-serve'];
+    expect(grants?.environment?.PGUSER).toBe('insights_owner');
+    expect(grants?.command?.at(-1)).toBe('select insights.grant_serve()');
+    expect(read('docs/roles.sql')).toContain('create function insights.grant_serve()');
+    // No service but postgres itself uses the image's superuser.
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (name === 'postgres') continue;
+      const text = JSON.stringify(service);
+      expect(text, name).not.toMatch(/POSTGRES_USER|POSTGRES_PASSWORD|postgres:\/\/postgres[:@]/);
+      expect(service.environment?.PGUSER ?? user(service.environment?.DATABASE_URL), name).toMatch(
+        /^insights_(owner|sync|serve)$/,
+      );
+    }
+    // migrate, then the receiver's grants, run once and in order before the services that need them.
+    expect(migrate?.restart).toBe('no');
+    expect(grants?.restart).toBe('no');
+    expect(migrate?.depends_on?.postgres?.condition).toBe('service_healthy');
+    expect(grants?.depends_on?.migrate?.condition).toBe('service_completed_successfully');
+    expect(scheduler?.depends_on?.migrate?.condition).toBe('service_completed_successfully');
+    expect(webhooks?.depends_on?.migrate?.condition).toBe('service_completed_successfully');
+    expect(webhooks?.depends_on?.['grant-serve']?.condition).toBe('service_completed_successfully');
+    // The init script and the file it runs are mounted where the image and the script look.
+    const volumes = compose.services.postgres?.volumes ?? [];
+    expect(volumes).toContain('./scripts/docker-initdb:/docker-entrypoint-initdb.d:ro');
+    const rolesMount = volumes.find((v) => v.startsWith('./docs/roles.sql:'));
+    const initScript = read('scripts/docker-initdb/10-roles.sh');
+    expect(initScript).toContain(`\${ROLES_SQL:-${rolesMount?.split(':')[1]}}`);
+    for (const variable of ['INSIGHTS_OWNER_PASSWORD', 'INSIGHTS_SYNC_PASSWORD', 'INSIGHTS_SERVE_PASSWORD']) {
+      expect(compose.services.postgres?.environment?.[variable], variable).toContain(`\${${variable}:?`);
+      expect(initScript).toContain(variable);
+    }
+    // The application image does not need the init script.
+    expect(read('Dockerfile')).not.toMatch(/COPY.*scripts/);
     // Every ${VAR} compose reads is documented in .env.example.
     const used = [...read('docker-compose.yml').matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]);
     const example = Object.keys(envFile('.env.example'));

@@ -1,3 +1,10 @@
+import { execFile } from 'node:child_process';
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,11 +14,18 @@ import { forgetVisitor } from '../../src/privacy/forget-visitor.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { statusReport } from '../../src/sync/status-report.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
-import { withClient } from '../helpers/database-admin.js';
+import { databaseServerUrl } from '../helpers/database.js';
+import { createDatabase, databaseUrl, dropDatabase, withClient } from '../helpers/database-admin.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
 import { feedbackBody, MAIN_URL, postJson, receiver } from '../webhooks/webhook-helpers.js';
-import { createRolesDatabase, migrateAsOwner, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
+import {
+  createRolesDatabase,
+  migrateAsOwner,
+  ROLES_SCRIPT,
+  type RolesDatabase,
+  SCHEMA,
+} from './warehouse-roles.js';
 
 /**
  * Guarantee 12: docs/roles.sql, run as written (only the role names made unique, since roles are
@@ -182,6 +196,82 @@ describe('docs/roles.sql', () => {
       await client.end().catch(() => {});
     } finally {
       await withClient(roles.adminUrl, (admin) => admin.query(`drop role ${outsider}`));
+    }
+  });
+});
+
+/** Whether `password` is the one a SCRAM-SHA-256 verifier (pg_authid.rolpassword) was made from. */
+function scramMatches(verifier: string, password: string): boolean {
+  const match = /^SCRAM-SHA-256\$(\d+):([^$]+)\$([^:]+):/.exec(verifier);
+  if (!match?.[1] || !match[2] || !match[3]) return false;
+  const salted = pbkdf2Sync(password, Buffer.from(match[2], 'base64'), Number(match[1]), 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  return createHash('sha256').update(clientKey).digest('base64') === match[3];
+}
+
+describe('scripts/docker-initdb/10-roles.sh (the postgres image runs it on its first start)', () => {
+  const INIT = readFileSync(
+    fileURLToPath(new URL('../../scripts/docker-initdb/10-roles.sh', import.meta.url)),
+    'utf8',
+  );
+
+  it('runs docs/roles.sql and sets the password of each login role from the environment, printing none', async () => {
+    const tag = randomBytes(3).toString('hex');
+    const names = ['insights_owner', 'insights_sync', 'insights_serve', 'insights_analyst'];
+    const unique = (text: string) => names.reduce((t, name) => t.replaceAll(name, `${name}_${tag}`), text);
+    const dir = mkdtempSync(join(tmpdir(), 'insights-initdb-'));
+    const database = `insights_initdb_${tag}`;
+    const server = new URL(databaseServerUrl());
+    const passwords = {
+      INSIGHTS_OWNER_PASSWORD: `owner-${randomBytes(8).toString('hex')}`,
+      INSIGHTS_SYNC_PASSWORD: `sync-${randomBytes(8).toString('hex')}`,
+      INSIGHTS_SERVE_PASSWORD: `serve-${randomBytes(8).toString('hex')}`,
+    };
+    await withClient(server.toString(), (admin) => createDatabase(admin, database));
+    try {
+      writeFileSync(join(dir, 'roles.sql'), unique(ROLES_SCRIPT));
+      writeFileSync(join(dir, '10-roles.sh'), unique(INIT));
+      // As the image runs it: its superuser and database in POSTGRES_USER and POSTGRES_DB.
+      const { stdout, stderr } = await promisify(execFile)('sh', [join(dir, '10-roles.sh')], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PGHOST: server.hostname,
+          PGPORT: server.port || '5432',
+          ...(server.password ? { PGPASSWORD: decodeURIComponent(server.password) } : {}),
+          POSTGRES_USER: decodeURIComponent(server.username),
+          POSTGRES_DB: database,
+          ROLES_SQL: join(dir, 'roles.sql'),
+          ...passwords,
+        },
+      });
+      for (const password of Object.values(passwords)) expect(`${stdout}${stderr}`).not.toContain(password);
+      const verifiers = await withClient(databaseUrl(server.toString(), database), (admin) =>
+        admin.query<{ rolname: string; rolpassword: string | null; rolcanlogin: boolean }>(
+          'select rolname, rolpassword, rolcanlogin from pg_authid where rolname = any($1) order by 1',
+          [names.map((n) => `${n}_${tag}`)],
+        ),
+      );
+      const byName = Object.fromEntries(verifiers.rows.map((r) => [r.rolname.replace(`_${tag}`, ''), r]));
+      expect(scramMatches(byName.insights_owner?.rolpassword ?? '', passwords.INSIGHTS_OWNER_PASSWORD)).toBe(
+        true,
+      );
+      expect(scramMatches(byName.insights_sync?.rolpassword ?? '', passwords.INSIGHTS_SYNC_PASSWORD)).toBe(
+        true,
+      );
+      expect(scramMatches(byName.insights_serve?.rolpassword ?? '', passwords.INSIGHTS_SERVE_PASSWORD)).toBe(
+        true,
+      );
+      // The check itself can fail: another password does not match.
+      expect(scramMatches(byName.insights_sync?.rolpassword ?? '', passwords.INSIGHTS_SERVE_PASSWORD)).toBe(
+        false,
+      );
+      expect(byName.insights_analyst).toMatchObject({ rolpassword: null, rolcanlogin: false });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await withClient(server.toString(), async (admin) => {
+        await dropDatabase(admin, database);
+        for (const name of [...names].reverse()) await admin.query(`drop role if exists ${name}_${tag}`);
+      });
     }
   });
 });
