@@ -1,8 +1,7 @@
 import type pg from 'pg';
 import { ensureSource } from '../load/sources.js';
 import { inTransaction } from '../load/transaction.js';
-import type { StoredDelivery } from '../load/webhook-events.js';
-import { recordDeliveries, setDeliveryOutcome } from '../load/webhook-events.js';
+import { recordDeliveries, type StoredDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBodies, type WebhookMerge } from '../load/webhook-items.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import type { WebhookBody } from '../schemas/webhook.js';

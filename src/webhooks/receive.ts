@@ -16,9 +16,6 @@ import {
 } from './prepare-delivery.js';
 import { type DatabaseRefusal, type DeliveryOutcome, receiveDeliveries } from './receive-batch.js';
 
-export type { WebhookSource } from './prepare-delivery.js';
-export type { DeliveryOutcome } from './receive-batch.js';
-
 /**
  * What a delivery PostgreSQL refused is answered and stored with. Never the database's own text:
  * it can quote the body's value and names the tables, columns and constraints behind the receiver.
