@@ -402,6 +402,21 @@ describe('sockets: request timeout and no body read after a refusal', () => {
     expect(read).toBeLessThan(4 * 1024 ** 2);
   });
 
+  it('the right token, JSON in latin1 with a large body: 415, the socket closed, the body not read', async () => {
+    const declared = 1024 ** 3;
+    bytesRead.length = 0;
+    const latin1 = head(MAIN_URL, declared).replace(
+      'Content-Type: application/json',
+      'Content-Type: application/json; charset=latin1',
+    );
+    const outcome = await rawSend(port, latin1, Buffer.alloc(64 * 1024, 32), 0, 10_000);
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 415/);
+    expect(outcome.answer.toLowerCase()).toContain('connection: close');
+    expect(outcome.closedAfterMs).toBeLessThan(2_000);
+    await expect.poll(() => bytesRead.length).toBe(1);
+    expect(bytesRead[0] ?? Number.POSITIVE_INFINITY).toBeLessThan(4 * 1024 ** 2);
+  });
+
   it("the node server's limits: 1,024 connections, 5 s keep-alive, 1,000 requests per socket", () => {
     expect(app.server.maxConnections).toBe(1_024);
     expect(app.server.requestTimeout).toBe(1_000);
