@@ -8,6 +8,7 @@ import * as suppressions from './0007-suppressions.js';
 import * as snapshotEvidence from './0008-snapshot-evidence.js';
 import * as valueRanges from './0009-value-ranges.js';
 import * as runLock from './0010-run-lock.js';
+import * as webhookRetention from './0011-webhook-retention.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0008-snapshot-evidence': snapshotEvidence,
   '0009-value-ranges': valueRanges,
   '0010-run-lock': runLock,
+  '0011-webhook-retention': webhookRetention,
 };

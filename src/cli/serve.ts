@@ -42,6 +42,8 @@ export function registerServe(program: Command): void {
           bodyLimit: config.webhookBodyLimit,
           trustedProxy: config.trustedProxy,
           batching: { maxQueued: config.webhookMaxQueued, maxQueuedBytes: config.webhookMaxQueuedBytes },
+          rateLimitPerMinute: config.webhookRateLimit,
+          retentionDays: config.webhookRetentionDays,
         });
         await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
           throw new CliError(

@@ -54,6 +54,10 @@ export interface Config {
   /** `serve`: most deliveries and bytes of bodies waiting for the database; beyond them 503 at once. */
   webhookMaxQueued: number;
   webhookMaxQueuedBytes: number;
+  /** `serve`: deliveries per minute each source may make (beyond: 429); undefined: no limit. */
+  webhookRateLimit: number | undefined;
+  /** `serve`: stored webhook bodies older than this many days are cleared; undefined: kept. */
+  webhookRetentionDays: number | undefined;
   /** Proxies (IPs or CIDRs) whose X-Forwarded-For is believed; empty: the peer address is the client. */
   trustedProxy: readonly string[];
   /** status: a webhook-only row the API has not confirmed after this many days is reported. */
@@ -182,6 +186,14 @@ const ENV_SETTINGS = {
   INSIGHTS_WEBHOOK_BODY_LIMIT: { schema: int(1024, 16 * 1024 * 1024), expected: 'bytes 1024-16777216' },
   INSIGHTS_WEBHOOK_MAX_QUEUED: { schema: int(1, 1_000_000), expected: 'an integer 1-1000000' },
   INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES: { schema: int(1024, 4 * 1024 ** 3), expected: 'bytes 1024-4294967296' },
+  INSIGHTS_WEBHOOK_RATE_LIMIT: {
+    schema: int(1, 1_000_000),
+    expected: 'deliveries per minute per source, an integer 1-1000000 (unset: no limit)',
+  },
+  INSIGHTS_WEBHOOK_RETENTION_DAYS: {
+    schema: int(1, 36_500),
+    expected: 'days to keep stored webhook bodies, an integer 1-36500 (unset: keep them)',
+  },
   INSIGHTS_TRUSTED_PROXY: { schema: trustedProxyList, expected: TRUSTED_PROXY_EXPECTED },
   INSIGHTS_WEBHOOK_CONFIRM_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
 } as const;
@@ -268,6 +280,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     // Bounds of the delivery queue while the database is slow (src/webhooks/delivery-batcher.ts).
     webhookMaxQueued: setting('INSIGHTS_WEBHOOK_MAX_QUEUED', 2_000),
     webhookMaxQueuedBytes: setting('INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', 32 * 1024 * 1024),
+    // Both off unless set: no default limit or retention suits every deployment.
+    webhookRateLimit: env.INSIGHTS_WEBHOOK_RATE_LIMIT?.trim()
+      ? setting('INSIGHTS_WEBHOOK_RATE_LIMIT', 0)
+      : undefined,
+    webhookRetentionDays: env.INSIGHTS_WEBHOOK_RETENTION_DAYS?.trim()
+      ? setting('INSIGHTS_WEBHOOK_RETENTION_DAYS', 0)
+      : undefined,
     trustedProxy: setting('INSIGHTS_TRUSTED_PROXY', []),
     webhookConfirmDays: setting('INSIGHTS_WEBHOOK_CONFIRM_DAYS', 2),
     schedule: setting('INSIGHTS_SCHEDULE', '0 3 * * *'),

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { classifyDatabaseError } from './database-errors.js';
-import { type DeliveryOutcome, receiveDelivery, type WebhookSource } from './receive.js';
-import { type IncomingDelivery, receiveDeliveries } from './receive-batch.js';
+import type { WebhookSource } from './prepare-delivery.js';
+import { receiveDelivery } from './receive.js';
+import { type DeliveryOutcome, type IncomingDelivery, receiveDeliveries } from './receive-batch.js';
 
 export interface DeliveryBatcherOptions {
   pool: pg.Pool;
@@ -131,9 +132,9 @@ export function createDeliveryBatcher(options: DeliveryBatcherOptions): Delivery
         for (const pending of batch) pending.reject(error);
         return;
       }
-      // Nothing of the batch was stored: each delivery alone, with the single path's handling of
-      // a refused value (stored as rejected, 422). A source row gone meanwhile (a foreign key
-      // refusal) is made sure of again from now on.
+      // Nothing of the batch was stored: each delivery alone, as a batch of one, with
+      // receiveDelivery's handling of a refused value (stored as rejected, 422). A source row gone
+      // meanwhile (a foreign key refusal) is made sure of again from now on.
       ensuredSources.clear();
       await Promise.all(
         batch.map((pending) =>

@@ -1,23 +1,50 @@
 import type pg from 'pg';
 import { ensureSource } from '../load/sources.js';
 import { inTransaction } from '../load/transaction.js';
-import { recordDeliveries, setDeliveryOutcome } from '../load/webhook-events.js';
-import { mergeWebhookBodies } from '../load/webhook-items.js';
+import { recordDeliveries, type StoredDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
+import { mergeWebhookBodies, type WebhookMerge } from '../load/webhook-items.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import type { WebhookBody } from '../schemas/webhook.js';
-import { describeBodyIssues } from './check-body.js';
-import {
-  type DeliveryOutcome,
-  type PreparedDelivery,
-  prepareDelivery,
-  SUPPRESSED,
-  type WebhookSource,
-} from './receive.js';
+import { type BodyIssue, type CheckedBody, describeBodyIssues } from './check-body.js';
+import { type PreparedDelivery, prepareDelivery, type WebhookSource } from './prepare-delivery.js';
 
 export interface IncomingDelivery {
   source: WebhookSource;
   body: unknown;
 }
+
+/**
+ * The answer to one delivery, decided only after the transaction that stored it committed.
+ * `suppressed`: the body names a forgotten visitor (src/privacy/suppression.ts); it is
+ * acknowledged, so the service stops sending it, but nothing of it is stored (no webhook_events
+ * row, hence no event id).
+ */
+export type DeliveryOutcome =
+  | { status: 'applied'; eventId: number; duplicate: boolean; merge?: WebhookMerge }
+  | {
+      status: 'rejected';
+      eventId: number;
+      duplicate: boolean;
+      issues: BodyIssue[];
+      /** When PostgreSQL refused a value: what the log may say of it (never the body's content). */
+      databaseRefusal?: DatabaseRefusal;
+    }
+  | { status: 'suppressed'; eventId: null; duplicate: false };
+
+/** Where PostgreSQL refused a delivery: its SQLSTATE and the object named, never its message. */
+export interface DatabaseRefusal {
+  code: string | undefined;
+  table: string | undefined;
+  column: string | undefined;
+  constraint: string | undefined;
+}
+
+/** A delivery of a forgotten visitor: acknowledged, not stored. */
+export const SUPPRESSED: DeliveryOutcome = Object.freeze({
+  status: 'suppressed',
+  eventId: null,
+  duplicate: false,
+});
 
 /** The copies of one body (same source and hash) in a batch: stored once, answered each. */
 interface BodyGroup {
@@ -27,12 +54,13 @@ interface BodyGroup {
 }
 
 /**
- * Receives many deliveries in ONE transaction, with the answers receiveDelivery would give them
- * one after the other in the given order, in a handful of statements whatever their number (the
- * source rows, the deliveries, the visitors, the feedback rows, the survey rows) and one commit.
- * Resolves only after the commit. Throws when the transaction fails, PostgreSQL refusing one
- * body's value included: nothing of the batch is then stored, and the caller receives each
- * delivery on its own (src/webhooks/delivery-batcher.ts).
+ * THE path of every delivery, one or many (receive.ts makes a single delivery a batch of one):
+ * in ONE transaction it stores the deliveries and merges the valid ones into the tables, in a
+ * handful of statements whatever their number (the source rows, the deliveries, the visitors,
+ * the feedback rows, the survey rows) and one commit. The answers are those the deliveries would
+ * get one after the other in the given order. Resolves only after the commit. Throws when the
+ * transaction fails, PostgreSQL refusing one body's value included: nothing of the batch is then
+ * stored, and the caller receives each delivery alone (receiveDelivery).
  */
 export async function receiveDeliveries(
   pool: pg.Pool,
@@ -43,21 +71,14 @@ export async function receiveDeliveries(
    */
   ensuredSources: Set<string> = new Set(),
 ): Promise<DeliveryOutcome[]> {
-  const groups = new Map<string, BodyGroup>();
-  deliveries.forEach((delivery, index) => {
-    const prepared = prepareDelivery(delivery.source, delivery.body);
-    const key = `${prepared.base.sourceId}\u0000${prepared.base.bodyHash}`;
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, { prepared, copies: [index] });
-    else group.copies.push(index);
-  });
+  const groups = groupCopies(deliveries);
   const sources = new Map(deliveries.map(({ source }) => [source.name, source.baseUrl]));
 
   const outcomes = await inTransaction(pool, async (trx) => {
     const outcomes: DeliveryOutcome[] = new Array(deliveries.length);
     // Deliveries of forgotten visitors: acknowledged, nothing of them stored.
     const bodies: BodyGroup[] = [];
-    for (const [sourceId, groupsOfSource] of bySource(groups.values())) {
+    for (const [sourceId, groupsOfSource] of bySource(groups)) {
       const ids = groupsOfSource.flatMap(({ prepared }) => prepared.visitorId ?? []);
       const suppressed = await suppressedVisitors(trx, sourceId, ids);
       for (const group of groupsOfSource) {
@@ -85,23 +106,10 @@ export async function receiveDeliveries(
       const event = stored[group];
       if (event === undefined) throw new Error('a stored delivery is missing');
       // The first copy is new when its row was inserted; every later copy is a redelivery.
-      const answer = (make: (duplicate: boolean) => DeliveryOutcome) =>
-        copies.forEach((index, n) => {
-          outcomes[index] = make(n > 0 || !event.inserted);
-        });
-      if (!checked.ok) {
-        // A body once applied stays applied; otherwise this delivery's own issues are the answer.
-        answer((duplicate) =>
-          event.status === 'applied'
-            ? { status: 'applied', eventId: event.id, duplicate }
-            : { status: 'rejected', eventId: event.id, duplicate, issues: checked.issues },
-        );
-        return;
-      }
-      answer((duplicate) => ({ status: 'applied', eventId: event.id, duplicate }));
-      // A redelivery of an applied body changes nothing; a new one, or one rejected before, merges.
-      if (event.inserted || event.status !== 'applied')
-        toMerge.push({ group, sourceId: base.sourceId, body: checked.event });
+      copies.forEach((index, n) => {
+        outcomes[index] = answerOf(event, checked, n > 0 || !event.inserted);
+      });
+      if (needsMerge(event, checked)) toMerge.push({ group, sourceId: base.sourceId, body: checked.event });
     });
 
     const merges = await mergeWebhookBodies(trx, toMerge);
@@ -118,6 +126,41 @@ export async function receiveDeliveries(
   });
   for (const name of sources.keys()) ensuredSources.add(name);
   return outcomes;
+}
+
+/**
+ * The answer to one copy of a stored body. A body once applied stays applied: a redelivery of
+ * it is answered `applied` whatever this version's rules say now (they are re-run by `webhooks
+ * replay`, not by a sender). Otherwise this delivery's own issues are the answer.
+ */
+function answerOf(event: StoredDelivery, checked: CheckedBody, duplicate: boolean): DeliveryOutcome {
+  if (checked.ok || event.status === 'applied') return { status: 'applied', eventId: event.id, duplicate };
+  return { status: 'rejected', eventId: event.id, duplicate, issues: checked.issues };
+}
+
+/**
+ * A valid body is merged when it is new, or was rejected before (a database refusal, an older
+ * version's rules); a redelivery of an applied body changes nothing (merging again would be a
+ * no-op anyway).
+ */
+function needsMerge(
+  event: StoredDelivery,
+  checked: CheckedBody,
+): checked is Extract<CheckedBody, { ok: true }> {
+  return checked.ok && (event.inserted || event.status !== 'applied');
+}
+
+/** The deliveries grouped by source and body, in first-arrival order. */
+function groupCopies(deliveries: readonly IncomingDelivery[]): BodyGroup[] {
+  const groups = new Map<string, BodyGroup>();
+  deliveries.forEach((delivery, index) => {
+    const prepared = prepareDelivery(delivery.source, delivery.body);
+    const key = `${prepared.base.sourceId}\u0000${prepared.base.bodyHash}`;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { prepared, copies: [index] });
+    else group.copies.push(index);
+  });
+  return [...groups.values()];
 }
 
 /** The groups of each source, in first-arrival order. */

@@ -41,6 +41,8 @@ export async function replayDeliveries(
       .selectFrom('webhook_events')
       .select(['id', 'source_id', 'status', 'body', 'body_text'])
       .where('id', '>', after)
+      // A body cleared after the retention (retention.ts) has nothing left to re-apply.
+      .where('body_cleared_at', 'is', null)
       .$if(filter.since !== undefined, (qb) => qb.where('received_at', '>=', filter.since as Date))
       .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status as WebhookEventStatus))
       .$if(filter.source !== undefined, (qb) => qb.where('source_id', '=', filter.source as string))

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -10,19 +11,20 @@ import type pg from 'pg';
 import type { SourceConfig } from '../config/config.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { type AllowList, createAllowList } from './allow-list.js';
 import { classifyDatabaseError } from './database-errors.js';
 import {
   createDeliveryBatcher,
+  DeliveryAbandonedError,
   type DeliveryBatcher,
   type DeliveryBatcherOptions,
   QueueFullError,
 } from './delivery-batcher.js';
+import { admit, type Endpoint, isUtf8ContentType, webhookEndpoints } from './endpoints.js';
 import { createLimitedHttpServer } from './http-server.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-limits.js';
 import { maskUrl } from './mask-url.js';
-import { createRefusalLog, REFUSAL_LOG_INTERVAL_MS } from './refusal-log.js';
-import { tokensMatch } from './token.js';
+import { createRefusalLog, REFUSAL_LOG_INTERVAL_MS, type RefusalLog } from './refusal-log.js';
+import { startRetention } from './retention.js';
 
 export interface WebhookServerOptions {
   pool: pg.Pool;
@@ -47,6 +49,17 @@ export interface WebhookServerOptions {
   requestTimeoutMs?: number;
   /** Refused requests are logged as counts, one warn line per this interval at most. */
   refusalLogIntervalMs?: number;
+  /**
+   * Deliveries per minute each source may make (INSIGHTS_WEBHOOK_RATE_LIMIT); more are answered
+   * 429 with Retry-After before their body is read. Unset: no limit.
+   */
+  rateLimitPerMinute?: number;
+  /**
+   * Stored bodies first received more than this many days ago are cleared, at start and then
+   * every retentionIntervalMs (INSIGHTS_WEBHOOK_RETENTION_DAYS; retention.ts). Unset: kept.
+   */
+  retentionDays?: number;
+  retentionIntervalMs?: number;
 }
 
 export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger> & {
@@ -54,11 +67,7 @@ export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerRespo
   deliveryStats: DeliveryBatcher['stats'];
 };
 
-interface Endpoint {
-  source: SourceConfig;
-  token: string;
-  allowed: AllowList | undefined;
-}
+type App = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
 
 /** Seconds a sender is asked to wait after a 503: the database is probably back by then. */
 const RETRY_AFTER_SECONDS = 5;
@@ -73,49 +82,91 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
  * Answers after which the connection is closed without reading what is left of the body: a
  * sender refused before its body is read must not be able to push its declared gigabytes.
  */
-const CLOSE_AFTER = new Set([401, 403, 404, 413]);
+const CLOSE_AFTER = new Set([403, 404, 413, 415, 429]);
 /** Refusals counted in the aggregated log line instead of one line each. */
-const COUNTED_REFUSALS = new Set([401, 403, 404]);
+const COUNTED_REFUSALS = new Set([403, 404, 429]);
+
+/** What the one log line of a request that failed says beyond its status (logRequests). */
+interface FailureNote {
+  msg: string;
+  context: Record<string, unknown>;
+}
+
+/** What the route's handlers share, per server. */
+interface Receiver {
+  logger: Logger;
+  endpoints: Map<string, Endpoint>;
+  batcher: DeliveryBatcher;
+  persistTimeoutMs: number;
+  /** Size of each parsed body as received, for the queue's byte bound. */
+  bodyBytes: WeakMap<FastifyRequest, number>;
+  /** Requests answered 503 because the queue was full: counted, not logged one by one. */
+  queueFull: WeakSet<FastifyRequest>;
+  /** Why a request failed: said in its one log line. */
+  failures: WeakMap<FastifyRequest, FailureNote>;
+}
+
+class RateLimitedError extends Error {
+  readonly statusCode = 429;
+  constructor() {
+    super('too many deliveries from this source');
+    this.name = 'RateLimitedError';
+  }
+}
 
 /**
  * The webhook receiver (spec 6) as a fastify instance, not yet listening: tests call inject() or
  * listen on port 0; `serve` listens on the configured address.
  *
  * POST /webhooks/<source>/<token>, in this order:
- *   404 unknown source (or one without a token) -> 403 address not allowed -> 401 wrong token
- *   -> 415 not JSON -> 413 over the body limit -> 400 malformed JSON or prototype poisoning
- *   -> stored and applied in one transaction, then 200; or stored as rejected, then 422;
+ *   404 unknown source, source without a token, or wrong token (one answer, issue 17)
+ *   -> 403 address not allowed -> 429 over the source's rate limit -> 415 not JSON, or not UTF-8
+ *   -> 413 over the body limit -> 400 malformed JSON or prototype poisoning
+ *   -> stored and applied in one transaction, then 200 (`applied`, or `suppressed` for a
+ *   forgotten visitor, stored nowhere); or stored as rejected, then 422;
  *   503 when the database cannot store it (nothing is acknowledged that is not stored), at once
  *   when the delivery queue holds its maximum (delivery-batcher.ts).
- * 401/403/404/413 close the connection without reading the rest of the body; every request must
- * arrive within requestTimeoutMs (http-server.ts); refusals are logged as counts (refusal-log.ts).
+ * 403/404/413/415/429 close the connection without reading the rest of the body; every request
+ * must arrive within requestTimeoutMs (http-server.ts); refusals are logged as counts
+ * (refusal-log.ts).
  * GET /healthz: the process is up. GET /readyz: the database answers.
  */
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
-  const { pool, bodyLimit } = options;
-  const persistTimeoutMs = options.persistTimeoutMs ?? 10_000;
-  const readyTimeoutMs = options.readyTimeoutMs ?? 2_000;
   const logger = options.logger.child({ component: 'webhooks' });
-  const endpoints = new Map<string, Endpoint>();
-  for (const source of options.sources) {
-    if (source.webhookToken === undefined) continue;
-    endpoints.set(source.name, {
-      source,
-      token: source.webhookToken,
-      allowed: source.allowedIps === undefined ? undefined : createAllowList(source.allowedIps),
-    });
-  }
-  const knownSources = new Set(endpoints.keys());
-  const batcher = createDeliveryBatcher({ pool, ...options.batching });
-  const trustedProxy = options.trustedProxy ?? [];
+  const persistTimeoutMs = options.persistTimeoutMs ?? 10_000;
+  const receiver: Receiver = {
+    logger,
+    endpoints: webhookEndpoints(options.sources),
+    batcher: createDeliveryBatcher({ pool: options.pool, ...options.batching }),
+    persistTimeoutMs,
+    bodyBytes: new WeakMap(),
+    queueFull: new WeakSet(),
+    failures: new WeakMap(),
+  };
+  const app = createApp(options, logger, persistTimeoutMs);
+  const knownSources = new Set(receiver.endpoints.keys());
   const refusals = createRefusalLog(logger, options.refusalLogIntervalMs ?? REFUSAL_LOG_INTERVAL_MS);
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  /** Size of each parsed body as received, for the queue's byte bound. */
-  const bodyBytes = new WeakMap<FastifyRequest, number>();
-  /** Requests answered 503 because the queue was full: counted, not logged one by one. */
-  const queueFull = new WeakSet<FastifyRequest>();
 
-  const app = Fastify({
+  keepPoolErrorsQuiet(app, options.pool);
+  acceptJsonOnly(app, options.bodyLimit, receiver.bodyBytes);
+  closeRefusedConnections(app, refusals);
+  logRequests(app, receiver, refusals, knownSources);
+  handleErrors(app, logger, options.bodyLimit, knownSources);
+  addProbes(app, options.pool, logger, options.readyTimeoutMs ?? 2_000);
+  if (options.rateLimitPerMinute !== undefined)
+    // global: false: only the webhook route is limited (its config names the limit), not probes.
+    app.register(rateLimit, { global: false, errorResponseBuilder: () => new RateLimitedError() });
+  // Inside a plugin registered after the rate limiter, so the limiter sees the route's config.
+  app.register(async (scope) => addWebhookRoute(scope, receiver, options.rateLimitPerMinute));
+  if (options.retentionDays !== undefined) clearOldBodiesWhileServing(app, options, logger);
+
+  return Object.assign(app, { deliveryStats: () => receiver.batcher.stats() });
+}
+
+function createApp(options: WebhookServerOptions, logger: Logger, persistTimeoutMs: number): App {
+  const trustedProxy = options.trustedProxy ?? [];
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  return Fastify({
     serverFactory: (handler) =>
       createLimitedHttpServer(handler, {
         requestTimeoutMs,
@@ -125,7 +176,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     loggerInstance: logger,
     // Fastify's own request lines carry the URL, and with it the token: onResponse logs instead.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit,
+    bodyLimit: options.bodyLimit,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     trustProxy: trustedProxy.length > 0 ? [...trustedProxy] : false,
@@ -139,11 +190,15 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
       socket.destroy();
     },
-  });
+  }) as App;
+}
 
-  // pg emits 'error' on a checked-out client whose connection drops (the database restarts, say);
-  // with no listener that is an uncaught exception and the receiver dies. The statement in flight
-  // fails anyway and its delivery is answered 503, so the event itself needs no handling.
+/**
+ * pg emits 'error' on a checked-out client whose connection drops (the database restarts, say);
+ * with no listener that is an uncaught exception and the receiver dies. The statement in flight
+ * fails anyway and its delivery is answered 503, so the event itself needs no handling.
+ */
+function keepPoolErrorsQuiet(app: App, pool: pg.Pool): void {
   const heard = new WeakSet<pg.PoolClient>();
   const onAcquire = (client: pg.PoolClient) => {
     if (heard.has(client)) return;
@@ -154,8 +209,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   app.addHook('onClose', async () => {
     pool.off('acquire', onAcquire);
   });
+}
 
-  // JSON only: without a parser for any other media type, fastify answers 415 by itself.
+/** JSON only: without a parser for any other media type, fastify answers 415 by itself. */
+function acceptJsonOnly(app: App, bodyLimit: number, bodyBytes: WeakMap<FastifyRequest, number>): void {
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
@@ -163,23 +220,30 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     bodyBytes.set(request, Buffer.byteLength(text));
     parseJson(request, text, done);
   });
+}
 
-  // Once close() has begun, each answer in flight also closes its connection: a kept-alive
-  // connection would otherwise hold the shutdown up until its keep-alive timeout.
+/**
+ * Node would otherwise read the rest of a refused body to keep the connection alive; with
+ * `Connection: close` it ends the socket once the answer is written, reading nothing more. Once
+ * close() has begun, each answer in flight also closes its connection: a kept-alive connection
+ * would otherwise hold the shutdown up until its keep-alive timeout.
+ */
+function closeRefusedConnections(app: App, refusals: RefusalLog): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
-    // Node would otherwise read the rest of the body to keep the connection alive; with `close`
-    // it ends the socket once the answer is written, reading nothing more.
-    if (CLOSE_AFTER.has(reply.statusCode)) reply.header('connection', 'close');
+    if (closing || CLOSE_AFTER.has(reply.statusCode)) reply.header('connection', 'close');
   });
   app.addHook('onClose', async () => {
     refusals.flush();
   });
+}
 
+/** One line per request, the token masked; refusals counted instead (refusal-log.ts). */
+function logRequests(app: App, receiver: Receiver, refusals: RefusalLog, knownSources: Set<string>): void {
+  const { logger, queueFull, failures } = receiver;
   app.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;
     const line = {
@@ -189,17 +253,25 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       ms: Math.round(reply.elapsedTime),
       ip: request.ip,
     };
+    const failure = failures.get(request);
     if (COUNTED_REFUSALS.has(status) || queueFull.has(request)) {
       refusals.count(queueFull.has(request) ? 'queue_full' : String(status), request.ip);
       logger.debug(line, 'request refused');
+    } else if (failure !== undefined) {
+      const log = status >= 500 && status !== 503 ? logger.error : logger.warn;
+      log.call(logger, { ...line, ...failure.context }, failure.msg);
     } else if (status >= 500) logger.error(line, 'request failed');
     else if (request.url === '/healthz' || request.url === '/readyz') logger.debug(line, 'probe');
     else logger.info(line, 'request');
   });
+}
 
+function handleErrors(app: App, logger: Logger, bodyLimit: number, knownSources: Set<string>): void {
   app.setErrorHandler((error: unknown, request, reply) => {
     const code = (error as { code?: unknown }).code;
     const statusCode = (error as { statusCode?: unknown }).statusCode;
+    // The limiter has set Retry-After and the X-RateLimit headers already.
+    if (error instanceof RateLimitedError) return reply.code(429).send({ error: 'rate_limited' });
     if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return reply.code(413).send({ error: 'body_too_large', limit: bodyLimit });
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return unsupportedMediaType(reply);
@@ -211,11 +283,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     logger.error({ err: errorMessage(error), url: maskUrl(request.url, knownSources) }, 'unexpected error');
     return reply.code(500).send({ error: 'internal_error' });
   });
+  // The same answer as an unknown source or a wrong token on the webhook route.
+  app.setNotFoundHandler((_request, reply) => notFound(reply));
+}
 
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not_found' }));
-
+function addProbes(app: App, pool: pg.Pool, logger: Logger, readyTimeoutMs: number): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
-
   app.get('/readyz', async (_request, reply) => {
     try {
       await withTimeout(pool.query('select 1'), readyTimeoutMs, 'database did not answer');
@@ -225,102 +298,140 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ status: 'unavailable' });
     }
   });
+}
 
-  app.post<{ Params: { source: string; token: string } }>(
+function addWebhookRoute(scope: FastifyInstance, receiver: Receiver, perMinute: number | undefined): void {
+  scope.post<{ Params: { source: string; token: string } }>(
     '/webhooks/:source/:token',
     {
+      // Keyed by source, not by address: the service sends from many. Counted after the token
+      // check (below), so no one without the token can use up a source's allowance.
+      ...(perMinute === undefined
+        ? {}
+        : {
+            config: {
+              rateLimit: {
+                max: perMinute,
+                timeWindow: 60_000,
+                keyGenerator: (request: FastifyRequest) => (request.params as { source: string }).source,
+              },
+            },
+          }),
       // Before the body is read: an unauthenticated sender costs no parsing and writes nothing.
+      // The rate limiter's own onRequest hook runs after this one.
       onRequest: async (request, reply) => {
-        const endpoint = endpoints.get(request.params.source);
-        if (endpoint === undefined) return reply.code(404).send({ error: 'not_found' });
-        if (endpoint.allowed !== undefined && !isAllowed(endpoint.allowed, request.ip))
-          return reply.code(403).send({ error: 'forbidden' });
-        if (!tokensMatch(endpoint.token, request.params.token))
-          return reply.code(401).send({ error: 'unauthorized' });
+        const admission = admit(receiver.endpoints, request.params.source, request.params.token, request.ip);
+        if (!admission.admitted)
+          return admission.status === 404 ? notFound(reply) : reply.code(403).send({ error: 'forbidden' });
+        if (!isUtf8ContentType(request.headers['content-type']))
+          return reply.code(415).send({ error: 'unsupported_charset', expected: 'utf-8' });
       },
     },
     async (request, reply) => {
-      const endpoint = endpoints.get(request.params.source) as Endpoint;
+      const endpoint = receiver.endpoints.get(request.params.source) as Endpoint;
       // A POST without Content-Type and without a body reaches here with no body at all.
       if (request.body === undefined) return unsupportedMediaType(reply);
       if (jsonDepth(request.body) > MAX_JSON_DEPTH)
         return reply
           .code(400)
           .send({ error: 'malformed_json', message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
-      return deliver(request, reply, endpoint);
+      return deliver(receiver, request, reply, endpoint);
     },
   );
+}
 
-  async function deliver(request: FastifyRequest, reply: FastifyReply, endpoint: Endpoint) {
-    const source = {
-      name: endpoint.source.name,
-      baseUrl: endpoint.source.baseUrl,
-      ...(endpoint.source.pii === undefined ? {} : { pii: endpoint.source.pii }),
-    };
-    // At the persist timeout the sender is answered 503, and a delivery still waiting in the
-    // queue is dropped from it: what is answered 503 is not applied later from memory.
-    const abandon = new AbortController();
-    const timer = setTimeout(() => abandon.abort(), persistTimeoutMs);
-    try {
-      const outcome = await batcher.receive(source, request.body, {
-        bytes: bodyBytes.get(request) ?? 0,
-        signal: abandon.signal,
-      });
-      logger.debug(
-        {
-          source: source.name,
-          eventId: outcome.eventId,
-          status: outcome.status,
-          duplicate: outcome.duplicate,
-          ...(outcome.status === 'applied' && outcome.merge ? { row: outcome.merge.row } : {}),
-        },
-        'delivery stored',
-      );
-      if (outcome.status === 'applied') {
-        return reply
-          .code(200)
-          .send({ status: 'applied', event_id: outcome.eventId, duplicate: outcome.duplicate });
-      }
-      const first = outcome.issues[0];
-      return reply.code(422).send({
-        error: 'invalid_body',
-        field: first?.field ?? '(body)',
-        message: first?.message ?? 'invalid',
-        issues: outcome.issues,
-        event_id: outcome.eventId,
+/** Stores a delivery, and answers it only once its transaction has committed. */
+async function deliver(receiver: Receiver, request: FastifyRequest, reply: FastifyReply, endpoint: Endpoint) {
+  const { logger, batcher } = receiver;
+  const source = {
+    name: endpoint.source.name,
+    baseUrl: endpoint.source.baseUrl,
+    ...(endpoint.source.pii === undefined ? {} : { pii: endpoint.source.pii }),
+  };
+  // At the persist timeout the sender is answered 503, and a delivery still waiting in the
+  // queue is dropped from it: what is answered 503 is not applied later from memory.
+  const abandon = new AbortController();
+  const timer = setTimeout(() => abandon.abort(), receiver.persistTimeoutMs);
+  try {
+    const outcome = await batcher.receive(source, request.body, {
+      bytes: receiver.bodyBytes.get(request) ?? 0,
+      signal: abandon.signal,
+    });
+    logger.debug(
+      {
+        source: source.name,
+        eventId: outcome.eventId,
+        status: outcome.status,
         duplicate: outcome.duplicate,
-      });
-    } catch (error) {
-      if (error instanceof QueueFullError) {
-        queueFull.add(request);
-        return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ error: 'busy' });
-      }
-      const failure = classifyDatabaseError(error);
-      const context = { source: source.name, err: errorMessage(error) };
-      if (failure === 'unavailable') {
-        logger.warn(context, 'delivery not stored: the database is unavailable; answered 503');
-        return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ error: 'unavailable' });
-      }
-      logger.error(context, 'delivery not stored: unexpected error');
-      return reply.code(500).send({ error: 'internal_error' });
-    } finally {
-      clearTimeout(timer);
+        ...(outcome.status === 'applied' && outcome.merge ? { row: outcome.merge.row } : {}),
+      },
+      'delivery stored',
+    );
+    if (outcome.status === 'suppressed')
+      // Acknowledged, so the service stops sending it; nothing of it is stored.
+      return reply.code(200).send({ status: 'suppressed', event_id: null, duplicate: false });
+    if (outcome.status === 'applied')
+      return reply
+        .code(200)
+        .send({ status: 'applied', event_id: outcome.eventId, duplicate: outcome.duplicate });
+    if (outcome.databaseRefusal !== undefined)
+      // The database's message may quote the body: only its code and the object it names.
+      logger.warn(
+        { source: source.name, eventId: outcome.eventId, ...outcome.databaseRefusal },
+        'delivery refused by the database; stored as rejected',
+      );
+    const first = outcome.issues[0];
+    return reply.code(422).send({
+      error: 'invalid_body',
+      field: first?.field ?? '(body)',
+      message: first?.message ?? 'invalid',
+      issues: outcome.issues,
+      event_id: outcome.eventId,
+      duplicate: outcome.duplicate,
+    });
+  } catch (error) {
+    if (error instanceof QueueFullError) {
+      receiver.queueFull.add(request);
+      return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ error: 'busy' });
     }
+    const context = { source: source.name, err: errorMessage(error) };
+    if (classifyDatabaseError(error) === 'unavailable') {
+      // Logged once, by logRequests, with the request's line.
+      receiver.failures.set(request, {
+        context,
+        msg:
+          error instanceof DeliveryAbandonedError
+            ? 'delivery not stored in time; answered 503'
+            : 'delivery not stored: the database is unavailable; answered 503',
+      });
+      return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ error: 'unavailable' });
+    }
+    receiver.failures.set(request, { context, msg: 'delivery not stored: unexpected error' });
+    return reply.code(500).send({ error: 'internal_error' });
+  } finally {
+    clearTimeout(timer);
   }
+}
 
-  return Object.assign(app, { deliveryStats: () => batcher.stats() });
+/** INSIGHTS_WEBHOOK_RETENTION_DAYS: at start (once listening) and then hourly, until close. */
+function clearOldBodiesWhileServing(app: App, options: WebhookServerOptions, logger: Logger): void {
+  const days = options.retentionDays as number;
+  let retention: ReturnType<typeof startRetention> | undefined;
+  app.addHook('onListen', async () => {
+    retention ??= startRetention(options.pool, logger, days, options.retentionIntervalMs);
+  });
+  app.addHook('onClose', async () => {
+    await retention?.stop();
+  });
+}
+
+/** One answer for an unknown source, a wrong token and an unknown path: nothing to tell apart. */
+function notFound(reply: FastifyReply) {
+  return reply.code(404).send({ error: 'not_found' });
 }
 
 function unsupportedMediaType(reply: FastifyReply) {
   return reply.code(415).send({ error: 'unsupported_media_type', expected: 'application/json' });
-}
-
-function isAllowed(allowed: AllowList, address: string | undefined): boolean {
-  try {
-    return address !== undefined && allowed(address);
-  } catch {
-    return false;
-  }
 }
 
 /** Rejects after `ms`; the work itself goes on (a transaction cannot be abandoned halfway). */

@@ -164,7 +164,7 @@ describe('forget sticks: a forgotten visitor is never stored again, by the sync 
     }
   });
 
-  it('a delivery of the visitor is acknowledged (200, no event id), valid or not, and not stored', async () => {
+  it('a delivery of the visitor is acknowledged (200 `suppressed`, no event id), valid or not, and not stored', async () => {
     const item = sim.truth().feedback.find((f) => f.visitor.id === visitorId);
     if (item === undefined) throw new Error('the visitor has no feedback');
     const before = await sql<{ n: number }>`select count(*)::int as n from webhook_events`.execute(t.db);
@@ -180,7 +180,7 @@ describe('forget sticks: a forgotten visitor is never stored again, by the sync 
           body: JSON.stringify(body),
         });
         expect(response.status).toBe(200);
-        expect(await response.json()).toEqual({ status: 'applied', event_id: null, duplicate: false });
+        expect(await response.json()).toEqual({ status: 'suppressed', event_id: null, duplicate: false });
       }
       // The path without batching answers alike.
       const single = await receiveDelivery(
@@ -188,7 +188,7 @@ describe('forget sticks: a forgotten visitor is never stored again, by the sync 
         { name: source, baseUrl: sim.url, pii: POLICIES[source] as PiiPolicy },
         feedbackWebhookBody(item),
       );
-      expect(single).toEqual({ status: 'applied', eventId: null, duplicate: false, suppressed: true });
+      expect(single).toEqual({ status: 'suppressed', eventId: null, duplicate: false });
     }
     const after = await sql<{ n: number }>`select count(*)::int as n from webhook_events`.execute(t.db);
     expect(after.rows[0]?.n).toBe(before.rows[0]?.n);

@@ -197,7 +197,7 @@ describe('canary secrets through every error path', () => {
     const good = `/webhooks/main/${TOKEN}`;
     expect(await post(good, JSON.stringify(feedbackBody({ id: 1 })))).toBe(200);
     expect(await post(good, JSON.stringify({ ...feedbackBody({ id: 2 }), id: 'x' }))).toBe(422);
-    expect(await post(`/webhooks/main/${TOKEN}-wrong`, '{}')).toBe(401);
+    expect(await post(`/webhooks/main/${TOKEN}-wrong`, '{}')).toBe(404);
     expect(await post(`/webhooks/nobody/${TOKEN}`, '{}')).toBe(404);
     expect(await post(`/webhooks/${TOKEN}`, '{}')).toBe(404);
     expect(await post(good, JSON.stringify({ comment: 'x'.repeat(4_000) }))).toBe(413);

@@ -49,6 +49,8 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_WEBHOOK_BODY_LIMIT', value: 'CANARY-262144' },
   { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED', value: 'CANARY-2000' },
   { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', value: 'CANARY-33554432' },
+  { variable: 'INSIGHTS_WEBHOOK_RATE_LIMIT', value: 'CANARY-600' },
+  { variable: 'INSIGHTS_WEBHOOK_RETENTION_DAYS', value: 'CANARY-30' },
   { variable: 'INSIGHTS_TRUSTED_PROXY', value: 'CANARY-proxy' },
   { variable: 'INSIGHTS_WEBHOOK_CONFIRM_DAYS', value: 'CANARY-2' },
   { variable: 'INSIGHTS_PII', value: 'CANARY-hash' },

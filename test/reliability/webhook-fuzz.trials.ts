@@ -31,6 +31,10 @@ const anyJson = fc.jsonValue({ maxDepth: 5, stringUnit: 'binary' });
 const contentTypes = fc.constantFrom(
   'application/json',
   'application/json; charset=utf-8',
+  'application/json; charset=UTF8',
+  // JSON in another charset: 415 before the body is read (issue 17).
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
   'text/plain',
   'application/xml',
   'application/x-www-form-urlencoded',
@@ -218,6 +222,8 @@ describe('10,000 fuzzed webhook deliveries', () => {
         else accepted.push({ eventId: answer.event_id, status: status === 200 ? 'applied' : 'rejected' });
       }
       if (delivery.kind === 'oversized' && status !== 413) unexpected.push(`oversized -> ${status}`);
+      if (/charset=(?!utf-?8$)/i.test(delivery.contentType) && status !== 415)
+        unexpected.push(`${delivery.kind} as ${delivery.contentType} -> ${status}`);
     };
 
     // Eight senders at once, as a busy service would deliver.

@@ -100,11 +100,11 @@ describe('POST /webhooks/<source>/<token>: every answer', () => {
     expect(event.delivery_count).toBe(2);
   });
 
-  it("401: a wrong token, or another source's token, writes nothing", async () => {
+  it("404: a wrong token, or another source's token, writes nothing", async () => {
     for (const url of [`/webhooks/main/${TOKEN}x`, `/webhooks/main/${OTHER_TOKEN}`, '/webhooks/main/short']) {
       const response = await postJson(app, url, feedbackBody());
-      expect(response.statusCode, url).toBe(401);
-      expect(response.json()).toEqual({ error: 'unauthorized' });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.json()).toEqual({ error: 'not_found' });
     }
     expect(await writtenRows(t)).toEqual({
       webhook_events: 0,
@@ -115,9 +115,32 @@ describe('POST /webhooks/<source>/<token>: every answer', () => {
     });
   });
 
-  it('401 comes before the body is looked at: a wrong token with a malformed or huge body is still 401', async () => {
-    expect((await postJson(app, '/webhooks/main/wrong', '{not json')).statusCode).toBe(401);
-    expect((await postJson(app, '/webhooks/main/wrong', 'x'.repeat(64 * 1024))).statusCode).toBe(401);
+  it('404 comes before the body is looked at: a wrong token with a malformed or huge body is still 404', async () => {
+    expect((await postJson(app, '/webhooks/main/wrong', '{not json')).statusCode).toBe(404);
+    expect((await postJson(app, '/webhooks/main/wrong', 'x'.repeat(64 * 1024))).statusCode).toBe(404);
+  });
+
+  it('one answer for an unknown source and a wrong token: same status, body and headers, so no name can be probed', async () => {
+    const answers = await Promise.all(
+      [
+        `/webhooks/nope/${TOKEN}`, // no such source
+        `/webhooks/apionly/${TOKEN}`, // a source without a webhook address
+        `/webhooks/main/${OTHER_TOKEN}`, // a known source, a wrong token
+        // A known source with an allow-list, a wrong token, a sender not on the list: still 404,
+        // the allow-list is only looked at once the token matched.
+        `/webhooks/shop/${TOKEN}`,
+      ].map((url) => postJson(app, url, feedbackBody(), { 'x-forwarded-for': '10.9.9.9' })),
+    );
+    const seen = answers.map((answer) => {
+      const { date: _date, ...headers } = answer.headers;
+      return { status: answer.statusCode, body: answer.body, headers };
+    });
+    expect(seen[0]).toEqual({
+      status: 404,
+      body: '{"error":"not_found"}',
+      headers: expect.objectContaining({ connection: 'close' }),
+    });
+    for (const other of seen.slice(1)) expect(other).toEqual(seen[0]);
   });
 
   it('200 with the longest token the configuration allows (256 characters)', async () => {
@@ -128,7 +151,7 @@ describe('POST /webhooks/<source>/<token>: every answer', () => {
     try {
       expect((await postJson(long, `/webhooks/long/${longToken}`, feedbackBody())).statusCode).toBe(200);
       expect((await postJson(long, `/webhooks/long/${longToken.slice(1)}`, feedbackBody())).statusCode).toBe(
-        401,
+        404,
       );
     } finally {
       await long.close();

@@ -78,7 +78,7 @@ describe('insights-sync serve', () => {
     const url = `${base}/webhooks/main/${TOKEN}`;
 
     expect((await post(url, feedbackBody({ id: 1 }))).status).toBe(200);
-    expect((await post(`${base}/webhooks/main/wrong-token`, feedbackBody({ id: 2 }))).status).toBe(401);
+    expect((await post(`${base}/webhooks/main/wrong-token`, feedbackBody({ id: 2 }))).status).toBe(404);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
     await withClient(t.url, async (blocker) => {

@@ -1,4 +1,4 @@
-import type { Generated, GeneratedAlways } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 import type { DefaultTimestamp, Json, Timestamp } from './common.js';
 
 /**
@@ -21,7 +21,7 @@ export interface WebhookEventsTable {
   type: string | null;
   status: WebhookEventStatus;
   error: string | null;
-  /** The parsed body; null only when it is kept in body_text. */
+  /** The parsed body; null when it is kept in body_text, or cleared (body_cleared_at). */
   body: Json | null;
   /** JSON text of a body PostgreSQL cannot hold as jsonb (a \u0000 or unpaired surrogate). */
   body_text: string | null;
@@ -29,4 +29,6 @@ export interface WebhookEventsTable {
   last_received_at: DefaultTimestamp;
   delivery_count: Generated<number>;
   applied_at: Timestamp | null;
+  /** When the body was cleared after the retention (migration 0011); null while it is kept. */
+  body_cleared_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
