@@ -7,6 +7,7 @@ import * as serverReadings from './0006-server-readings.js';
 import * as suppressions from './0007-suppressions.js';
 import * as snapshotEvidence from './0008-snapshot-evidence.js';
 import * as valueRanges from './0009-value-ranges.js';
+import * as experimentChecks from './0010-experiment-checks.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0007-suppressions': suppressions,
   '0008-snapshot-evidence': snapshotEvidence,
   '0009-value-ranges': valueRanges,
+  '0010-experiment-checks': experimentChecks,
 };
