@@ -1,5 +1,5 @@
 import { Gauge, Registry } from 'prom-client';
-import type { RunResult } from '../sync/run-sync.js';
+import type { RunSummary, SnapshotOutcome, WindowOutcome } from '../sync/outcomes.js';
 import { processRegistry } from './registry.js';
 
 /**
@@ -9,7 +9,15 @@ import { processRegistry } from './registry.js';
  * restarts from each run's numbers would read as resets.
  */
 export interface RunMetricsInput {
-  result: Pick<RunResult, 'status' | 'summary' | 'windows' | 'snapshots' | 'durationMs' | 'requests'>;
+  result: {
+    status: (typeof RUN_STATUSES)[number];
+    summary: RunSummary;
+    windows: readonly WindowOutcome[];
+    snapshots: readonly SnapshotOutcome[];
+    durationMs: number;
+    /** Per source: HTTP requests by response status ('none': no response). */
+    requests: Record<string, Record<string, number>>;
+  };
   /** When the run ended. */
   finishedAt: Date;
   /** When the last run that ended ok ended (this one, if it did); null if none has. */
