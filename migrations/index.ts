@@ -9,6 +9,7 @@ import * as snapshotEvidence from './0008-snapshot-evidence.js';
 import * as valueRanges from './0009-value-ranges.js';
 import * as runLock from './0010-run-lock.js';
 import * as webhookRetention from './0011-webhook-retention.js';
+import * as experimentChecks from './0012-experiment-checks.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0009-value-ranges': valueRanges,
   '0010-run-lock': runLock,
   '0011-webhook-retention': webhookRetention,
+  '0012-experiment-checks': experimentChecks,
 };

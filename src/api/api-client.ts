@@ -33,6 +33,8 @@ export interface ApiClientOptions {
   logger?: Logger;
   /** Cancels everything: the request in flight and any backoff sleep. */
   signal?: AbortSignal;
+  /** Called once per HTTP attempt with its status, or null when no response came (network error, timeout). */
+  onResponse?: (status: number | null) => void;
 }
 
 export interface WindowQuery {
@@ -63,6 +65,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   // A URL we refuse is never quoted: it may hold a password (user:password@host).
   const baseUrl = problem === undefined ? options.source.baseUrl.replace(/\/+$/, '') : '[unusable base URL]';
   let requests = 0;
+  const fetchOnce: typeof globalThis.fetch =
+    options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const onResponse = options.onResponse;
   const transport: RetryingTransport = {
     sourceName: options.source.name,
     baseUrl,
@@ -71,7 +76,20 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     retry: resolveRetryOptions(options.retry),
     // Looked up per call (not captured now) and called as a plain function, not as a method.
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    fetch:
+      onResponse === undefined
+        ? fetchOnce
+        : (input, init) =>
+            fetchOnce(input, init).then(
+              (response) => {
+                onResponse(response.status);
+                return response;
+              },
+              (error: unknown) => {
+                onResponse(null);
+                throw error;
+              },
+            ),
     sleep: options.sleep ?? abortableSleep,
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,

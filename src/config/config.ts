@@ -70,6 +70,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** HMAC key of `pii: hash` (and of the visitor pseudonyms under hash and drop). Never logged. */
   piiKey: string | undefined;
+  /** sync, backfill, schedule: the run's metrics go to this file (node_exporter textfile collector). */
+  metricsFile: string | undefined;
+  /** schedule: serves GET /metrics on this port; unset: no metrics server. */
+  metricsPort: number | undefined;
 }
 
 const RESERVED_SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -196,6 +200,12 @@ const ENV_SETTINGS = {
   },
   INSIGHTS_TRUSTED_PROXY: { schema: trustedProxyList, expected: TRUSTED_PROXY_EXPECTED },
   INSIGHTS_WEBHOOK_CONFIRM_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
+  // node_exporter's textfile collector reads only *.prom files.
+  INSIGHTS_METRICS_FILE: {
+    schema: z.string().regex(/^[^\0\n]*[^/\0\n]\.prom$/),
+    expected: 'a file path ending in .prom, in the directory of node_exporter --collector.textfile.directory',
+  },
+  INSIGHTS_METRICS_PORT: { schema: int(1, 65535), expected: 'a TCP port 1-65535' },
 } as const;
 
 type EnvName = keyof typeof ENV_SETTINGS;
@@ -293,6 +303,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
     shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
     piiKey,
+    metricsFile: setting('INSIGHTS_METRICS_FILE', '') || undefined,
+    metricsPort: env.INSIGHTS_METRICS_PORT?.trim() ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });

@@ -49,7 +49,8 @@ export type SyncSettings = Pick<
   | 'retryMaxMs'
   | 'retryAfterCapMs'
   | 'maxInvalidShare'
->;
+> &
+  Partial<Pick<Config, 'metricsFile' | 'metricsPort'>>;
 
 export interface SyncRequest {
   trigger: RunTrigger;
@@ -69,7 +70,10 @@ export interface SyncDeps {
   sources: readonly SourceConfig[];
   settings: SyncSettings;
   /** Tests inject clients (fake timers, fault-injecting fetch); default: the real HTTP client. */
-  createClient?: (source: SourceConfig, options: { signal?: AbortSignal; logger: Logger }) => ApiClient;
+  createClient?: (
+    source: SourceConfig,
+    options: { signal?: AbortSignal; logger: Logger; onResponse?: (status: number | null) => void },
+  ) => ApiClient;
   /** Aborted on SIGTERM/SIGINT: windows not started yet are skipped, the run ends 'interrupted'. */
   signal?: AbortSignal;
   /** Called after each window, e.g. for a progress bar. */
@@ -87,6 +91,8 @@ export interface RunResult {
   /** One line: why the run is not ok. */
   error: string | null;
   durationMs: number;
+  /** Per source: HTTP requests (attempts included) by response status, 'none' when no response came. */
+  requests: Record<string, Record<string, number>>;
 }
 
 /**
@@ -125,9 +131,16 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const plans: { handle: SourceHandle; resource: WindowedResource; day: DayString; startDay: DayString }[] =
     [];
   const handles: SourceHandle[] = [];
+  const requests: RunResult['requests'] = {};
   for (const source of sources) {
+    const byStatus: Record<string, number> = {};
+    requests[source.name] = byStatus;
     const client = makeClient(source, {
       logger,
+      onResponse: (status) => {
+        const key = status === null ? 'none' : String(status);
+        byStatus[key] = (byStatus[key] ?? 0) + 1;
+      },
       ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     });
     const learned = await readServerReadings(deps.db, source.name);
@@ -220,7 +233,13 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
   logger.info({ status, durationMs }, 'run finished');
-  return { runId, status, summary, windows, snapshots, error, durationMs };
+  const result = { runId, status, summary, windows, snapshots, error, durationMs, requests };
+  // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
+  if (deps.settings.metricsFile !== undefined || deps.settings.metricsPort !== undefined) {
+    const { publishRunMetrics } = await import('./publish-run-metrics.js');
+    await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger);
+  }
+  return result;
 }
 
 async function planDays(
@@ -324,7 +343,7 @@ function runStatus(
 function defaultClient(
   source: SourceConfig,
   settings: SyncSettings,
-  options: { signal?: AbortSignal; logger: Logger },
+  options: { signal?: AbortSignal; logger: Logger; onResponse?: (status: number | null) => void },
 ): ApiClient {
   return createApiClient({
     source: { name: source.name, baseUrl: source.baseUrl, apiKey: source.apiKey },
@@ -337,5 +356,6 @@ function defaultClient(
     },
     logger: options.logger,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }),
   });
 }

@@ -56,6 +56,7 @@ export function runAgainst(t: TestDatabase, sim: Simulator, options: RunOptions)
           retry: { maxAttempts: settings.maxAttempts, baseDelayMs: 0, maxDelayMs: 0, retryAfterCapMs: 0 },
           sleep: async () => {},
           logger: clientOptions.logger,
+          ...(clientOptions.onResponse === undefined ? {} : { onResponse: clientOptions.onResponse }),
         });
         return options.wrapClient ? options.wrapClient(client) : client;
       },

@@ -56,6 +56,8 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_PII', value: 'CANARY-hash' },
   { variable: 'INSIGHTS_PII_KEY', value: 'CANARY-too-short', extra: { INSIGHTS_PII: 'hash' } },
   { variable: 'INSIGHTS_PII_EXTRA_KEYS', value: 'CANARY,,x' },
+  { variable: 'INSIGHTS_METRICS_FILE', value: 'CANARY-metrics.txt' },
+  { variable: 'INSIGHTS_METRICS_PORT', value: 'CANARY-9464' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
 ];
 

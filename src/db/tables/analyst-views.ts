@@ -31,6 +31,11 @@ export interface TestResultsView {
   last_seen_at: V<Date>;
   last_changed_at: V<Date>;
   removed_at: V<Date>;
+  /** Migration 0012: the sample-ratio-mismatch check (against equal allocation) and Holm's adjustment. */
+  srm_chi_square: V<number>;
+  srm_p_value: V<number>;
+  sample_ratio_mismatch: V<boolean>;
+  p_value_holm: V<number>;
 }
 
 export interface TestResultDailyView {

@@ -1,0 +1,43 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { writeDbtSources } from '../dbt/dbt-sources.js';
+import { CliError } from '../errors.js';
+import type { CommandContext } from './command-context.js';
+import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
+
+export interface DbtSourcesCommandOptions {
+  /** The file to write, e.g. models/sources.yml; unset: stdout. */
+  out?: string;
+}
+
+/**
+ * `insights-sync dbt-sources [--out FILE]`: writes dbt's sources.yml from the live schema
+ * (src/dbt/dbt-sources.ts). To be registered in commands.ts with
+ * `.option('--out <file>', 'the file to write, e.g. models/sources.yml; default: stdout')`.
+ */
+export async function runDbtSources(
+  options: DbtSourcesCommandOptions,
+  context: CommandContext,
+): Promise<void> {
+  const { config, logger } = context;
+  const text = await usingWarehouse(
+    config,
+    logger,
+    ({ pool }) => writeDbtSources(pool, config.schema),
+    // Catalog reads only: a database that stops answering ends it with exit 5, not a hang.
+    { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+  );
+  if (options.out === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  const out = path.resolve(options.out);
+  try {
+    await mkdir(path.dirname(out), { recursive: true });
+    await writeFile(out, text);
+  } catch (error) {
+    throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
+  }
+  const tables = (text.match(/^ {6}- name: /gm) ?? []).length;
+  process.stdout.write(`wrote ${options.out}: source ${config.schema}, ${tables} tables and views\n`);
+}
