@@ -8,10 +8,10 @@ import { processRegistry } from './registry.js';
 export const DELIVERY_OUTCOMES = [
   'applied', // 200: stored and merged
   'rejected', // 422: stored as rejected (invalid body)
-  'not_found', // 404: no such source, or one without a token
+  'not_found', // 404: no such source, one without a token, or a wrong token
   'forbidden', // 403: address not allowed
-  'unauthorized', // 401: wrong token
   'too_large', // 413
+  'rate_limited', // 429: the source is over INSIGHTS_WEBHOOK_RATE_LIMIT
   'malformed', // 400, 415 and other 4xx: not JSON, malformed JSON, too deep
   'busy', // 503: the delivery queue was full
   'unavailable', // 503: the database could not store it
@@ -32,10 +32,10 @@ export function deliveryOutcome(status: number, options: { queueFull?: boolean }
       return 'not_found';
     case 403:
       return 'forbidden';
-    case 401:
-      return 'unauthorized';
     case 413:
       return 'too_large';
+    case 429:
+      return 'rate_limited';
     case 503:
       return options.queueFull ? 'busy' : 'unavailable';
   }

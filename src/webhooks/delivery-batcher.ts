@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { recordBatch, recordDatabaseError } from '../metrics/receiver-metrics.js';
 import { classifyDatabaseError } from './database-errors.js';
 import type { WebhookSource } from './prepare-delivery.js';
 import { receiveDelivery } from './receive.js';
@@ -122,13 +123,16 @@ export function createDeliveryBatcher(options: DeliveryBatcherOptions): Delivery
   async function store(batch: Pending[]): Promise<void> {
     try {
       const outcomes = await receiveDeliveries(pool, batch, ensuredSources);
+      recordBatch(batch.length);
       batch.forEach((pending, i) => {
         const outcome = outcomes[i];
         if (outcome === undefined) pending.reject(new Error('a delivery of the batch got no outcome'));
         else pending.resolve(outcome);
       });
     } catch (error) {
-      if (classifyDatabaseError(error) !== 'data') {
+      const kind = classifyDatabaseError(error);
+      recordDatabaseError(kind);
+      if (kind !== 'data') {
         for (const pending of batch) pending.reject(error);
         return;
       }

@@ -19,7 +19,7 @@ export function maskUrl(url: string, knownSources: ReadonlySet<string>): string 
   return second === undefined ? `/${head}` : `/${head}/***`;
 }
 
-const PUBLIC_PATHS = new Set(['/', '/healthz', '/readyz', '/webhooks']);
+const PUBLIC_PATHS = new Set(['/', '/healthz', '/readyz', '/metrics', '/webhooks']);
 
 /** A first segment is logged as such only when it looks like a route name, not a secret. */
 function safeSegment(segment: string): string {

@@ -11,6 +11,8 @@ import type pg from 'pg';
 import type { SourceConfig } from '../config/config.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { deliveryOutcome, recordDelivery } from '../metrics/receiver-metrics.js';
+import { METRICS_CONTENT_TYPE, metricsText } from '../metrics/registry.js';
 import { classifyDatabaseError } from './database-errors.js';
 import {
   createDeliveryBatcher,
@@ -246,6 +248,11 @@ function logRequests(app: App, receiver: Receiver, refusals: RefusalLog, knownSo
   const { logger, queueFull, failures } = receiver;
   app.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;
+    if (request.url.startsWith('/webhooks/'))
+      recordDelivery(
+        deliveryOutcome(status, { queueFull: queueFull.has(request) }),
+        reply.elapsedTime / 1000,
+      );
     const line = {
       method: request.method,
       url: maskUrl(request.url, knownSources),
@@ -289,6 +296,8 @@ function handleErrors(app: App, logger: Logger, bodyLimit: number, knownSources:
 
 function addProbes(app: App, pool: pg.Pool, logger: Logger, readyTimeoutMs: number): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // Counts only: no source name, token or body reaches a label (src/metrics/receiver-metrics.ts).
+  app.get('/metrics', async (_request, reply) => reply.type(METRICS_CONTENT_TYPE).send(await metricsText()));
   app.get('/readyz', async (_request, reply) => {
     try {
       await withTimeout(pool.query('select 1'), readyTimeoutMs, 'database did not answer');

@@ -19,7 +19,7 @@ describe("the webhook receiver's metrics", () => {
       [422, false, 'rejected'],
       [404, false, 'not_found'],
       [403, false, 'forbidden'],
-      [401, false, 'unauthorized'],
+      [429, false, 'rate_limited'],
       [413, false, 'too_large'],
       [400, false, 'malformed'],
       [415, false, 'malformed'],

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { promtoolCheck, samples } from '../metrics/promtool.js';
+import { feedbackBody, MAIN_URL, postJson, receiver } from './webhook-helpers.js';
+
+/** Issue 15, item 2: `serve` answers GET /metrics with what it received, in Prometheus's format. */
+describe('GET /metrics on the webhook receiver', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  const delivered = (text: string, outcome: string) =>
+    samples(text).find(
+      (s) => s.name === 'insights_sync_webhook_deliveries_total' && s.labels.outcome === outcome,
+    )?.value ?? 0;
+
+  it('counts each answer by outcome and each stored batch; promtool accepts the text; no token or source name in it', async () => {
+    const app = receiver(t.pool);
+    try {
+      const before = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(before.statusCode).toBe(200);
+      expect(before.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+      const applied0 = delivered(before.body, 'applied');
+      const notFound0 = delivered(before.body, 'not_found');
+
+      const ok = await postJson(app, MAIN_URL, feedbackBody({ id: 7001 }));
+      expect(ok.statusCode).toBe(200);
+      const wrong = await postJson(app, '/webhooks/main/not-the-token-at-all-0123456789', feedbackBody());
+      expect(wrong.statusCode).toBe(404);
+
+      const after = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(delivered(after.body, 'applied')).toBe(applied0 + 1);
+      expect(delivered(after.body, 'not_found')).toBe(notFound0 + 1);
+      const batches = samples(after.body).find(
+        (s) => s.name === 'insights_sync_webhook_batch_deliveries_count',
+      );
+      expect(batches?.value).toBeGreaterThanOrEqual(1);
+
+      const check = await promtoolCheck(after.body);
+      expect(check, check.output).toEqual({ code: 0, output: '' });
+      expect(after.body).not.toContain('CANARY');
+      expect(after.body).not.toMatch(/\bmain\b/);
+    } finally {
+      await app.close();
+    }
+  });
+});
