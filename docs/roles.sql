@@ -86,6 +86,9 @@ begin
   grant select, insert, update on insights.sources, insights.webhook_events, insights.feedback,
     insights.survey_answers, insights.visitors to insights_serve;
   grant delete on insights.webhook_events to insights_serve;
+  -- The suppression list's lock: a delivery holds its one row FOR KEY SHARE while it checks the
+  -- list and writes (row locks need UPDATE; the row itself is never written).
+  grant select, update on insights.suppression_lock to insights_serve;
   -- What it checks before writing: the suppression list, and (for the schema check at start) the
   -- migrator's own tables.
   grant select on insights.suppressed_visitors, insights.kysely_migration, insights.kysely_migration_lock

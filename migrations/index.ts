@@ -10,6 +10,7 @@ import * as valueRanges from './0009-value-ranges.js';
 import * as runLock from './0010-run-lock.js';
 import * as webhookRetention from './0011-webhook-retention.js';
 import * as experimentChecks from './0012-experiment-checks.js';
+import * as suppressionLock from './0013-suppression-lock.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0010-run-lock': runLock,
   '0011-webhook-retention': webhookRetention,
   '0012-experiment-checks': experimentChecks,
+  '0013-suppression-lock': suppressionLock,
 };

@@ -14,6 +14,7 @@ import type { RunLockTable } from './tables/run-lock.js';
 import type { KeyCollisionsTable, ServerReadingsTable } from './tables/server-readings.js';
 import type { SourcesTable } from './tables/sources.js';
 import type { SuppressedVisitorsTable } from './tables/suppressed-visitors.js';
+import type { SuppressionLockTable } from './tables/suppression-lock.js';
 import type { SurveyAnswersTable } from './tables/survey-answers.js';
 import type { TestResultHistoryTable, TestResultsTable } from './tables/test-results.js';
 import type { TestsTable } from './tables/tests.js';
@@ -44,6 +45,7 @@ export interface Database {
   server_readings: ServerReadingsTable;
   key_collisions: KeyCollisionsTable;
   run_lock: RunLockTable;
+  suppression_lock: SuppressionLockTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;

@@ -10,7 +10,9 @@ import type { LoadTransaction } from '../load/transaction.js';
  * it (src/privacy/pii.ts storedVisitorId): the HMAC pseudonym under pii hash and drop.
  *
  * Race with a sync window or a webhook batch that is writing the visitor while `forget` runs: a
- * writer takes a shared lock before it reads the list, `forget` and `unforget` an exclusive one.
+ * writer locks the one row of suppression_lock FOR KEY SHARE before it reads the list, `forget`
+ * and `unforget` FOR UPDATE (a row lock, not an advisory one: only a role that may update the
+ * table can take it, so an analyst cannot hold writers up; migration 0013).
  * So `forget` waits for the writers in flight (their rows are there when it deletes), and a writer
  * that starts later reads the list once `forget` has committed. Writers never wait on each other.
  */
@@ -27,15 +29,23 @@ export interface ListedSuppression extends Suppression {
   forgottenAt: Date;
 }
 
-/** Two int4 keys, like the run lock's: this list, and the schema (one lock per warehouse). */
-const LOCK_KEYS = sql`hashtext('insights-sync suppressed_visitors'), hashtext(current_schema())`;
+/** Locks the one row of suppression_lock; a warehouse without it would silently lock nothing. */
+async function lockRow(db: Kysely<Database>, strength: 'key share' | 'update'): Promise<void> {
+  const locked = await sql<{ id: boolean }>`select id from suppression_lock for ${sql.raw(strength)}`.execute(
+    db,
+  );
+  if (locked.rows.length !== 1)
+    throw new Error(
+      'the row of suppression_lock is missing: run `insights-sync migrate` as the schema owner',
+    );
+}
 
 /**
  * Of `visitorIds` (as stored), those on the source's suppression list. Takes the writers' shared
  * lock first (see above): call it in the transaction that then writes the others, before writing.
  */
 export async function suppressedVisitors(
-  trx: LoadTransaction,
+  trx: Pick<LoadTransaction, 'db'>,
   sourceId: string,
   visitorIds: Iterable<string>,
 ): Promise<Set<string>> {
@@ -43,7 +53,7 @@ export async function suppressedVisitors(
   const ids = [...new Set(visitorIds)].filter((id) => !id.includes('\u0000'));
   if (ids.length === 0) return new Set();
   // A statement of its own: the next one's snapshot then sees a forget that committed meanwhile.
-  await sql`select pg_advisory_xact_lock_shared(${LOCK_KEYS})`.execute(trx.db);
+  await lockRow(trx.db, 'key share');
   const rows = await trx.db
     .selectFrom('suppressed_visitors')
     .select('visitor_id')
@@ -55,7 +65,7 @@ export async function suppressedVisitors(
 
 /** For forget and unforget: waits for the writers in flight, and holds later ones until commit. */
 export async function lockSuppressionList(trx: Kysely<Database>): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${LOCK_KEYS})`.execute(trx);
+  await lockRow(trx, 'update');
 }
 
 /** Adds entries (an entry already there keeps its forgotten_at). Call after lockSuppressionList. */

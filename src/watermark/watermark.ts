@@ -28,8 +28,10 @@ export async function readWatermark(
 /**
  * Moves the watermark to the end of the contiguous run of done days, inside the caller's
  * transaction. Windows commit concurrently, so the computation is serialised per source and
- * resource by a transaction-scoped advisory lock: the second committer waits, then sees the
- * first one's day. The UPDATE only ever moves forward (and a trigger refuses anything else).
+ * resource by a lock on the watermark's row: the second committer waits, then sees the first
+ * one's day. A row lock rather than an advisory one: only a role that may update the table can
+ * take it, so an analyst cannot hold the runs up. The UPDATE only ever moves forward (and a
+ * trigger refuses anything else).
  */
 export async function advanceWatermark(
   db: Kysely<Database>,
@@ -38,21 +40,19 @@ export async function advanceWatermark(
   startDay: DayString,
   today: DayString,
 ): Promise<DayString | null> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`insights-sync watermark ${sourceId} ${resource}`}))`.execute(
-    db,
-  );
-  // Held until commit, so as few round trips as possible under it: one read in the usual case.
-  let mark = await readWithDoneDays(db, sourceId, resource, today);
-  if (mark === undefined) {
+  // Held until commit, so as few round trips as possible under it: the lock, then one read (a
+  // statement of its own, whose snapshot sees what the previous holder committed).
+  if (!(await lockRow(db, sourceId, resource))) {
     // The first done day creates the row; start_day is fixed from then on.
     await db
       .insertInto('watermarks')
       .values({ source_id: sourceId, resource, start_day: startDay, day: null })
       .onConflict((oc) => oc.columns(['source_id', 'resource']).doNothing())
       .execute();
-    mark = await readWithDoneDays(db, sourceId, resource, today);
-    if (mark === undefined) return null;
+    if (!(await lockRow(db, sourceId, resource))) return null;
   }
+  const mark = await readWithDoneDays(db, sourceId, resource, today);
+  if (mark === undefined) return null;
   const doneDays = new Set(mark.done);
   const next = contiguousWatermark(mark.day, mark.startDay, (day) => doneDays.has(day), today);
   if (next !== null && (mark.day === null || next > mark.day)) {
@@ -65,6 +65,18 @@ export async function advanceWatermark(
       .execute();
   }
   return next;
+}
+
+/** Locks the watermark's row until commit; false when there is none yet. */
+async function lockRow(db: Kysely<Database>, sourceId: string, resource: WindowedResource): Promise<boolean> {
+  const rows = await db
+    .selectFrom('watermarks')
+    .select('day')
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .forUpdate()
+    .execute();
+  return rows.length > 0;
 }
 
 /** The watermark and the done days after it (before today), in one statement. */

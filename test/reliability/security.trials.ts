@@ -1,8 +1,12 @@
 import { hostname } from 'node:os';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
+import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
+import { advanceWatermark } from '../../src/watermark/watermark.js';
 import { withClient } from '../helpers/database-admin.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
@@ -346,6 +350,90 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
       await sync.query('rollback');
     } finally {
       await analyst.query('rollback').catch(() => {});
+      await analyst.end();
+      await sync.end();
+    }
+  });
+
+  /**
+   * What an analyst can hold on the two tables whose rows serialise writers (and the advisory
+   * keys they used before): each is held in an open transaction while the real code takes its
+   * lock as the sync and serve roles, with a 2 s lock_timeout instead of waiting forever.
+   */
+  const WRITER_HOLDS = [
+    'lock table suppression_lock in access share mode',
+    'prepare h as insert into suppression_lock values (true)',
+    'prepare h as update suppression_lock set id = true',
+    'prepare h as delete from suppression_lock',
+    'prepare h as select * from suppression_lock for update',
+    'lock table watermarks in access share mode',
+    `prepare h as update watermarks set day = day`,
+    `prepare h as select * from watermarks for update`,
+    `select pg_advisory_xact_lock(hashtext('insights-sync suppressed_visitors'), hashtext(current_schema()))`,
+    `select pg_advisory_xact_lock(hashtext('insights-sync watermark main feedback'))`,
+  ];
+
+  it(`the analyst cannot hold up a window, a delivery or a forget: ${WRITER_HOLDS.length} holds on suppression_lock, watermarks and the old advisory keys, and the writers' locks are taken each time`, async () => {
+    const session = (role: RoleName) => {
+      const pool = createPool({ url: roles.url[role], schema: SCHEMA, max: 1 });
+      return { pool, db: createDb(pool) };
+    };
+    const sync = session('sync');
+    const serve = session('serve');
+    const inTransaction = <T>(db: typeof sync.db, fn: (trx: typeof sync.db) => Promise<T>) =>
+      db.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = '2s'`.execute(trx);
+        return fn(trx);
+      });
+    let taken = 0;
+    try {
+      for (const statement of WRITER_HOLDS) {
+        const analyst = await connect(roles.url.analyst);
+        try {
+          await analyst.query('begin');
+          await analyst.query(statement).catch(() => {});
+          // A window's or a delivery's check of the list (FOR KEY SHARE), as sync and as serve.
+          for (const writer of [sync, serve])
+            await inTransaction(writer.db, (trx) => suppressedVisitors({ db: trx }, 'main', ['v-1']));
+          // forget and unforget (FOR UPDATE), and a window's watermark (its row FOR UPDATE).
+          await inTransaction(sync.db, (trx) => lockSuppressionList(trx));
+          await inTransaction(sync.db, (trx) =>
+            advanceWatermark(trx, 'main', 'feedback', '2026-01-01', '2026-01-02'),
+          );
+          taken += 1;
+        } finally {
+          await analyst.query('rollback').catch(() => {});
+          await analyst.end();
+        }
+      }
+    } finally {
+      await sync.db.destroy();
+      await serve.db.destroy();
+    }
+    expect(taken).toBe(WRITER_HOLDS.length);
+    process.stdout.write(
+      `writers' locks: ${WRITER_HOLDS.length} analyst holds tried, ${taken} times all taken\n`,
+    );
+  });
+
+  it('control: the advisory lock the suppression list used before is one an analyst holds against the sync role', async () => {
+    const analyst = await connect(roles.url.analyst);
+    const sync = await connect(roles.url.sync);
+    try {
+      await analyst.query('begin');
+      await analyst.query(
+        `select pg_advisory_xact_lock(hashtext('insights-sync suppressed_visitors'), hashtext(current_schema()))`,
+      );
+      await sync.query('begin');
+      await sync.query(`set local lock_timeout = '500ms'`);
+      await expect(
+        sync.query(
+          `select pg_advisory_xact_lock_shared(hashtext('insights-sync suppressed_visitors'), hashtext(current_schema()))`,
+        ),
+      ).rejects.toThrow(/lock timeout/);
+    } finally {
+      await analyst.query('rollback').catch(() => {});
+      await sync.query('rollback').catch(() => {});
       await analyst.end();
       await sync.end();
     }
