@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { Database } from '../src/db/database.js';
 import type { FeedbackTable } from '../src/db/tables/feedback.js';
 import type { VisitorsTable } from '../src/db/tables/visitors.js';
-import { inTransaction } from '../src/load/transaction.js';
+import { inTransaction } from '../src/db/transaction.js';
 import type { Feedback } from '../src/schemas/feedback.js';
 import type { Visitor } from '../src/schemas/visitor.js';
 

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { todayUtc } from '../extract/days.js';
 import { type RunRow, type StatusReport, statusReport } from '../sync/status-report.js';
+import { todayUtc } from '../time/days.js';
 import { commandContext } from './command-context.js';
 import { formatTable } from './format-table.js';
 import { snapshotChanges } from './print-run.js';

@@ -3,9 +3,9 @@ import { BlockList, isIP } from 'node:net';
 import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
-import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../privacy/pii.js';
-import { cronProblem } from '../schedule/cron-schedule.js';
+import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../schemas/pii.js';
 import { daySchema } from '../schemas/timestamp.js';
+import { cronProblem } from '../time/cron-schedule.js';
 
 /** One Website Insights account the tool reads from. */
 export interface SourceConfig {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { LoadTransaction } from './transaction.js';
+import type { LoadTransaction } from '../db/transaction.js';
 
 /**
  * Makes sure the source's row exists before rows that reference it. DO NOTHING on conflict

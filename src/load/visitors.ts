@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
+import type { CopyValue } from '../db/copy-text.js';
+import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
-import type { CopyValue } from './copy-text.js';
 import { dedupeByKey } from './dedupe.js';
-import type { LoadTransaction } from './transaction.js';
 import type { CheckedUpsertSpec, UpsertCounts } from './upsert.js';
 
 /**

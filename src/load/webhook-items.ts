@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
+import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
-import type { LoadTransaction } from './transaction.js';
 import type { ColumnOf } from './upsert.js';
 import { removeOrphanVisitors } from './visitors.js';
 

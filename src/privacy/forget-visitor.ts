@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { hmac, type PiiPolicy, storedVisitorId } from './pii.js';
+import { inDbTransaction } from '../db/transaction.js';
+import type { PiiPolicy } from '../schemas/pii.js';
+import { hmac, storedVisitorId } from './pii.js';
 import { addSuppressions, lockSuppressionList, type Suppression } from './suppression.js';
 
 export interface ForgetRequest {
@@ -49,7 +51,7 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
   const pseudonym = request.piiKey === undefined ? undefined : hmac(request.piiKey, clear);
   const ids = pseudonym === undefined ? [clear] : [clear, pseudonym];
   const source = request.source;
-  return db.transaction().execute(async (trx) => {
+  return inDbTransaction(db, async (trx) => {
     // First: a sync window or webhook batch writing this visitor right now commits before the
     // deletes below, and one starting now reads the list after this transaction commits.
     await lockSuppressionList(trx);

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { LoadTransaction } from '../load/transaction.js';
+import { inDbTransaction, type LoadTransaction } from '../db/transaction.js';
 
 /**
  * The suppression list (table suppressed_visitors, migration 0007): visitors forgotten by
@@ -85,7 +85,7 @@ export async function removeSuppressions(
 ): Promise<Suppression[]> {
   if (request.visitorIds.length === 0) return [];
   const source = request.source;
-  return db.transaction().execute(async (trx) => {
+  return inDbTransaction(db, async (trx) => {
     await lockSuppressionList(trx);
     const rows = await trx
       .deleteFrom('suppressed_visitors')

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { DayString } from '../extract/days.js';
+import type { DayString } from '../time/days.js';
 
 /**
  * What the report shows, read from the analyst views (migration 0004): the same numbers an

@@ -6,9 +6,7 @@ import type { Config, SourceConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
-import { type DayString, todayUtc } from '../extract/days.js';
 import { describeReading, emptyReading } from '../extract/server-reading.js';
-import { readServerReadings, saveServerReading } from '../load/server-readings.js';
 import type { Logger } from '../log/logger.js';
 import {
   ALL_RESOURCES,
@@ -18,6 +16,7 @@ import {
   type WindowedResource,
 } from '../schemas/resources.js';
 import { TEST_KINDS } from '../schemas/test.js';
+import { type DayString, todayUtc } from '../time/days.js';
 import { readWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { limitedClient } from './limited-client.js';
@@ -35,6 +34,7 @@ import { planBackfillDays, planSyncDays } from './plan.js';
 import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
+import { readServerReadings, saveServerReading } from './server-readings.js';
 
 export type SyncSettings = Pick<
   Config,

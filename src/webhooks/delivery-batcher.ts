@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { classifyDatabaseError } from './database-errors.js';
+import { classifyDatabaseError } from '../db/transaction.js';
 import { type DeliveryOutcome, receiveDelivery, type WebhookSource } from './receive.js';
 import { type IncomingDelivery, receiveDeliveries } from './receive-batch.js';
 

@@ -1,14 +1,14 @@
 import type pg from 'pg';
+import { classifyDatabaseError, inTransaction, type LoadTransaction } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
 import { ensureSource } from '../load/sources.js';
-import { inTransaction, type LoadTransaction } from '../load/transaction.js';
 import { recordDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBody, type WebhookMerge } from '../load/webhook-items.js';
-import { type PiiPolicy, protectPersonalData } from '../privacy/pii.js';
+import { protectPersonalData } from '../privacy/pii.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
+import type { PiiPolicy } from '../schemas/pii.js';
 import { bodyHash } from './body-hash.js';
 import { type BodyIssue, type CheckedBody, checkBody, describeBodyIssues } from './check-body.js';
-import { classifyDatabaseError } from './database-errors.js';
 import { unstorableStringPath } from './json-limits.js';
 
 export interface WebhookSource {

@@ -8,10 +8,10 @@ import Fastify, {
 } from 'fastify';
 import type pg from 'pg';
 import type { SourceConfig } from '../config/config.js';
+import { classifyDatabaseError } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type AllowList, createAllowList } from './allow-list.js';
-import { classifyDatabaseError } from './database-errors.js';
 import {
   createDeliveryBatcher,
   type DeliveryBatcher,

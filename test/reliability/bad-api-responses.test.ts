@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/api-client.js';
-import { canonicalJson } from '../../src/load/canonical-json.js';
+import { canonicalJson } from '../../src/db/canonical-json.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
