@@ -25,7 +25,8 @@ interface WindowedTable<T> {
   visitor?: (item: T) => VisitorObservation;
 }
 
-type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording };
+/** The item type of each windowed resource. */
+export type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording };
 
 const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> } = {
   feedback: {
@@ -53,6 +54,7 @@ export interface WindowLoad extends UpsertCounts {
   suppressed: number;
 }
 
+/** The item type of each windowed resource. */
 /** Loads one day's valid items (and their visitors) of a windowed resource. */
 export async function loadWindowItems<R extends WindowedResource>(
   trx: LoadTransaction,
