@@ -61,34 +61,34 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
     const feedback = await trx
       .deleteFrom('feedback')
       .where('visitor_id', 'in', ids)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const surveyAnswers = await trx
       .deleteFrom('survey_answers')
       .where('visitor_id', 'in', ids)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const visitors = await trx
       .deleteFrom('visitors')
       .where('id', 'in', ids)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const rejects = await trx
       .deleteFrom('rejects')
       .where(sql<boolean>`item->'visitor'->>'id' in (${idList})`)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const collisions = await trx
       .deleteFrom('key_collisions')
       .where(sql<boolean>`raw->'visitor'->>'id' in (${idList})`)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     // A body jsonb could not hold is JSON text (body_text): few rows, read and matched here.
     const unstorable = await trx
       .selectFrom('webhook_events')
       .select(['id', 'body_text'])
       .where('body_text', 'is not', null)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .execute();
     const textMatches = unstorable.filter((row) => ids.includes(visitorIdOf(row.body_text)));
     const events = await trx
@@ -107,7 +107,7 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
             : []),
         ]),
       )
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
 
     const targets = source !== undefined ? [source] : await everySource(trx, request.sources ?? []);

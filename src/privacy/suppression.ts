@@ -90,7 +90,7 @@ export async function removeSuppressions(
     const rows = await trx
       .deleteFrom('suppressed_visitors')
       .where('visitor_id', 'in', request.visitorIds)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .returning(['source_id', 'visitor_id', 'hashed'])
       .execute();
     return rows.map((row) => ({ sourceId: row.source_id, visitorId: row.visitor_id, hashed: row.hashed }));
@@ -102,7 +102,7 @@ export async function listSuppressions(db: Kysely<Database>, source?: string): P
   const rows = await db
     .selectFrom('suppressed_visitors')
     .select(['source_id', 'visitor_id', 'hashed', 'forgotten_at'])
-    .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+    .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
     .orderBy('forgotten_at')
     .orderBy('source_id')
     .orderBy('visitor_id')

@@ -117,7 +117,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
     maxInvalidShare: deps.settings.maxInvalidShare,
     runId,
-    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    signal: deps.signal,
   };
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
@@ -128,7 +128,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   for (const source of sources) {
     const client = makeClient(source, {
       logger,
-      ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+      signal: deps.signal,
     });
     const learned = await readServerReadings(deps.db, source.name);
     const handle: SourceHandle = {
@@ -140,7 +140,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         survey: { reading: learned.get('survey') ?? emptyReading() },
         recordings: { reading: learned.get('recordings') ?? emptyReading() },
       },
-      ...(source.pii === undefined ? {} : { pii: source.pii }),
+      pii: source.pii,
     };
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {
@@ -336,6 +336,6 @@ function defaultClient(
       retryAfterCapMs: settings.retryAfterCapMs,
     },
     logger: options.logger,
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    signal: options.signal,
   });
 }
