@@ -209,47 +209,66 @@ interface ResultDataset {
       const a = data.activity.find((x) => x.day === day);
       return a ? a[field] : 0;
     });
-  const questions = unique(data.ratings.map((r) => r.question));
-  draw('feedback-daily', {
-    type: 'bar',
-    data: {
-      labels: days,
-      datasets: [
-        {
-          type: 'bar',
-          label: 'feedback items',
-          data: activity('feedback'),
-          backgroundColor: '#c9d6e8',
-          yAxisID: 'y',
-          order: 2,
-        },
-        ...questions.map((question, i) => ({
-          type: 'line' as const,
-          label: `average rating: ${question}`,
-          yAxisID: 'rating',
-          borderColor: color(i + 1),
-          backgroundColor: color(i + 1),
-          spanGaps: true,
-          order: 1,
-          data: days.map((day) => {
-            const r = data.ratings.find((x) => x.day === day && x.question === question);
-            return r && r.averageRating != null ? r.averageRating : null;
-          }),
-        })),
-      ],
-    },
-    options: {
-      scales: {
-        y: { beginAtZero: true, title: { display: true, text: 'feedback items' } },
-        rating: {
-          position: 'right',
-          beginAtZero: true,
-          grid: { drawOnChartArea: false },
-          title: { display: true, text: 'average rating (scale per question)' },
+  /** Daily bars on the left axis, lines on a second axis on the right. */
+  function dailyBarsAndLines(
+    name: string,
+    bars: { label: string; data: number[]; color: string },
+    lines: { label: string; color: string; data: (number | null)[] }[],
+    right: { id: string; title: string },
+  ) {
+    draw(name, {
+      type: 'bar',
+      data: {
+        labels: days,
+        datasets: [
+          {
+            type: 'bar',
+            label: bars.label,
+            data: bars.data,
+            backgroundColor: bars.color,
+            yAxisID: 'y',
+            order: 2,
+          },
+          ...lines.map((line) => ({
+            type: 'line' as const,
+            label: line.label,
+            yAxisID: right.id,
+            borderColor: line.color,
+            backgroundColor: line.color,
+            spanGaps: true,
+            order: 1,
+            data: line.data,
+          })),
+        ],
+      },
+      options: {
+        scales: {
+          y: { beginAtZero: true, title: { display: true, text: bars.label } },
+          [right.id]: {
+            position: 'right',
+            beginAtZero: true,
+            grid: { drawOnChartArea: false },
+            title: { display: true, text: right.title },
+          },
         },
       },
-    },
-  } as ChartConfiguration<'bar' | 'line'> as ChartConfiguration);
+    } as ChartConfiguration<'bar' | 'line'> as ChartConfiguration);
+  }
+
+  const questions = unique(data.ratings.map((r) => r.question));
+  dailyBarsAndLines(
+    'feedback-daily',
+    { label: 'feedback items', data: activity('feedback'), color: '#c9d6e8' },
+    questions.map((question, i) => ({
+      label: `average rating: ${question}`,
+      color: color(i + 1),
+      data: days.map((day) => {
+        const r = data.ratings.find((x) => x.day === day && x.question === question);
+        return r && r.averageRating != null ? r.averageRating : null;
+      }),
+    })),
+    { id: 'rating', title: 'average rating (scale per question)' },
+  );
 
   data.survey.forEach((question, i) => {
     draw(`survey-${i}`, {
@@ -268,46 +287,21 @@ interface ResultDataset {
     });
   });
 
-  draw('recordings-daily', {
-    type: 'bar',
-    data: {
-      labels: days,
-      datasets: [
-        {
-          type: 'bar',
-          label: 'recordings',
-          data: activity('recordings'),
-          backgroundColor: '#b6d7a8',
-          yAxisID: 'y',
-          order: 2,
-        },
-        {
-          type: 'line',
-          label: 'average duration',
-          yAxisID: 'duration',
-          borderColor: color(3),
-          backgroundColor: color(3),
-          spanGaps: true,
-          order: 1,
-          data: days.map((day) => {
-            const a = data.activity.find((x) => x.day === day);
-            return a && a.averageDuration != null ? a.averageDuration : null;
-          }),
-        },
-      ],
-    },
-    options: {
-      scales: {
-        y: { beginAtZero: true, title: { display: true, text: 'recordings' } },
-        duration: {
-          position: 'right',
-          beginAtZero: true,
-          grid: { drawOnChartArea: false },
-          title: { display: true, text: 'average duration (unit not documented)' },
-        },
+  dailyBarsAndLines(
+    'recordings-daily',
+    { label: 'recordings', data: activity('recordings'), color: '#b6d7a8' },
+    [
+      {
+        label: 'average duration',
+        color: color(3),
+        data: days.map((day) => {
+          const a = data.activity.find((x) => x.day === day);
+          return a && a.averageDuration != null ? a.averageDuration : null;
+        }),
       },
-    },
-  } as ChartConfiguration<'bar' | 'line'> as ChartConfiguration);
+    ],
+    { id: 'duration', title: 'average duration (unit not documented)' },
+  );
 
   draw('recording-durations', {
     type: 'bar',
