@@ -1,16 +1,12 @@
-import type { Kysely } from 'kysely';
-import type pg from 'pg';
-import { createDb, createPool } from '../src/db/connection.js';
-import type { Database } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrator.js';
+import { withClient } from '../scripts/dev-database/admin.js';
+import { type DatabaseServer, startDatabaseServer } from '../scripts/dev-database/server.js';
 import {
-  createDatabase,
-  databasesStartingWith,
-  databaseUrl,
-  dropDatabase,
-  withClient,
-} from '../test/helpers/database-admin.js';
-import { type DatabaseServer, startDatabaseServer } from '../test/helpers/database-server.js';
+  type ClonedDatabase,
+  cloneTemplate,
+  dropClonesAndTemplate,
+  dropLeftovers,
+  migrateTemplate,
+} from '../scripts/dev-database/template.js';
 
 export const BENCH_SCHEMA = 'insights';
 const PREFIX = 'insights_bench_';
@@ -18,18 +14,11 @@ const PREFIX = 'insights_bench_';
 const LEFTOVER_AGE_MS = 3 * 60 * 60 * 1000;
 
 /** A fresh, migrated warehouse of its own for one measurement. */
-export interface BenchDatabase {
-  name: string;
-  url: string;
-  pool: pg.Pool;
-  db: Kysely<Database>;
-  /** Closes the pool (if still open) and drops the database. */
-  drop(): Promise<void>;
-}
+export type BenchDatabase = ClonedDatabase;
 
 /**
  * The PostgreSQL server the benchmarks use: found exactly as the tests find theirs
- * (TEST_DATABASE_URL, else a Docker container, else an embedded server; test/helpers), and a
+ * (TEST_DATABASE_URL, else a Docker container, else an embedded server; scripts/dev-database), and a
  * migrated template that each measurement clones in a few hundred milliseconds.
  */
 export interface BenchServer {
@@ -55,47 +44,25 @@ export async function openBenchServer(options: { adminUrl?: string } = {}): Prom
   let created = 0;
   try {
     const version = await withClient(server.adminUrl, async (admin) => {
-      await dropLeftovers(admin);
-      await createDatabase(admin, template);
+      await dropLeftovers(admin, PREFIX, /^insights_bench_(?:tpl_)?\d+_([0-9a-z]+)/, LEFTOVER_AGE_MS);
       return (await admin.query<{ version: string }>('select version()')).rows[0]?.version ?? '?';
     });
-    const pool = createPool({ url: databaseUrl(server.adminUrl, template), schema: BENCH_SCHEMA, max: 1 });
-    const db = createDb(pool);
-    try {
-      const outcome = await migrateToLatest(db, BENCH_SCHEMA);
-      if (outcome.error !== undefined)
-        throw new Error('migrating the bench template failed', { cause: outcome.error });
-    } finally {
-      await db.destroy();
-    }
+    await migrateTemplate(server.adminUrl, template, BENCH_SCHEMA);
     return {
       kind: server.kind,
       adminUrl: server.adminUrl,
       version,
       async createDatabase({ max } = {}) {
         created += 1;
-        const name = `${PREFIX}${tag}_${created}`;
-        await withClient(server.adminUrl, (admin) => createDatabase(admin, name, template));
-        const url = databaseUrl(server.adminUrl, name);
-        const pool = createPool({ url, schema: BENCH_SCHEMA, applicationName: 'insights-sync-bench', max });
-        const db = createDb(pool);
-        let dropped: Promise<void> | undefined;
-        const drop = () => {
-          dropped ??= (async () => {
-            if (!pool.ending) await db.destroy();
-            await withClient(server.adminUrl, (admin) => dropDatabase(admin, name));
-          })();
-          return dropped;
-        };
-        return { name, url, pool, db, drop };
+        return cloneTemplate(server.adminUrl, template, `${PREFIX}${tag}_${created}`, {
+          schema: BENCH_SCHEMA,
+          applicationName: 'insights-sync-bench',
+          max,
+        });
       },
       async stop() {
         try {
-          await withClient(server.adminUrl, async (admin) => {
-            for (const name of await databasesStartingWith(admin, `${PREFIX}${tag}`))
-              await dropDatabase(admin, name);
-            await dropDatabase(admin, template);
-          });
+          await dropClonesAndTemplate(server.adminUrl, `${PREFIX}${tag}`, template);
         } finally {
           await server.stop();
         }
@@ -104,13 +71,5 @@ export async function openBenchServer(options: { adminUrl?: string } = {}): Prom
   } catch (error) {
     await server.stop();
     throw error;
-  }
-}
-
-async function dropLeftovers(admin: pg.Client): Promise<void> {
-  for (const name of await databasesStartingWith(admin, PREFIX)) {
-    const match = /^insights_bench_(?:tpl_)?\d+_([0-9a-z]+)/.exec(name);
-    const startedAt = match?.[1] === undefined ? Number.NaN : Number.parseInt(match[1], 36);
-    if (Date.now() - startedAt > LEFTOVER_AGE_MS) await dropDatabase(admin, name).catch(() => {});
   }
 }

@@ -6,10 +6,10 @@
  */
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { addDays, todayUtc } from '../src/extract/days.js';
 import { silentLogger } from '../src/log/logger.js';
 import type { SimulatorOptions, SimulatorStats } from '../src/simulator/server.js';
 import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
+import { addDays, todayUtc } from '../src/time/days.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult } from './figures.js';
 

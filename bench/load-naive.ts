@@ -9,9 +9,9 @@ import type pg from 'pg';
 import type { Database } from '../src/db/database.js';
 import type { FeedbackTable } from '../src/db/tables/feedback.js';
 import type { VisitorsTable } from '../src/db/tables/visitors.js';
-import { inTransaction } from '../src/load/transaction.js';
+import { inTransaction } from '../src/db/transaction.js';
+import { visitorRow } from '../src/load/visitors.js';
 import type { Feedback } from '../src/schemas/feedback.js';
-import type { Visitor } from '../src/schemas/visitor.js';
 
 interface Window {
   items: Feedback[];
@@ -19,25 +19,6 @@ interface Window {
 
 /** 1,000 rows of 13 columns: 13,000 parameters, well below PostgreSQL's 65,535. */
 const ROWS_PER_STATEMENT = 1000;
-
-function visitorRow(sourceId: string, v: Visitor): Insertable<VisitorsTable> {
-  return {
-    source_id: sourceId,
-    id: v.id,
-    name: v.name,
-    company: v.company,
-    email: v.email,
-    ip: v.ip,
-    user_agent: v.user_agent,
-    landing_page: v.landing_page,
-    ref_page: v.ref_page,
-    created_at: v.created_at,
-    device: v.device,
-    browser: v.browser,
-    os: v.os,
-    raw: JSON.stringify(v),
-  };
-}
 
 function feedbackRow(sourceId: string, f: Feedback): Insertable<FeedbackTable> {
   return {

@@ -12,16 +12,13 @@ import { sql } from 'kysely';
 import pLimit from 'p-limit';
 import type pg from 'pg';
 import { createPool } from '../src/db/connection.js';
-import { addDays, todayUtc } from '../src/extract/days.js';
+import { inTransaction } from '../src/db/transaction.js';
 import { feedbackRow, feedbackSpec } from '../src/load/feedback.js';
-import { recordWindow } from '../src/load/ledger.js';
-import { loadRejects } from '../src/load/rejects.js';
 import { ensureSource } from '../src/load/sources.js';
-import { inTransaction } from '../src/load/transaction.js';
-import { loadWindowItems } from '../src/load/windowed.js';
 import type { Feedback } from '../src/schemas/feedback.js';
 import { generateDataset } from '../src/simulator/server.js';
-import { advanceWatermark } from '../src/watermark/watermark.js';
+import { storeWindow } from '../src/sync/store-window.js';
+import { addDays, todayUtc } from '../src/time/days.js';
 import { BENCH_SCHEMA, type BenchDatabase, type BenchServer } from './database.js';
 import { type Benchmark, percent, type RunResult } from './figures.js';
 import { loadMultiRow, loadRowByRow } from './load-naive.js';
@@ -165,29 +162,24 @@ interface LoadTotals {
 }
 
 /**
- * The load half of a window exactly as src/sync/run-window.ts runs it: one transaction with the
+ * The load half of a window: the sync's own window transaction (src/sync/store-window.ts), with the
  * source row, the items and their visitors, the rejects, the ledger row and the watermark.
  */
 export async function loadWindow(pool: pg.Pool, window: Window, startDay: string): Promise<LoadTotals> {
-  const today = todayUtc(new Date());
-  return inTransaction(pool, async (trx) => {
-    await ensureSource(trx, SOURCE, BASE_URL);
-    const counts = await loadWindowItems(trx, 'feedback', SOURCE, window.items);
-    await loadRejects(trx, { sourceId: SOURCE, resource: 'feedback', day: window.day, runId: null }, []);
-    await recordWindow(trx, {
-      sourceId: SOURCE,
-      resource: 'feedback',
-      day: window.day,
-      status: 'done',
-      itemCount: window.items.length,
-      requestedLimit: 10_000,
-      servedCount: window.items.length,
-      truncated: false,
-      rejectedCount: 0,
-      runId: null,
-    });
-    await advanceWatermark(trx.db, SOURCE, 'feedback', startDay, today);
-    return counts;
+  return storeWindow(pool, {
+    sourceId: SOURCE,
+    baseUrl: BASE_URL,
+    resource: 'feedback',
+    day: window.day,
+    status: 'done',
+    valid: window.items,
+    rejected: [],
+    requestedLimit: 10_000,
+    servedCount: window.items.length,
+    truncated: false,
+    runId: null,
+    startDay,
+    today: todayUtc(new Date()),
   });
 }
 

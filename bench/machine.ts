@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { withClient } from '../test/helpers/database-admin.js';
+import { withClient } from '../scripts/dev-database/admin.js';
 import type { BenchServer } from './database.js';
 
 /** What the figures were measured on: they mean little without it. */

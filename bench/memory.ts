@@ -10,8 +10,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { addDays, todayUtc } from '../src/extract/days.js';
 import { generateDataset } from '../src/simulator/server.js';
+import { addDays, todayUtc } from '../src/time/days.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult, Summary } from './figures.js';
 

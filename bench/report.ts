@@ -145,7 +145,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'one at a time. Two changes shortened that: the watermark is now read with its done days in one',
     'statement (src/watermark/watermark.ts: three round trips under the lock instead of five), and',
     'a staging table is created once per connection instead of once per window (src/load/upsert.ts,',
-    'src/load/transaction.ts: two round trips fewer per table and window). On a machine busy with',
+    'src/db/transaction.ts: two round trips fewer per table and window). On a machine busy with',
     'other work every round trip waits for a core, which is what the spread of this figure shows.',
   ],
   load: [

@@ -6,7 +6,7 @@ export interface JobDefinition {
   name: string;
   /** Cron expression (node-cron syntax: 5 fields, or 6 with seconds first). */
   cron: string;
-  /** IANA timezone the expression is read in; daylight-saving rules: src/schedule/cron-schedule.ts. */
+  /** IANA timezone the expression is read in; daylight-saving rules: src/time/cron-schedule.ts. */
   timezone: string;
   /** The run: the same as `insights-sync sync`, recorded with trigger 'schedule'. */
   request: SyncRequest;

@@ -71,7 +71,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const transport: RetryingTransport = {
     sourceName: options.source.name,
     baseUrl,
-    ...(problem === undefined ? {} : { baseUrlProblem: problem }),
+    baseUrlProblem: problem,
     apiKey: options.source.apiKey,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     retry: resolveRetryOptions(options.retry),
@@ -93,8 +93,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     sleep: options.sleep ?? abortableSleep,
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    logger: options.logger,
+    signal: options.signal,
     onRequest: () => {
       requests++;
     },

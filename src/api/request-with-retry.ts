@@ -4,6 +4,7 @@
  */
 import { ApiError, AuthError, EndpointRefusedError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { isHeaderValue } from '../schemas/header-value.js';
 import { RequestAbortedError, type Sleep, throwIfAborted } from './abort.js';
 import { type AttemptOutcome, getJsonArray } from './http-client.js';
 import {
@@ -63,7 +64,7 @@ export async function getWithRetry(target: RequestTarget, transport: RetryingTra
     const problem = `the base URL of source ${transport.sourceName} ${transport.baseUrlProblem}`;
     throw new ApiError(`${what} not sent: ${problem}`, context(), { retryable: false });
   }
-  if (!isValidHeaderValue(apiKey)) {
+  if (!isHeaderValue(apiKey)) {
     const problem = 'the API key contains characters not allowed in a header';
     throw new ApiError(`${what} not sent: ${problem}`, context(), { retryable: false });
   }
@@ -77,7 +78,7 @@ export async function getWithRetry(target: RequestTarget, transport: RetryingTra
       apiKey,
       timeoutMs: transport.timeoutMs,
       fetch: transport.fetch,
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     });
     if (outcome.kind === 'ok') return outcome.items;
 
@@ -153,13 +154,4 @@ function describe(outcome: Failure): string {
     case 'bad-body':
       return outcome.problem;
   }
-}
-
-/** fetch rejects such a key with a message that quotes it; we refuse before it gets the chance. */
-function isValidHeaderValue(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code === 0 || code === 0x0a || code === 0x0d || code > 0xff) return false;
-  }
-  return true;
 }

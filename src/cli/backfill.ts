@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { CliError } from '../errors.js';
-import { todayUtc } from '../extract/days.js';
 import { daySchema } from '../schemas/timestamp.js';
+import { todayUtc } from '../time/days.js';
 import { commandContext } from './command-context.js';
 import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
 import { executeRun } from './sync-command.js';

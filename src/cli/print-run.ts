@@ -1,6 +1,5 @@
 import { RunFailedError } from '../errors.js';
-import type { RunSummary } from '../sync/outcomes.js';
-import type { RunResult } from '../sync/run-sync.js';
+import type { RunResult, RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
 
 /** The run summary table on stdout, then the exit decision: anything but ok is non-zero. */

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { addDays, dayDiff, todayUtc } from '../extract/days.js';
 import { buildReport } from '../report/build-report.js';
+import { addDays, dayDiff, todayUtc } from '../time/days.js';
 import { commandContext } from './command-context.js';
 import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
 

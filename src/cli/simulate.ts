@@ -3,11 +3,11 @@ import { Option } from 'commander';
 import { CliError, errorMessage } from '../errors.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resources.js';
 import { MAX_ITEMS_PER_DAY, type Volume } from '../simulator/day-plan.js';
-import { addDays, daysBetween, isDay, todayUtc } from '../simulator/days.js';
 import { ENDPOINT_NAMES, type EndpointName } from '../simulator/endpoint-names.js';
 import { FAULT_KINDS, type FaultKind } from '../simulator/faults.js';
 import { type SimulatorOptions, startSimulator } from '../simulator/server.js';
 import { DAY_OFFSET_RANGE } from '../simulator/settings.js';
+import { addDays, dayDiff as daysBetween, isDay, todayUtc } from '../time/days.js';
 
 /** Options as commander hands them over: strings, validated by parseSimulateOptions. */
 export interface RawSimulateOptions {

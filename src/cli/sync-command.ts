@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
 import { acquireRunLock, describeHolder } from '../db/run-lock.js';
-import { todayUtc } from '../extract/days.js';
 import type { Logger } from '../log/logger.js';
+import type { RunResult } from '../sync/outcomes.js';
 import { summarize, type WindowOutcome } from '../sync/outcomes.js';
 import { planBackfillDays } from '../sync/plan.js';
 import { interruptRunningRuns } from '../sync/run-log.js';
-import { type RunResult, runSync, type SyncRequest } from '../sync/run-sync.js';
+import { runSync, type SyncRequest } from '../sync/run-sync.js';
+import { todayUtc } from '../time/days.js';
 import type { CommandContext } from './command-context.js';
 import { printRun } from './print-run.js';
 import { createProgress, type RunProgress } from './progress.js';

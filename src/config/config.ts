@@ -3,9 +3,10 @@ import { BlockList, isIP } from 'node:net';
 import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
-import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../privacy/pii.js';
-import { cronProblem } from '../schedule/cron-schedule.js';
+import { isHeaderValue } from '../schemas/header-value.js';
+import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../schemas/pii.js';
 import { daySchema } from '../schemas/timestamp.js';
+import { cronProblem } from '../time/cron-schedule.js';
 
 /** One Website Insights account the tool reads from. */
 export interface SourceConfig {
@@ -362,7 +363,7 @@ function readSources(
     if (expected !== undefined) problems.push({ variable: 'INSIGHTS_API_URL', expected });
   }
   if (!apiKey) problems.push({ variable: 'INSIGHTS_API_KEY', expected: 'the API key of the source' });
-  else if (!isHeaderValue(apiKey))
+  else if (!isApiKeyValue(apiKey))
     problems.push({ variable: 'INSIGHTS_API_KEY', expected: API_KEY_CHARACTERS });
   const webhook = webhookSettings(
     { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: env.INSIGHTS_WEBHOOK_TOKEN },
@@ -392,15 +393,11 @@ function baseUrlExpected(value: string): string | undefined {
 }
 
 /**
- * The key is sent as the Authorization header (spec 5): a line break, NUL or a character beyond
- * Latin-1 cannot be, and is found here rather than after the run has started.
+ * The key is sent as the Authorization header (spec 5): an empty one, or one a header cannot
+ * hold, is found here rather than after the run has started.
  */
-function isHeaderValue(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code === 0 || code === 0x0a || code === 0x0d || code > 0xff) return false;
-  }
-  return value.length > 0;
+function isApiKeyValue(value: string): boolean {
+  return value.length > 0 && isHeaderValue(value);
 }
 const API_KEY_CHARACTERS =
   'the API key of the source, without line breaks, NUL or characters beyond Latin-1 (it is sent as a header)';
@@ -573,7 +570,7 @@ function readSourcesFile(
       });
       return;
     }
-    if (!isHeaderValue(apiKey)) {
+    if (!isApiKeyValue(apiKey)) {
       problems.push({
         variable: source.api_key_env ? source.api_key_env : `${where}.api_key`,
         expected: API_KEY_CHARACTERS,
@@ -598,7 +595,7 @@ function readSourcesFile(
       baseUrl: source.base_url.replace(/\/+$/, ''),
       apiKey,
       ...webhook,
-      ...(source.pii === undefined ? {} : { piiMode: source.pii }),
+      piiMode: source.pii,
     });
   });
   return sources;

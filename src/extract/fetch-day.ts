@@ -1,7 +1,7 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
-import { addDays, type DayString } from './days.js';
+import { addDays, type DayString } from '../time/days.js';
 import {
   covers,
   cutSparesDay,

@@ -1,4 +1,4 @@
-import type { Rejected } from './validate.js';
+import type { Rejected } from '../schemas/rejected.js';
 
 /**
  * When invalid items fail a whole day instead of being quarantined alone.

@@ -1,4 +1,4 @@
-import { addDays, type DayString } from './days.js';
+import { addDays, type DayString } from '../time/days.js';
 
 /**
  * What a run knows about how one source's server reads a windowed resource where the spec is

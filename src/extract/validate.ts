@@ -1,18 +1,12 @@
 import type { z } from 'zod';
-import { formatPath, type ItemProblem, unstorableFields, unstorableJson, valueAt } from './storable.js';
-
-export interface Rejected {
-  item: unknown;
-  /** `path: message` for each problem, e.g. `visitor.id: expected string`. */
-  error: string;
-  /**
-   * Each problem once, without the item's values (`rating: Too big: expected int to be
-   * <=9007199254740991`): items broken the same way share them, which is how judgeInvalid
-   * (invalid-policy.ts) tells a changed response shape from scattered bad items. Rejects made
-   * elsewhere may leave it out: their error then counts as one problem.
-   */
-  problems?: readonly string[];
-}
+import type { Rejected } from '../schemas/rejected.js';
+import {
+  formatPath,
+  type ItemProblem,
+  unstorableFields,
+  unstorableJson,
+  valueAt,
+} from '../schemas/storable.js';
 
 export interface Validated<T> {
   valid: T[];

@@ -1,4 +1,4 @@
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../db/canonical-json.js';
 
 export interface Deduped<T> {
   items: T[];

@@ -1,5 +1,5 @@
+import type { CopyValue } from '../db/copy-text.js';
 import type { Feedback } from '../schemas/feedback.js';
-import type { CopyValue } from './copy-text.js';
 import type { UpsertSpec } from './upsert.js';
 
 export const feedbackSpec: UpsertSpec<'feedback'> = {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
+import type { LoadTransaction } from '../db/transaction.js';
 import type { WindowedResource } from '../schemas/resources.js';
-import type { LoadTransaction } from './transaction.js';
 
 export interface WindowRecord {
   sourceId: string;

@@ -1,5 +1,5 @@
+import type { CopyValue } from '../db/copy-text.js';
 import type { Recording } from '../schemas/recording.js';
-import type { CopyValue } from './copy-text.js';
 import type { UpsertSpec } from './upsert.js';
 
 export const recordingSpec: UpsertSpec<'recordings'> = {

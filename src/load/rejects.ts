@@ -1,7 +1,7 @@
-import { storableCopy, storableText } from '../extract/storable.js';
-import type { Rejected } from '../extract/validate.js';
-import { canonicalJson, contentHash } from './canonical-json.js';
-import type { LoadTransaction } from './transaction.js';
+import { canonicalJson, contentHash } from '../db/canonical-json.js';
+import type { LoadTransaction } from '../db/transaction.js';
+import type { Rejected } from '../schemas/rejected.js';
+import { storableCopy, storableText } from '../schemas/storable.js';
 
 const REJECTS_PER_STATEMENT = 1000;
 
@@ -16,7 +16,7 @@ export interface RejectContext {
  * Stores each invalid item verbatim with its error, once: a re-run adds no duplicate.
  *
  * "Verbatim" as far as PostgreSQL allows: an item rejected for holding U+0000, an unpaired
- * surrogate or too deep a nesting (src/extract/storable.ts) cannot go into jsonb as it came, and
+ * surrogate or too deep a nesting (src/schemas/storable.ts) cannot go into jsonb as it came, and
  * a reject that cannot be stored would fail the day it was meant to spare. Its stored copy
  * shows those characters as U+FFFD and cuts the nesting, and its error says so.
  */

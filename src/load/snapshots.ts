@@ -1,10 +1,10 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { CopyValue } from '../db/copy-text.js';
 import type { Database } from '../db/database.js';
+import type { LoadTransaction } from '../db/transaction.js';
 import type { Heatmap } from '../schemas/heatmap.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
-import type { CopyValue } from './copy-text.js';
 import { dedupeByKey } from './dedupe.js';
-import type { LoadTransaction } from './transaction.js';
 import { type UpsertCounts, type UpsertSpec, upsertRows } from './upsert.js';
 
 export interface SnapshotLoad extends UpsertCounts {

@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { LoadTransaction } from './transaction.js';
+import type { LoadTransaction } from '../db/transaction.js';
 
 /**
  * Makes sure the source's row exists before rows that reference it. DO NOTHING on conflict
@@ -10,19 +9,5 @@ export async function ensureSource(trx: LoadTransaction, sourceId: string, baseU
     .insertInto('sources')
     .values({ source_id: sourceId, base_url: baseUrl })
     .onConflict((oc) => oc.column('source_id').doNothing())
-    .execute();
-}
-
-/** Keeps base_url current when a source moves (called once per run, written only on change). */
-export async function updateSourceUrl(
-  trx: LoadTransaction,
-  sourceId: string,
-  baseUrl: string,
-): Promise<void> {
-  await trx.db
-    .updateTable('sources')
-    .set({ base_url: baseUrl })
-    .where('source_id', '=', sourceId)
-    .where(sql<boolean>`base_url is distinct from ${baseUrl}`)
     .execute();
 }

@@ -1,5 +1,5 @@
+import type { CopyValue } from '../db/copy-text.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
-import type { CopyValue } from './copy-text.js';
 import type { UpsertSpec } from './upsert.js';
 
 export const surveyAnswerSpec: UpsertSpec<'survey_answers'> = {

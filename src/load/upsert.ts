@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
+import type { CopyValue } from '../db/copy-text.js';
 import type { Database } from '../db/database.js';
-import type { CopyValue } from './copy-text.js';
-import type { LoadTransaction } from './transaction.js';
+import type { LoadTransaction } from '../db/transaction.js';
 
 export type WarehouseTable = keyof Database & string;
 export type ColumnOf<T extends WarehouseTable> = keyof Database[T] & string;

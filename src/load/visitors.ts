@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
+import type { CopyValue } from '../db/copy-text.js';
+import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
-import type { CopyValue } from './copy-text.js';
 import { dedupeByKey } from './dedupe.js';
-import type { LoadTransaction } from './transaction.js';
 import type { CheckedUpsertSpec, UpsertCounts } from './upsert.js';
 
 /**
@@ -29,6 +29,28 @@ export interface VisitorLoad extends UpsertCounts {
   conflicts: number;
 }
 
+/** A visitor as its row of `visitors`: the one mapping of visitor fields to columns. */
+export function visitorRow(sourceId: string, v: Visitor) {
+  return {
+    source_id: sourceId,
+    id: v.id,
+    name: v.name,
+    company: v.company,
+    email: v.email,
+    ip: v.ip,
+    user_agent: v.user_agent,
+    landing_page: v.landing_page,
+    ref_page: v.ref_page,
+    created_at: v.created_at,
+    device: v.device,
+    browser: v.browser,
+    os: v.os,
+    raw: JSON.stringify(v),
+  };
+}
+
+type VisitorRow = ReturnType<typeof visitorRow> & { observed_at: string };
+
 const COLUMNS = [
   'source_id',
   'id',
@@ -45,7 +67,7 @@ const COLUMNS = [
   'os',
   'raw',
   'observed_at',
-] as const;
+] as const satisfies readonly (keyof VisitorRow)[];
 
 const STAGE = 'stage_visitor_observations';
 /** Transactions that have filled the staging table already (it is emptied at commit). */
@@ -88,23 +110,10 @@ export async function loadVisitors(
   await trx.copyRows(
     STAGE,
     COLUMNS,
-    observations.map(({ visitor: v, observedAt }): CopyValue[] => [
-      sourceId,
-      v.id,
-      v.name,
-      v.company,
-      v.email,
-      v.ip,
-      v.user_agent,
-      v.landing_page,
-      v.ref_page,
-      v.created_at,
-      v.device,
-      v.browser,
-      v.os,
-      JSON.stringify(v),
-      observedAt,
-    ]),
+    observations.map(({ visitor, observedAt }): CopyValue[] => {
+      const row: VisitorRow = { ...visitorRow(sourceId, visitor), observed_at: observedAt };
+      return COLUMNS.map((column) => row[column]);
+    }),
   );
 
   const columns = sql.join(COLUMNS.map((c) => sql.id(c)));

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { WebhookEventStatus } from '../db/tables/webhook-events.js';
-import type { LoadTransaction } from './transaction.js';
+import type { LoadTransaction } from '../db/transaction.js';
 
 /** One delivery as it is to be stored (see migration 0002 for the columns). */
 export interface DeliveryRecord {

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
+import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
-import type { LoadTransaction } from './transaction.js';
 import type { ColumnOf } from './upsert.js';
-import { removeOrphanVisitors } from './visitors.js';
+import { removeOrphanVisitors, visitorRow } from './visitors.js';
 
 /** What merging one webhook body did to its row. */
 export type MergeEffect = 'inserted' | 'filled' | 'unchanged';
@@ -208,24 +208,7 @@ async function insertVisitorsIfNew(
   );
   const inserted = await trx.db
     .insertInto('visitors')
-    .values(
-      ordered.map(({ sourceId, visitor }) => ({
-        source_id: sourceId,
-        id: visitor.id,
-        name: visitor.name,
-        company: visitor.company,
-        email: visitor.email,
-        ip: visitor.ip,
-        user_agent: visitor.user_agent,
-        landing_page: visitor.landing_page,
-        ref_page: visitor.ref_page,
-        created_at: visitor.created_at,
-        device: visitor.device,
-        browser: visitor.browser,
-        os: visitor.os,
-        raw: JSON.stringify(visitor),
-      })),
-    )
+    .values(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor)))
     // DO NOTHING takes no row lock: a visitor the API (or another delivery) loaded stays as it is.
     .onConflict((oc) => oc.columns(['source_id', 'id']).doNothing())
     .returning(['source_id', 'id'])

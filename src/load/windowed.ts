@@ -1,14 +1,14 @@
+import type { CopyValue } from '../db/copy-text.js';
+import type { LoadTransaction } from '../db/transaction.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import type { Feedback } from '../schemas/feedback.js';
 import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
-import type { CopyValue } from './copy-text.js';
 import { dedupeByKey } from './dedupe.js';
 import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
 import { recordingKey, recordingRow, recordingSpec } from './recordings.js';
 import { surveyAnswerKey, surveyAnswerRow, surveyAnswerSpec } from './survey-answers.js';
-import type { LoadTransaction } from './transaction.js';
 import { type CheckedUpsertSpec, type UpsertCounts, type UpsertOptions, upsertRows } from './upsert.js';
 import {
   contradictedWebhookVisitors,
@@ -25,7 +25,8 @@ interface WindowedTable<T> {
   visitor?: (item: T) => VisitorObservation;
 }
 
-type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording };
+/** The item type of each windowed resource. */
+export type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording };
 
 const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> } = {
   feedback: {
@@ -53,6 +54,7 @@ export interface WindowLoad extends UpsertCounts {
   suppressed: number;
 }
 
+/** The item type of each windowed resource. */
 /** Loads one day's valid items (and their visitors) of a windowed resource. */
 export async function loadWindowItems<R extends WindowedResource>(
   trx: LoadTransaction,

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { hmac, type PiiPolicy, storedVisitorId } from './pii.js';
+import { inDbTransaction } from '../db/transaction.js';
+import type { PiiPolicy } from '../schemas/pii.js';
+import { hmac, storedVisitorId } from './pii.js';
 import { addSuppressions, lockSuppressionList, type Suppression } from './suppression.js';
 
 export interface ForgetRequest {
@@ -49,7 +51,7 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
   const pseudonym = request.piiKey === undefined ? undefined : hmac(request.piiKey, clear);
   const ids = pseudonym === undefined ? [clear] : [clear, pseudonym];
   const source = request.source;
-  return db.transaction().execute(async (trx) => {
+  return inDbTransaction(db, async (trx) => {
     // First: a sync window or webhook batch writing this visitor right now commits before the
     // deletes below, and one starting now reads the list after this transaction commits.
     await lockSuppressionList(trx);
@@ -59,34 +61,34 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
     const feedback = await trx
       .deleteFrom('feedback')
       .where('visitor_id', 'in', ids)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const surveyAnswers = await trx
       .deleteFrom('survey_answers')
       .where('visitor_id', 'in', ids)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const visitors = await trx
       .deleteFrom('visitors')
       .where('id', 'in', ids)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const rejects = await trx
       .deleteFrom('rejects')
       .where(sql<boolean>`item->'visitor'->>'id' in (${idList})`)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     const collisions = await trx
       .deleteFrom('key_collisions')
       .where(sql<boolean>`raw->'visitor'->>'id' in (${idList})`)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
     // A body jsonb could not hold is JSON text (body_text): few rows, read and matched here.
     const unstorable = await trx
       .selectFrom('webhook_events')
       .select(['id', 'body_text'])
       .where('body_text', 'is not', null)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .execute();
     const textMatches = unstorable.filter((row) => ids.includes(visitorIdOf(row.body_text)));
     const events = await trx
@@ -105,7 +107,7 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
             : []),
         ]),
       )
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .executeTakeFirst();
 
     const targets = source !== undefined ? [source] : await everySource(trx, request.sources ?? []);

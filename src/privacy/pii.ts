@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { canonicalJson } from '../load/canonical-json.js';
+import { canonicalJson } from '../db/canonical-json.js';
+import { normalizeKey, type PiiPolicy } from '../schemas/pii.js';
 
 /**
  * Personal data of visitors (spec 2.5, 2.6), and what a source does with it before anything is
@@ -20,17 +21,6 @@ import { canonicalJson } from '../load/canonical-json.js';
  * compared after normalizeKey, so `Email`, `EMAIL`, `e-mail` and `E_Mail` are all `email`:
  * rejected items and webhook bodies are untrusted and need not spell keys as the spec does.
  */
-
-export const PII_MODES = ['keep', 'hash', 'drop'] as const;
-export type PiiMode = (typeof PII_MODES)[number];
-
-/**
- * A source's setting; the key is needed (and checked by loadConfig) for hash and drop.
- * `extraKeys`: more personal keys than PERSONAL_KEYS (INSIGHTS_PII_EXTRA_KEYS), normalized.
- */
-export type PiiPolicy =
-  | { mode: 'keep' }
-  | { mode: 'hash' | 'drop'; key: string; extraKeys?: ReadonlySet<string> };
 
 /**
  * Keys whose values are personal data, wherever they occur in an item or a body, as normalizeKey
@@ -76,14 +66,6 @@ export const PERSONAL_KEYS: ReadonlySet<string> = new Set(
     'useragent',
   ].map(normalizeKey),
 );
-
-/**
- * A key as it is compared with PERSONAL_KEYS: lower case, without `-`, `_`, `.` and white space
- * (`E-Mail`, `e_mail` and `EMAIL` are `email`; `IP Address` is `ipaddress`).
- */
-export function normalizeKey(key: string): string {
-  return key.toLowerCase().replace(/[-_.\s]/g, '');
-}
 
 /** Whether the values under `key` are personal data (PERSONAL_KEYS or the policy's extra keys). */
 export function isPersonalKey(key: string, extraKeys?: ReadonlySet<string>): boolean {

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { LoadTransaction } from '../load/transaction.js';
+import { inDbTransaction, type LoadTransaction } from '../db/transaction.js';
 
 /**
  * The suppression list (table suppressed_visitors, migration 0007): visitors forgotten by
@@ -95,12 +95,12 @@ export async function removeSuppressions(
 ): Promise<Suppression[]> {
   if (request.visitorIds.length === 0) return [];
   const source = request.source;
-  return db.transaction().execute(async (trx) => {
+  return inDbTransaction(db, async (trx) => {
     await lockSuppressionList(trx);
     const rows = await trx
       .deleteFrom('suppressed_visitors')
       .where('visitor_id', 'in', request.visitorIds)
-      .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+      .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
       .returning(['source_id', 'visitor_id', 'hashed'])
       .execute();
     return rows.map((row) => ({ sourceId: row.source_id, visitorId: row.visitor_id, hashed: row.hashed }));
@@ -112,7 +112,7 @@ export async function listSuppressions(db: Kysely<Database>, source?: string): P
   const rows = await db
     .selectFrom('suppressed_visitors')
     .select(['source_id', 'visitor_id', 'hashed', 'forgotten_at'])
-    .$if(source !== undefined, (qb) => qb.where('source_id', '=', source as string))
+    .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
     .orderBy('forgotten_at')
     .orderBy('source_id')
     .orderBy('visitor_id')

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PAGE_SCRIPT } from './page-script.js';
+import { PAGE_SCRIPT } from './page-script.generated.js';
 import type { HealthRow, ReportData, VariantResult } from './report-data.js';
 
 /**
@@ -122,7 +122,7 @@ function trendSection(data: ReportData): string {
   for (const r of data.testDays) {
     const kind = r.testKind === 'abtesting' ? 'A/B' : 'personalization';
     const source = data.sources.length > 1 ? `${r.source}: ` : '';
-    // The page script finds a test's days by this key (trendKey in page-script.ts).
+    // The page script finds a test's days by this key (trendKey in browser/page-script.ts).
     tests.set(JSON.stringify([r.testKind, r.source, r.testId]), `${kind}: ${source}${r.testName}`);
   }
   if (tests.size === 0)

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { DayString } from '../extract/days.js';
+import type { DayString } from '../time/days.js';
 
 /**
  * What the report shows, read from the analyst views (migration 0004): the same numbers an
@@ -127,7 +127,7 @@ export async function loadReportData(
         .selectFrom(view)
         .selectAll()
         .where('removed_at', 'is', null)
-        .$if(source !== undefined, (q) => q.where('source_id', '=', source as string))
+        .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
         .orderBy('source_id')
         .orderBy('test_name')
         .orderBy('test_id')
@@ -161,7 +161,7 @@ export async function loadReportData(
       .selectAll()
       .where('day', '>=', from)
       .where('day', '<=', to)
-      .$if(source !== undefined, (q) => q.where('source_id', '=', source as string))
+      .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
       .orderBy('test_kind')
       .orderBy('test_name')
       .orderBy('test_id')
@@ -201,7 +201,7 @@ export async function loadReportData(
     ])
     .where('day', '>=', from)
     .where('day', '<=', to)
-    .$if(source !== undefined, (q) => q.where('source_id', '=', source as string))
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
     .groupBy('day')
     .orderBy('day')
     .execute();
@@ -217,7 +217,7 @@ export async function loadReportData(
     ])
     .where('day', '>=', from)
     .where('day', '<=', to)
-    .$if(source !== undefined, (q) => q.where('source_id', '=', source as string))
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
     .groupBy(['day', 'question'])
     .orderBy('question')
     .orderBy('day')
@@ -228,7 +228,7 @@ export async function loadReportData(
     .select(['question_id', 'question', 'answer', sql<number>`count(*)::int`.as('n')])
     .where('day', '>=', from)
     .where('day', '<=', to)
-    .$if(source !== undefined, (q) => q.where('source_id', '=', source as string))
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
     .groupBy(['question_id', 'question', 'answer'])
     .orderBy('question_id')
     .orderBy(sql`count(*)`, 'desc')
@@ -246,7 +246,7 @@ export async function loadReportData(
   const health = await db
     .selectFrom('sync_health')
     .selectAll()
-    .$if(source !== undefined, (q) => q.where('source_id', '=', source as string))
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
     .execute();
 
   const activityDays = activity.map(

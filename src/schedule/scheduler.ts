@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { CronSchedule } from '../time/cron-schedule.js';
 import type { Clock } from './clock.js';
-import type { CronSchedule } from './cron-schedule.js';
 
 /** One firing of the schedule: the slot it was due at, or the start of the process (--run-now). */
 export interface Tick {

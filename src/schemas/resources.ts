@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { feedbackSchema } from './feedback.js';
-import { heatmapSchema } from './heatmap.js';
 import { recordingSchema } from './recording.js';
 import { surveyAnswerSchema } from './survey-answer.js';
 
@@ -20,7 +19,3 @@ export const windowedItemSchemas = {
   survey: surveyAnswerSchema,
   recordings: recordingSchema,
 } as const satisfies Record<WindowedResource, z.ZodType>;
-
-export type WindowedItem<R extends WindowedResource> = z.infer<(typeof windowedItemSchemas)[R]>;
-
-export const heatmapItemSchema = heatmapSchema;

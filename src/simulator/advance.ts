@@ -1,7 +1,7 @@
 import type { TestKind } from '../schemas/test.js';
+import { isoAt } from '../time/days.js';
 import type { DatasetState, DayOverlay } from './dataset.js';
 import type { DayItems } from './day-data.js';
-import { isoAt } from './days.js';
 import {
   buildFeedback,
   buildRecording,

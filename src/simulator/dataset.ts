@@ -4,10 +4,10 @@ import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
+import { daysFrom, isDay } from '../time/days.js';
 import { type AdvanceOptions, type AdvanceReport, applyAdvance, feedbackKey } from './advance.js';
 import { type DayItems, generateDay, sortDayItems } from './day-data.js';
 import { type DayPlan, type DayRole, DEFAULT_VOLUME, planDay, type Volume } from './day-plan.js';
-import { dayRange, isDay } from './days.js';
 import type { ItemContext } from './item-builders.js';
 import { DEFAULT_VIEW, type ItemView } from './presentation.js';
 import { generateSnapshots, type SnapshotData } from './snapshot-data.js';
@@ -85,7 +85,7 @@ export function generateDataset(options: DatasetOptions): Dataset {
     if (!Number.isFinite(value) || value < 0) throw new RangeError(`volume.${name} must be a number >= 0`);
   }
 
-  const days = dayRange(from, to);
+  const days = daysFrom(from, to);
   const roleOf = (index: number): DayRole => {
     if (index === BUSY_DAY_INDEX && days.length > BUSY_DAY_INDEX) return 'busy';
     if (index === EMPTY_DAY_INDEX && days.length >= 5) return 'empty';

@@ -1,8 +1,8 @@
 import type { Feedback } from '../schemas/feedback.js';
 import type { Recording } from '../schemas/recording.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
+import { DAY_MS } from '../time/days.js';
 import type { DayPlan } from './day-plan.js';
-import { DAY_MS } from './days.js';
 import {
   buildFeedback,
   buildRecording,

@@ -1,8 +1,8 @@
 import type { Feedback } from '../schemas/feedback.js';
 import type { Recording } from '../schemas/recording.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
+import { addDays } from '../time/days.js';
 import { type DayItems, sortDayItems } from './day-data.js';
-import { addDays } from './days.js';
 import { unitHash } from './random.js';
 
 /**

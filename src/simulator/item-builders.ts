@@ -2,7 +2,7 @@ import type { Feedback } from '../schemas/feedback.js';
 import type { Recording } from '../schemas/recording.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Visitor } from '../schemas/visitor.js';
-import { DAY_MS, epochDay } from './days.js';
+import { DAY_MS, epochDay } from '../time/days.js';
 import type { Random } from './random.js';
 import {
   AGENTS,

@@ -1,4 +1,4 @@
-import { DAY_MS, dayStartMs } from './days.js';
+import { DAY_MS, dayStartMs } from '../time/days.js';
 
 /**
  * The server's own calendar (spec 1, 2: the server's day is not shown). Server day S covers the

@@ -44,8 +44,6 @@ export interface ServingSettings {
   emptyAnswers: Partial<Record<EndpointName, number>>;
 }
 
-export type SettingsPatch = Partial<Omit<ServingSettings, 'apiKey'>>;
-
 export const DEFAULT_SETTINGS: ServingSettings = {
   apiKey: 'sim-key',
   startdate: 'inclusive',

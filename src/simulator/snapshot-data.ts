@@ -1,6 +1,6 @@
 import type { Heatmap } from '../schemas/heatmap.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
-import { DAY_MS, dayStartMs, isoAt } from './days.js';
+import { DAY_MS, dayStartMs, isoAt } from '../time/days.js';
 import { createRandom, hashSeed, hexHash } from './random.js';
 import {
   HEATMAP_LIMITS,

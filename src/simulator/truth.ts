@@ -4,9 +4,9 @@ import type { Recording } from '../schemas/recording.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
+import { DAY_MS, dayStartMs, daysFrom } from '../time/days.js';
 import type { Dataset } from './dataset.js';
 import type { DayItems } from './day-data.js';
-import { DAY_MS, dayRange, dayStartMs } from './days.js';
 import type { OddKind, OddResource } from './odd-values.js';
 import { type ItemView, itemKey, presentHeatmap, presentWindowed, withExtras } from './presentation.js';
 import { serverDayOf } from './server-days.js';
@@ -161,5 +161,5 @@ function serverDaysOf(dataset: Pick<Dataset, 'from' | 'to' | 'days'>, offset: nu
   if (offset === 0) return dataset.days;
   const first = serverDayOf(dayStartMs(dataset.from), offset);
   const last = serverDayOf(dayStartMs(dataset.to) + DAY_MS - 1, offset);
-  return dayRange(first, last);
+  return daysFrom(first, last);
 }

@@ -1,5 +1,5 @@
 import type { Visitor } from '../schemas/visitor.js';
-import { DAY_MS, dayStartMs, isoAt } from './days.js';
+import { DAY_MS, dayStartMs, isoAt } from '../time/days.js';
 import { createRandom, hashSeed, hexHash } from './random.js';
 import { AGENTS, COMPANIES, FIRST_NAMES, LAST_NAMES, PAGES, REFERRERS, SITE } from './vocabulary.js';
 

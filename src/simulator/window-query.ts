@@ -1,6 +1,6 @@
 import type { WindowedResource } from '../schemas/resources.js';
+import { addDays, DAY_MS, dayStartMs, daysFrom, isDay, maxDay, minDay } from '../time/days.js';
 import type { DayItems } from './day-data.js';
-import { addDays, DAY_MS, dayRange, dayStartMs, isDay, maxDay, minDay } from './days.js';
 import type { Random } from './random.js';
 import { randomSample } from './random-order.js';
 import { serverDaySpan, utcDayOf } from './server-days.js';
@@ -87,7 +87,7 @@ export function selectWindow<R extends WindowedResource>(
 
   const cap = capOf(settings, resource);
   const wanted = Math.min(query.limit ?? cap, cap);
-  const days = dayRange(firstUtc, lastUtc);
+  const days = daysFrom(firstUtc, lastUtc);
   const itemsOf = (day: string): ReadonlyArray<Item<R>> => {
     const items = source.day(day)[resource] as ReadonlyArray<Item<R>>;
     const start = dayStartMs(day);

@@ -4,7 +4,7 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Database } from '../db/database.js';
 import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
-import type { PiiPolicy } from '../privacy/pii.js';
+import type { PiiPolicy } from '../schemas/pii.js';
 import type { WindowedResource } from '../schemas/resources.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */

@@ -1,3 +1,4 @@
+import type { RunStatus } from '../db/tables/bookkeeping.js';
 import type { Resource } from '../schemas/resources.js';
 
 /** What happened to one window (source, windowed resource, day). */
@@ -206,4 +207,18 @@ export function everyEndpointForbidden(
   }
   const resources = [...byResource.values()];
   return resources.length >= 2 && resources.every((r) => r.forbidden && !r.loaded);
+}
+
+/** What runSync (run-sync.ts) returns: the run's record, each window's and snapshot's outcome. */
+export interface RunResult {
+  runId: number;
+  status: Exclude<RunStatus, 'running'>;
+  summary: RunSummary;
+  windows: WindowOutcome[];
+  snapshots: SnapshotOutcome[];
+  /** One line: why the run is not ok. */
+  error: string | null;
+  durationMs: number;
+  /** Per source: HTTP requests (attempts included) by response status, 'none' when no response came. */
+  requests: Record<string, Record<string, number>>;
 }

@@ -1,4 +1,4 @@
-import { addDays, type DayString, daysFrom, maxDay } from '../extract/days.js';
+import { addDays, type DayString, daysFrom, maxDay } from '../time/days.js';
 
 /** What the planner needs to know about one source and resource. */
 export interface PlanInput {

@@ -1,9 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
-import { recordRun, runMetricsText } from '../metrics/run-metrics.js';
 import { writeTextfileAtomically } from '../metrics/textfile.js';
-import type { RunResult } from './run-sync.js';
+import type { RunResult } from './outcomes.js';
+import { recordRun, runMetricsText } from './run-metrics.js';
 
 /**
  * After a run is recorded, when INSIGHTS_METRICS_FILE or INSIGHTS_METRICS_PORT is set: its

@@ -49,7 +49,7 @@ export async function interruptRunningRuns(
       status: 'interrupted',
       finished_at: sql<Date>`now()`,
       error,
-      ...(summary === undefined ? {} : { summary: JSON.stringify(summary) }),
+      summary: summary === undefined ? undefined : JSON.stringify(summary),
     })
     .where('status', '=', 'running')
     .returning('run_id')

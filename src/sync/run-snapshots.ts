@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { RequestAbortedError } from '../api/abort.js';
+import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
-import type { DayString } from '../extract/days.js';
 import { type Validated, validateItems } from '../extract/validate.js';
 import { loadRejects } from '../load/rejects.js';
 import {
@@ -13,10 +13,10 @@ import {
   type SnapshotLoad,
 } from '../load/snapshots.js';
 import { ensureSource } from '../load/sources.js';
-import { inTransaction } from '../load/transaction.js';
 import type { Logger } from '../log/logger.js';
 import { heatmapSchema } from '../schemas/heatmap.js';
 import { type TestKind, type TestResult, testResultSchema, testSchema } from '../schemas/test.js';
+import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
 

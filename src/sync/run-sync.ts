@@ -6,9 +6,7 @@ import type { Config, SourceConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
-import { type DayString, todayUtc } from '../extract/days.js';
 import { describeReading, emptyReading } from '../extract/server-reading.js';
-import { readServerReadings, saveServerReading } from '../load/server-readings.js';
 import type { Logger } from '../log/logger.js';
 import {
   ALL_RESOURCES,
@@ -18,12 +16,14 @@ import {
   type WindowedResource,
 } from '../schemas/resources.js';
 import { TEST_KINDS } from '../schemas/test.js';
+import { type DayString, todayUtc } from '../time/days.js';
 import { readWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { limitedClient } from './limited-client.js';
 import {
   EndpointRefusals,
   everyEndpointForbidden,
+  type RunResult,
   type RunSummary,
   type SnapshotOutcome,
   skippedWindow,
@@ -35,6 +35,7 @@ import { planBackfillDays, planSyncDays } from './plan.js';
 import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
+import { readServerReadings, saveServerReading } from './server-readings.js';
 
 export type SyncSettings = Pick<
   Config,
@@ -82,19 +83,6 @@ export interface SyncDeps {
   onPlan?: (totalWindows: number, runId: number) => void;
 }
 
-export interface RunResult {
-  runId: number;
-  status: Exclude<RunStatus, 'running'>;
-  summary: RunSummary;
-  windows: WindowOutcome[];
-  snapshots: SnapshotOutcome[];
-  /** One line: why the run is not ok. */
-  error: string | null;
-  durationMs: number;
-  /** Per source: HTTP requests (attempts included) by response status, 'none' when no response came. */
-  requests: Record<string, Record<string, number>>;
-}
-
 /**
  * One run: plan the day windows of every source and resource, fetch them under one global bound
  * on requests in flight, load each in its own transaction, snapshot tests and heatmaps, record
@@ -123,7 +111,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
     maxInvalidShare: deps.settings.maxInvalidShare,
     runId,
-    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    signal: deps.signal,
   };
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
@@ -141,7 +129,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         const key = status === null ? 'none' : String(status);
         byStatus[key] = (byStatus[key] ?? 0) + 1;
       },
-      ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+      signal: deps.signal,
     });
     const learned = await readServerReadings(deps.db, source.name);
     const handle: SourceHandle = {
@@ -153,7 +141,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         survey: { reading: learned.get('survey') ?? emptyReading() },
         recordings: { reading: learned.get('recordings') ?? emptyReading() },
       },
-      ...(source.pii === undefined ? {} : { pii: source.pii }),
+      pii: source.pii,
     };
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {
@@ -355,7 +343,7 @@ function defaultClient(
       retryAfterCapMs: settings.retryAfterCapMs,
     },
     logger: options.logger,
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }),
+    signal: options.signal,
+    onResponse: options.onResponse,
   });
 }

@@ -1,21 +1,21 @@
 import { RequestAbortedError } from '../api/abort.js';
+import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
-import type { DayString } from '../extract/days.js';
 import { fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
 import { itemDay } from '../extract/server-reading.js';
-import { type Rejected, validateItems } from '../extract/validate.js';
-import { recordWindow, recordWindowFailure } from '../load/ledger.js';
+import { validateItems } from '../extract/validate.js';
+import { recordWindowFailure } from '../load/ledger.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
-import { inTransaction, type LoadTransaction } from '../load/transaction.js';
 import { loadWindowItems } from '../load/windowed.js';
 import { protectPersonalData } from '../privacy/pii.js';
-import { suppressedVisitors } from '../privacy/suppression.js';
+import type { Rejected } from '../schemas/rejected.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
-import { advanceWatermark } from '../watermark/watermark.js';
+import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
+import { storeWindow, withoutForgotten } from './store-window.js';
 
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their
@@ -58,25 +58,20 @@ export async function runWindow(
     }
 
     const status = day < today ? 'done' : 'open';
-    const loaded = await inTransaction(ctx.pool, async (trx) => {
-      await ensureSource(trx, source.name, source.baseUrl);
-      const counts = await loadWindowItems(trx, resource, source.name, valid, { runId: ctx.runId });
-      // A forgotten visitor's items stay out of rejects too (the suppression list, forget).
-      await loadRejects(trx, rejectContext, await withoutForgotten(trx, source.name, rejected));
-      await recordWindow(trx, {
-        sourceId: source.name,
-        resource,
-        day,
-        status,
-        itemCount: valid.length,
-        requestedLimit: fetched.requestedLimit,
-        servedCount: fetched.servedCount,
-        truncated: fetched.truncated,
-        rejectedCount: rejected.length,
-        runId: ctx.runId,
-      });
-      if (status === 'done') await advanceWatermark(trx.db, source.name, resource, startDay, today);
-      return counts;
+    const loaded = await storeWindow(ctx.pool, {
+      sourceId: source.name,
+      baseUrl: source.baseUrl,
+      resource,
+      day,
+      status,
+      valid,
+      rejected,
+      requestedLimit: fetched.requestedLimit,
+      servedCount: fetched.servedCount,
+      truncated: fetched.truncated,
+      runId: ctx.runId,
+      startDay,
+      today,
     });
     // Items of neighbouring days: their own windows keep them current, so here they are only
     // added when missing. Apart from the window's transaction, which then never waits on a
@@ -160,22 +155,6 @@ export async function runWindow(
       error instanceof EndpointRefusedError ? { refused: error.status } : {},
     );
   }
-}
-
-/** Rejects whose item names a visitor on the source's suppression list are dropped. */
-async function withoutForgotten(
-  trx: LoadTransaction,
-  sourceId: string,
-  rejected: readonly Rejected[],
-): Promise<Rejected[]> {
-  const visitorOf = (reject: Rejected): string | undefined => {
-    const visitor = (reject.item as { visitor?: { id?: unknown } } | null)?.visitor;
-    return typeof visitor?.id === 'string' ? visitor.id : undefined;
-  };
-  const ids = rejected.map(visitorOf).filter((id): id is string => id !== undefined);
-  if (ids.length === 0) return [...rejected];
-  const forgotten = await suppressedVisitors(trx, sourceId, ids);
-  return rejected.filter((reject) => !forgotten.has(visitorOf(reject) ?? ''));
 }
 
 /** Rejected items of other days, grouped by their own day (they all have a readable dt). */

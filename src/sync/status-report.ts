@@ -2,11 +2,11 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { type LockHolder, runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
-import { type DayString, dayDiff } from '../extract/days.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
-import { type WebhookSourceStatus, webhookStatus } from '../webhooks/status.js';
+import { type DayString, dayDiff } from '../time/days.js';
 import type { RunSummary } from './outcomes.js';
+import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {
   source: string;

@@ -1,4 +1,4 @@
-import { addDays, type DayString } from '../extract/days.js';
+import { addDays, type DayString } from '../time/days.js';
 
 /**
  * The new watermark after the given days are done: the end of the contiguous run of done days

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { DayString } from '../extract/days.js';
 import type { WindowedResource } from '../schemas/resources.js';
+import type { DayString } from '../time/days.js';
 import { contiguousWatermark } from './contiguous.js';
 
 export interface WatermarkState {

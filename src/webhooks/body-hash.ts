@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../load/canonical-json.js';
+import { canonicalJson } from '../db/canonical-json.js';
 
 /**
  * The dedupe key of a delivery: sha256 of the body's canonical JSON (keys sorted at every level).

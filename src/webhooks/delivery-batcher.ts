@@ -1,6 +1,6 @@
 import type pg from 'pg';
+import { classifyDatabaseError } from '../db/transaction.js';
 import { recordBatch, recordDatabaseError } from '../metrics/receiver-metrics.js';
-import { classifyDatabaseError } from './database-errors.js';
 import type { WebhookSource } from './prepare-delivery.js';
 import { receiveDelivery } from './receive.js';
 import { type DeliveryOutcome, type IncomingDelivery, receiveDeliveries } from './receive-batch.js';

@@ -1,4 +1,5 @@
-import { type PiiPolicy, protectPersonalData } from '../privacy/pii.js';
+import { protectPersonalData } from '../privacy/pii.js';
+import type { PiiPolicy } from '../schemas/pii.js';
 import { bodyHash } from './body-hash.js';
 import { type CheckedBody, checkBody } from './check-body.js';
 import { unstorableStringPath } from './json-limits.js';

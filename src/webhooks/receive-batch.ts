@@ -1,6 +1,6 @@
 import type pg from 'pg';
+import { inTransaction } from '../db/transaction.js';
 import { ensureSource } from '../load/sources.js';
-import { inTransaction } from '../load/transaction.js';
 import { recordDeliveries, type StoredDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBodies, type WebhookMerge } from '../load/webhook-items.js';
 import { suppressedVisitors } from '../privacy/suppression.js';

@@ -1,11 +1,10 @@
 import pg from 'pg';
+import { classifyDatabaseError, inTransaction, type LoadTransaction } from '../db/transaction.js';
 import { ensureSource } from '../load/sources.js';
-import { inTransaction, type LoadTransaction } from '../load/transaction.js';
 import { recordDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBody } from '../load/webhook-items.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import { type BodyIssue, checkBody, describeBodyIssues } from './check-body.js';
-import { classifyDatabaseError } from './database-errors.js';
 import { unstorableStringPath } from './json-limits.js';
 import {
   checkStorable,

@@ -9,11 +9,11 @@ import Fastify, {
 } from 'fastify';
 import type pg from 'pg';
 import type { SourceConfig } from '../config/config.js';
+import { classifyDatabaseError } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { deliveryOutcome, recordDelivery } from '../metrics/receiver-metrics.js';
 import { METRICS_CONTENT_TYPE, metricsText } from '../metrics/registry.js';
-import { classifyDatabaseError } from './database-errors.js';
 import {
   createDeliveryBatcher,
   DeliveryAbandonedError,

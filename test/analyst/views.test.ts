@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { todayUtc } from '../../src/extract/days.js';
 import { loadReportData } from '../../src/report/report-data.js';
 import type { GroundTruth, Simulator } from '../../src/simulator/server.js';
 import { statusReport } from '../../src/sync/status-report.js';
+import { todayUtc } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { fillReportWarehouse } from '../report/report-warehouse.js';
 import { exampleQueries } from './warehouse-doc.js';

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../src/load/canonical-json.js';
+import { canonicalJson } from '../../src/db/canonical-json.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../../src/schemas/resources.js';
 import type { GroundTruth } from '../../src/simulator/server.js';
 import type { TestDatabase } from './database.js';

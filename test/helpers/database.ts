@@ -1,23 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import { inject } from 'vitest';
-import { createDb, createPool } from '../../src/db/connection.js';
-import type { Database } from '../../src/db/database.js';
+import { type ClonedDatabase, cloneTemplate } from '../../scripts/dev-database/template.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { createDatabase, databaseUrl, dropDatabase, withClient } from './database-admin.js';
 import type { TestDatabaseContext } from './provided-context.js';
 
 /** A fresh, migrated database of its own: clone of the run's template (test/helpers/global-setup.ts). */
-export interface TestDatabase {
-  /** Connection string of the new database. */
-  url: string;
+export interface TestDatabase extends Omit<ClonedDatabase, 'name'> {
   /** The warehouse schema; every pool connection's search_path points at it. */
   schema: string;
-  pool: pg.Pool;
-  db: Kysely<Database>;
-  /** Closes db and pool and drops the database (idempotent). */
-  drop(): Promise<void>;
 }
 
 let created = 0;
@@ -37,26 +27,15 @@ export async function createTestDatabase(options: { schema?: string } = {}): Pro
   // Worker pid, a counter and random bytes: unique across concurrent test files and calls.
   created += 1;
   const name = `${context.databasePrefix}${process.pid}_${created}_${randomBytes(3).toString('hex')}`;
-  await withClient(context.adminUrl, (admin) => createDatabase(admin, name, context.template));
-
-  const url = databaseUrl(context.adminUrl, name);
-  const pool = createPool({ url, schema, applicationName: 'insights-sync-tests' });
-  const db = createDb(pool);
+  const { url, pool, db, drop } = await cloneTemplate(context.adminUrl, context.template, name, {
+    schema,
+    applicationName: 'insights-sync-tests',
+  });
   if (schema !== context.schema) {
     const outcome = await migrateToLatest(db, schema);
     if (outcome.error !== undefined)
       throw new Error(`migrating schema ${schema} failed`, { cause: outcome.error });
   }
-
-  let dropped: Promise<void> | undefined;
-  const drop = () => {
-    dropped ??= (async () => {
-      // A test may have closed the pool itself; ending it twice throws.
-      if (!pool.ending) await db.destroy();
-      await withClient(context.adminUrl, (admin) => dropDatabase(admin, name));
-    })();
-    return dropped;
-  };
   return { url, schema, pool, db, drop };
 }
 

@@ -1,15 +1,11 @@
-import type pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { createDb, createPool } from '../../src/db/connection.js';
-import { migrateToLatest } from '../../src/db/migrator.js';
+import { withClient } from '../../scripts/dev-database/admin.js';
+import { startDatabaseServer } from '../../scripts/dev-database/server.js';
 import {
-  createDatabase,
-  databasesStartingWith,
-  databaseUrl,
-  dropDatabase,
-  withClient,
-} from './database-admin.js';
-import { startDatabaseServer } from './database-server.js';
+  dropClonesAndTemplate,
+  dropLeftovers,
+  migrateTemplate,
+} from '../../scripts/dev-database/template.js';
 import type { TestDatabaseContext } from './provided-context.js';
 
 const SCHEMA = 'insights';
@@ -30,23 +26,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const databasePrefix = `insights_test_${runTag}_`;
 
   try {
-    await withClient(server.adminUrl, async (admin) => {
-      await dropLeftovers(admin);
-      await createDatabase(admin, template);
-    });
-    const pool = createPool({ url: databaseUrl(server.adminUrl, template), schema: SCHEMA, max: 1 });
-    const db = createDb(pool);
-    try {
-      const outcome = await migrateToLatest(db, SCHEMA);
-      if (outcome.error !== undefined)
-        throw new Error('migrating the test template failed', { cause: outcome.error });
-    } finally {
-      await db.destroy();
-    }
-    // Nobody may connect to the template any more: CREATE DATABASE ... TEMPLATE fails while anyone is.
-    await withClient(server.adminUrl, async (admin) => {
-      await admin.query(`alter database ${admin.escapeIdentifier(template)} with allow_connections false`);
-    });
+    // Databases of earlier runs on a shared server that were killed before their teardown ran.
+    await withClient(server.adminUrl, (admin) =>
+      dropLeftovers(admin, 'insights_t', /^insights_(?:tpl|test)_\d+_([0-9a-z]+)/, LEFTOVER_AGE_MS),
+    );
+    await migrateTemplate(server.adminUrl, template, SCHEMA);
   } catch (error) {
     await server.stop();
     throw error;
@@ -65,22 +49,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   return async () => {
     try {
-      await withClient(server.adminUrl, async (admin) => {
-        for (const name of await databasesStartingWith(admin, databasePrefix))
-          await dropDatabase(admin, name);
-        await dropDatabase(admin, template);
-      });
+      await dropClonesAndTemplate(server.adminUrl, databasePrefix, template);
     } finally {
       await server.stop();
     }
   };
-}
-
-/** Databases of earlier runs on a shared server that were killed before their teardown ran. */
-async function dropLeftovers(admin: pg.Client): Promise<void> {
-  for (const name of await databasesStartingWith(admin, 'insights_t')) {
-    const match = /^insights_(?:tpl|test)_\d+_([0-9a-z]+)/.exec(name);
-    const startedAt = match?.[1] === undefined ? Number.NaN : Number.parseInt(match[1], 36);
-    if (Date.now() - startedAt > LEFTOVER_AGE_MS) await dropDatabase(admin, name).catch(() => {});
-  }
 }

@@ -2,7 +2,8 @@ import { type ApiClient, createApiClient } from '../../src/api/api-client.js';
 import type { SourceConfig } from '../../src/config/config.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
 import type { Simulator } from '../../src/simulator/server.js';
-import { type RunResult, runSync, type SyncRequest, type SyncSettings } from '../../src/sync/run-sync.js';
+import type { RunResult } from '../../src/sync/outcomes.js';
+import { runSync, type SyncRequest, type SyncSettings } from '../../src/sync/run-sync.js';
 import type { TestDatabase } from './database.js';
 
 export const TEST_SETTINGS: SyncSettings = {

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storableCopy } from '../../src/extract/storable.js';
-import { canonicalJson } from '../../src/load/canonical-json.js';
+import { canonicalJson } from '../../src/db/canonical-json.js';
 import type { WindowedResource } from '../../src/schemas/resources.js';
+import { storableCopy } from '../../src/schemas/storable.js';
 import { itemKey } from '../../src/simulator/presentation.js';
 import { type GroundTruth, type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { RunResult } from '../../src/sync/run-sync.js';
+import type { RunResult } from '../../src/sync/outcomes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';

@@ -9,7 +9,7 @@ import { renderStatus } from '../../src/cli/status.js';
 import { RunFailedError } from '../../src/errors.js';
 import { ENDPOINT_NAMES } from '../../src/simulator/endpoint-names.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { RunResult } from '../../src/sync/run-sync.js';
+import type { RunResult } from '../../src/sync/outcomes.js';
 import { statusReport } from '../../src/sync/status-report.js';
 import { captureLogger } from '../api/fixture-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/config.js';
-import { inTransaction } from '../../src/load/transaction.js';
+import { inTransaction } from '../../src/db/transaction.js';
 import { loadWindowItems } from '../../src/load/windowed.js';
 import { forget } from '../../src/privacy/forget-visitor.js';
-import { hmac, type PiiPolicy, protectPersonalData } from '../../src/privacy/pii.js';
+import { hmac, protectPersonalData } from '../../src/privacy/pii.js';
 import { suppressedVisitors } from '../../src/privacy/suppression.js';
+import type { PiiPolicy } from '../../src/schemas/pii.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { feedbackWebhookBody } from '../../src/simulator/webhook-sender.js';
 import { receiveDelivery } from '../../src/webhooks/receive.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { withClient } from '../../scripts/dev-database/admin.js';
 import { createTestDatabase, databaseServerUrl, type TestDatabase } from '../helpers/database.js';
-import { withClient } from '../helpers/database-admin.js';
 
 let a: TestDatabase;
 let b: TestDatabase;

@@ -11,7 +11,7 @@ import { printRun } from '../../src/cli/print-run.js';
 import { renderStatus } from '../../src/cli/status.js';
 import type { Resource } from '../../src/schemas/resources.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { RunResult } from '../../src/sync/run-sync.js';
+import type { RunResult } from '../../src/sync/outcomes.js';
 import { statusReport } from '../../src/sync/status-report.js';
 import { captureLogger } from '../api/fixture-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

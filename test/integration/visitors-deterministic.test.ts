@@ -1,8 +1,8 @@
 import { type Migration, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
+import { inTransaction } from '../../src/db/transaction.js';
 import { ensureSource } from '../../src/load/sources.js';
-import { inTransaction } from '../../src/load/transaction.js';
 import { loadWindowItems } from '../../src/load/windowed.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import type { SurveyAnswer } from '../../src/schemas/survey-answer.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsText } from '../../src/metrics/registry.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { RunResult } from '../../src/sync/run-sync.js';
+import type { RunResult } from '../../src/sync/outcomes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 import { promtoolCheck, samples } from './promtool.js';

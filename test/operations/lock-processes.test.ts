@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../src/db/run-lock.js';
-import { addDays, todayUtc } from '../../src/extract/days.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 

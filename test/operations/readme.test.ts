@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { type Env, loadConfig } from '../../src/config/config.js';
-import { cronProblem } from '../../src/schedule/cron-schedule.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { cronProblem } from '../../src/time/cron-schedule.js';
 import { type CliResult, cliEnv } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nightlySync } from '../../jobs/nightly-sync.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { cronProblem, cronSchedule } from '../../src/schedule/cron-schedule.js';
+import { cronProblem, cronSchedule } from '../../src/time/cron-schedule.js';
 
 const SOURCE = { INSIGHTS_API_URL: 'https://api.example.com', INSIGHTS_API_KEY: 'key' };
 

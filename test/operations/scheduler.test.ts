@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { cronSchedule } from '../../src/schedule/cron-schedule.js';
 import { startScheduler, type Tick } from '../../src/schedule/scheduler.js';
+import { cronSchedule } from '../../src/time/cron-schedule.js';
 import { capturingLogger, FakeClock } from './fake-clock.js';
 
 const BERLIN = 'Europe/Berlin';

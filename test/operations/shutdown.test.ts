@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, todayUtc } from '../../src/extract/days.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
 import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';

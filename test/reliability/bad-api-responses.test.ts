@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/api-client.js';
-import { canonicalJson } from '../../src/load/canonical-json.js';
+import { canonicalJson } from '../../src/db/canonical-json.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { type RunResult, runSync, type SyncRequest } from '../../src/sync/run-sync.js';
+import type { RunResult } from '../../src/sync/outcomes.js';
+import { runSync, type SyncRequest } from '../../src/sync/run-sync.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { simulatorSource, TEST_SETTINGS } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, daysFrom } from '../../src/extract/days.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, daysFrom } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 import { orderedDump } from './warehouse-text.js';

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, daysFrom, todayUtc } from '../../src/extract/days.js';
 import { createRandom } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, daysFrom, todayUtc } from '../../src/time/days.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';

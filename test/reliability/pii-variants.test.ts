@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/config.js';
-import { hmac, type PiiPolicy } from '../../src/privacy/pii.js';
+import { hmac } from '../../src/privacy/pii.js';
+import type { PiiPolicy } from '../../src/schemas/pii.js';
 import { createWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { capturingLogger, feedbackBody, visitor } from '../webhooks/webhook-helpers.js';

@@ -1,15 +1,9 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  isPersonalKey,
-  normalizeKey,
-  PERSONAL_KEYS,
-  type PiiPolicy,
-  protectPersonalData,
-  storedVisitorId,
-} from '../../src/privacy/pii.js';
+import { isPersonalKey, PERSONAL_KEYS, protectPersonalData, storedVisitorId } from '../../src/privacy/pii.js';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
+import { normalizeKey, type PiiPolicy } from '../../src/schemas/pii.js';
 import { recordingSchema } from '../../src/schemas/recording.js';
 import { feedback, recording } from '../unit/api-items.js';
 

@@ -2,12 +2,12 @@ import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withClient } from '../../scripts/dev-database/admin.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
 import { advanceWatermark } from '../../src/watermark/watermark.js';
-import { withClient } from '../helpers/database-admin.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
 /**

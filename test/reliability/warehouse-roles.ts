@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createDatabase, databaseUrl, dropDatabase, withClient } from '../../scripts/dev-database/admin.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import type { TestDatabase } from '../helpers/database.js';
 import { databaseServerUrl } from '../helpers/database.js';
-import { createDatabase, databaseUrl, dropDatabase, withClient } from '../helpers/database-admin.js';
 
 /**
  * A database set up by docs/roles.sql as written, only the role names made unique (roles are

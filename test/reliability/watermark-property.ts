@@ -15,7 +15,7 @@ import { TEST_SETTINGS } from '../helpers/sync-harness.js';
  * watermark is the end of the contiguous done prefix. Checked after the run: the next sync asks
  * for exactly the days not done, the lookback days, and today; then the watermark is yesterday.
  *
- * Day arithmetic here is plain Date on a precomputed calendar, independent of src/extract/days.
+ * Day arithmetic here is plain Date on a precomputed calendar, independent of src/time/days.
  */
 
 const START = '2026-01-01';

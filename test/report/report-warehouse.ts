@@ -1,5 +1,5 @@
-import { addDays, todayUtc } from '../../src/extract/days.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
 import type { TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CopyValue, copyLine } from '../../src/load/copy-text.js';
+import { type CopyValue, copyLine } from '../../src/db/copy-text.js';
 
 /**
  * A reference reader of one COPY text-format line, written from the PostgreSQL documentation:

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays, dayDiff, daysFrom, maxDay, minDay, todayUtc } from '../../src/extract/days.js';
+import { addDays, dayDiff, daysFrom, maxDay, minDay, todayUtc } from '../../src/time/days.js';
 
 describe('addDays', () => {
   it.each([

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentHash } from '../../src/load/canonical-json.js';
+import { canonicalJson, contentHash } from '../../src/db/canonical-json.js';
 import { dedupeByKey } from '../../src/load/dedupe.js';
 
 interface Item {

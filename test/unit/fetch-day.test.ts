@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ApiClient, WindowQuery } from '../../src/api/api-client.js';
 import { ApiError } from '../../src/errors.js';
-import { addDays, type DayString, daysFrom } from '../../src/extract/days.js';
 import { fetchDay, type LimitPolicy, type ResourceKnowledge } from '../../src/extract/fetch-day.js';
 import {
   emptyReading,
@@ -11,6 +10,7 @@ import {
   serverDay,
   startInclusive,
 } from '../../src/extract/server-reading.js';
+import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
 
 /** One reading of everything spec sections 4 and 8 leave open. */
 interface Reading {

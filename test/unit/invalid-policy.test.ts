@@ -7,8 +7,9 @@ import {
   MIN_ITEMS_FOR_SHARE,
   SIGNIFICANCE,
 } from '../../src/extract/invalid-policy.js';
-import { type Rejected, validateItems } from '../../src/extract/validate.js';
+import { validateItems } from '../../src/extract/validate.js';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
+import type { Rejected } from '../../src/schemas/rejected.js';
 import { feedback } from './api-items.js';
 
 /** `count` rejects spread over `kinds` different problems (round robin). */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type DayString, daysFrom } from '../../src/extract/days.js';
 import { planBackfillDays, planSyncDays } from '../../src/sync/plan.js';
+import { type DayString, daysFrom } from '../../src/time/days.js';
 import { contiguousWatermark } from '../../src/watermark/contiguous.js';
 
 const TODAY = '2026-03-10';

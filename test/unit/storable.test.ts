@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/db/canonical-json.js';
+import { feedbackSchema } from '../../src/schemas/feedback.js';
+import { heatmapSchema } from '../../src/schemas/heatmap.js';
 import {
   MAX_ITEM_DEPTH,
   storableCopy,
   storableText,
   unstorableFields,
   unstorableJson,
-} from '../../src/extract/storable.js';
-import { canonicalJson } from '../../src/load/canonical-json.js';
-import { feedbackSchema } from '../../src/schemas/feedback.js';
-import { heatmapSchema } from '../../src/schemas/heatmap.js';
+} from '../../src/schemas/storable.js';
 import { feedback, heatmap, visitor } from './api-items.js';
 
 /** An object nested `levels` deep: { a: { a: ... { a: 'end' } } }. */

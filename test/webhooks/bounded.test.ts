@@ -1,9 +1,9 @@
 import net from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { withClient } from '../../scripts/dev-database/admin.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { withClient } from '../helpers/database-admin.js';
 import {
   capturingLogger,
   count,

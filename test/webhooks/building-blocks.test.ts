@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { classifyDatabaseError } from '../../src/db/transaction.js';
 import { createAllowList } from '../../src/webhooks/allow-list.js';
 import { bodyHash } from '../../src/webhooks/body-hash.js';
 import { checkBody } from '../../src/webhooks/check-body.js';
-import { classifyDatabaseError } from '../../src/webhooks/database-errors.js';
 import { jsonDepth, storableText, unstorableStringPath } from '../../src/webhooks/json-limits.js';
 import { maskUrl } from '../../src/webhooks/mask-url.js';
 import { tokensMatch } from '../../src/webhooks/token.js';

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withClient } from '../../scripts/dev-database/admin.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { withClient } from '../helpers/database-admin.js';
 import { count, feedbackBody, TOKEN } from './webhook-helpers.js';
 
 /** Resolves with the receiver's base URL once `serve` prints it. */

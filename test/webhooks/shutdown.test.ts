@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withClient } from '../../scripts/dev-database/admin.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { withClient } from '../helpers/database-admin.js';
 import { count, feedbackBody, listen, MAIN_URL, receiver } from './webhook-helpers.js';
 
 function connectable(port: number): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
-import type { RunSummary, SnapshotOutcome, WindowOutcome } from '../sync/outcomes.js';
-import { processRegistry } from './registry.js';
+import { processRegistry } from '../metrics/registry.js';
+import type { RunSummary, SnapshotOutcome, WindowOutcome } from './outcomes.js';
 
 /**
  * The metrics of the last run (sync, backfill or a scheduled run), following Prometheus' advice

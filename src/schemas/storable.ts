@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestampSchema } from '../schemas/timestamp.js';
+import { timestampSchema } from './timestamp.js';
 
 /**
  * What PostgreSQL cannot store of an item that passed its schema. zod checks shapes and types;

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { DayString } from '../extract/days.js';
+import type { DayString } from '../time/days.js';
 
 /** The webhook part of `status`, per source that has received a delivery or holds a webhook-only row. */
 export interface WebhookSourceStatus {

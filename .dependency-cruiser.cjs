@@ -1,0 +1,134 @@
+/**
+ * Which folder of src/ may import which (docs/architecture.md explains the layers). Run by
+ * `npm run lint`, so CI refuses an import against them.
+ *
+ *   ground floor  src/errors.ts, src/time/, src/log/, src/db/        imports no feature folder
+ *   contracts     src/schemas/ (zod only), src/config/ (ground floor and schemas)
+ *   shared        src/privacy/ (ground floor and schemas)
+ *   stages        src/api/ -> src/extract/ -> src/load/ -> src/watermark/   (the data flow)
+ *   use-cases     src/sync/ (the only module that knows every stage), src/webhooks/, src/report/,
+ *                 src/schedule/, src/simulator/
+ *   commands      src/cli/
+ */
+const GROUND = '^src/(errors[.]ts|time/|log/|db/)';
+/** The data flow, in order. */
+const STAGES = ['api', 'extract', 'load', 'watermark'];
+
+/** An earlier stage never imports a later one (validate lives in extract/). */
+const againstTheFlow = STAGES.slice(0, -1).map((stage, i) => ({
+  name: `no-import-against-the-flow-from-${stage}`,
+  comment: 'api -> extract (validate) -> load -> watermark: an earlier stage never imports a later one.',
+  severity: 'error',
+  from: { path: `^src/${stage}/` },
+  to: { path: `^src/(${STAGES.slice(i + 1).join('|')})/` },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import cycles; the simulator, a test fixture with a server of its own, may have them.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/simulator/' },
+      to: { circular: true },
+    },
+    {
+      name: 'src-not-to-dev-code',
+      comment: 'The product never imports tests, benchmarks or scripts.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'src-not-to-jobs',
+      comment:
+        'jobs/ says what the scheduler runs; src/ does not reach it. TEMPORARY exception: cli/schedule.ts, ' +
+        'which another change of issue 13 (item 2, the run use-case out of cli/) is moving right now.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/schedule[.]ts$' },
+      to: { path: '^jobs/' },
+    },
+    {
+      name: 'ground-floor-imports-no-feature',
+      comment: 'Dates, errors, logging and the database helpers are shared by everything: they import none of it.',
+      severity: 'error',
+      from: { path: GROUND },
+      to: { path: '^src/', pathNot: GROUND },
+    },
+    {
+      name: 'schemas-import-only-schemas',
+      comment: 'schemas/ holds the shapes every stage shares: zod only.',
+      severity: 'error',
+      from: { path: '^src/schemas/' },
+      to: { path: '^src/', pathNot: '^src/schemas/' },
+    },
+    {
+      name: 'config-imports-no-feature',
+      comment: 'Config is read first and given to everything: it imports the ground floor and schemas only.',
+      severity: 'error',
+      from: { path: '^src/config/' },
+      to: { path: '^src/', pathNot: [GROUND, '^src/(schemas|config)/'] },
+    },
+    {
+      name: 'privacy-imports-no-feature',
+      comment: 'Privacy (pii, suppression list) is applied by load, sync and webhooks: it imports none of them.',
+      severity: 'error',
+      from: { path: '^src/privacy/' },
+      to: { path: '^src/', pathNot: [GROUND, '^src/(schemas|privacy)/'] },
+    },
+    ...againstTheFlow,
+    {
+      name: 'api-and-extract-never-touch-the-database',
+      comment: 'Fetching and validating write nothing: api/ and extract/ never import db/.',
+      severity: 'error',
+      from: { path: '^src/(api|extract)/' },
+      to: { path: '^src/db/' },
+    },
+    {
+      name: 'only-sync-joins-stages',
+      comment:
+        'A stage hands its output to sync/, which gives it to the next: load and watermark import no other ' +
+        'stage (what two stages share lives in schemas/ or on the ground floor). extract is the API client\'s ' +
+        'one user and may import api/.',
+      severity: 'error',
+      from: { path: '^src/(load|watermark)/' },
+      to: { path: '^src/(api|extract|load|watermark)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'side-use-cases-import-one-stage-at-most',
+      comment:
+        'Only sync/ imports two stages. webhooks/ stores through load/ only; report/, schedule/ and the ' +
+        'simulator import no stage.',
+      severity: 'error',
+      from: { path: '^src/(webhooks|report|schedule|simulator)/' },
+      to: { path: '^src/(api|extract|watermark)/' },
+    },
+    {
+      name: 'side-use-cases-do-not-load',
+      comment: 'report/, schedule/ and the simulator read or serve; they import no stage.',
+      severity: 'error',
+      from: { path: '^src/(report|schedule|simulator)/' },
+      to: { path: '^src/load/' },
+    },
+    {
+      name: 'use-cases-are-not-imported',
+      comment: 'sync/, webhooks/, report/, schedule/ and the simulator are called by cli/ (and jobs/), never by a lower floor or by each other.',
+      severity: 'error',
+      from: { path: '^src/([^/]+)', pathNot: '^src/cli/' },
+      to: { path: '^src/(sync|webhooks|report|schedule|simulator)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'nothing-imports-cli',
+      comment: 'cli/ is the top floor: one file per command.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

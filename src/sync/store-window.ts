@@ -1,0 +1,84 @@
+import type pg from 'pg';
+import { inTransaction, type LoadTransaction } from '../db/transaction.js';
+import { recordWindow } from '../load/ledger.js';
+import { loadRejects } from '../load/rejects.js';
+import { ensureSource } from '../load/sources.js';
+import { type ItemOf, loadWindowItems, type WindowLoad } from '../load/windowed.js';
+import { suppressedVisitors } from '../privacy/suppression.js';
+import type { Rejected } from '../schemas/rejected.js';
+import type { WindowedResource } from '../schemas/resources.js';
+import type { DayString } from '../time/days.js';
+import { advanceWatermark } from '../watermark/watermark.js';
+
+/** A fetched and validated day, ready to be written. */
+export interface WindowToStore<R extends WindowedResource> {
+  sourceId: string;
+  baseUrl: string;
+  resource: R;
+  day: DayString;
+  /** Closed days are 'done' (and may move the watermark); today stays 'open'. */
+  status: 'done' | 'open';
+  valid: readonly ItemOf[R][];
+  rejected: readonly Rejected[];
+  /** What the fetch saw, for the ledger. */
+  requestedLimit: number;
+  servedCount: number;
+  truncated: boolean;
+  runId: number | null;
+  /** The watermark's range: the source's first day and today. */
+  startDay: DayString;
+  today: DayString;
+}
+
+/**
+ * The window transaction: in ONE transaction its items, their visitors, its rejects, its ledger
+ * row and the watermark. A crash anywhere leaves either all of it or none of it, and the next
+ * run takes the day again. The sync runs it for each window, the load benchmark measures it.
+ */
+export async function storeWindow<R extends WindowedResource>(
+  pool: pg.Pool,
+  window: WindowToStore<R>,
+): Promise<WindowLoad> {
+  const { sourceId, resource, day, runId } = window;
+  return inTransaction(pool, async (trx) => {
+    await ensureSource(trx, sourceId, window.baseUrl);
+    const counts = await loadWindowItems(trx, resource, sourceId, window.valid, { runId });
+    // A forgotten visitor's items stay out of rejects too (the suppression list, forget).
+    await loadRejects(
+      trx,
+      { sourceId, resource, day, runId },
+      await withoutForgotten(trx, sourceId, window.rejected),
+    );
+    await recordWindow(trx, {
+      sourceId,
+      resource,
+      day,
+      status: window.status,
+      itemCount: window.valid.length,
+      requestedLimit: window.requestedLimit,
+      servedCount: window.servedCount,
+      truncated: window.truncated,
+      rejectedCount: window.rejected.length,
+      runId,
+    });
+    if (window.status === 'done')
+      await advanceWatermark(trx.db, sourceId, resource, window.startDay, window.today);
+    return counts;
+  });
+}
+
+/** Rejects whose item names a visitor on the source's suppression list are dropped. */
+export async function withoutForgotten(
+  trx: LoadTransaction,
+  sourceId: string,
+  rejected: readonly Rejected[],
+): Promise<Rejected[]> {
+  const visitorOf = (reject: Rejected): string | undefined => {
+    const visitor = (reject.item as { visitor?: { id?: unknown } } | null)?.visitor;
+    return typeof visitor?.id === 'string' ? visitor.id : undefined;
+  };
+  const ids = rejected.map(visitorOf).filter((id): id is string => id !== undefined);
+  if (ids.length === 0) return [...rejected];
+  const forgotten = await suppressedVisitors(trx, sourceId, ids);
+  return rejected.filter((reject) => !forgotten.has(visitorOf(reject) ?? ''));
+}

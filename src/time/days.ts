@@ -1,0 +1,64 @@
+/**
+ * Days are `YYYY-MM-DD` strings in UTC throughout: they sort and compare as strings, and a
+ * string never shifts with the machine's time zone. The one date library of the tool and of the
+ * simulator.
+ */
+export type DayString = string;
+
+export const DAY_MS = 86_400_000;
+
+const DAY_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Whether `value` is a real calendar day `YYYY-MM-DD` (2026-02-30 is not). */
+export function isDay(value: string): boolean {
+  if (!DAY_SHAPE.test(value)) return false;
+  const ms = Date.parse(`${value}T00:00:00.000Z`);
+  // Date.parse rolls 2026-02-30 over to March: only a day that survives the round trip is real.
+  return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(value);
+}
+
+/** The instant (ms since the epoch) the day starts in UTC; RangeError when it is not a day. */
+export function dayStartMs(day: DayString): number {
+  if (!isDay(day)) throw new RangeError(`not a day: ${day}`);
+  return Date.parse(`${day}T00:00:00.000Z`);
+}
+
+/** Days since 1970-01-01, used to keep integer ids of different days apart. */
+export function epochDay(day: DayString): number {
+  return Math.round(dayStartMs(day) / DAY_MS);
+}
+
+export function addDays(day: DayString, days: number): DayString {
+  return new Date(dayStartMs(day) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+export function todayUtc(now: Date = new Date()): DayString {
+  return now.toISOString().slice(0, 10);
+}
+
+/** Every day from `from` through `to`, both included; empty when from > to. */
+export function daysFrom(from: DayString, to: DayString): DayString[] {
+  const days: DayString[] = [];
+  const count = dayDiff(from, to);
+  for (let i = 0; i <= count; i++) days.push(addDays(from, i));
+  return days;
+}
+
+/** Whole days from `from` to `to` (0 when equal, negative when to is earlier). */
+export function dayDiff(from: DayString, to: DayString): number {
+  return Math.round((dayStartMs(to) - dayStartMs(from)) / DAY_MS);
+}
+
+/** The spec's timestamp shape, `YYYY-MM-DDThh:mm:ss.sssZ`. */
+export function isoAt(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The earlier of two days (they compare as strings). */
+export function minDay(a: DayString, b: DayString): DayString {
+  return a <= b ? a : b;
+}
+
+export function maxDay(a: DayString, b: DayString): DayString {
+  return a >= b ? a : b;
+}
