@@ -3,8 +3,8 @@ import { CliError } from '../errors.js';
 import { todayUtc } from '../extract/days.js';
 import { daySchema } from '../schemas/timestamp.js';
 import { commandContext } from './command-context.js';
+import { executeRun } from './run-command.js';
 import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
-import { executeRun } from './sync-command.js';
 
 export function registerBackfill(program: Command): void {
   program

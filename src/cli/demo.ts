@@ -6,12 +6,12 @@ import { CliError } from '../errors.js';
 import { addDays, todayUtc } from '../extract/days.js';
 import { createLogger } from '../log/logger.js';
 import { startSimulator } from '../simulator/server.js';
+import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
+import { shutdownSignal } from '../sync/shutdown.js';
 import { statusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
 import { printRun } from './print-run.js';
-import { shutdownSignal } from './run-options.js';
 import { renderStatus } from './status.js';
-import { forcedExitRecorder, runLocked } from './sync-command.js';
 import { usingWarehouse } from './warehouse.js';
 
 /** What an analyst asks first; the demo runs these on what it loaded and shows the answers. */

@@ -57,7 +57,9 @@ export function registerForget(program: Command): void {
 
 async function printList(source: string | undefined): Promise<void> {
   const { config, logger } = commandContext({ requireSources: false });
-  const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source));
+  const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source), {
+    access: 'read',
+  });
   process.stdout.write(renderSuppressions(entries));
 }
 

@@ -10,11 +10,15 @@ export function registerMigrate(program: Command): void {
     )
     .action(async () => {
       const { config, logger } = commandContext({ requireSources: false });
-      // usingWarehouse applies pending migrations before anything else.
-      await usingWarehouse(config, logger, async ({ applied, displayUrl, embedded }) => {
-        const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
-        process.stdout.write(`schema ${config.schema} is up to date: ${what}\n`);
-        if (embedded) process.stdout.write(`embedded database: ${displayUrl}\n`);
-      });
+      await usingWarehouse(
+        config,
+        logger,
+        async ({ applied, displayUrl, embedded }) => {
+          const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
+          process.stdout.write(`schema ${config.schema} is up to date: ${what}\n`);
+          if (embedded) process.stdout.write(`embedded database: ${displayUrl}\n`);
+        },
+        { access: 'migrate' },
+      );
     });
 }

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { CliError } from '../errors.js';
+import { CliError, CommandFailedError } from '../errors.js';
 import { addDays, dayDiff, todayUtc } from '../extract/days.js';
 import { buildReport } from '../report/build-report.js';
 import { commandContext } from './command-context.js';
@@ -53,11 +53,15 @@ export function registerReport(program: Command): void {
           });
         },
         // Read-only: a database that stops answering ends it with exit 5, not a hang.
-        { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+        { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
       );
       const out = path.resolve(options.out);
       await writeFile(out, html).catch((error: unknown) => {
-        throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
+        throw new CommandFailedError(
+          `cannot write ${options.out}: ${(error as Error).message}`,
+          {},
+          { cause: error },
+        );
       });
       process.stdout.write(
         `wrote ${options.out} (${Math.round(html.length / 1024)} KB): ${from} to ${to}, ${data.sources.length} source(s), ${data.totals.feedback} feedback items, ${data.abResults.length + data.personalizationResults.length} test variants\n`,

@@ -4,9 +4,9 @@ import { LockError } from '../errors.js';
 import { systemClock } from '../schedule/clock.js';
 import { cronSchedule } from '../schedule/cron-schedule.js';
 import { startScheduler } from '../schedule/scheduler.js';
+import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
+import { shutdownSignal } from '../sync/shutdown.js';
 import { type CommandContext, commandContext } from './command-context.js';
-import { shutdownSignal } from './run-options.js';
-import { forcedExitRecorder, runLocked } from './sync-command.js';
 import { usingWarehouse } from './warehouse.js';
 
 export function registerSchedule(program: Command): void {

@@ -27,7 +27,7 @@ export function registerStatus(program: Command): void {
         logger,
         ({ db }) => statusReport(db, todayUtc(now), runs, { now, confirmDays: config.webhookConfirmDays }),
         // A monitoring check: a database that stops answering ends it with exit 5, not a hang.
-        { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+        { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
       );
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
       if (!report.healthy) process.exitCode = 1;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { commandContext } from './command-context.js';
+import { executeRun } from './run-command.js';
 import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
-import { executeRun } from './sync-command.js';
 
 export function registerSync(program: Command): void {
   program
