@@ -1,9 +1,5 @@
 import { type Command, Option } from 'commander';
 import { CliError } from '../errors.js';
-import { todayUtc } from '../extract/days.js';
-import { daySchema } from '../schemas/timestamp.js';
-import { commandContext } from './command-context.js';
-import { executeRun } from './run-command.js';
 import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
 
 export function registerBackfill(program: Command): void {
@@ -19,11 +15,16 @@ export function registerBackfill(program: Command): void {
     .addOption(waitOption())
     .action(
       async (options: { from: string; to?: string; resources?: string; source?: string; wait?: boolean }) => {
-        const from = parseDay('--from', options.from);
-        const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
+        const { todayUtc } = await import('../extract/days.js');
+        const from = await parseDay('--from', options.from);
+        const to = options.to === undefined ? todayUtc(new Date()) : await parseDay('--to', options.to);
         if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
-        const context = commandContext({ requireSources: true });
         const resources = parseResources(options.resources);
+        const [{ commandContext }, { executeRun }] = await Promise.all([
+          import('./command-context.js'),
+          import('./run-command.js'),
+        ]);
+        const context = commandContext({ requireSources: true });
         const sources = parseSource(context.config, options.source);
         await executeRun(
           context,
@@ -39,7 +40,8 @@ export function registerBackfill(program: Command): void {
     );
 }
 
-function parseDay(option: string, value: string): string {
+async function parseDay(option: string, value: string): Promise<string> {
+  const { daySchema } = await import('../schemas/timestamp.js');
   if (!daySchema.safeParse(value).success)
     throw new CliError(`${option}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
   return value;

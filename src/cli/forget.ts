@@ -1,11 +1,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { forget } from '../privacy/forget-visitor.js';
-import { type ListedSuppression, listSuppressions } from '../privacy/suppression.js';
-import { commandContext } from './command-context.js';
+import type { ListedSuppression } from '../privacy/suppression.js';
 import { formatTable } from './format-table.js';
-import { usingWarehouse } from './warehouse.js';
 
 export function registerForget(program: Command): void {
   program
@@ -26,6 +23,11 @@ export function registerForget(program: Command): void {
       if (options.visitor === undefined) throw new CliError('expected --visitor ID, or --list');
       if (options.visitor.trim() === '') throw new CliError('--visitor: expected a visitor id');
       const visitorId = options.visitor;
+      const [{ commandContext }, { usingWarehouse }, { forget }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../privacy/forget-visitor.js'),
+      ]);
       const { config, logger } = commandContext({ requireSources: false });
       const outcome = await usingWarehouse(config, logger, ({ db }) =>
         forget(db, {
@@ -56,6 +58,11 @@ export function registerForget(program: Command): void {
 }
 
 async function printList(source: string | undefined): Promise<void> {
+  const [{ commandContext }, { usingWarehouse }, { listSuppressions }] = await Promise.all([
+    import('./command-context.js'),
+    import('./warehouse.js'),
+    import('../privacy/suppression.js'),
+  ]);
   const { config, logger } = commandContext({ requireSources: false });
   const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source), {
     access: 'read',

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
 
 export function registerMigrate(program: Command): void {
   program
@@ -9,6 +7,10 @@ export function registerMigrate(program: Command): void {
       'Create or upgrade the warehouse schema (INSIGHTS_SCHEMA, default insights). Safe to run again.',
     )
     .action(async () => {
+      const [{ commandContext }, { usingWarehouse }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+      ]);
       const { config, logger } = commandContext({ requireSources: false });
       await usingWarehouse(
         config,

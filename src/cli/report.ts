@@ -3,10 +3,6 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError, CommandFailedError } from '../errors.js';
-import { addDays, dayDiff, todayUtc } from '../extract/days.js';
-import { buildReport } from '../report/build-report.js';
-import { commandContext } from './command-context.js';
-import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 3660;
@@ -27,11 +23,19 @@ export function registerReport(program: Command): void {
     )
     .addOption(new Option('--to <YYYY-MM-DD>', 'last UTC day of the daily charts; default today'))
     .action(async (options: { out: string; source?: string; from?: string; to?: string }) => {
+      const { addDays, dayDiff, todayUtc } = await import('../extract/days.js');
       const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
       const from =
         options.from === undefined ? addDays(to, 1 - DEFAULT_DAYS) : parseDay('--from', options.from);
       if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
       if (dayDiff(from, to) >= MAX_DAYS) throw new CliError(`--from .. --to: at most ${MAX_DAYS} days`);
+      // chart.js and the page's code load only when a report is written.
+      const [{ commandContext }, { READ_STATEMENT_TIMEOUT_MS, usingWarehouse }, { buildReport }] =
+        await Promise.all([
+          import('./command-context.js'),
+          import('./warehouse.js'),
+          import('../report/build-report.js'),
+        ]);
       const { config, logger } = commandContext({ requireSources: false });
       const { html, data } = await usingWarehouse(
         config,

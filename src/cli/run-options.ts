@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { CliError } from '../errors.js';
-import { ALL_RESOURCES, type Resource } from '../schemas/resources.js';
+import { ALL_RESOURCES, type Resource } from '../schemas/resource-names.js';
 
 export const resourcesOption = () =>
   new Option(

@@ -1,12 +1,9 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { todayUtc } from '../extract/days.js';
-import { type RunRow, type StatusReport, statusReport } from '../sync/status-report.js';
-import { commandContext } from './command-context.js';
+import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
 import { snapshotChanges } from './print-run.js';
-import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
 
 export function registerStatus(program: Command): void {
   program
@@ -20,6 +17,17 @@ export function registerStatus(program: Command): void {
       const runs = Number(options.runs);
       if (!Number.isInteger(runs) || runs < 0 || runs > 1000)
         throw new CliError('--runs: expected an integer 0-1000');
+      const [
+        { commandContext },
+        { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
+        { statusReport },
+        { todayUtc },
+      ] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../sync/status-report.js'),
+        import('../extract/days.js'),
+      ]);
       const { config, logger } = commandContext({ requireSources: false });
       const now = new Date();
       const report = await usingWarehouse(

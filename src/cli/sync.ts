@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { commandContext } from './command-context.js';
-import { executeRun } from './run-command.js';
 import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
 
 export function registerSync(program: Command): void {
@@ -13,8 +11,13 @@ export function registerSync(program: Command): void {
     .addOption(sourceOption())
     .addOption(waitOption())
     .action(async (options: { resources?: string; source?: string; wait?: boolean }) => {
-      const context = commandContext({ requireSources: true });
       const resources = parseResources(options.resources);
+      // The run's modules (database, API client, loaders) load only when a command runs.
+      const [{ commandContext }, { executeRun }] = await Promise.all([
+        import('./command-context.js'),
+        import('./run-command.js'),
+      ]);
+      const context = commandContext({ requireSources: true });
       const sources = parseSource(context.config, options.source);
       await executeRun(
         context,

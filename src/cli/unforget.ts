@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { hmac } from '../privacy/pii.js';
-import { removeSuppressions } from '../privacy/suppression.js';
-import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
 
 export function registerUnforget(program: Command): void {
   program
@@ -16,6 +12,12 @@ export function registerUnforget(program: Command): void {
     .addOption(new Option('--source <name>', 'only this source; default every source'))
     .action(async (options: { visitor: string; source?: string }) => {
       if (options.visitor.trim() === '') throw new CliError('--visitor: expected a visitor id');
+      const [{ commandContext }, { usingWarehouse }, { hmac }, { removeSuppressions }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../privacy/pii.js'),
+        import('../privacy/suppression.js'),
+      ]);
       const { config, logger } = commandContext({ requireSources: false });
       const visitorIds =
         config.piiKey === undefined

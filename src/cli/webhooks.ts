@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { daySchema } from '../schemas/timestamp.js';
-import { replayDeliveries } from '../webhooks/replay.js';
-import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
 
 export function registerWebhooks(program: Command): void {
   const webhooks = program
@@ -26,7 +22,12 @@ export function registerWebhooks(program: Command): void {
     )
     .addOption(new Option('--source <name>', 'only this source'))
     .action(async (options: { since?: string; status?: 'applied' | 'rejected'; source?: string }) => {
-      const since = options.since === undefined ? undefined : parseSince(options.since);
+      const since = options.since === undefined ? undefined : await parseSince(options.since);
+      const [{ commandContext }, { usingWarehouse }, { replayDeliveries }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../webhooks/replay.js'),
+      ]);
       const { config, logger } = commandContext({ requireSources: false });
       const result = await usingWarehouse(config, logger, ({ pool, db }) =>
         replayDeliveries(pool, db, {
@@ -42,7 +43,8 @@ export function registerWebhooks(program: Command): void {
     });
 }
 
-function parseSince(value: string): Date {
+async function parseSince(value: string): Promise<Date> {
+  const { daySchema } = await import('../schemas/timestamp.js');
   if (daySchema.safeParse(value).success) return new Date(`${value}T00:00:00.000Z`);
   // An ISO time with its offset; a bare local time would depend on the machine's time zone.
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value)) {

@@ -2,12 +2,8 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import {
-  parseSimulateOptions,
-  type RawSimulateOptions,
-  registerSimulate,
-  runSimulate,
-} from '../../src/cli/simulate.js';
+import { type RawSimulateOptions, registerSimulate } from '../../src/cli/simulate.js';
+import { parseSimulateOptions, runSimulate } from '../../src/cli/simulate-run.js';
 import { CliError } from '../../src/errors.js';
 
 const DEFAULTS: RawSimulateOptions = {
