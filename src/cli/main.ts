@@ -23,8 +23,9 @@ export async function runCli(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // --help and --version end through here with exit code 0.
-      return error.exitCode;
+      // --help and --version end through here with exit code 0; every other end commander
+      // decides (unknown option or command, missing argument or command) is a usage error.
+      return SUCCESSFUL_ENDS.has(error.code) ? 0 : USAGE_EXIT_CODE;
     }
     if (error instanceof InsightsError) {
       process.stderr.write(`insights-sync: ${error.message}\n`);
@@ -36,6 +37,10 @@ export async function runCli(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+/** Commander's ends that are not errors. */
+const SUCCESSFUL_ENDS = new Set(['commander.helpDisplayed', 'commander.version']);
+const USAGE_EXIT_CODE = 2;
 
 /** `--version` on the program and on every command. */
 function withVersion(command: Command, version: string): void {
