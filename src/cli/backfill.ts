@@ -1,6 +1,13 @@
 import { type Command, Option } from 'commander';
 import { CliError } from '../errors.js';
-import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
+import {
+  embeddedOption,
+  parseResources,
+  parseSource,
+  resourcesOption,
+  sourceOption,
+  waitOption,
+} from './run-options.js';
 
 export function registerBackfill(program: Command): void {
   program
@@ -13,19 +20,26 @@ export function registerBackfill(program: Command): void {
     .addOption(resourcesOption())
     .addOption(sourceOption())
     .addOption(waitOption())
+    .addOption(embeddedOption())
     .action(
-      async (options: { from: string; to?: string; resources?: string; source?: string; wait?: boolean }) => {
+      async (options: {
+        from: string;
+        to?: string;
+        resources?: string;
+        source?: string;
+        wait?: boolean;
+        embedded?: boolean;
+      }) => {
         const { todayUtc } = await import('../extract/days.js');
         const from = await parseDay('--from', options.from);
         const to = options.to === undefined ? todayUtc(new Date()) : await parseDay('--to', options.to);
         if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
         const resources = parseResources(options.resources);
-        const [{ commandContext }, { executeRun }] = await Promise.all([
-          import('./command-context.js'),
-          import('./run-command.js'),
-        ]);
-        const context = commandContext({ requireSources: true });
+        // The settings first: a bad one ends the command before the run's modules load.
+        const { commandContext } = await import('./command-context.js');
+        const context = commandContext({ requireSources: true, embedded: options.embedded });
         const sources = parseSource(context.config, options.source);
+        const { executeRun } = await import('./run-command.js');
         await executeRun(
           context,
           {

@@ -1,13 +1,25 @@
 import { type Config, loadConfig } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { loadDotEnv } from './dotenv.js';
 
 export interface CommandContext {
   config: Readonly<Config>;
   logger: Logger;
 }
 
-/** Config first (a bad value fails before any connection or request), then the logger. */
-export function commandContext(options: { requireSources: boolean }): CommandContext {
-  const config = loadConfig({ requireSources: options.requireSources });
+export interface CommandContextOptions {
+  requireSources: boolean;
+  /** --embedded: without DATABASE_URL, use the embedded PostgreSQL (like INSIGHTS_EMBEDDED=1). */
+  embedded?: boolean;
+}
+
+/**
+ * .env of the working directory first (the environment wins over it), then the config (a bad
+ * value fails before any connection or request), then the logger.
+ */
+export function commandContext(options: CommandContextOptions): CommandContext {
+  loadDotEnv();
+  const loaded = loadConfig({ requireSources: options.requireSources });
+  const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
   return { config, logger: createLogger({ level: config.logLevel }) };
 }

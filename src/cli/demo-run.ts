@@ -6,6 +6,7 @@ import { startSimulator } from '../simulator/server.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
 import { statusReport } from '../sync/status-report.js';
+import { loadDotEnv } from './dotenv.js';
 import { formatTable } from './format-table.js';
 import { printRun } from './print-run.js';
 import { renderStatus } from './status.js';
@@ -34,6 +35,7 @@ export const ANALYST_QUERIES = [
 ] as const;
 
 export async function runDemo(options: { days: number; seed: number; keepRunning: boolean }): Promise<void> {
+  loadDotEnv();
   const config = loadConfig({ requireSources: false });
   // The demo's own output is the story; only warnings and errors are logged.
   const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
@@ -44,7 +46,13 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
   const recorder = forcedExitRecorder();
   const shutdown = shutdownSignal({ logger, graceMs: config.shutdownGraceMs, onForce: recorder.onForce });
   const context = {
-    config: { ...config, startDate: from, sources: [{ name: 'demo', baseUrl: sim.url, apiKey: sim.apiKey }] },
+    // The demo needs nothing installed: without DATABASE_URL, the embedded database, as its --help says.
+    config: {
+      ...config,
+      embedded: true,
+      startDate: from,
+      sources: [{ name: 'demo', baseUrl: sim.url, apiKey: sim.apiKey }],
+    },
     logger,
   };
   const runOptions = { signal: shutdown.signal, ...recorder.hooks };

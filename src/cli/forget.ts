@@ -3,6 +3,7 @@ import { Option } from 'commander';
 import { CliError } from '../errors.js';
 import type { ListedSuppression } from '../privacy/suppression.js';
 import { formatTable } from './format-table.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerForget(program: Command): void {
   program
@@ -18,8 +19,9 @@ export function registerForget(program: Command): void {
       ),
     )
     .addOption(new Option('--source <name>', 'only this source; default every source'))
-    .action(async (options: { visitor?: string; list?: boolean; source?: string }) => {
-      if (options.list) return printList(options.source);
+    .addOption(embeddedOption())
+    .action(async (options: { visitor?: string; list?: boolean; source?: string; embedded?: boolean }) => {
+      if (options.list) return printList(options.source, options.embedded);
       if (options.visitor === undefined) throw new CliError('expected --visitor ID, or --list');
       if (options.visitor.trim() === '') throw new CliError('--visitor: expected a visitor id');
       const visitorId = options.visitor;
@@ -28,7 +30,7 @@ export function registerForget(program: Command): void {
         import('./warehouse.js'),
         import('../privacy/forget-visitor.js'),
       ]);
-      const { config, logger } = commandContext({ requireSources: false });
+      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
       const outcome = await usingWarehouse(config, logger, ({ db }) =>
         forget(db, {
           visitorId,
@@ -57,13 +59,13 @@ export function registerForget(program: Command): void {
     });
 }
 
-async function printList(source: string | undefined): Promise<void> {
+async function printList(source: string | undefined, embedded: boolean | undefined): Promise<void> {
   const [{ commandContext }, { usingWarehouse }, { listSuppressions }] = await Promise.all([
     import('./command-context.js'),
     import('./warehouse.js'),
     import('../privacy/suppression.js'),
   ]);
-  const { config, logger } = commandContext({ requireSources: false });
+  const { config, logger } = commandContext({ requireSources: false, embedded });
   const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source), {
     access: 'read',
   });

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { embeddedOption } from './run-options.js';
 
 export function registerMigrate(program: Command): void {
   program
@@ -6,12 +7,13 @@ export function registerMigrate(program: Command): void {
     .description(
       'Create or upgrade the warehouse schema (INSIGHTS_SCHEMA, default insights). Safe to run again.',
     )
-    .action(async () => {
+    .addOption(embeddedOption())
+    .action(async (options: { embedded?: boolean }) => {
       const [{ commandContext }, { usingWarehouse }] = await Promise.all([
         import('./command-context.js'),
         import('./warehouse.js'),
       ]);
-      const { config, logger } = commandContext({ requireSources: false });
+      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
       await usingWarehouse(
         config,
         logger,

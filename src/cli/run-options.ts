@@ -35,5 +35,12 @@ export function parseSource(config: Readonly<Config>, value: string | undefined)
   return [value];
 }
 
+/** Every command that opens the warehouse: the explicit choice of the embedded database. */
+export const embeddedOption = () =>
+  new Option(
+    '--embedded',
+    'without DATABASE_URL, use the embedded PostgreSQL under INSIGHTS_DATA_DIR (default .data/postgres), like INSIGHTS_EMBEDDED=1',
+  );
+
 export const waitOption = () =>
   new Option('--wait', 'if another run holds the warehouse lock, wait for it instead of exiting (code 4)');

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { embeddedOption } from './run-options.js';
 
 export function registerSchedule(program: Command): void {
   program
@@ -7,11 +8,14 @@ export function registerSchedule(program: Command): void {
       'Run the nightly sync until stopped: at INSIGHTS_SCHEDULE (cron, default "0 3 * * *") in INSIGHTS_TIMEZONE (default UTC). One run at a time: a slot that comes during a run, or while another process holds the warehouse lock, is skipped and logged. SIGTERM/SIGINT stop it within INSIGHTS_SHUTDOWN_GRACE_MS.',
     )
     .option('--run-now', 'also run once at start, e.g. when a container starts')
-    .action(async (options: { runNow?: boolean }) => {
+    .addOption(embeddedOption())
+    .action(async (options: { runNow?: boolean; embedded?: boolean }) => {
       const [{ commandContext }, { runSchedule }] = await Promise.all([
         import('./command-context.js'),
         import('./schedule-run.js'),
       ]);
-      await runSchedule(commandContext({ requireSources: true }), { runNow: options.runNow === true });
+      await runSchedule(commandContext({ requireSources: true, embedded: options.embedded }), {
+        runNow: options.runNow === true,
+      });
     });
 }

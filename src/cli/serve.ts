@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { embeddedOption } from './run-options.js';
 
 export function registerServe(program: Command): void {
   program
@@ -20,11 +21,12 @@ export function registerServe(program: Command): void {
         '  INSIGHTS_TRUSTED_PROXY         the proxy whose X-Forwarded-For names the sender',
       ].join('\n'),
     )
-    .action(async () => {
+    .addOption(embeddedOption())
+    .action(async (options: { embedded?: boolean }) => {
       const [{ commandContext }, { runServe }] = await Promise.all([
         import('./command-context.js'),
         import('./serve-run.js'),
       ]);
-      await runServe(commandContext({ requireSources: true }));
+      await runServe(commandContext({ requireSources: true, embedded: options.embedded }));
     });
 }

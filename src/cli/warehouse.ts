@@ -82,6 +82,10 @@ export async function usingWarehouse<T>(
 ): Promise<T> {
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
   let url = config.databaseUrl;
+  if (url === undefined && !config.embedded)
+    throw new CliError(
+      `DATABASE_URL is not set: set it to the warehouse (postgres://..., in the environment or in .env), or pass --embedded (or set INSIGHTS_EMBEDDED=1) to use the embedded PostgreSQL in ${config.dataDir}`,
+    );
   if (url === undefined) {
     const dataDir = resolve(config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPort, logger }).catch(

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerWebhooks(program: Command): void {
   const webhooks = program
@@ -21,26 +22,34 @@ export function registerWebhooks(program: Command): void {
       new Option('--status <status>', 'only deliveries with this status').choices(['applied', 'rejected']),
     )
     .addOption(new Option('--source <name>', 'only this source'))
-    .action(async (options: { since?: string; status?: 'applied' | 'rejected'; source?: string }) => {
-      const since = options.since === undefined ? undefined : await parseSince(options.since);
-      const [{ commandContext }, { usingWarehouse }, { replayDeliveries }] = await Promise.all([
-        import('./command-context.js'),
-        import('./warehouse.js'),
-        import('../webhooks/replay.js'),
-      ]);
-      const { config, logger } = commandContext({ requireSources: false });
-      const result = await usingWarehouse(config, logger, ({ pool, db }) =>
-        replayDeliveries(pool, db, {
-          ...(since === undefined ? {} : { since }),
-          ...(options.status === undefined ? {} : { status: options.status }),
-          ...(options.source === undefined ? {} : { source: options.source }),
-        }),
-      );
-      process.stdout.write(
-        `replayed ${result.replayed} deliveries: ${result.applied} applied, ${result.rejected} rejected` +
-          ` (${result.nowApplied} rejected before and applied now, ${result.nowRejected} applied before and rejected now)\n`,
-      );
-    });
+    .addOption(embeddedOption())
+    .action(
+      async (options: {
+        since?: string;
+        status?: 'applied' | 'rejected';
+        source?: string;
+        embedded?: boolean;
+      }) => {
+        const since = options.since === undefined ? undefined : await parseSince(options.since);
+        const [{ commandContext }, { usingWarehouse }, { replayDeliveries }] = await Promise.all([
+          import('./command-context.js'),
+          import('./warehouse.js'),
+          import('../webhooks/replay.js'),
+        ]);
+        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const result = await usingWarehouse(config, logger, ({ pool, db }) =>
+          replayDeliveries(pool, db, {
+            ...(since === undefined ? {} : { since }),
+            ...(options.status === undefined ? {} : { status: options.status }),
+            ...(options.source === undefined ? {} : { source: options.source }),
+          }),
+        );
+        process.stdout.write(
+          `replayed ${result.replayed} deliveries: ${result.applied} applied, ${result.rejected} rejected` +
+            ` (${result.nowApplied} rejected before and applied now, ${result.nowRejected} applied before and rejected now)\n`,
+        );
+      },
+    );
 }
 
 async function parseSince(value: string): Promise<Date> {

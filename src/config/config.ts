@@ -23,8 +23,13 @@ export interface SourceConfig {
 }
 
 export interface Config {
-  /** Unset means: start the embedded PostgreSQL under `dataDir`. */
+  /** Unset: the embedded PostgreSQL under `dataDir` if `embedded`, else the command refuses. */
   databaseUrl: string | undefined;
+  /**
+   * Without DATABASE_URL, use the embedded PostgreSQL (INSIGHTS_EMBEDDED=1 or --embedded). Off by
+   * default: a cron job whose environment was not loaded must fail, not load into ./.data.
+   */
+  embedded: boolean;
   schema: string;
   dataDir: string;
   embeddedPort: number;
@@ -140,6 +145,10 @@ const ENV_SETTINGS = {
   },
   INSIGHTS_DATA_DIR: { schema: z.string().min(1), expected: 'a directory path' },
   INSIGHTS_EMBEDDED_PORT: { schema: int(1024, 65535), expected: 'a TCP port 1024-65535' },
+  INSIGHTS_EMBEDDED: {
+    schema: z.enum(['1', 'true', '0', 'false']).transform((value) => value === '1' || value === 'true'),
+    expected: '1 or true (use the embedded PostgreSQL when DATABASE_URL is unset), 0 or false',
+  },
   INSIGHTS_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
   INSIGHTS_LOOKBACK_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
   INSIGHTS_START_DATE: { schema: daySchema, expected: 'a date YYYY-MM-DD' },
@@ -246,6 +255,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     schema: setting('INSIGHTS_SCHEMA', 'insights'),
     dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
     embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
+    embedded: setting('INSIGHTS_EMBEDDED', false),
     sources: readSources(env, readFile, options.requireSources ?? true, problems).map((source) =>
       withPiiPolicy(source, piiKey, piiExtraKeys, problems),
     ),

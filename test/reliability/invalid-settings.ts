@@ -17,6 +17,7 @@ export const INVALID_SETTINGS: {
   { variable: 'DATABASE_URL', value: 'CANARY-mysql://user:secret@db/warehouse' },
   { variable: 'INSIGHTS_SCHEMA', value: 'CANARY-Schema' },
   { variable: 'INSIGHTS_EMBEDDED_PORT', value: 'CANARY-5432' },
+  { variable: 'INSIGHTS_EMBEDDED', value: 'CANARY-yes' },
   { variable: 'INSIGHTS_API_URL', value: 'CANARY-not-a-url' },
   { variable: 'INSIGHTS_API_KEY', value: 'CANARY-key\nwith-a-line-break' },
   { variable: 'INSIGHTS_SOURCE_NAME', value: 'CANARY source name' },
