@@ -21,5 +21,13 @@ export function commandContext(options: CommandContextOptions): CommandContext {
   loadDotEnv();
   const loaded = loadConfig({ requireSources: options.requireSources });
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
-  return { config, logger: createLogger({ level: config.logLevel }) };
+  return { config, logger: createLogger(loggerOptions(config)) };
+}
+
+/** LOG_LEVEL, and LOG_FORMAT when set (else the logger decides from stderr being a terminal). */
+export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>) {
+  return {
+    level: config.logLevel,
+    ...(config.logFormat === undefined ? {} : { pretty: config.logFormat === 'pretty' }),
+  };
 }

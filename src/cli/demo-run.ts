@@ -6,6 +6,7 @@ import { startSimulator } from '../simulator/server.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
 import { statusReport } from '../sync/status-report.js';
+import { loggerOptions } from './command-context.js';
 import { loadDotEnv } from './dotenv.js';
 import { formatTable } from './format-table.js';
 import { printRun } from './print-run.js';
@@ -38,7 +39,10 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
   loadDotEnv();
   const config = loadConfig({ requireSources: false });
   // The demo's own output is the story; only warnings and errors are logged.
-  const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  const logger = createLogger({
+    ...loggerOptions(config),
+    level: config.logLevel === 'info' ? 'warn' : config.logLevel,
+  });
   const out = (text: string) => process.stdout.write(text);
   const today = todayUtc(new Date());
   const from = addDays(today, -(options.days - 1));

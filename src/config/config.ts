@@ -51,6 +51,8 @@ export interface Config {
   /** The share of invalid items a sound response may hold: a day fails only above it, on evidence (judgeInvalid). */
   maxInvalidShare: number;
   logLevel: string;
+  /** Unset: pretty when stderr is a terminal, JSON elsewhere. */
+  logFormat: 'json' | 'pretty' | undefined;
   /** `serve`: where the webhook receiver listens. */
   webhookPort: number;
   webhookHost: string;
@@ -179,6 +181,10 @@ const ENV_SETTINGS = {
     expected: 'an IANA timezone such as UTC or Europe/Berlin',
   },
   INSIGHTS_SHUTDOWN_GRACE_MS: { schema: int(100, 3_600_000), expected: 'milliseconds 100-3600000' },
+  LOG_FORMAT: {
+    schema: z.enum(['json', 'pretty']),
+    expected: 'json or pretty (default: pretty when stderr is a terminal, else json)',
+  },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     expected: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -238,7 +244,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const problems: ConfigProblem[] = [];
 
-  function setting<N extends EnvName>(name: N, fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']>) {
+  function setting<N extends EnvName, F = z.output<(typeof ENV_SETTINGS)[N]['schema']>>(
+    name: N,
+    fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']> | F,
+  ) {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') return fallback;
     const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
@@ -271,6 +280,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     retryAfterCapMs: setting('INSIGHTS_RETRY_AFTER_CAP_MS', 60_000),
     maxInvalidShare: setting('INSIGHTS_MAX_INVALID_SHARE', 0.05),
     logLevel: setting('LOG_LEVEL', 'info'),
+    logFormat: setting('LOG_FORMAT', undefined),
     webhookPort: setting('INSIGHTS_WEBHOOK_PORT', 8080),
     webhookHost: setting('INSIGHTS_WEBHOOK_HOST', '0.0.0.0'),
     // 256 KiB: a spec-6 body is a few KiB; the margin is for long comments.

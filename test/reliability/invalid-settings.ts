@@ -56,6 +56,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_PII_KEY', value: 'CANARY-too-short', extra: { INSIGHTS_PII: 'hash' } },
   { variable: 'INSIGHTS_PII_EXTRA_KEYS', value: 'CANARY,,x' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
+  { variable: 'LOG_FORMAT', value: 'CANARY-yaml' },
 ];
 
 /**
@@ -72,5 +73,5 @@ export const CONFIG_FILE_WITH_CANARY = JSON.stringify({
 /** Every environment variable src/config/config.ts reads (as test/operations/readme.test.ts finds them). */
 export function configVariables(): string[] {
   const source = readFileSync(fileURLToPath(new URL('../../src/config/config.ts', import.meta.url)), 'utf8');
-  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL)\b/g))].sort();
+  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL|LOG_FORMAT)\b/g))].sort();
 }
