@@ -34,6 +34,18 @@ export function registerBackfill(program: Command): void {
         const from = await parseDay('--from', options.from);
         const to = options.to === undefined ? todayUtc(new Date()) : await parseDay('--to', options.to);
         if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
+        // A day after today (UTC) has nothing to load yet: said, not run as an empty "ok".
+        const today = todayUtc(new Date());
+        if (from > today) {
+          process.stdout.write(
+            `nothing to backfill: ${from}..${to} is after today (UTC, ${today}); no day of it has happened yet\n`,
+          );
+          return;
+        }
+        if (to > today)
+          process.stderr.write(
+            `insights-sync: --to ${to} is after today (UTC): the backfill stops at ${today}\n`,
+          );
         const resources = parseResources(options.resources);
         // The settings first: a bad one ends the command before the run's modules load.
         const { commandContext } = await import('./command-context.js');

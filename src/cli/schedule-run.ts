@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { nightlySync } from '../../jobs/nightly-sync.js';
 import { LockError } from '../errors.js';
 import { systemClock } from '../schedule/clock.js';
@@ -7,6 +8,13 @@ import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
 import type { CommandContext } from './command-context.js';
 import { usingWarehouse } from './warehouse.js';
+
+/** `2026-03-29 03:00 Europe/Berlin (2026-03-29T01:00:00.000Z UTC)`: the operator's clock and the logs'. */
+export function describeNextRun(next: Date | null | undefined, timezone: string): string {
+  if (next === null || next === undefined) return 'none';
+  const local = DateTime.fromJSDate(next).setZone(timezone).toFormat('yyyy-MM-dd HH:mm');
+  return `${local} ${timezone} (${next.toISOString()} UTC)`;
+}
 
 /** Opens the warehouse for the life of the process and runs the nightly job at each slot. */
 export async function runSchedule(context: CommandContext, options: { runNow: boolean }): Promise<void> {
@@ -42,7 +50,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
         },
       });
       process.stdout.write(
-        `${job.name}: "${job.cron}" in ${job.timezone}; next run ${scheduler.nextRun()?.toISOString()}. Stop with Ctrl+C or SIGTERM.\n`,
+        `${job.name}: "${job.cron}" in ${job.timezone}; next run ${describeNextRun(scheduler.nextRun(), job.timezone)}. Stop with Ctrl+C or SIGTERM.\n`,
       );
       await new Promise<void>((resolve) => {
         if (shutdown.signal.aborted) resolve();
