@@ -1,4 +1,4 @@
-import { type Config, loadConfig } from '../config/config.js';
+import { type Config, loadConfig, SCHEDULE_SETTINGS } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { loadDotEnv } from './dotenv.js';
 
@@ -11,6 +11,8 @@ export interface CommandContextOptions {
   requireSources: boolean;
   /** --embedded: without DATABASE_URL, use the embedded PostgreSQL (like INSIGHTS_EMBEDDED=1). */
   embedded?: boolean;
+  /** Only `schedule` reads INSIGHTS_SCHEDULE and INSIGHTS_TIMEZONE (a bad one breaks no other command). */
+  schedule?: boolean;
 }
 
 /**
@@ -19,7 +21,10 @@ export interface CommandContextOptions {
  */
 export function commandContext(options: CommandContextOptions): CommandContext {
   loadDotEnv();
-  const loaded = loadConfig({ requireSources: options.requireSources });
+  const loaded = loadConfig({
+    requireSources: options.requireSources,
+    ignore: options.schedule === true ? [] : SCHEDULE_SETTINGS,
+  });
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
   return { config, logger: createLogger(loggerOptions(config)) };
 }

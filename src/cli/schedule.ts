@@ -14,8 +14,11 @@ export function registerSchedule(program: Command): void {
         import('./command-context.js'),
         import('./schedule-run.js'),
       ]);
-      await runSchedule(commandContext({ requireSources: true, embedded: options.embedded }), {
-        runNow: options.runNow === true,
-      });
+      await runSchedule(
+        commandContext({ requireSources: true, embedded: options.embedded, schedule: true }),
+        {
+          runNow: options.runNow === true,
+        },
+      );
     });
 }

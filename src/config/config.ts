@@ -201,7 +201,7 @@ const ENV_SETTINGS = {
   INSIGHTS_WEBHOOK_CONFIRM_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
 } as const;
 
-type EnvName = keyof typeof ENV_SETTINGS;
+export type EnvName = keyof typeof ENV_SETTINGS;
 
 /** The optional JSON config file (INSIGHTS_CONFIG): several sources. Unknown keys are errors. */
 const fileSchema = z.strictObject({
@@ -232,7 +232,18 @@ export interface LoadConfigOptions {
   readFile?: (path: string) => string;
   /** `migrate` and `status` need no API source; the sync commands do. Default true. */
   requireSources?: boolean;
+  /**
+   * Settings the command does not use: neither read nor checked, their defaults stand, so a bad
+   * value of one breaks only the commands that use it (a bad INSIGHTS_SCHEDULE, `schedule`).
+   */
+  ignore?: readonly EnvName[];
 }
+
+/** Used by `schedule` alone. */
+export const SCHEDULE_SETTINGS = [
+  'INSIGHTS_SCHEDULE',
+  'INSIGHTS_TIMEZONE',
+] as const satisfies readonly EnvName[];
 
 /**
  * Reads the environment (and INSIGHTS_CONFIG's file) into one frozen Config. Every problem is
@@ -249,7 +260,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']> | F,
   ) {
     const raw = env[name]?.trim();
-    if (raw === undefined || raw === '') return fallback;
+    if (raw === undefined || raw === '' || options.ignore?.includes(name)) return fallback;
     const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
     if (parsed.success) return parsed.data as z.output<(typeof ENV_SETTINGS)[N]['schema']>;
     problems.push({ variable: name, expected: ENV_SETTINGS[name].expected });

@@ -56,3 +56,25 @@ describe('backfill of days that have not happened yet', () => {
     expect(await t.db.selectFrom('sync_runs').selectAll().execute()).toEqual([]);
   }, 60_000);
 });
+
+describe('a setting only another command uses', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('a bad INSIGHTS_SCHEDULE does not break status, and still stops schedule (exit 2)', async () => {
+    const env = cliEnv({
+      DATABASE_URL: t.url,
+      INSIGHTS_SCHEDULE: '0 25 * * *',
+      INSIGHTS_API_URL: 'http://127.0.0.1:9',
+      INSIGHTS_API_KEY: 'k',
+    });
+    const status = await runCli(['status'], env);
+    expect(status.code, status.stderr).toBe(0);
+    const schedule = await runCli(['schedule'], env);
+    expect(schedule.code).toBe(2);
+    expect(schedule.stderr).toContain('INSIGHTS_SCHEDULE:');
+  }, 60_000);
+});

@@ -13,6 +13,8 @@ export const INVALID_SETTINGS: {
   value: string;
   names?: string;
   extra?: Record<string, string>;
+  /** The command that uses the setting (a command that does not, ignores it); default sync. */
+  command?: string;
 }[] = [
   { variable: 'DATABASE_URL', value: 'CANARY-mysql://user:secret@db/warehouse' },
   { variable: 'INSIGHTS_SCHEMA', value: 'CANARY-Schema' },
@@ -40,8 +42,8 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_RETRY_MAX_MS', value: 'CANARY-30000' },
   { variable: 'INSIGHTS_RETRY_AFTER_CAP_MS', value: 'CANARY-60000' },
   { variable: 'INSIGHTS_MAX_INVALID_SHARE', value: 'CANARY-0.05' },
-  { variable: 'INSIGHTS_SCHEDULE', value: 'CANARY * * * *' },
-  { variable: 'INSIGHTS_TIMEZONE', value: 'CANARY/Nowhere' },
+  { variable: 'INSIGHTS_SCHEDULE', value: 'CANARY * * * *', command: 'schedule' },
+  { variable: 'INSIGHTS_TIMEZONE', value: 'CANARY/Nowhere', command: 'schedule' },
   { variable: 'INSIGHTS_SHUTDOWN_GRACE_MS', value: 'CANARY-25000' },
   { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: 'CANARY/too/short' },
   { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: 'CANARY-10.0.0.0/8' },
