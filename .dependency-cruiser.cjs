@@ -42,10 +42,10 @@ module.exports = {
     {
       name: 'src-not-to-jobs',
       comment:
-        'jobs/ says what the scheduler runs; src/ does not reach it. TEMPORARY exception: cli/schedule.ts, ' +
-        'which another change of issue 13 (item 2, the run use-case out of cli/) is moving right now.',
+        'jobs/ says what the scheduler runs; src/ does not reach it, except the schedule command, the ' +
+        'composition root that reads the job definitions and hands them to the scheduler.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/cli/schedule[.]ts$' },
+      from: { path: '^src/', pathNot: '^src/cli/schedule-run[.]ts$' },
       to: { path: '^jobs/' },
     },
     {

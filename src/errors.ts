@@ -112,8 +112,16 @@ export class DatabaseUnavailableError extends InsightsError {
   override readonly exitCode = 5;
 }
 
-/** A user-facing failure of a command that is not a bug: printed as one line. */
-export class CliError extends InsightsError {}
+/**
+ * A usage or configuration error, found before the command does its work: a bad argument or
+ * option, a missing setting, a warehouse not migrated. One line, exit code 2.
+ */
+export class CliError extends InsightsError {
+  override readonly exitCode = 2;
+}
+
+/** A command that started its work and could not finish it (not a bug): one line, exit code 1. */
+export class CommandFailedError extends InsightsError {}
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

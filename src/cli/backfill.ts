@@ -1,10 +1,13 @@
 import { type Command, Option } from 'commander';
 import { CliError } from '../errors.js';
-import { daySchema } from '../schemas/timestamp.js';
-import { todayUtc } from '../time/days.js';
-import { commandContext } from './command-context.js';
-import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
-import { executeRun } from './sync-command.js';
+import {
+  embeddedOption,
+  parseResources,
+  parseSource,
+  resourcesOption,
+  sourceOption,
+  waitOption,
+} from './run-options.js';
 
 export function registerBackfill(program: Command): void {
   program
@@ -17,14 +20,38 @@ export function registerBackfill(program: Command): void {
     .addOption(resourcesOption())
     .addOption(sourceOption())
     .addOption(waitOption())
+    .addOption(embeddedOption())
     .action(
-      async (options: { from: string; to?: string; resources?: string; source?: string; wait?: boolean }) => {
-        const from = parseDay('--from', options.from);
-        const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
+      async (options: {
+        from: string;
+        to?: string;
+        resources?: string;
+        source?: string;
+        wait?: boolean;
+        embedded?: boolean;
+      }) => {
+        const { todayUtc } = await import('../time/days.js');
+        const from = await parseDay('--from', options.from);
+        const to = options.to === undefined ? todayUtc(new Date()) : await parseDay('--to', options.to);
         if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
-        const context = commandContext({ requireSources: true });
+        // A day after today (UTC) has nothing to load yet: said, not run as an empty "ok".
+        const today = todayUtc(new Date());
+        if (from > today) {
+          process.stdout.write(
+            `nothing to backfill: ${from}..${to} is after today (UTC, ${today}); no day of it has happened yet\n`,
+          );
+          return;
+        }
+        if (to > today)
+          process.stderr.write(
+            `insights-sync: --to ${to} is after today (UTC): the backfill stops at ${today}\n`,
+          );
         const resources = parseResources(options.resources);
+        // The settings first: a bad one ends the command before the run's modules load.
+        const { commandContext } = await import('./command-context.js');
+        const context = commandContext({ requireSources: true, embedded: options.embedded });
         const sources = parseSource(context.config, options.source);
+        const { executeRun } = await import('./run-command.js');
         await executeRun(
           context,
           {
@@ -39,7 +66,8 @@ export function registerBackfill(program: Command): void {
     );
 }
 
-function parseDay(option: string, value: string): string {
+async function parseDay(option: string, value: string): Promise<string> {
+  const { daySchema } = await import('../schemas/timestamp.js');
   if (!daySchema.safeParse(value).success)
     throw new CliError(`${option}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
   return value;

@@ -1,13 +1,38 @@
-import { type Config, loadConfig } from '../config/config.js';
+import { type Config, loadConfig, SCHEDULE_SETTINGS } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { loadDotEnv } from './dotenv.js';
 
 export interface CommandContext {
   config: Readonly<Config>;
   logger: Logger;
 }
 
-/** Config first (a bad value fails before any connection or request), then the logger. */
-export function commandContext(options: { requireSources: boolean }): CommandContext {
-  const config = loadConfig({ requireSources: options.requireSources });
-  return { config, logger: createLogger({ level: config.logLevel }) };
+export interface CommandContextOptions {
+  requireSources: boolean;
+  /** --embedded: without DATABASE_URL, use the embedded PostgreSQL (like INSIGHTS_EMBEDDED=1). */
+  embedded?: boolean;
+  /** Only `schedule` reads INSIGHTS_SCHEDULE and INSIGHTS_TIMEZONE (a bad one breaks no other command). */
+  schedule?: boolean;
+}
+
+/**
+ * .env of the working directory first (the environment wins over it), then the config (a bad
+ * value fails before any connection or request), then the logger.
+ */
+export function commandContext(options: CommandContextOptions): CommandContext {
+  loadDotEnv();
+  const loaded = loadConfig({
+    requireSources: options.requireSources,
+    ignore: options.schedule === true ? [] : SCHEDULE_SETTINGS,
+  });
+  const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
+  return { config, logger: createLogger(loggerOptions(config)) };
+}
+
+/** LOG_LEVEL, and LOG_FORMAT when set (else the logger decides from stderr being a terminal). */
+export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>) {
+  return {
+    level: config.logLevel,
+    ...(config.logFormat === undefined ? {} : { pretty: config.logFormat === 'pretty' }),
+  };
 }

@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { forget } from '../privacy/forget-visitor.js';
-import { type ListedSuppression, listSuppressions } from '../privacy/suppression.js';
-import { commandContext } from './command-context.js';
+import type { ListedSuppression } from '../privacy/suppression.js';
 import { formatTable } from './format-table.js';
-import { usingWarehouse } from './warehouse.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerForget(program: Command): void {
   program
@@ -21,12 +19,18 @@ export function registerForget(program: Command): void {
       ),
     )
     .addOption(new Option('--source <name>', 'only this source; default every source'))
-    .action(async (options: { visitor?: string; list?: boolean; source?: string }) => {
-      if (options.list) return printList(options.source);
+    .addOption(embeddedOption())
+    .action(async (options: { visitor?: string; list?: boolean; source?: string; embedded?: boolean }) => {
+      if (options.list) return printList(options.source, options.embedded);
       if (options.visitor === undefined) throw new CliError('expected --visitor ID, or --list');
       if (options.visitor.trim() === '') throw new CliError('--visitor: expected a visitor id');
       const visitorId = options.visitor;
-      const { config, logger } = commandContext({ requireSources: false });
+      const [{ commandContext }, { usingWarehouse }, { forget }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../privacy/forget-visitor.js'),
+      ]);
+      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
       const outcome = await usingWarehouse(config, logger, ({ db }) =>
         forget(db, {
           visitorId,
@@ -55,9 +59,16 @@ export function registerForget(program: Command): void {
     });
 }
 
-async function printList(source: string | undefined): Promise<void> {
-  const { config, logger } = commandContext({ requireSources: false });
-  const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source));
+async function printList(source: string | undefined, embedded: boolean | undefined): Promise<void> {
+  const [{ commandContext }, { usingWarehouse }, { listSuppressions }] = await Promise.all([
+    import('./command-context.js'),
+    import('./warehouse.js'),
+    import('../privacy/suppression.js'),
+  ]);
+  const { config, logger } = commandContext({ requireSources: false, embedded });
+  const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source), {
+    access: 'read',
+  });
   process.stdout.write(renderSuppressions(entries));
 }
 

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerMigrate(program: Command): void {
   program
@@ -8,13 +7,22 @@ export function registerMigrate(program: Command): void {
     .description(
       'Create or upgrade the warehouse schema (INSIGHTS_SCHEMA, default insights). Safe to run again.',
     )
-    .action(async () => {
-      const { config, logger } = commandContext({ requireSources: false });
-      // usingWarehouse applies pending migrations before anything else.
-      await usingWarehouse(config, logger, async ({ applied, displayUrl, embedded }) => {
-        const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
-        process.stdout.write(`schema ${config.schema} is up to date: ${what}\n`);
-        if (embedded) process.stdout.write(`embedded database: ${displayUrl}\n`);
-      });
+    .addOption(embeddedOption())
+    .action(async (options: { embedded?: boolean }) => {
+      const [{ commandContext }, { usingWarehouse }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+      ]);
+      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+      await usingWarehouse(
+        config,
+        logger,
+        async ({ applied, displayUrl, embedded }) => {
+          const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
+          process.stdout.write(`schema ${config.schema} is up to date: ${what}\n`);
+          if (embedded) process.stdout.write(`embedded database: ${displayUrl}\n`);
+        },
+        { access: 'migrate' },
+      );
     });
 }

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { Logger } from '../log/logger.js';
+import { type Logger, stderrLines, type TerminalLines } from '../log/logger.js';
 import type { WindowOutcome } from '../sync/outcomes.js';
 
 /** The callbacks runSync calls (onPlan, onWindow), shown as a bar or as log lines. */
@@ -15,7 +15,8 @@ export interface ProgressOptions {
   logger: Logger;
   /** A bar on a terminal; plain log lines otherwise (pipes, files, CI). */
   tty: boolean;
-  stream?: NodeJS.WritableStream;
+  /** Where the bar is drawn; log lines written through it are put above the bar. Default stderr. */
+  lines?: TerminalLines;
   now?: () => number;
   /** Least time between two log lines when not on a terminal. Default 10 s. */
   logEveryMs?: number;
@@ -42,6 +43,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
   let lastLog = started;
   let logger = options.logger;
   let bar: cliProgress.SingleBar | undefined;
+  const lines = options.lines ?? stderrLines;
 
   const figures = (done: number): ProgressFigures => {
     const perDay = options.days.length === 0 ? 1 : Math.max(1, Math.round(windows / options.days.length));
@@ -67,7 +69,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
         {
           format:
             'backfill |{bar}| {daysDone}/{days} days | {items} items | {rate} items/s | ETA {eta_formatted}',
-          stream: options.stream ?? process.stderr,
+          stream: lines.target,
           hideCursor: true,
           clearOnComplete: false,
           etaBuffer: 50,
@@ -75,6 +77,15 @@ export function createProgress(options: ProgressOptions): RunProgress {
         cliProgress.Presets.shades_classic,
       );
       bar.start(total, 0, payload(figures(0)));
+      const drawn = bar;
+      lines.setDrawn({
+        clear: () => lines.target.write('\r\u001b[2K'),
+        // The bar redraws only what changed; after a clear, all of it.
+        redraw: () => {
+          (drawn as unknown as { lastDrawnString: string }).lastDrawnString = '';
+          drawn.render();
+        },
+      });
     },
     onWindow(outcome, done) {
       doneByDay.set(outcome.day, (doneByDay.get(outcome.day) ?? 0) + 1);
@@ -91,6 +102,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
       }
     },
     stop() {
+      if (bar) lines.setDrawn(undefined);
       bar?.stop();
       bar = undefined;
     },

@@ -2,11 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { CliError } from '../errors.js';
-import { buildReport } from '../report/build-report.js';
-import { addDays, dayDiff, todayUtc } from '../time/days.js';
-import { commandContext } from './command-context.js';
-import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
+import { CliError, CommandFailedError } from '../errors.js';
+import { embeddedOption } from './run-options.js';
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 3660;
@@ -26,43 +23,58 @@ export function registerReport(program: Command): void {
       ),
     )
     .addOption(new Option('--to <YYYY-MM-DD>', 'last UTC day of the daily charts; default today'))
-    .action(async (options: { out: string; source?: string; from?: string; to?: string }) => {
-      const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
-      const from =
-        options.from === undefined ? addDays(to, 1 - DEFAULT_DAYS) : parseDay('--from', options.from);
-      if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
-      if (dayDiff(from, to) >= MAX_DAYS) throw new CliError(`--from .. --to: at most ${MAX_DAYS} days`);
-      const { config, logger } = commandContext({ requireSources: false });
-      const { html, data } = await usingWarehouse(
-        config,
-        logger,
-        async ({ db }) => {
-          if (options.source !== undefined) {
-            const known = (
-              await db.selectFrom('sources').select('source_id').orderBy('source_id').execute()
-            ).map((s) => s.source_id);
-            if (!known.includes(options.source))
-              throw new CliError(
-                `--source: the warehouse has no source named ${options.source}; it has ${known.join(', ') || 'none yet'}`,
-              );
-          }
-          return buildReport(db, {
-            from,
-            to,
-            ...(options.source === undefined ? {} : { source: options.source }),
-          });
-        },
-        // Read-only: a database that stops answering ends it with exit 5, not a hang.
-        { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
-      );
-      const out = path.resolve(options.out);
-      await writeFile(out, html).catch((error: unknown) => {
-        throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
-      });
-      process.stdout.write(
-        `wrote ${options.out} (${Math.round(html.length / 1024)} KB): ${from} to ${to}, ${data.sources.length} source(s), ${data.totals.feedback} feedback items, ${data.abResults.length + data.personalizationResults.length} test variants\n`,
-      );
-    });
+    .addOption(embeddedOption())
+    .action(
+      async (options: { out: string; source?: string; from?: string; to?: string; embedded?: boolean }) => {
+        const { addDays, dayDiff, todayUtc } = await import('../time/days.js');
+        const to = options.to === undefined ? todayUtc(new Date()) : parseDay('--to', options.to);
+        const from =
+          options.from === undefined ? addDays(to, 1 - DEFAULT_DAYS) : parseDay('--from', options.from);
+        if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
+        if (dayDiff(from, to) >= MAX_DAYS) throw new CliError(`--from .. --to: at most ${MAX_DAYS} days`);
+        // chart.js and the page's code load only when a report is written.
+        const [{ commandContext }, { READ_STATEMENT_TIMEOUT_MS, usingWarehouse }, { buildReport }] =
+          await Promise.all([
+            import('./command-context.js'),
+            import('./warehouse.js'),
+            import('../report/build-report.js'),
+          ]);
+        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const { html, data } = await usingWarehouse(
+          config,
+          logger,
+          async ({ db }) => {
+            if (options.source !== undefined) {
+              const known = (
+                await db.selectFrom('sources').select('source_id').orderBy('source_id').execute()
+              ).map((s) => s.source_id);
+              if (!known.includes(options.source))
+                throw new CliError(
+                  `--source: the warehouse has no source named ${options.source}; it has ${known.join(', ') || 'none yet'}`,
+                );
+            }
+            return buildReport(db, {
+              from,
+              to,
+              ...(options.source === undefined ? {} : { source: options.source }),
+            });
+          },
+          // Read-only: a database that stops answering ends it with exit 5, not a hang.
+          { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+        );
+        const out = path.resolve(options.out);
+        await writeFile(out, html).catch((error: unknown) => {
+          throw new CommandFailedError(
+            `cannot write ${options.out}: ${(error as Error).message}`,
+            {},
+            { cause: error },
+          );
+        });
+        process.stdout.write(
+          `wrote ${options.out} (${Math.round(html.length / 1024)} KB): ${from} to ${to}, ${data.sources.length} source(s), ${data.totals.feedback} feedback items, ${data.abResults.length + data.personalizationResults.length} test variants\n`,
+        );
+      },
+    );
 }
 
 function parseDay(option: string, value: string): string {

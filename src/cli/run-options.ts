@@ -1,8 +1,7 @@
 import { Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { CliError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { ALL_RESOURCES, type Resource } from '../schemas/resources.js';
+import { ALL_RESOURCES, type Resource } from '../schemas/resource-names.js';
 
 export const resourcesOption = () =>
   new Option(
@@ -36,78 +35,12 @@ export function parseSource(config: Readonly<Config>, value: string | undefined)
   return [value];
 }
 
+/** Every command that opens the warehouse: the explicit choice of the embedded database. */
+export const embeddedOption = () =>
+  new Option(
+    '--embedded',
+    'without DATABASE_URL, use the embedded PostgreSQL under INSIGHTS_DATA_DIR (default .data/postgres), like INSIGHTS_EMBEDDED=1',
+  );
+
 export const waitOption = () =>
   new Option('--wait', 'if another run holds the warehouse lock, wait for it instead of exiting (code 4)');
-
-export interface ShutdownOptions {
-  logger: Logger;
-  /**
-   * From the first signal to the exit, at most (INSIGHTS_SHUTDOWN_GRACE_MS). Windows in flight
-   * get this long to commit; then the process exits anyway and their transactions roll back.
-   */
-  graceMs: number;
-  /** Last words before a forced exit (e.g. record the run as interrupted); given a bounded time. */
-  onForce?: (reason: string) => Promise<void>;
-  /** Default process.exit. */
-  exit?: (code: number) => void;
-}
-
-export interface Shutdown {
-  /** Aborted on the first SIGINT/SIGTERM: take no new work, let work in flight end. */
-  signal: AbortSignal;
-  dispose(): void;
-}
-
-/** Exit code of a run that a signal stopped (128 + SIGINT, as shells report Ctrl+C). */
-export const INTERRUPTED_EXIT_CODE = 130;
-/** The most of the grace period kept for onForce, so the exit still comes within it. */
-const FORCE_BUDGET_MS = 2000;
-
-/**
- * The first SIGINT/SIGTERM aborts `signal`, so a run stops taking new windows and ends cleanly.
- * If that takes longer than the grace period, or a second signal comes, the process exits anyway:
- * each window is one transaction, so what was not committed rolls back and nothing is half-written.
- */
-export function shutdownSignal(options: ShutdownOptions): Shutdown {
-  const { logger, graceMs } = options;
-  const exit = options.exit ?? ((code: number) => process.exit(code));
-  const controller = new AbortController();
-  const budget = Math.min(FORCE_BUDGET_MS, Math.floor(graceMs / 4));
-  let graceTimer: NodeJS.Timeout | undefined;
-  let forcing = false;
-
-  const force = (reason: string) => {
-    if (forcing) return;
-    forcing = true;
-    logger.error({ reason }, 'exiting now: work not committed yet is rolled back');
-    const lastWords = options.onForce?.(reason).catch(() => {}) ?? Promise.resolve();
-    const deadline = new Promise((resolve) => setTimeout(resolve, budget).unref());
-    void Promise.race([lastWords, deadline]).then(() => exit(INTERRUPTED_EXIT_CODE));
-  };
-  const handler = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) {
-      force(`a second ${signal}`);
-      return;
-    }
-    logger.warn(
-      { signal, graceMs },
-      'stopping: no new windows; windows in flight may finish within the grace period (a second signal exits at once)',
-    );
-    controller.abort(new Error(`received ${signal}`));
-    // unref: a run that ends in time lets the process exit without waiting for this timer.
-    graceTimer = setTimeout(
-      () => force(`the shutdown grace period of ${graceMs} ms ran out`),
-      graceMs - budget,
-    ).unref();
-  };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-      clearTimeout(graceTimer);
-    },
-  };
-}

@@ -2,12 +2,10 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/run-lock.js';
 import { CliError } from '../errors.js';
-import { type RunRow, type StatusReport, statusReport } from '../sync/status-report.js';
-import { todayUtc } from '../time/days.js';
-import { commandContext } from './command-context.js';
+import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
 import { snapshotChanges } from './print-run.js';
-import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerStatus(program: Command): void {
   program
@@ -17,20 +15,43 @@ export function registerStatus(program: Command): void {
     )
     .option('--json', 'print the report as JSON (for scripts and monitoring)')
     .addOption(new Option('--runs <n>', 'how many recent runs to show').default('5'))
-    .action(async (options: { json?: boolean; runs: string }) => {
+    .addOption(embeddedOption())
+    .action(async (options: { json?: boolean; runs: string; embedded?: boolean }) => {
       const runs = Number(options.runs);
       if (!Number.isInteger(runs) || runs < 0 || runs > 1000)
         throw new CliError('--runs: expected an integer 0-1000');
-      const { config, logger } = commandContext({ requireSources: false });
+      const [
+        { commandContext },
+        { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
+        { statusReport },
+        { todayUtc },
+      ] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../sync/status-report.js'),
+        import('../time/days.js'),
+      ]);
+      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
       const now = new Date();
-      const report = await usingWarehouse(
+      const { report, warehouse } = await usingWarehouse(
         config,
         logger,
-        ({ db }) => statusReport(db, todayUtc(now), runs, { now, confirmDays: config.webhookConfirmDays }),
+        async ({ db, displayUrl }) => ({
+          report: await statusReport(db, todayUtc(now), runs, {
+            now,
+            confirmDays: config.webhookConfirmDays,
+          }),
+          warehouse: { url: displayUrl, schema: config.schema },
+        }),
         // A monitoring check: a database that stops answering ends it with exit 5, not a hang.
-        { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+        { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
       );
-      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
+      // Which warehouse this is (password masked): a status of the wrong database looks healthy too.
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify({ warehouse, ...report }, null, 2)}\n`
+          : `warehouse: ${warehouse.url} (schema ${warehouse.schema})\n${renderStatus(report)}`,
+      );
       if (!report.healthy) process.exitCode = 1;
     });
 }

@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
-import { commandContext } from './command-context.js';
-import { parseResources, parseSource, resourcesOption, sourceOption, waitOption } from './run-options.js';
-import { executeRun } from './sync-command.js';
+import {
+  embeddedOption,
+  parseResources,
+  parseSource,
+  resourcesOption,
+  sourceOption,
+  waitOption,
+} from './run-options.js';
 
 export function registerSync(program: Command): void {
   program
@@ -12,10 +17,15 @@ export function registerSync(program: Command): void {
     .addOption(resourcesOption())
     .addOption(sourceOption())
     .addOption(waitOption())
-    .action(async (options: { resources?: string; source?: string; wait?: boolean }) => {
-      const context = commandContext({ requireSources: true });
+    .addOption(embeddedOption())
+    .action(async (options: { resources?: string; source?: string; wait?: boolean; embedded?: boolean }) => {
       const resources = parseResources(options.resources);
+      // The run's modules (database, API client, loaders) load only when a command runs.
+      // The settings first: a bad one ends the command before the run's modules load.
+      const { commandContext } = await import('./command-context.js');
+      const context = commandContext({ requireSources: true, embedded: options.embedded });
       const sources = parseSource(context.config, options.source);
+      const { executeRun } = await import('./run-command.js');
       await executeRun(
         context,
         {

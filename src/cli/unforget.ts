@@ -1,10 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { hmac } from '../privacy/pii.js';
-import { removeSuppressions } from '../privacy/suppression.js';
-import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerUnforget(program: Command): void {
   program
@@ -14,9 +11,16 @@ export function registerUnforget(program: Command): void {
     )
     .addOption(new Option('--visitor <id>', "the visitor's id as the service knows it").makeOptionMandatory())
     .addOption(new Option('--source <name>', 'only this source; default every source'))
-    .action(async (options: { visitor: string; source?: string }) => {
+    .addOption(embeddedOption())
+    .action(async (options: { visitor: string; source?: string; embedded?: boolean }) => {
       if (options.visitor.trim() === '') throw new CliError('--visitor: expected a visitor id');
-      const { config, logger } = commandContext({ requireSources: false });
+      const [{ commandContext }, { usingWarehouse }, { hmac }, { removeSuppressions }] = await Promise.all([
+        import('./command-context.js'),
+        import('./warehouse.js'),
+        import('../privacy/pii.js'),
+        import('../privacy/suppression.js'),
+      ]);
+      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
       const visitorIds =
         config.piiKey === undefined
           ? [options.visitor]

@@ -11,8 +11,15 @@ import {
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
-import { migrateToLatest } from '../db/migrator.js';
-import { CliError, DatabaseUnavailableError, errorMessage, InsightsError, LockError } from '../errors.js';
+import { type MigrationState, migrateToLatest, migrationState } from '../db/migrator.js';
+import {
+  CliError,
+  CommandFailedError,
+  DatabaseUnavailableError,
+  errorMessage,
+  InsightsError,
+  LockError,
+} from '../errors.js';
 import type { Logger } from '../log/logger.js';
 
 export interface Warehouse {
@@ -26,11 +33,24 @@ export interface Warehouse {
   passwordFile: string | undefined;
   /** True when this process started the embedded database. */
   embedded: boolean;
-  /** Migrations this command applied (usually none). */
+  /** Migrations this command applied (usually none; always none for a `read` command). */
   applied: string[];
 }
 
+/**
+ * What a command does to the warehouse, and so what it does about migrations:
+ * - `read` (status, report, check, forget --list) never migrates: a warehouse behind this version
+ *   is said in one line, with the command that migrates it.
+ * - `write` (sync, backfill, schedule, serve, forget, unforget, webhooks replay, demo) applies
+ *   pending migrations, and only when some are pending; a role that cannot (it does not own the
+ *   schema) is told to run `migrate` as the owner.
+ * - `migrate` always runs the migrator.
+ */
+export type WarehouseAccess = 'read' | 'write' | 'migrate';
+
 export interface WarehouseOptions {
+  /** Default `write`. */
+  access?: WarehouseAccess;
   /**
    * Longest a statement of this command may run (server-side statement_timeout, and client-side
    * for a server that never answers). Default: none, for sync, backfill and the like, whose
@@ -47,8 +67,9 @@ export const READ_STATEMENT_TIMEOUT_MS = 15_000;
 
 /**
  * Opens the warehouse for one command and always closes it: DATABASE_URL when set, otherwise
- * the embedded PostgreSQL under the data directory. Migrations are applied first, so a new
- * database is usable at once and an old one is brought up to date.
+ * the embedded PostgreSQL under the data directory. A writing command applies pending migrations
+ * first, so a new database is usable at once and an old one is brought up to date; a reading
+ * command migrates nothing (WarehouseAccess).
  *
  * Every connection gives up after CONNECT_TIMEOUT_MS; a database that cannot be reached or does
  * not answer ends the command with DatabaseUnavailableError (exit code 5), in one line.
@@ -61,6 +82,10 @@ export async function usingWarehouse<T>(
 ): Promise<T> {
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
   let url = config.databaseUrl;
+  if (url === undefined && !config.embedded)
+    throw new CliError(
+      `DATABASE_URL is not set: set it to the warehouse (postgres://..., in the environment or in .env), or pass --embedded (or set INSIGHTS_EMBEDDED=1) to use the embedded PostgreSQL in ${config.dataDir}`,
+    );
   if (url === undefined) {
     const dataDir = resolve(config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPort, logger }).catch(
@@ -95,11 +120,8 @@ export async function usingWarehouse<T>(
         { cause: error },
       );
     }
-    const outcome = await migrateToLatest(db, config.schema);
-    if (outcome.error !== undefined) {
-      throw new CliError(`migrating schema ${config.schema} failed: ${String(outcome.error)}`);
-    }
-    if (outcome.applied.length > 0) logger.info({ applied: outcome.applied }, 'migrations applied');
+    const applied = await migrateFor(db, config.schema, options.access ?? 'write', where);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     return await fn({
       pool,
       db,
@@ -107,7 +129,7 @@ export async function usingWarehouse<T>(
       displayUrl: maskPassword(url),
       passwordFile: embedded?.passwordFile,
       embedded: embedded !== undefined,
-      applied: outcome.applied,
+      applied,
     });
   } catch (error) {
     // A statement beyond its timeout, or a connection that did not open: one line, exit code 5.
@@ -122,6 +144,41 @@ export async function usingWarehouse<T>(
     await db.destroy();
     await embedded?.stop();
   }
+}
+
+/** Applies what `access` calls for (see WarehouseAccess); returns the migrations applied. */
+async function migrateFor(
+  db: Kysely<Database>,
+  schema: string,
+  access: WarehouseAccess,
+  where: string,
+): Promise<string[]> {
+  if (access !== 'migrate') {
+    const state = await migrationState(db, schema);
+    if (state.pending.length === 0) return [];
+    if (access === 'read') throw new CliError(notMigrated(state, schema, where));
+    if (!state.canMigrate)
+      throw new CliError(
+        `schema ${schema} at ${where} has ${state.pending.length} migration(s) to apply (${state.pending.join(', ')}) and role ${state.role} cannot apply them (it does not own the schema): run insights-sync migrate as the schema owner`,
+      );
+  }
+  const outcome = await migrateToLatest(db, schema);
+  if (outcome.error !== undefined)
+    throw new CommandFailedError(
+      `migrating schema ${schema} failed: ${errorMessage(outcome.error)}`,
+      {},
+      {
+        cause: outcome.error,
+      },
+    );
+  return outcome.applied;
+}
+
+/** One line for a read-only command on a warehouse behind this version. */
+export function notMigrated(state: MigrationState, schema: string, where: string): string {
+  return state.current === undefined
+    ? `the warehouse is not migrated (no insights-sync schema ${schema} at ${where}): run insights-sync migrate`
+    : `the warehouse is at migration ${state.current} and this version needs ${state.latest} (schema ${schema} at ${where}): run insights-sync migrate`;
 }
 
 /**
@@ -144,7 +201,7 @@ function embeddedStartError(dataDir: string, error: unknown): Error {
       {},
       options,
     );
-  return new CliError(
+  return new DatabaseUnavailableError(
     `cannot start the embedded PostgreSQL in ${dataDir}: ${message}; set DATABASE_URL to use a PostgreSQL server instead`,
     {},
     options,

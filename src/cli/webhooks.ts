@@ -1,10 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { daySchema } from '../schemas/timestamp.js';
-import { replayDeliveries } from '../webhooks/replay.js';
-import { commandContext } from './command-context.js';
-import { usingWarehouse } from './warehouse.js';
+import { embeddedOption } from './run-options.js';
 
 export function registerWebhooks(program: Command): void {
   const webhooks = program
@@ -25,24 +22,38 @@ export function registerWebhooks(program: Command): void {
       new Option('--status <status>', 'only deliveries with this status').choices(['applied', 'rejected']),
     )
     .addOption(new Option('--source <name>', 'only this source'))
-    .action(async (options: { since?: string; status?: 'applied' | 'rejected'; source?: string }) => {
-      const since = options.since === undefined ? undefined : parseSince(options.since);
-      const { config, logger } = commandContext({ requireSources: false });
-      const result = await usingWarehouse(config, logger, ({ pool, db }) =>
-        replayDeliveries(pool, db, {
-          ...(since === undefined ? {} : { since }),
-          ...(options.status === undefined ? {} : { status: options.status }),
-          ...(options.source === undefined ? {} : { source: options.source }),
-        }),
-      );
-      process.stdout.write(
-        `replayed ${result.replayed} deliveries: ${result.applied} applied, ${result.rejected} rejected` +
-          ` (${result.nowApplied} rejected before and applied now, ${result.nowRejected} applied before and rejected now)\n`,
-      );
-    });
+    .addOption(embeddedOption())
+    .action(
+      async (options: {
+        since?: string;
+        status?: 'applied' | 'rejected';
+        source?: string;
+        embedded?: boolean;
+      }) => {
+        const since = options.since === undefined ? undefined : await parseSince(options.since);
+        const [{ commandContext }, { usingWarehouse }, { replayDeliveries }] = await Promise.all([
+          import('./command-context.js'),
+          import('./warehouse.js'),
+          import('../webhooks/replay.js'),
+        ]);
+        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const result = await usingWarehouse(config, logger, ({ pool, db }) =>
+          replayDeliveries(pool, db, {
+            ...(since === undefined ? {} : { since }),
+            ...(options.status === undefined ? {} : { status: options.status }),
+            ...(options.source === undefined ? {} : { source: options.source }),
+          }),
+        );
+        process.stdout.write(
+          `replayed ${result.replayed} deliveries: ${result.applied} applied, ${result.rejected} rejected` +
+            ` (${result.nowApplied} rejected before and applied now, ${result.nowRejected} applied before and rejected now)\n`,
+        );
+      },
+    );
 }
 
-function parseSince(value: string): Date {
+async function parseSince(value: string): Promise<Date> {
+  const { daySchema } = await import('../schemas/timestamp.js');
   if (daySchema.safeParse(value).success) return new Date(`${value}T00:00:00.000Z`);
   // An ISO time with its offset; a bare local time would depend on the machine's time zone.
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value)) {

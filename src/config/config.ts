@@ -24,8 +24,13 @@ export interface SourceConfig {
 }
 
 export interface Config {
-  /** Unset means: start the embedded PostgreSQL under `dataDir`. */
+  /** Unset: the embedded PostgreSQL under `dataDir` if `embedded`, else the command refuses. */
   databaseUrl: string | undefined;
+  /**
+   * Without DATABASE_URL, use the embedded PostgreSQL (INSIGHTS_EMBEDDED=1 or --embedded). Off by
+   * default: a cron job whose environment was not loaded must fail, not load into ./.data.
+   */
+  embedded: boolean;
   schema: string;
   dataDir: string;
   embeddedPort: number;
@@ -47,6 +52,8 @@ export interface Config {
   /** The share of invalid items a sound response may hold: a day fails only above it, on evidence (judgeInvalid). */
   maxInvalidShare: number;
   logLevel: string;
+  /** Unset: pretty when stderr is a terminal, JSON elsewhere. */
+  logFormat: 'json' | 'pretty' | undefined;
   /** `serve`: where the webhook receiver listens. */
   webhookPort: number;
   webhookHost: string;
@@ -149,6 +156,10 @@ const ENV_SETTINGS = {
   },
   INSIGHTS_DATA_DIR: { schema: z.string().min(1), expected: 'a directory path' },
   INSIGHTS_EMBEDDED_PORT: { schema: int(1024, 65535), expected: 'a TCP port 1024-65535' },
+  INSIGHTS_EMBEDDED: {
+    schema: z.enum(['1', 'true', '0', 'false']).transform((value) => value === '1' || value === 'true'),
+    expected: '1 or true (use the embedded PostgreSQL when DATABASE_URL is unset), 0 or false',
+  },
   INSIGHTS_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
   INSIGHTS_LOOKBACK_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
   INSIGHTS_START_DATE: { schema: daySchema, expected: 'a date YYYY-MM-DD' },
@@ -179,6 +190,10 @@ const ENV_SETTINGS = {
     expected: 'an IANA timezone such as UTC or Europe/Berlin',
   },
   INSIGHTS_SHUTDOWN_GRACE_MS: { schema: int(100, 3_600_000), expected: 'milliseconds 100-3600000' },
+  LOG_FORMAT: {
+    schema: z.enum(['json', 'pretty']),
+    expected: 'json or pretty (default: pretty when stderr is a terminal, else json)',
+  },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     expected: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -209,7 +224,7 @@ const ENV_SETTINGS = {
   INSIGHTS_METRICS_PORT: { schema: int(1, 65535), expected: 'a TCP port 1-65535' },
 } as const;
 
-type EnvName = keyof typeof ENV_SETTINGS;
+export type EnvName = keyof typeof ENV_SETTINGS;
 
 /** The optional JSON config file (INSIGHTS_CONFIG): several sources. Unknown keys are errors. */
 const fileSchema = z.strictObject({
@@ -240,7 +255,18 @@ export interface LoadConfigOptions {
   readFile?: (path: string) => string;
   /** `migrate` and `status` need no API source; the sync commands do. Default true. */
   requireSources?: boolean;
+  /**
+   * Settings the command does not use: neither read nor checked, their defaults stand, so a bad
+   * value of one breaks only the commands that use it (a bad INSIGHTS_SCHEDULE, `schedule`).
+   */
+  ignore?: readonly EnvName[];
 }
+
+/** Used by `schedule` alone. */
+export const SCHEDULE_SETTINGS = [
+  'INSIGHTS_SCHEDULE',
+  'INSIGHTS_TIMEZONE',
+] as const satisfies readonly EnvName[];
 
 /**
  * Reads the environment (and INSIGHTS_CONFIG's file) into one frozen Config. Every problem is
@@ -252,9 +278,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const problems: ConfigProblem[] = [];
 
-  function setting<N extends EnvName>(name: N, fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']>) {
+  function setting<N extends EnvName, F = z.output<(typeof ENV_SETTINGS)[N]['schema']>>(
+    name: N,
+    fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']> | F,
+  ) {
     const raw = env[name]?.trim();
-    if (raw === undefined || raw === '') return fallback;
+    if (raw === undefined || raw === '' || options.ignore?.includes(name)) return fallback;
     const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
     if (parsed.success) return parsed.data as z.output<(typeof ENV_SETTINGS)[N]['schema']>;
     problems.push({ variable: name, expected: ENV_SETTINGS[name].expected });
@@ -269,6 +298,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     schema: setting('INSIGHTS_SCHEMA', 'insights'),
     dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
     embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
+    embedded: setting('INSIGHTS_EMBEDDED', false),
     sources: readSources(env, readFile, options.requireSources ?? true, problems).map((source) =>
       withPiiPolicy(source, piiKey, piiExtraKeys, problems),
     ),
@@ -284,6 +314,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     retryAfterCapMs: setting('INSIGHTS_RETRY_AFTER_CAP_MS', 60_000),
     maxInvalidShare: setting('INSIGHTS_MAX_INVALID_SHARE', 0.05),
     logLevel: setting('LOG_LEVEL', 'info'),
+    logFormat: setting('LOG_FORMAT', undefined),
     webhookPort: setting('INSIGHTS_WEBHOOK_PORT', 8080),
     webhookHost: setting('INSIGHTS_WEBHOOK_HOST', '0.0.0.0'),
     // 256 KiB: a spec-6 body is a few KiB; the margin is for long comments.
@@ -529,13 +560,20 @@ function readSourcesFile(
   readFile: (path: string) => string,
   problems: ConfigProblem[],
 ): SourceDraft[] {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch {
+    problems.push({ variable: 'INSIGHTS_CONFIG', expected: `a readable JSON file (could not read ${path})` });
+    return [];
+  }
   let json: unknown;
   try {
-    json = JSON.parse(readFile(path));
+    json = JSON.parse(text);
   } catch {
     problems.push({
       variable: 'INSIGHTS_CONFIG',
-      expected: `a readable JSON file (could not read or parse ${path})`,
+      expected: `a JSON file (${path} is not valid JSON${jsonErrorPlace(text)})`,
     });
     return [];
   }
@@ -599,6 +637,72 @@ function readSourcesFile(
     });
   });
   return sources;
+}
+
+/**
+ * Where a JSON text breaks, as ` at line L, column C`: V8's message does not always give the
+ * position, and may quote the file (secrets included), so the text is scanned here instead.
+ */
+export function jsonErrorPlace(text: string): string {
+  const offset = firstJsonError(text);
+  if (offset === undefined) return '';
+  const before = text.slice(0, offset);
+  return ` at line ${before.split('\n').length}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/** The offset of the first character a JSON parser refuses; undefined if the text is valid. */
+function firstJsonError(text: string): number | undefined {
+  let i = 0;
+  const blank = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] ?? '')) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const value = (): void => {
+    blank();
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      i++;
+      blank();
+      if (text[i] === close) {
+        i++;
+        return;
+      }
+      for (;;) {
+        if (c === '{') {
+          blank();
+          if (text[i] !== '"') fail();
+          value();
+          blank();
+          if (text[i] !== ':') fail();
+          i++;
+        }
+        value();
+        blank();
+        if (text[i] === ',') i++;
+        else if (text[i] === close) {
+          i++;
+          return;
+        } else fail();
+      }
+    }
+    const token =
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON refuses raw control characters in strings.
+      /^(?:"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(
+        text.slice(i),
+      );
+    if (token === null) fail();
+    i += token?.[0].length ?? 0;
+  };
+  try {
+    value();
+    blank();
+    return i < text.length ? i : undefined;
+  } catch (offset) {
+    return offset as number;
+  }
 }
 
 function formatPath(path: PropertyKey[]): string {

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
 import { type Logger, pino } from 'pino';
 
 export type { Logger } from 'pino';
@@ -28,25 +30,67 @@ export const REDACTED_PATHS = [
 
 export interface LoggerOptions {
   level?: string;
-  /** Human-friendly lines; the default is pretty only when stdout is a terminal. */
+  /**
+   * Human-friendly lines (LOG_FORMAT=pretty) or JSON (LOG_FORMAT=json). Default: pretty only when
+   * stderr, where the logs go, is a terminal (and not CI).
+   */
   pretty?: boolean;
   destination?: NodeJS.WritableStream;
 }
 
+/** Something drawn on the last line of a terminal (a progress bar) that log lines must not garble. */
+export interface DrawnLine {
+  clear(): void;
+  redraw(): void;
+}
+
+/**
+ * A terminal stream shared by the log and a progress bar: while a bar is drawn, each log line
+ * clears it, is written on its own line, and the bar is drawn again below it.
+ */
+export interface TerminalLines {
+  readonly target: NodeJS.WritableStream;
+  /** What the logger writes to. */
+  readonly stream: Writable;
+  setDrawn(drawn: DrawnLine | undefined): void;
+}
+
+export function terminalLines(target: NodeJS.WritableStream): TerminalLines {
+  let drawn: DrawnLine | undefined;
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      drawn?.clear();
+      target.write(chunk);
+      drawn?.redraw();
+      callback();
+    },
+  });
+  return { target, stream, setDrawn: (line) => (drawn = line) };
+}
+
+/** stderr, where the logs and the progress bar go: one process, one terminal. */
+export const stderrLines: TerminalLines = terminalLines(process.stderr);
+
+const require = createRequire(import.meta.url);
+
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const pretty = options.pretty ?? (Boolean(process.stdout.isTTY) && !process.env.CI);
+  const pretty = options.pretty ?? (Boolean(process.stderr.isTTY) && !process.env.CI);
   const base = {
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     base: undefined,
   };
-  if (options.destination) return pino(base, options.destination as pino.DestinationStream);
+  // On a terminal the lines go through stderrLines, so they never garble a progress bar.
+  const destination = options.destination ?? (process.stderr.isTTY ? stderrLines.stream : undefined);
   if (pretty) {
-    return pino({
-      ...base,
-      transport: { target: 'pino-pretty', options: { colorize: true, destination: 2 } },
-    });
+    // In this thread (not a transport's worker, which would write to fd 2 past stderrLines).
+    const prettyStream = require('pino-pretty') as typeof import('pino-pretty');
+    return pino(
+      base,
+      prettyStream({ colorize: Boolean(process.stderr.isTTY), destination: destination ?? process.stderr }),
+    );
   }
+  if (destination) return pino(base, destination as pino.DestinationStream);
   // Logs go to stderr so stdout stays clean for command output (status --json, tables).
   return pino(base, pino.destination(2));
 }

@@ -1,18 +1,17 @@
 import type { z } from 'zod';
 import { feedbackSchema } from './feedback.js';
 import { recordingSchema } from './recording.js';
+import type { WindowedResource } from './resource-names.js';
 import { surveyAnswerSchema } from './survey-answer.js';
 
-/** Resources read one UTC day at a time (spec 4: startdate, enddate, limit). */
-export const WINDOWED_RESOURCES = ['feedback', 'survey', 'recordings'] as const;
-export type WindowedResource = (typeof WINDOWED_RESOURCES)[number];
-
-/** Resources read whole on every run. */
-export const SNAPSHOT_RESOURCES = ['abtesting', 'personalization', 'heatmaps'] as const;
-export type SnapshotResource = (typeof SNAPSHOT_RESOURCES)[number];
-
-export const ALL_RESOURCES = [...WINDOWED_RESOURCES, ...SNAPSHOT_RESOURCES] as const;
-export type Resource = (typeof ALL_RESOURCES)[number];
+export {
+  ALL_RESOURCES,
+  type Resource,
+  SNAPSHOT_RESOURCES,
+  type SnapshotResource,
+  WINDOWED_RESOURCES,
+  type WindowedResource,
+} from './resource-names.js';
 
 export const windowedItemSchemas = {
   feedback: feedbackSchema,

@@ -24,7 +24,6 @@ import {
   EndpointRefusals,
   everyEndpointForbidden,
   type RunResult,
-  type RunSummary,
   type SnapshotOutcome,
   skippedWindow,
   summarize,

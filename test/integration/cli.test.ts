@@ -63,7 +63,7 @@ describe('insights-sync CLI', () => {
 
   it('rejects a backfill range given backwards', async () => {
     const result = await runCli(['backfill', '--from', TO, '--to', FROM], env);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain(`--from ${TO} is after --to ${FROM}`);
   });
 

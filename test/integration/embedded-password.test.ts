@@ -98,8 +98,8 @@ describe('embedded PostgreSQL', () => {
     const port = await freePort();
     try {
       const result = await runCli(
-        // Not `migrate`: it prints the full URL itself (src/cli/migrate.ts, to be switched to displayUrl).
-        ['status'],
+        // migrate: status does not migrate, and on a new embedded database says so (exit 2).
+        ['migrate', '--embedded'],
         cliEnv({ INSIGHTS_DATA_DIR: dataDir, INSIGHTS_EMBEDDED_PORT: String(port) }),
       );
       expect(result.code, result.stderr).toBe(0);

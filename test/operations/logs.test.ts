@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProgress } from '../../src/cli/progress.js';
+import { createLogger, terminalLines } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { WindowOutcome } from '../../src/sync/outcomes.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
@@ -140,7 +141,7 @@ describe('backfill progress', () => {
       days: ['2026-05-01', '2026-05-02'],
       logger: capturingLogger().logger,
       tty: true,
-      stream,
+      lines: terminalLines(stream),
       now: () => now,
     });
     progress.onPlan(4, 1);
@@ -149,6 +150,40 @@ describe('backfill progress', () => {
     progress.onWindow({ ...outcome('2026-05-01', 10), resource: 'survey' }, 2, 4);
     progress.stop();
     expect(text).toMatch(/backfill \|.*\| 1\/2 days \| 40 items \| 20 items\/s \| ETA/);
+  });
+
+  it('on a terminal, a log line written during the bar clears it, stands on its own line, and the bar comes back below', () => {
+    let text = '';
+    const stream = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          text += chunk.toString();
+          callback();
+        },
+      }),
+      { isTTY: true, columns: 160 },
+    );
+    const lines = terminalLines(stream);
+    const logger = createLogger({ level: 'info', pretty: false, destination: lines.stream });
+    let now = 0;
+    const progress = createProgress({ days: ['2026-05-01'], logger, tty: true, lines, now: () => now });
+    progress.onPlan(2, 1);
+    now = 1000;
+    progress.onWindow(outcome('2026-05-01', 30), 1, 2);
+    const before = text.length;
+    logger.warn('a window was retried');
+    const after = text.slice(before);
+    progress.stop();
+    // Cleared to the line's start, the log line whole on its own line, then the bar again.
+    const CLEAR_LINE = '\r\u001b[2K';
+    expect(after.startsWith(CLEAR_LINE)).toBe(true);
+    expect(after.slice(CLEAR_LINE.length)).toMatch(
+      /^\{[^\n]*"msg":"a window was retried"\}\n[\s\S]*backfill \|/,
+    );
+    // Once the bar has stopped, log lines are written as they are.
+    const stopped = text.length;
+    logger.warn('after the bar');
+    expect(text.slice(stopped)).toMatch(/^\{[^\n]*"msg":"after the bar"\}\n$/);
   });
 
   it('elsewhere logs a line now and then, and always at the end', () => {

@@ -138,7 +138,7 @@ function envFile(path: string): Env {
 /** Every environment variable the configuration reads. */
 function configVariables(): string[] {
   const source = read('src/config/config.ts');
-  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL)\b/g))].sort();
+  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL|LOG_FORMAT)\b/g))].sort();
 }
 
 describe('the README', () => {

@@ -223,9 +223,11 @@ describe('canary secrets through every error path', () => {
         ...env,
         INSIGHTS_DATA_DIR: embeddedDir,
         INSIGHTS_EMBEDDED_PORT: String(await freePort()),
+        INSIGHTS_EMBEDDED: '1',
       };
       delete embeddedEnv.DATABASE_URL;
-      expect(record('status on the embedded database', await runCli(['status'], embeddedEnv)).code).toBe(0);
+      // migrate: status does not migrate a new embedded database (it says so, exit 2).
+      expect(record('migrate on the embedded database', await runCli(['migrate'], embeddedEnv)).code).toBe(0);
       embeddedPassword = readFileSync(join(embeddedDir, 'insights-sync.password'), 'utf8').trim();
     } finally {
       rmSync(embeddedDir, { recursive: true, force: true });

@@ -56,8 +56,8 @@ describe('an invalid setting', () => {
     [setting.variable]: setting.variable === 'INSIGHTS_CONFIG' ? join(dir, setting.value) : setting.value,
   });
 
-  /** `insights-sync sync` in this process, with exactly `env` as its environment. */
-  async function inProcess(env: Record<string, string>) {
+  /** `insights-sync <command>` (default sync) in this process, with exactly `env` as its environment. */
+  async function inProcess(env: Record<string, string>, command = 'sync') {
     const saved = { ...process.env };
     const stderr: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -69,7 +69,7 @@ describe('an invalid setting', () => {
     Object.assign(process.env, { LOG_LEVEL: 'silent' }, env);
     const started = performance.now();
     try {
-      const code = await runCliInProcess(['node', 'insights-sync', 'sync']);
+      const code = await runCliInProcess(['node', 'insights-sync', command]);
       return { code, ms: performance.now() - started, stderr: stderr.join('') };
     } finally {
       spy.mockRestore();
@@ -92,7 +92,7 @@ describe('an invalid setting', () => {
     '$variable: exit 2 at once, naming it, not its value, with no connection',
     async (setting) => {
       const before = { database: database.connections(), api: api.connections() };
-      const result = await inProcess(envFor(setting));
+      const result = await inProcess(envFor(setting), setting.command);
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(setting.names ?? `${setting.variable}:`);
       expect(result.stderr).not.toContain(CANARY);

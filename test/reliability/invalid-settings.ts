@@ -13,10 +13,13 @@ export const INVALID_SETTINGS: {
   value: string;
   names?: string;
   extra?: Record<string, string>;
+  /** The command that uses the setting (a command that does not, ignores it); default sync. */
+  command?: string;
 }[] = [
   { variable: 'DATABASE_URL', value: 'CANARY-mysql://user:secret@db/warehouse' },
   { variable: 'INSIGHTS_SCHEMA', value: 'CANARY-Schema' },
   { variable: 'INSIGHTS_EMBEDDED_PORT', value: 'CANARY-5432' },
+  { variable: 'INSIGHTS_EMBEDDED', value: 'CANARY-yes' },
   { variable: 'INSIGHTS_API_URL', value: 'CANARY-not-a-url' },
   { variable: 'INSIGHTS_API_KEY', value: 'CANARY-key\nwith-a-line-break' },
   { variable: 'INSIGHTS_SOURCE_NAME', value: 'CANARY source name' },
@@ -39,8 +42,8 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_RETRY_MAX_MS', value: 'CANARY-30000' },
   { variable: 'INSIGHTS_RETRY_AFTER_CAP_MS', value: 'CANARY-60000' },
   { variable: 'INSIGHTS_MAX_INVALID_SHARE', value: 'CANARY-0.05' },
-  { variable: 'INSIGHTS_SCHEDULE', value: 'CANARY * * * *' },
-  { variable: 'INSIGHTS_TIMEZONE', value: 'CANARY/Nowhere' },
+  { variable: 'INSIGHTS_SCHEDULE', value: 'CANARY * * * *', command: 'schedule' },
+  { variable: 'INSIGHTS_TIMEZONE', value: 'CANARY/Nowhere', command: 'schedule' },
   { variable: 'INSIGHTS_SHUTDOWN_GRACE_MS', value: 'CANARY-25000' },
   { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: 'CANARY/too/short' },
   { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: 'CANARY-10.0.0.0/8' },
@@ -59,6 +62,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_METRICS_FILE', value: 'CANARY-metrics.txt' },
   { variable: 'INSIGHTS_METRICS_PORT', value: 'CANARY-9464' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
+  { variable: 'LOG_FORMAT', value: 'CANARY-yaml' },
 ];
 
 /**
@@ -75,5 +79,5 @@ export const CONFIG_FILE_WITH_CANARY = JSON.stringify({
 /** Every environment variable src/config/config.ts reads (as test/operations/readme.test.ts finds them). */
 export function configVariables(): string[] {
   const source = readFileSync(fileURLToPath(new URL('../../src/config/config.ts', import.meta.url)), 'utf8');
-  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL)\b/g))].sort();
+  return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL|LOG_FORMAT)\b/g))].sort();
 }

@@ -62,7 +62,7 @@ describe('insights-sync report', () => {
       ],
     ] as const) {
       const result = await runCli(['report', '--out', out, ...args], env);
-      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr.trim()).toBe(message);
     }
     await expect(readFile(out, 'utf8')).rejects.toThrow(/ENOENT/);

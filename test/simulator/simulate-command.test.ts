@@ -2,12 +2,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import {
-  parseSimulateOptions,
-  type RawSimulateOptions,
-  registerSimulate,
-  runSimulate,
-} from '../../src/cli/simulate.js';
+import { registerSimulate } from '../../src/cli/simulate.js';
+import type { RawSimulateOptions } from '../../src/cli/simulate-options.js';
+import { parseSimulateOptions, runSimulate } from '../../src/cli/simulate-run.js';
 import { CliError } from '../../src/errors.js';
 
 const DEFAULTS: RawSimulateOptions = {

@@ -95,7 +95,7 @@ describe('webhooks replay', () => {
       'replayed 2 deliveries: 0 applied, 2 rejected (0 rejected before and applied now, 0 applied before and rejected now)\n',
     );
     const bad = await runCli(['webhooks', 'replay', '--since', 'last week'], env);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--since: expected a day YYYY-MM-DD or an ISO time');
   });
 });

@@ -62,7 +62,7 @@ describe('insights-sync serve', () => {
 
     const { INSIGHTS_WEBHOOK_TOKEN: _unset, ...withoutToken } = env;
     const none = await runCli(['serve'], withoutToken);
-    expect(none.code).toBe(1);
+    expect(none.code).toBe(2);
     expect(none.stderr).toContain('no source has a webhook token: set INSIGHTS_WEBHOOK_TOKEN');
 
     const weak = await runCli(['serve'], { ...env, INSIGHTS_WEBHOOK_TOKEN: 'CANARY-weak' });

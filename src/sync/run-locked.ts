@@ -1,18 +1,25 @@
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { acquireRunLock, describeHolder } from '../db/run-lock.js';
 import type { Logger } from '../log/logger.js';
-import type { RunResult } from '../sync/outcomes.js';
-import { summarize, type WindowOutcome } from '../sync/outcomes.js';
-import { planBackfillDays } from '../sync/plan.js';
-import { interruptRunningRuns } from '../sync/run-log.js';
-import { runSync, type SyncRequest } from '../sync/run-sync.js';
-import { todayUtc } from '../time/days.js';
-import type { CommandContext } from './command-context.js';
-import { printRun } from './print-run.js';
-import { createProgress, type RunProgress } from './progress.js';
-import { shutdownSignal } from './run-options.js';
-import { usingWarehouse, type Warehouse } from './warehouse.js';
+import { type RunResult, summarize, type WindowOutcome } from './outcomes.js';
+import { interruptRunningRuns } from './run-log.js';
+import { runSync, type SyncRequest } from './run-sync.js';
+
+/** The open warehouse a run works on: its pool and Kysely instance, and the URL the lock connects to. */
+export interface RunWarehouse {
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  /** The connection string, password included: to connect with, never to print. */
+  url: string;
+}
+
+export interface RunContext {
+  config: Readonly<Config>;
+  logger: Logger;
+}
 
 export interface LockedRunOptions {
   /** Queue behind a run that holds the warehouse lock instead of failing with LockError (--wait). */
@@ -36,8 +43,8 @@ export interface LockedRunOptions {
  * is released (it also dies with the process).
  */
 export async function runLocked(
-  warehouse: Warehouse,
-  { config, logger }: CommandContext,
+  warehouse: RunWarehouse,
+  { config, logger }: RunContext,
   request: SyncRequest,
   options: LockedRunOptions = {},
 ): Promise<RunResult> {
@@ -108,48 +115,4 @@ export function forcedExitRecorder() {
       );
     },
   };
-}
-
-/**
- * Shared by `sync` and `backfill`: open the warehouse, run under the lock, print, decide the exit
- * code. SIGTERM/SIGINT stop it cleanly within the grace period (src/cli/run-options.ts).
- */
-export async function executeRun(
-  context: CommandContext,
-  request: SyncRequest,
-  options: { wait?: boolean } = {},
-): Promise<void> {
-  const { config, logger } = context;
-  const recorder = forcedExitRecorder();
-  const shutdown = shutdownSignal({ logger, graceMs: config.shutdownGraceMs, onForce: recorder.onForce });
-  const progress = progressFor(request, logger);
-  try {
-    const result = await usingWarehouse(config, logger, (warehouse) =>
-      runLocked(warehouse, context, request, {
-        wait: options.wait ?? false,
-        signal: shutdown.signal,
-        ...recorder.hooks,
-        onPlan: (total, runId) => progress?.onPlan(total, runId),
-        onWindow: (outcome, done, total) => {
-          recorder.hooks.onWindow(outcome);
-          progress?.onWindow(outcome, done, total);
-        },
-      }),
-    );
-    progress?.stop();
-    printRun(result);
-  } finally {
-    progress?.stop();
-    shutdown.dispose();
-  }
-}
-
-/** A backfill shows its progress: a bar on a terminal, a log line now and then elsewhere. */
-function progressFor(request: SyncRequest, logger: Logger): RunProgress | undefined {
-  if (request.range === undefined) return undefined;
-  return createProgress({
-    days: planBackfillDays(request.range.from, request.range.to, todayUtc(new Date())),
-    logger,
-    tty: Boolean(process.stderr.isTTY) && !process.env.CI,
-  });
 }

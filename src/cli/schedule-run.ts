@@ -1,0 +1,65 @@
+import { DateTime } from 'luxon';
+import { nightlySync } from '../../jobs/nightly-sync.js';
+import { LockError } from '../errors.js';
+import { systemClock } from '../schedule/clock.js';
+import { startScheduler } from '../schedule/scheduler.js';
+import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
+import { shutdownSignal } from '../sync/shutdown.js';
+import { cronSchedule } from '../time/cron-schedule.js';
+import type { CommandContext } from './command-context.js';
+import { usingWarehouse } from './warehouse.js';
+
+/** `2026-03-29 03:00 Europe/Berlin (2026-03-29T01:00:00.000Z UTC)`: the operator's clock and the logs'. */
+export function describeNextRun(next: Date | null | undefined, timezone: string): string {
+  if (next === null || next === undefined) return 'none';
+  const local = DateTime.fromJSDate(next).setZone(timezone).toFormat('yyyy-MM-dd HH:mm');
+  return `${local} ${timezone} (${next.toISOString()} UTC)`;
+}
+
+/** Opens the warehouse for the life of the process and runs the nightly job at each slot. */
+export async function runSchedule(context: CommandContext, options: { runNow: boolean }): Promise<void> {
+  const { config, logger } = context;
+  const job = nightlySync(config);
+  const schedule = cronSchedule(job.cron, job.timezone);
+  const jobLogger = logger.child({ job: job.name });
+  const recorder = forcedExitRecorder();
+  const shutdown = shutdownSignal({ logger, graceMs: config.shutdownGraceMs, onForce: recorder.onForce });
+  try {
+    await usingWarehouse(config, logger, async (warehouse) => {
+      const scheduler = startScheduler({
+        schedule,
+        clock: systemClock,
+        logger: jobLogger,
+        runNow: options.runNow,
+        run: async (tick) => {
+          try {
+            const result = await runLocked(warehouse, { config, logger: jobLogger }, job.request, {
+              signal: shutdown.signal,
+              busyHint: '; this slot is skipped',
+              ...recorder.hooks,
+            });
+            if (result.status !== 'ok')
+              jobLogger.warn(
+                { runId: result.runId, status: result.status, error: result.error },
+                'scheduled run did not end ok; `insights-sync status` shows why',
+              );
+          } catch (error) {
+            if (!(error instanceof LockError)) throw error;
+            jobLogger.warn({ slot: tick.slot.toISOString() }, error.message);
+          }
+        },
+      });
+      process.stdout.write(
+        `${job.name}: "${job.cron}" in ${job.timezone}; next run ${describeNextRun(scheduler.nextRun(), job.timezone)}. Stop with Ctrl+C or SIGTERM.\n`,
+      );
+      await new Promise<void>((resolve) => {
+        if (shutdown.signal.aborted) resolve();
+        shutdown.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await scheduler.stop();
+    });
+    process.stdout.write(`${job.name}: stopped.\n`);
+  } finally {
+    shutdown.dispose();
+  }
+}

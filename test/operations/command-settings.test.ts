@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeNextRun } from '../../src/cli/schedule-run.js';
+import { loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+/** Issue 16, item 8. */
+
+describe('a config file that is not valid JSON', () => {
+  it('is named with the line and column where it breaks (a trailing comma), not its content', () => {
+    const text =
+      '{ "sources": [\n  { "name": "shop", "base_url": "https://api.example.com", "api_key": "CANARY" },\n] }\n';
+    let error: unknown;
+    try {
+      loadConfig({ env: { INSIGHTS_CONFIG: 'sources.json' }, readFile: () => text });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).toBe(
+      'invalid configuration: INSIGHTS_CONFIG: a JSON file (sources.json is not valid JSON at line 3, column 1)',
+    );
+    expect(message).not.toContain('CANARY');
+  });
+});
+
+describe('schedule', () => {
+  it('names the next run in its timezone and in UTC', () => {
+    expect(describeNextRun(new Date('2026-03-29T01:00:00Z'), 'Europe/Berlin')).toBe(
+      '2026-03-29 03:00 Europe/Berlin (2026-03-29T01:00:00.000Z UTC)',
+    );
+  });
+});
+
+describe('backfill of days that have not happened yet', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('says so in one line and exits 0, with no run recorded', async () => {
+    const from = addDays(todayUtc(new Date()), 2);
+    const to = addDays(from, 3);
+    const result = await runCli(
+      ['backfill', '--from', from, '--to', to],
+      cliEnv({ DATABASE_URL: t.url, INSIGHTS_API_URL: 'http://127.0.0.1:9', INSIGHTS_API_KEY: 'k' }),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      `nothing to backfill: ${from}..${to} is after today (UTC, ${todayUtc(new Date())}); no day of it has happened yet\n`,
+    );
+    expect(await t.db.selectFrom('sync_runs').selectAll().execute()).toEqual([]);
+  }, 60_000);
+});
+
+describe('a setting only another command uses', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('a bad INSIGHTS_SCHEDULE does not break status, and still stops schedule (exit 2)', async () => {
+    const env = cliEnv({
+      DATABASE_URL: t.url,
+      INSIGHTS_SCHEDULE: '0 25 * * *',
+      INSIGHTS_API_URL: 'http://127.0.0.1:9',
+      INSIGHTS_API_KEY: 'k',
+    });
+    const status = await runCli(['status'], env);
+    expect(status.code, status.stderr).toBe(0);
+    const schedule = await runCli(['schedule'], env);
+    expect(schedule.code).toBe(2);
+    expect(schedule.stderr).toContain('INSIGHTS_SCHEDULE:');
+  }, 60_000);
+});
