@@ -14,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 const TODAY = todayUtc(new Date());
 const FROM = addDays(TODAY, -6);
-const TOKEN = 'a'.repeat(32);
+const TO = addDays(TODAY, -1);
 
 /** The codes of the README's table ("| `N` | meaning |" under "### Exit codes"). */
 function documentedCodes(): number[] {
