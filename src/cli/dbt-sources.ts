@@ -12,8 +12,7 @@ export interface DbtSourcesCommandOptions {
 
 /**
  * `insights-sync dbt-sources [--out FILE]`: writes dbt's sources.yml from the live schema
- * (src/dbt/dbt-sources.ts). To be registered in commands.ts with
- * `.option('--out <file>', 'the file to write, e.g. models/sources.yml; default: stdout')`.
+ * (src/dbt/dbt-sources.ts); registered in dbt-sources-command.ts, loaded when the command runs.
  */
 export async function runDbtSources(
   options: DbtSourcesCommandOptions,
@@ -25,7 +24,7 @@ export async function runDbtSources(
     logger,
     ({ pool }) => writeDbtSources(pool, config.schema),
     // Catalog reads only: a database that stops answering ends it with exit 5, not a hang.
-    { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+    { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS, access: 'read' },
   );
   if (options.out === undefined) {
     process.stdout.write(text);

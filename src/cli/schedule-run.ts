@@ -26,6 +26,12 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
   const shutdown = shutdownSignal({ logger, graceMs: config.shutdownGraceMs, onForce: recorder.onForce });
   try {
     await usingWarehouse(config, logger, async (warehouse) => {
+      // prom-client is loaded only when the metrics go somewhere (it costs half a second).
+      const metrics =
+        config.metricsPort === undefined
+          ? undefined
+          : await (await import('../metrics/metrics-server.js')).startMetricsServer({ port: config.metricsPort });
+      if (metrics !== undefined) process.stdout.write(`metrics: GET http://0.0.0.0:${metrics.port}/metrics\n`);
       const scheduler = startScheduler({
         schedule,
         clock: systemClock,
@@ -57,6 +63,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
         shutdown.signal.addEventListener('abort', () => resolve(), { once: true });
       });
       await scheduler.stop();
+      await metrics?.close();
     });
     process.stdout.write(`${job.name}: stopped.\n`);
   } finally {

@@ -89,8 +89,8 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
     contains: "['report', '--out', out, '--source', 'shop', '--from', '2026-03-01', '--to', '2026-03-31']",
   },
   'npx insights-sync dbt-sources --out models/sources.yml': {
-    file: 'test/analyst/dbt-sources.test.ts',
-    contains: "path.join(dir, 'models', 'sources.yml')",
+    file: 'test/operations/analyst-commands.test.ts',
+    contains: "['dbt-sources', '--out', out]",
   },
   'cp .env.example .env': { file: 'test/operations/readme.test.ts', contains: "envFile('.env.example')" },
   'docker compose config --quiet': {
