@@ -66,6 +66,11 @@ export interface Config {
   shutdownGraceMs: number;
   /** HMAC key of `pii: hash` (and of the visitor pseudonyms under hash and drop). Never logged. */
   piiKey: string | undefined;
+  /**
+   * --max-old-space-size of sync, backfill, schedule and serve, 0 for none. Applied by bin/launch.js
+   * before this code runs (node takes it only at start); checked here to refuse a bad value.
+   */
+  maxHeapMb: number;
 }
 
 const RESERVED_SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -184,6 +189,11 @@ const ENV_SETTINGS = {
   INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES: { schema: int(1024, 4 * 1024 ** 3), expected: 'bytes 1024-4294967296' },
   INSIGHTS_TRUSTED_PROXY: { schema: trustedProxyList, expected: TRUSTED_PROXY_EXPECTED },
   INSIGHTS_WEBHOOK_CONFIRM_DAYS: { schema: int(0, 365), expected: 'an integer 0-365' },
+  // The same rule as parseHeapSetting in bin/launch.js (test/operations/launcher.test.ts compares them).
+  INSIGHTS_MAX_HEAP_MB: {
+    schema: int(0, 65_536).refine((mb) => mb === 0 || mb >= 64),
+    expected: 'megabytes 64-65536, or 0 for no limit',
+  },
 } as const;
 
 type EnvName = keyof typeof ENV_SETTINGS;
@@ -274,6 +284,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
     shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
     piiKey,
+    maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 128),
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });

@@ -54,6 +54,8 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_PII', value: 'CANARY-hash' },
   { variable: 'INSIGHTS_PII_KEY', value: 'CANARY-too-short', extra: { INSIGHTS_PII: 'hash' } },
   { variable: 'INSIGHTS_PII_EXTRA_KEYS', value: 'CANARY,,x' },
+  // bin/launch.js sets no limit for a bad value, so that this refusal speaks.
+  { variable: 'INSIGHTS_MAX_HEAP_MB', value: 'CANARY-128' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
 ];
 
