@@ -284,7 +284,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
     shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
     piiKey,
-    maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 128),
+    maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 96),
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });
