@@ -1,22 +1,29 @@
 # insights-sync: the CLI in a container (the `schedule` and `serve` services of docker-compose.yml).
-FROM node:20-bookworm-slim
 
+# Build stage: every dependency (TypeScript among them); `npm ci` runs `prepare`, which compiles
+# src/, migrations/ and jobs/ into dist/.
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
-ENV NODE_ENV=production
-
-# Dependencies first: this layer is rebuilt only when the lock file changes. tsx runs the
-# TypeScript sources directly, so no build step and no dev dependencies.
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-
-COPY tsconfig.json ./
-COPY bin ./bin
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY jobs ./jobs
 COPY migrations ./migrations
+RUN npm ci --no-audit --no-fund
+
+# Runtime stage: the runtime dependencies and the compiled JavaScript only; no tsx, no TypeScript.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+# Dependencies first: this layer is rebuilt only when the lock file changes. `prepare` (the build)
+# is removed here: dist/ comes from the build stage, and its compiler is a dev dependency.
+COPY package.json package-lock.json ./
+RUN npm pkg delete scripts.prepare && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY --from=build /app/dist ./dist
 
 USER node
-# The container's PID 1 is node itself: SIGTERM from `docker stop` reaches the CLI, which stops
+# node is PID 1: SIGTERM from `docker stop` reaches bin/insights-sync.js, which forwards it to the
+# CLI (for schedule and serve a child with the heap limit, INSIGHTS_MAX_HEAP_MB); the CLI stops
 # taking new work and exits within INSIGHTS_SHUTDOWN_GRACE_MS.
 ENTRYPOINT ["node", "bin/insights-sync.js"]
 CMD ["schedule", "--run-now"]

@@ -28,7 +28,11 @@ export interface MemoryOptions {
 }
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'bin', 'insights-sync.js');
+/**
+ * The CLI from the sources (the same launcher as the installed one: sync and backfill run in a
+ * child with INSIGHTS_MAX_HEAP_MB's heap limit). bench/startup.ts measures the installed package.
+ */
+const CLI = path.join(ROOT, 'bin', 'insights-sync-dev.js');
 /** Mean items per day: about 2,000, so a million items take some 480 days. */
 const VOLUME = { feedbackPerDay: 1000, surveyPerDay: 600, recordingsPerDay: 400, busyDayFeedback: 3000 };
 /**
@@ -173,19 +177,32 @@ async function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): Promise<number |
   }
 }
 
-interface Backfill {
+/** The process and its descendants: the launcher runs a long command in a child (bin/launch.js). */
+async function processTree(pid: number): Promise<number[]> {
+  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  const ids = children
+    .split(' ')
+    .filter((id) => id.trim() !== '')
+    .map(Number);
+  return [pid, ...(await Promise.all(ids.map(processTree))).flat()];
+}
+
+export interface Backfill {
+  /** The largest peak of one process of the tree: the CLI's, wherever it runs. */
   peakKb: number;
+  /** The peaks of every process of the tree added up (the launcher's with the CLI's). */
+  treePeakKb: number;
   seconds: number;
   code: number | null;
   stderr: string;
 }
 
-/** Runs the backfill command and samples its memory until it exits. */
-async function backfill(env: NodeJS.ProcessEnv, from: string, to: string): Promise<Backfill> {
+/** Runs the backfill command (`cli`: node's arguments before it) and samples its memory until it exits. */
+async function backfill(env: NodeJS.ProcessEnv, from: string, to: string, cli: string[]): Promise<Backfill> {
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [CLI, 'backfill', '--from', from, '--to', to, '--resources', 'feedback,survey,recordings'],
+    [...cli, 'backfill', '--from', from, '--to', to, '--resources', 'feedback,survey,recordings'],
     { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env },
   );
   let stderr = '';
@@ -194,7 +211,7 @@ async function backfill(env: NodeJS.ProcessEnv, from: string, to: string): Promi
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error('could not start the backfill');
-  let peakKb = 0;
+  const peaks = new Map<number, number>();
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let running = true;
   void exited.then(() => {
@@ -202,15 +219,32 @@ async function backfill(env: NodeJS.ProcessEnv, from: string, to: string): Promi
   });
   while (running) {
     // VmHWM is the peak so far: the last read before the exit is the peak but for the last 50 ms.
-    const hwm = (await statusKb(pid, 'VmHWM')) ?? (await statusKb(pid, 'VmRSS'));
-    if (hwm !== undefined) peakKb = Math.max(peakKb, hwm);
+    for (const id of await processTree(pid)) {
+      const hwm = (await statusKb(id, 'VmHWM')) ?? (await statusKb(id, 'VmRSS'));
+      if (hwm !== undefined) peaks.set(id, Math.max(peaks.get(id) ?? 0, hwm));
+    }
     await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
   }
   const code = await exited;
-  return { peakKb, seconds: (performance.now() - started) / 1000, code, stderr };
+  return {
+    peakKb: Math.max(0, ...peaks.values()),
+    treePeakKb: [...peaks.values()].reduce((a, b) => a + b, 0),
+    seconds: (performance.now() - started) / 1000,
+    code,
+    stderr,
+  };
 }
 
-async function measure(server: BenchServer, items: number, heapCapMb?: number) {
+/**
+ * A backfill of about `items` items by the CLI started as `node ...cli` (the sources by default),
+ * `env` added to its environment, against the simulate command in a process of its own.
+ */
+export async function measureBackfill(
+  server: BenchServer,
+  items: number,
+  options: { heapCapMb?: number; cli?: string[]; env?: Record<string, string> } = {},
+) {
+  const { heapCapMb, cli = [CLI] } = options;
   const range = rangeFor(items);
   const simulator = await startSimulatorProcess(range.from, range.to);
   const warehouse = await server.createDatabase({ max: 1 });
@@ -222,8 +256,9 @@ async function measure(server: BenchServer, items: number, heapCapMb?: number) {
       INSIGHTS_LIMIT: String(LIMIT),
       LOG_LEVEL: 'warn',
       ...(heapCapMb === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${heapCapMb}` }),
+      ...options.env,
     });
-    const run = await backfill(env, range.from, range.to);
+    const run = await backfill(env, range.from, range.to, cli);
     const failures: string[] = [];
     if (run.code !== 0)
       failures.push(`memory: backfill exited with ${run.code}: ${run.stderr.trim().slice(-500)}`);
@@ -241,14 +276,14 @@ async function measure(server: BenchServer, items: number, heapCapMb?: number) {
 }
 
 export async function runMemory(server: BenchServer, options: MemoryOptions): Promise<RunResult> {
-  const small = await measure(server, options.small);
-  const large = await measure(server, options.large);
+  const small = await measureBackfill(server, options.small);
+  const large = await measureBackfill(server, options.large);
   const capped =
     options.heapCapMb === undefined
       ? undefined
       : {
-          small: await measure(server, options.small, options.heapCapMb),
-          large: await measure(server, options.large, options.heapCapMb),
+          small: await measureBackfill(server, options.small, { heapCapMb: options.heapCapMb }),
+          large: await measureBackfill(server, options.large, { heapCapMb: options.heapCapMb }),
         };
   return {
     measures: {

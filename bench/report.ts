@@ -72,6 +72,7 @@ const TITLES: Record<BenchmarkName, string> = {
   load: 'Load throughput, no-op re-sync, naive baseline (targets 2, 3, 6)',
   memory: 'Memory of a large backfill (target 4)',
   webhooks: 'Webhook receiver (target 5)',
+  startup: 'Start-up and memory of the installed command (issue 16)',
 };
 
 export function renderDoc(input: DocInput): string {
@@ -192,7 +193,9 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'ceiling of this machine for any loader.',
   ],
   memory: [
-    'The real CLI, `node bin/insights-sync.js backfill` (default settings but `INSIGHTS_LIMIT=10000`,',
+    'The CLI from its sources, `node bin/insights-sync-dev.js backfill` (the launcher of the installed',
+    'command, so the default heap limit `INSIGHTS_MAX_HEAP_MB=96` applies; the peak is that of its',
+    'child, the process that runs the backfill; default settings but `INSIGHTS_LIMIT=10000`,',
     'so that each day is one request), in a process of its own, against `insights-sync simulate` in',
     'another, serving about 2,000 items a day (1,000 feedback items, 600 survey answers, 400',
     "recordings: `--feedback-per-day` etc.). This process reads the backfill's `VmHWM` (the",
@@ -207,6 +210,22 @@ const NOTES: Record<BenchmarkName, string[]> = {
     "Without one, V8 sizes its heap from the machine's memory (24 GB here) and collects lazily: the",
     'process grows into garbage it has not collected yet, more the longer it runs. A deployment that',
     'must stay under a memory limit sets that `NODE_OPTIONS` (a container should anyway).',
+  ],
+  startup: [
+    'The command as a user has it: `npm pack` of the checkout (its `prepare` script compiles',
+    '`dist/`), installed with `npm install -g --prefix <tmp>` from the tarball, and run as',
+    '`<tmp>/bin/insights-sync`. Each figure stands beside the same one through the path every',
+    'command took before issue 16 (bench/tsx-entry.mjs: the TypeScript sources through tsx, in one',
+    'process, no heap limit), measured in the same run. `--help` and `status` (against a migrated',
+    "warehouse on the bench's PostgreSQL server) are timed from spawn to exit, 7 times each, one",
+    "after the other; the peak RSS of `--help` is /usr/bin/time's maximum resident set size. The",
+    "backfill is bench/memory.ts's large one (about 1,000,000 items), with no flag and no",
+    'environment setting: sync, backfill, schedule and serve run in a child node started with',
+    '`--max-old-space-size=96 --max-semi-space-size=4` (bin/launch.js; `INSIGHTS_MAX_HEAP_MB` changes it, `0` turns it',
+    'off), whose peak is the figure; the launcher adds its own few tens of MB, shown added up.',
+    '',
+    'Reproduce only this section: `npm run bench -- --only startup --runs 1 --no-write` (about 5',
+    'minutes: the pack, the install and two large backfills).',
   ],
   webhooks: [
     "The real `serve` command (`LOG_LEVEL=warn`: one log line per request is an operator's choice)",

@@ -9,6 +9,7 @@ import { type Benchmark, type FigureSpec, type RunResult, type Summary, summariz
 import { type LoadOptions, load, runLoad } from './load.js';
 import { loadAverage } from './machine.js';
 import { type MemoryOptions, memory, runMemory } from './memory.js';
+import { runStartup, type StartupOptions, startup } from './startup.js';
 import { runWebhooks, type WebhookOptions, webhooks } from './webhooks.js';
 
 export interface SuiteOptions {
@@ -16,6 +17,7 @@ export interface SuiteOptions {
   load: LoadOptions;
   memory: MemoryOptions;
   webhooks: WebhookOptions;
+  startup: StartupOptions;
 }
 
 export const FULL: SuiteOptions = {
@@ -23,6 +25,7 @@ export const FULL: SuiteOptions = {
   load: { items: 200_000, parallelWindows: 8, naive: true },
   memory: { small: 100_000, large: 1_000_000, heapCapMb: 128 },
   webhooks: { seconds: 30, healthSeconds: 10, connections: 32, fewerConnections: 16, duplicates: 0 },
+  startup: { repeats: 7, backfillItems: 1_000_000 },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -31,9 +34,10 @@ export const SMOKE: SuiteOptions = {
   load: { items: 3_000, parallelWindows: 4, naive: true },
   memory: { small: 2_000, large: 6_000 },
   webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
+  startup: { repeats: 1, backfillItems: 2_000 },
 };
 
-export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks'] as const;
+export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks', 'startup'] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
 interface Entry {
@@ -42,7 +46,10 @@ interface Entry {
   run: (server: BenchServer) => Promise<RunResult>;
 }
 
-function entries(options: SuiteOptions): Record<BenchmarkName, Entry> {
+function entries(
+  options: SuiteOptions,
+  log: (line: string) => void = () => {},
+): Record<BenchmarkName, Entry> {
   return {
     extraction: {
       benchmark: extraction as Benchmark<never>,
@@ -63,6 +70,11 @@ function entries(options: SuiteOptions): Record<BenchmarkName, Entry> {
       benchmark: webhooks as Benchmark<never>,
       figures: webhooks.figures(options.webhooks),
       run: (server) => runWebhooks(server, options.webhooks),
+    },
+    startup: {
+      benchmark: startup as Benchmark<never>,
+      figures: startup.figures(options.startup),
+      run: (server) => runStartup(server, options.startup, log),
     },
   };
 }
@@ -93,7 +105,7 @@ export async function runSuite(
   selection: { only: readonly BenchmarkName[]; runs: number; log?: (line: string) => void },
 ): Promise<SuiteResult> {
   const log = selection.log ?? (() => {});
-  const all = entries(options);
+  const all = entries(options, log);
   const started = performance.now();
   const results = new Map<BenchmarkName, RunResult[]>();
   const failures: string[] = [];

@@ -26,7 +26,7 @@ export interface WebhookOptions {
 }
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'bin', 'insights-sync.js');
+const CLI = path.join(ROOT, 'bin', 'insights-sync-dev.js');
 const TOKEN = 'bench-token-0123456789abcdefghij';
 const SOURCE = 'bench';
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so a clone works without a build step.
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { register } from 'tsx/esm/api';
+// The installed command: runs the build (dist/, made by `npm run build`, which `npm install`
+// and `npm ci` run through the `prepare` script). bin/insights-sync-dev.js runs the sources.
+import { existsSync } from 'node:fs';
+import { launch } from './launch.js';
 
-register();
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { runCli } = await import(pathToFileURL(join(root, 'src', 'cli', 'main.ts')).href);
-process.exitCode = await runCli(process.argv);
+const main = new URL('../dist/src/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('insights-sync: the compiled CLI (dist/) is missing: run npm run build\n');
+  process.exit(2);
+}
+await launch(() => import(main.href));

@@ -30,8 +30,11 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
       const metrics =
         config.metricsPort === undefined
           ? undefined
-          : await (await import('../metrics/metrics-server.js')).startMetricsServer({ port: config.metricsPort });
-      if (metrics !== undefined) process.stdout.write(`metrics: GET http://0.0.0.0:${metrics.port}/metrics\n`);
+          : await (await import('../metrics/metrics-server.js')).startMetricsServer({
+              port: config.metricsPort,
+            });
+      if (metrics !== undefined)
+        process.stdout.write(`metrics: GET http://0.0.0.0:${metrics.port}/metrics\n`);
       const scheduler = startScheduler({
         schedule,
         clock: systemClock,

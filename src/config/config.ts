@@ -82,6 +82,11 @@ export interface Config {
   metricsFile: string | undefined;
   /** schedule: serves GET /metrics on this port; unset: no metrics server. */
   metricsPort: number | undefined;
+  /**
+   * --max-old-space-size of sync, backfill, schedule and serve, 0 for none. Applied by bin/launch.js
+   * before this code runs (node takes it only at start); checked here to refuse a bad value.
+   */
+  maxHeapMb: number;
 }
 
 const RESERVED_SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -222,6 +227,11 @@ const ENV_SETTINGS = {
     expected: 'a file path ending in .prom, in the directory of node_exporter --collector.textfile.directory',
   },
   INSIGHTS_METRICS_PORT: { schema: int(1, 65535), expected: 'a TCP port 1-65535' },
+  // The same rule as parseHeapSetting in bin/launch.js (test/operations/launcher.test.ts compares them).
+  INSIGHTS_MAX_HEAP_MB: {
+    schema: int(0, 65_536).refine((mb) => mb === 0 || mb >= 64),
+    expected: 'megabytes 64-65536, or 0 for no limit',
+  },
 } as const;
 
 export type EnvName = keyof typeof ENV_SETTINGS;
@@ -337,6 +347,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     piiKey,
     metricsFile: setting('INSIGHTS_METRICS_FILE', '') || undefined,
     metricsPort: env.INSIGHTS_METRICS_PORT?.trim() ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
+    maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 96),
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../bin/insights-sync.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/insights-sync-dev.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;

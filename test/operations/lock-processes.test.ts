@@ -54,8 +54,9 @@ describe('one run at a time per warehouse, across processes', () => {
     // Runs of about 4 s: longer than the gap between two CLI starts, even on a loaded machine.
     simA.setOptions({ latencyMs: 250 });
     simB.setOptions({ latencyMs: 250 });
-    const a = startCli(BACKFILL, envFor(simA));
-    const b = startCli(BACKFILL, envFor(simB));
+    // No heap limit, so no child process (bin/launch.js): the pid the message names is the one started here.
+    const a = startCli(BACKFILL, envFor(simA, { INSIGHTS_MAX_HEAP_MB: '0' }));
+    const b = startCli(BACKFILL, envFor(simB, { INSIGHTS_MAX_HEAP_MB: '0' }));
     const results = await Promise.all([a.done, b.done]);
     const requests = [simA.stats().requests, simB.stats().requests];
 

@@ -92,6 +92,13 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
     file: 'test/operations/analyst-commands.test.ts',
     contains: "['dbt-sources', '--out', out]",
   },
+  // From the packed tarball, installed into a temporary prefix, with the commands below.
+  'npm pack': { file: 'test/reliability/package.trials.ts', contains: "['pack'" },
+  'npm install -g ./insights-sync-*.tgz': {
+    file: 'test/reliability/package.trials.ts',
+    contains: "'install', '-g', '--prefix'",
+  },
+  'insights-sync demo': { file: 'test/reliability/package.trials.ts', contains: "sh('insights-sync demo'" },
   'cp .env.example .env': { file: 'test/operations/readme.test.ts', contains: "envFile('.env.example')" },
   'docker compose config --quiet': {
     file: '.ci/run',
@@ -170,11 +177,10 @@ describe('the README', () => {
       const exports = command.exports.filter(
         (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
       );
-      // npx's own start costs a second a command: the first goes through npx, the others to the same bin.
-      const text =
-        seen.size === 1
-          ? command.text
-          : command.text.replace(/^npx insights-sync/, 'node bin/insights-sync.js');
+      // The sources, not the build (`npx insights-sync` runs dist/, which may be stale in a
+      // checkout): compiled-bin.test.ts runs `npx insights-sync` on a fresh build, and
+      // test/reliability/package.trials.ts these very commands from the packed tarball.
+      const text = command.text.replace(/^npx insights-sync/, 'node bin/insights-sync-dev.js');
       const result = await sh([...exports, text].join('\n'), env);
       expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
       if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });

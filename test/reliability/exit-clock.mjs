@@ -22,7 +22,9 @@ Command.prototype.parseAsync = function (...args) {
   return parseAsync.apply(this, args);
 };
 process.on('exit', () => {
-  if (!file) return;
+  // A process that never started the CLI's work is the launcher that relayed it to a child with a
+  // heap limit (bin/launch.js): the child, which exits first, wrote the figures.
+  if (!file || startedWork === undefined) return;
   const now = performance.now();
   writeFileSync(
     file,

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,8 @@ export async function runTimedCli(args: string[], env: Record<string, string>): 
       args,
       cliEnv({ ...env, EXIT_CLOCK_FILE: file, NODE_OPTIONS: `--import=${PRELOAD}` }),
     );
-    const clock = JSON.parse(readFileSync(file, 'utf8')) as { workMs: number | null; processMs: number };
-    if (clock.workMs === null) throw new Error(`the CLI never started its work: ${result.stderr}`);
+    if (!existsSync(file)) throw new Error(`the CLI never started its work: ${result.stderr}`);
+    const clock = JSON.parse(readFileSync(file, 'utf8')) as { workMs: number; processMs: number };
     return { ...result, workMs: clock.workMs, processMs: clock.processMs };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -61,6 +61,8 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_PII_EXTRA_KEYS', value: 'CANARY,,x' },
   { variable: 'INSIGHTS_METRICS_FILE', value: 'CANARY-metrics.txt' },
   { variable: 'INSIGHTS_METRICS_PORT', value: 'CANARY-9464' },
+  // bin/launch.js sets no limit for a bad value, so that this refusal speaks.
+  { variable: 'INSIGHTS_MAX_HEAP_MB', value: 'CANARY-128' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },
   { variable: 'LOG_FORMAT', value: 'CANARY-yaml' },
 ];

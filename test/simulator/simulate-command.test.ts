@@ -279,7 +279,7 @@ describe('insights-sync simulate: running', () => {
   });
 
   it('runs as a real process and exits cleanly on SIGTERM', async () => {
-    const bin = fileURLToPath(new URL('../../bin/insights-sync.js', import.meta.url));
+    const bin = fileURLToPath(new URL('../../bin/insights-sync-dev.js', import.meta.url));
     const child = spawn(process.execPath, [bin, 'simulate', '--days', '2', '--port', '0'], { stdio: 'pipe' });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {

@@ -1,0 +1,7 @@
+// The reference of bench/startup.ts: the CLI as bin/insights-sync.js ran it before issue 16, the
+// TypeScript sources through tsx, every command in this one process, no heap limit.
+import { register } from 'tsx/esm/api';
+
+register();
+const { runCli } = await import(new URL('../src/cli/main.ts', import.meta.url).href);
+process.exitCode = await runCli(process.argv);

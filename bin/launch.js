@@ -1,0 +1,152 @@
+// Shared by both entries (bin/insights-sync.js: the build; bin/insights-sync-dev.js: the sources
+// through tsx): what runs before the CLI's own code. Plain JavaScript, so it is never stale.
+//
+// Long runs get a heap limit. V8 sizes its heap from the machine's memory and collects lazily:
+// a 1 M item backfill peaked at 368 MB RSS with no limit and stays flat with one (docs/benchmarks.md).
+// The limit can only be set when node starts (v8.setFlagsFromString is too late for the heap), so
+// for these commands this process starts the CLI again as a child with --max-old-space-size and
+// only relays: stdio inherited, signals forwarded, the child's exit code (or signal) returned.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+
+/** The commands that run long enough, and over enough data, to need a bound. */
+export const LONG_RUNS = new Set(['sync', 'backfill', 'schedule', 'serve']);
+/**
+ * --max-old-space-size of a long run unless INSIGHTS_MAX_HEAP_MB or NODE_OPTIONS says otherwise.
+ * Measured on bench/memory.ts's backfill of 100,000 items (its peak is flat from there to 1 M):
+ * 128 with V8's default young generation peaked at 240 MB RSS, 128 with 4 MB semi-spaces at
+ * 206 MB, 96 with them at 186 MB (the target is 200 MB).
+ */
+export const DEFAULT_HEAP_MB = 96;
+/**
+ * V8's young generation is three semi-spaces of up to 16 MB: 48 MB of RSS on top of the old space
+ * for objects that live one window at most. 4 MB ones cost no measurable time here.
+ */
+export const SEMI_SPACE_MB = 4;
+export const MIN_HEAP_MB = 64;
+export const MAX_HEAP_MB = 65_536;
+/** Set in the child's environment, removed by the child at once: it relays signals to its parent. */
+const CHILD_MARK = 'INSIGHTS_SYNC_RELAYED';
+const RELAYED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** How long a signal's arrival in the child may trail its arrival here (Ctrl+C reaches both). */
+const SIGNAL_ECHO_MS = 50;
+
+/**
+ * INSIGHTS_MAX_HEAP_MB as a number of MB, 0 for "no limit" (V8's own sizing), or undefined when it
+ * is not a valid value (then no limit is set here, and the CLI's configuration check refuses it).
+ * @param {string | undefined} value
+ * @returns {number | undefined}
+ */
+export function parseHeapSetting(value) {
+  if (value === undefined || value.trim() === '') return DEFAULT_HEAP_MB;
+  if (!/^\d{1,6}$/.test(value.trim())) return undefined;
+  const mb = Number(value.trim());
+  if (mb === 0) return 0;
+  return mb >= MIN_HEAP_MB && mb <= MAX_HEAP_MB ? mb : undefined;
+}
+
+/**
+ * The heap limit to start this command with, or undefined to run it in this process as it is.
+ * @param {string[]} argv process.argv
+ * @param {Record<string, string | undefined>} env
+ * @param {string[]} execArgv
+ * @returns {number | undefined}
+ */
+export function heapLimitFor(argv, env, execArgv) {
+  const args = argv.slice(2);
+  const command = args.find((arg) => !arg.startsWith('-'));
+  if (command === undefined || !LONG_RUNS.has(command)) return undefined;
+  if (args.includes('--help') || args.includes('-h')) return undefined;
+  // A limit the user gave node wins, whichever way they gave it.
+  const given = /--max[-_]old[-_]space[-_]size/;
+  if (execArgv.some((arg) => given.test(arg)) || given.test(env.NODE_OPTIONS ?? '')) return undefined;
+  const mb = parseHeapSetting(env.INSIGHTS_MAX_HEAP_MB);
+  return mb === undefined || mb === 0 ? undefined : mb;
+}
+
+/**
+ * Runs the CLI: in this process, or in a child with a heap limit (see above).
+ * @param {() => Promise<{ runCli: (argv: string[]) => Promise<number> }>} loadCli
+ */
+export async function launch(loadCli) {
+  const heapMb = heapLimitFor(process.argv, process.env, process.execArgv);
+  if (heapMb !== undefined) {
+    relayTo(heapMb);
+    return;
+  }
+  if (process.env[CHILD_MARK] === '1') {
+    delete process.env[CHILD_MARK];
+    reportToParent();
+  }
+  const { runCli } = await loadCli();
+  process.exitCode = await runCli(process.argv);
+}
+
+/** @param {number} heapMb */
+function relayTo(heapMb) {
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      `--max-old-space-size=${heapMb}`,
+      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+      ...process.argv.slice(1),
+    ],
+    { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [CHILD_MARK]: '1' } },
+  );
+  /** @type {Map<string, number>} when the child last said it received each signal */
+  const seenByChild = new Map();
+  child.on('message', (message) => {
+    if (message && typeof message === 'object' && typeof message.signal === 'string')
+      seenByChild.set(message.signal, Date.now());
+  });
+  // Ctrl+C signals the whole foreground process group, the child included: forwarding it again
+  // would be a second signal, which means "stop at once" to the CLI. So a signal is forwarded
+  // only when the child has not reported the same one by itself (kill <pid>, docker stop).
+  const forward = (/** @type {NodeJS.Signals} */ signal) => {
+    const at = Date.now();
+    const echoed = () => (seenByChild.get(signal) ?? 0) >= at - SIGNAL_ECHO_MS;
+    setTimeout(() => {
+      if (!echoed() && child.exitCode === null && child.signalCode === null) child.kill(signal);
+    }, SIGNAL_ECHO_MS);
+  };
+  for (const signal of RELAYED_SIGNALS) process.on(signal, forward);
+  child.on('error', (error) => {
+    process.stderr.write(`insights-sync: could not start node: ${error.message}\n`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => {
+    if (signal === null) process.exit(code ?? 1);
+    if (signal === 'SIGABRT' || signal === 'SIGTRAP')
+      // V8 aborts the process when the heap is full; its own message is above this line.
+      process.stderr.write(
+        `insights-sync: the process ended with ${signal}; if it ran out of memory, raise INSIGHTS_MAX_HEAP_MB (now ${heapMb})\n`,
+      );
+    for (const relayed of RELAYED_SIGNALS) process.removeAllListeners(relayed);
+    // End the way the child ended, so that a shell or supervisor sees the same.
+    if (signal === 'SIGABRT' || signal === 'SIGTRAP') process.exit(128 + constants.signals[signal]);
+    process.kill(process.pid, signal);
+  });
+}
+
+/**
+ * In the child: tell the parent which signals arrived (so it does not forward them a second time),
+ * and end with it: if the parent is killed (SIGKILL), the child must not run on unseen.
+ */
+function reportToParent() {
+  const channel = process.channel;
+  if (channel === undefined) return;
+  channel.unref();
+  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+  for (const signal of RELAYED_SIGNALS) {
+    const report = () => {
+      if (process.connected) process.send?.({ signal });
+      // Alone, this listener would swallow the signal: do what node does without one.
+      if (process.listenerCount(signal) === 1) {
+        process.off(signal, report);
+        process.kill(process.pid, signal);
+      }
+    };
+    process.on(signal, report);
+  }
+}
