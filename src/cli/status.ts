@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { describeHolderOnly } from '../db/run-lock.js';
+import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { CliError, LockError } from '../errors.js';
 import { CONNECT_TIMEOUT_MS } from './connection.js';
 import type { Database } from './database.js';
+import { describeHolder, type LockHolder } from './lock-holder.js';
 
 /**
  * The warehouse lock: one run (sync, backfill, scheduled) at a time per warehouse schema, across
@@ -23,20 +24,6 @@ export interface RunLock {
   /** Aborted when the lock's connection is lost: the lock is gone and the run must stop. */
   readonly lost: AbortSignal;
   release(): Promise<void>;
-}
-
-export interface LockHolder {
-  /** pid and host of the insights-sync process, from its connection's application_name. */
-  pid: number | null;
-  host: string | null;
-  /**
-   * The holder's database user, as PostgreSQL knows it (not chosen by the client): only roles
-   * that may take the lock appear here (the sync role, the owner, a superuser), or autovacuum (null).
-   */
-  user: string | null;
-  /** The holder's PostgreSQL backend, when its process is not an insights-sync one we can name. */
-  backendPid: number;
-  since: Date | null;
 }
 
 export interface AcquireRunLockOptions {
@@ -187,28 +174,6 @@ function holderFromRow(row: HolderRow): LockHolder {
     backendPid: row.pid,
     since: row.since,
   };
-}
-
-export function describeHolder(schema: string, holder: LockHolder | undefined): string {
-  const who = holder === undefined ? '' : ` (${describeHolderOnly(holder)})`;
-  return `another insights-sync run holds the lock on schema ${schema}${who}`;
-}
-
-/** "pid P on host H, database user U, since T": the holder as the busy message and `status` show it. */
-export function describeHolderOnly(holder: LockHolder): string {
-  const process =
-    holder.pid !== null
-      ? `pid ${holder.pid} on host ${holder.host ?? '?'}`
-      : `PostgreSQL backend ${holder.backendPid}`;
-  return `${process}${user(holder)}${since(holder)}`;
-}
-
-function user(holder: LockHolder): string {
-  return holder.user === null ? '' : `, database user ${holder.user}`;
-}
-
-function since(holder: LockHolder): string {
-  return holder.since === null ? '' : `, since ${holder.since.toISOString()}`;
 }
 
 /** A lock that cannot be taken for another reason than a holder: one line that says what to do. */

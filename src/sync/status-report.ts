@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { type LockHolder, runLockHolder } from '../db/run-lock.js';
+import type { LockHolder } from '../db/lock-holder.js';
+import { runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';

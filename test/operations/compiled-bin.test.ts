@@ -4,8 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, todayUtc } from '../../src/time/days.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
 import { type CliResult, cliEnv } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 

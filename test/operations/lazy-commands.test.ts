@@ -12,7 +12,8 @@ import { cliEnv } from '../helpers/cli.js';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'insights-sync.js');
+// The sources (through tsx), like every other CLI test: never a stale dist/.
+const BIN = join(ROOT, 'bin', 'insights-sync-dev.js');
 const HOOK = fileURLToPath(new URL('./fixtures/module-log.mjs', import.meta.url));
 
 /** Packages (and src folders) only some commands need; none may load for --help. */

@@ -2,8 +2,9 @@ import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, createPool } from '../../src/db/connection.js';
+import type { LockHolder } from '../../src/db/lock-holder.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { acquireRunLock, type LockHolder, runLockHolder } from '../../src/db/run-lock.js';
+import { acquireRunLock, runLockHolder } from '../../src/db/run-lock.js';
 import { LockError } from '../../src/errors.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
