@@ -9,11 +9,11 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { introspect } from '../src/db/catalog.js';
 import { createDb, createPool } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { createDatabase, databaseUrl, dropDatabase, withClient } from './dev-database/admin.js';
 import { startDatabaseServer } from './dev-database/server.js';
-import { introspect } from './warehouse-docs/introspect.js';
 import { DIAGRAM_FILE, renderDocument, renderMermaid } from './warehouse-docs/render.js';
 import { renderMermaidSvg } from './warehouse-docs/render-diagram.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LiveSchema, Relation } from './introspect.js';
+import type { LiveSchema, Relation } from '../../src/db/catalog.js';
 
 /**
  * Renders the generated parts of docs/warehouse.md from the live schema: the data dictionary (one

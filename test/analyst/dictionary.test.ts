@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { introspect } from '../../scripts/warehouse-docs/introspect.js';
 import {
   DIAGRAM_FILE,
   mermaidHash,
@@ -10,6 +9,7 @@ import {
   renderDocument,
   renderMermaid,
 } from '../../scripts/warehouse-docs/render.js';
+import { introspect } from '../../src/db/catalog.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { documentedColumns, readWarehouseDoc, WAREHOUSE_DOC } from './warehouse-doc.js';
 

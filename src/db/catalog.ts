@@ -2,8 +2,8 @@ import type pg from 'pg';
 
 /**
  * The warehouse as PostgreSQL describes it: every table and view of the schema with its comment,
- * columns, keys and indexes. docs/warehouse.md is rendered from this (render.ts), so the document
- * says what the live schema says.
+ * columns, keys and indexes. docs/warehouse.md (scripts/warehouse-docs) and dbt's sources.yml
+ * (src/dbt) are generated from it, so both say what the live schema says.
  */
 export interface LiveSchema {
   relations: Relation[];
@@ -80,7 +80,8 @@ export async function introspect(db: Queryable, schema: string): Promise<LiveSch
        from pg_constraint k
        join pg_class c on c.oid = k.conrelid
        join pg_namespace n on n.oid = c.relnamespace
-       left join pg_class f on f.oid = k.confrelid
+       -- A foreign key into another schema is no relationship within this warehouse.
+       left join pg_class f on f.oid = k.confrelid and f.relnamespace = n.oid
       where n.nspname = $1 and k.contype in ('p', 'u', 'f')
       order by c.relname, k.conname`,
     [schema],
