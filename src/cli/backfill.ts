@@ -57,8 +57,8 @@ export function registerBackfill(program: Command): void {
           {
             trigger: 'backfill',
             range: { from, to },
-            ...(resources === undefined ? {} : { resources }),
-            ...(sources === undefined ? {} : { sources }),
+            resources: resources,
+            sources: sources,
           },
           { wait: options.wait === true },
         );

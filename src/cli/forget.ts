@@ -35,8 +35,8 @@ export function registerForget(program: Command): void {
         forget(db, {
           visitorId,
           sources: config.sources,
-          ...(options.source === undefined ? {} : { source: options.source }),
-          ...(config.piiKey === undefined ? {} : { piiKey: config.piiKey }),
+          source: options.source,
+          piiKey: config.piiKey,
         }),
       );
       // The id is not echoed: this output may end up in a log.

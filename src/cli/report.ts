@@ -56,7 +56,7 @@ export function registerReport(program: Command): void {
             return buildReport(db, {
               from,
               to,
-              ...(options.source === undefined ? {} : { source: options.source }),
+              source: options.source,
             });
           },
           // Read-only: a database that stops answering ends it with exit 5, not a hang.

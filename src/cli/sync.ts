@@ -30,8 +30,8 @@ export function registerSync(program: Command): void {
         context,
         {
           trigger: 'sync',
-          ...(resources === undefined ? {} : { resources }),
-          ...(sources === undefined ? {} : { sources }),
+          resources: resources,
+          sources: sources,
         },
         { wait: options.wait === true },
       );

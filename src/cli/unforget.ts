@@ -28,7 +28,7 @@ export function registerUnforget(program: Command): void {
       const removed = await usingWarehouse(config, logger, ({ db }) =>
         removeSuppressions(db, {
           visitorIds,
-          ...(options.source === undefined ? {} : { source: options.source }),
+          source: options.source,
         }),
       );
       // The id is not echoed: this output may end up in a log.

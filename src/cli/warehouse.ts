@@ -103,7 +103,7 @@ export async function usingWarehouse<T>(
   const pool = createPool({
     url,
     schema: config.schema,
-    ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+    statementTimeoutMs: options.statementTimeoutMs,
   });
   const db = createDb(pool);
   const where = describeServer(url);

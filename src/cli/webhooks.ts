@@ -39,9 +39,9 @@ export function registerWebhooks(program: Command): void {
         const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
         const result = await usingWarehouse(config, logger, ({ pool, db }) =>
           replayDeliveries(pool, db, {
-            ...(since === undefined ? {} : { since }),
-            ...(options.status === undefined ? {} : { status: options.status }),
-            ...(options.source === undefined ? {} : { source: options.source }),
+            since: since,
+            status: options.status,
+            source: options.source,
           }),
         );
         process.stdout.write(

@@ -53,8 +53,8 @@ export async function runLocked(
     url: warehouse.url,
     schema: config.schema,
     wait: options.wait ?? false,
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    ...(options.busyHint === undefined ? {} : { busyHint: options.busyHint }),
+    signal: options.signal,
+    busyHint: options.busyHint,
     onWait: (holder) => logger.warn(`${describeHolder(config.schema, holder)}; waiting for it (--wait)`),
   });
   try {
@@ -75,8 +75,8 @@ export async function runLocked(
         sources: config.sources,
         settings: config,
         signal: AbortSignal.any(signals),
-        ...(options.onPlan === undefined ? {} : { onPlan: options.onPlan }),
-        ...(options.onWindow === undefined ? {} : { onWindow: options.onWindow }),
+        onPlan: options.onPlan,
+        onWindow: options.onWindow,
       },
       request,
     );

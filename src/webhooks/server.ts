@@ -355,7 +355,7 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
   const source = {
     name: endpoint.source.name,
     baseUrl: endpoint.source.baseUrl,
-    ...(endpoint.source.pii === undefined ? {} : { pii: endpoint.source.pii }),
+    pii: endpoint.source.pii,
   };
   // At the persist timeout the sender is answered 503, and a delivery still waiting in the
   // queue is dropped from it: what is answered 503 is not applied later from memory.
