@@ -11,7 +11,9 @@ export function registerServe(program: Command): void {
       'after',
       [
         '',
-        'Settings (environment):',
+        'Settings (environment); serve never calls the API, so INSIGHTS_API_URL and INSIGHTS_API_KEY are not needed:',
+        '  DATABASE_URL                   the warehouse',
+        '  INSIGHTS_SOURCE_NAME           the source in the address (default: default; or INSIGHTS_CONFIG)',
         '  INSIGHTS_WEBHOOK_TOKEN         the token of the address (or webhook_token_env per source in INSIGHTS_CONFIG)',
         '  INSIGHTS_WEBHOOK_PORT / _HOST  where to listen (8080, 0.0.0.0)',
         '  INSIGHTS_WEBHOOK_BODY_LIMIT    largest body in bytes (262144)',
@@ -27,6 +29,6 @@ export function registerServe(program: Command): void {
         import('./command-context.js'),
         import('./serve-run.js'),
       ]);
-      await runServe(commandContext({ requireSources: true, embedded: options.embedded }));
+      await runServe(commandContext({ requireSources: true, embedded: options.embedded, serve: true }));
     });
 }
