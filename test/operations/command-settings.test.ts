@@ -129,3 +129,30 @@ describe('serve, which never calls the API', () => {
     expect(serve.stderr).not.toContain('CANARY');
   }, 60_000);
 });
+
+describe('the sources serve reads (sourcesFor webhooks)', () => {
+  const token = 'd'.repeat(32);
+
+  it('need no API URL or key: a bad key stops sync, not serve', () => {
+    const env = {
+      INSIGHTS_SOURCE_NAME: 'shop',
+      INSIGHTS_WEBHOOK_TOKEN: token,
+      INSIGHTS_API_KEY: 'CANARY\nkey',
+    };
+    expect(loadConfig({ env, sourcesFor: 'webhooks' }).sources).toEqual([
+      { name: 'shop', baseUrl: '', apiKey: '', webhookToken: token },
+    ]);
+    expect(() => loadConfig({ env })).toThrow(/INSIGHTS_API_URL: .*INSIGHTS_API_KEY: /);
+  });
+
+  it('in INSIGHTS_CONFIG, a source without api_key is a webhook source for serve and an error for sync', () => {
+    const text = JSON.stringify({
+      sources: [{ name: 'shop', base_url: 'https://api.example.com', webhook_token: token }],
+    });
+    const options = { env: { INSIGHTS_CONFIG: 'sources.json' }, readFile: () => text };
+    expect(loadConfig({ ...options, sourcesFor: 'webhooks' }).sources).toEqual([
+      { name: 'shop', baseUrl: 'https://api.example.com', apiKey: '', webhookToken: token },
+    ]);
+    expect(() => loadConfig(options)).toThrow('INSIGHTS_CONFIG sources[0].api_key:');
+  });
+});
