@@ -63,7 +63,7 @@ export function exitCodeOf(rows: readonly CheckRow[]): number {
  */
 export async function runChecks(): Promise<CheckReport> {
   const rows: CheckRow[] = [];
-  const { config, problem } = loadForCheck();
+  const { config, problem, databaseInvalid } = loadForCheck();
   rows.push(
     problem === undefined
       ? {
@@ -78,12 +78,18 @@ export async function runChecks(): Promise<CheckReport> {
   if (config === undefined) {
     // Nothing usable was read: the other rows say why they were not checked.
     for (const check of ['database', 'migrations', 'run lock', 'api key'] as const)
-      rows.push({ check, subject: '-', status: 'skipped', detail: 'configuration invalid', code: 0 });
+      rows.push(skipped(check, '-', 'the configuration is invalid'));
     return report(rows);
   }
   const logger = createLogger(loggerOptions(config));
   const [database, api] = await Promise.all([
-    checkDatabase(config),
+    databaseInvalid
+      ? Promise.resolve(
+          (['database', 'migrations', 'run lock'] as const).map((check) =>
+            skipped(check, '-', 'DATABASE_URL is invalid (see configuration)'),
+          ),
+        )
+      : checkDatabase(config),
     Promise.all(config.sources.map((source) => checkSource(config, source, logger))),
   ]);
   rows.push(...database, ...api.flat());
@@ -110,21 +116,34 @@ function report(checks: CheckRow[]): CheckReport {
  * without the settings only other commands use and without requiring a source, so that the
  * database and the API are checked still whenever their own settings are sound.
  */
-function loadForCheck(): { config: Readonly<Config> | undefined; problem: string | undefined } {
+function loadForCheck(): {
+  config: Readonly<Config> | undefined;
+  problem: string | undefined;
+  /** DATABASE_URL itself is invalid: the API is checked still, the database is not. */
+  databaseInvalid: boolean;
+} {
   let problem: string;
   try {
     loadDotEnv();
-    return { config: loadConfig({ requireSources: false }), problem: undefined };
+    return { config: loadConfig({ requireSources: false }), problem: undefined, databaseInvalid: false };
   } catch (error) {
     if (!(error instanceof InsightsError)) throw error;
     problem = error.message;
   }
+  const ignore = [...SCHEDULE_SETTINGS, ...SERVE_SETTINGS];
   try {
-    const config = loadConfig({ requireSources: false, ignore: [...SCHEDULE_SETTINGS, ...SERVE_SETTINGS] });
-    return { config, problem };
+    return { config: loadConfig({ requireSources: false, ignore }), problem, databaseInvalid: false };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { config: undefined, problem };
+    if (!error.problems.some((p) => p.variable === 'DATABASE_URL'))
+      return { config: undefined, problem, databaseInvalid: false };
+  }
+  try {
+    const env = { ...process.env, DATABASE_URL: undefined };
+    return { config: loadConfig({ env, requireSources: false, ignore }), problem, databaseInvalid: true };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { config: undefined, problem, databaseInvalid: true };
   }
 }
 

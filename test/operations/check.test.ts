@@ -186,6 +186,30 @@ describe('insights-sync check', () => {
     }
   }, 60_000);
 
+  it('an invalid DATABASE_URL: exit 2 naming it, the database rows say why they were not checked, the API is checked', async () => {
+    const { result, report } = await check({ DATABASE_URL: `${CANARY}-mysql://user:secret@db/warehouse` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(row(report, 'configuration')?.detail).toContain('DATABASE_URL:');
+    expect(
+      report.checks
+        .filter((r) => ['database', 'migrations', 'run lock'].includes(r.check))
+        .map((r) => r.detail),
+    ).toEqual(Array(3).fill('not checked: DATABASE_URL is invalid (see configuration)'));
+    expect(row(report, 'api key')?.detail).toBe('accepted');
+  }, 60_000);
+
+  it('a configuration that cannot be read at all: exit 2, every other row says why it was not checked', async () => {
+    const { result, report } = await check({ INSIGHTS_SCHEMA: `${CANARY}-Schema` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(row(report, 'configuration')?.detail).toContain('INSIGHTS_SCHEMA:');
+    expect(report.checks.slice(1).map((r) => [r.check, r.status, r.detail])).toEqual([
+      ['database', 'skipped', 'not checked: the configuration is invalid'],
+      ['migrations', 'skipped', 'not checked: the configuration is invalid'],
+      ['run lock', 'skipped', 'not checked: the configuration is invalid'],
+      ['api key', 'skipped', 'not checked: the configuration is invalid'],
+    ]);
+  }, 60_000);
+
   it('an invalid setting: exit 2 naming it, and the database and API are checked still', async () => {
     const { result, report } = await check({ INSIGHTS_SCHEDULE: `${CANARY} * * * *` });
     expect(result.code, result.stderr).toBe(2);
