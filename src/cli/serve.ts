@@ -25,10 +25,10 @@ export function registerServe(program: Command): void {
     )
     .addOption(embeddedOption())
     .action(async (options: { embedded?: boolean }) => {
-      const [{ commandContext }, { runServe }] = await Promise.all([
-        import('./command-context.js'),
-        import('./serve-run.js'),
-      ]);
-      await runServe(commandContext({ requireSources: true, embedded: options.embedded, serve: true }));
+      // The settings first: a bad one is refused before the web server's modules are loaded.
+      const { commandContext } = await import('./command-context.js');
+      const context = commandContext({ requireSources: true, embedded: options.embedded, serve: true });
+      const { runServe } = await import('./serve-run.js');
+      await runServe(context);
     });
 }
