@@ -1,4 +1,4 @@
-import { type Config, loadConfig, SCHEDULE_SETTINGS } from '../config/config.js';
+import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { loadDotEnv } from './dotenv.js';
 
@@ -13,6 +13,13 @@ export interface CommandContextOptions {
   embedded?: boolean;
   /** Only `schedule` reads INSIGHTS_SCHEDULE and INSIGHTS_TIMEZONE (a bad one breaks no other command). */
   schedule?: boolean;
+  /**
+   * Only `serve` reads the webhook receiver's settings (SERVE_SETTINGS), and it alone needs of a
+   * source no API URL or key (it never calls the API), only its name and webhook token.
+   */
+  serve?: boolean;
+  /** `check`: every setting is read and checked, whichever command uses it. */
+  all?: boolean;
 }
 
 /**
@@ -23,10 +30,20 @@ export function commandContext(options: CommandContextOptions): CommandContext {
   loadDotEnv();
   const loaded = loadConfig({
     requireSources: options.requireSources,
-    ignore: options.schedule === true ? [] : SCHEDULE_SETTINGS,
+    ignore: ignoredSettings(options),
+    sourcesFor: options.serve === true ? 'webhooks' : 'api',
   });
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
   return { config, logger: createLogger(loggerOptions(config)) };
+}
+
+/** The settings a command does not use: neither read nor checked (a bad one breaks only its own command). */
+export function ignoredSettings(options: Pick<CommandContextOptions, 'schedule' | 'serve' | 'all'>) {
+  if (options.all === true) return [];
+  return [
+    ...(options.schedule === true ? [] : SCHEDULE_SETTINGS),
+    ...(options.serve === true ? [] : SERVE_SETTINGS),
+  ];
 }
 
 /** LOG_LEVEL, and LOG_FORMAT when set (else the logger decides from stderr being a terminal). */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBackfill } from './backfill.js';
+import { registerCheck } from './check.js';
 import { registerDbtSources } from './dbt-sources-command.js';
 import { registerDemo } from './demo.js';
 import { registerForget } from './forget.js';
@@ -19,6 +20,7 @@ export function registerCommands(program: Command): void {
   registerSync(program);
   registerBackfill(program);
   registerStatus(program);
+  registerCheck(program);
   registerReport(program);
   registerDbtSources(program);
   registerSchedule(program);

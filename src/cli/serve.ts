@@ -11,7 +11,9 @@ export function registerServe(program: Command): void {
       'after',
       [
         '',
-        'Settings (environment):',
+        'Settings (environment); serve never calls the API, so INSIGHTS_API_URL and INSIGHTS_API_KEY are not needed:',
+        '  DATABASE_URL                   the warehouse',
+        '  INSIGHTS_SOURCE_NAME           the source in the address (default: default; or INSIGHTS_CONFIG)',
         '  INSIGHTS_WEBHOOK_TOKEN         the token of the address (or webhook_token_env per source in INSIGHTS_CONFIG)',
         '  INSIGHTS_WEBHOOK_PORT / _HOST  where to listen (8080, 0.0.0.0)',
         '  INSIGHTS_WEBHOOK_BODY_LIMIT    largest body in bytes (262144)',
@@ -23,10 +25,10 @@ export function registerServe(program: Command): void {
     )
     .addOption(embeddedOption())
     .action(async (options: { embedded?: boolean }) => {
-      const [{ commandContext }, { runServe }] = await Promise.all([
-        import('./command-context.js'),
-        import('./serve-run.js'),
-      ]);
-      await runServe(commandContext({ requireSources: true, embedded: options.embedded }));
+      // The settings first: a bad one is refused before the web server's modules are loaded.
+      const { commandContext } = await import('./command-context.js');
+      const context = commandContext({ requireSources: true, embedded: options.embedded, serve: true });
+      const { runServe } = await import('./serve-run.js');
+      await runServe(context);
     });
 }

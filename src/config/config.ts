@@ -270,12 +270,31 @@ export interface LoadConfigOptions {
    * value of one breaks only the commands that use it (a bad INSIGHTS_SCHEDULE, `schedule`).
    */
   ignore?: readonly EnvName[];
+  /**
+   * What the command needs of each source. `api` (default): its base URL and API key. `webhooks`
+   * (`serve`, which never calls the API): its name and webhook token; INSIGHTS_API_URL and
+   * INSIGHTS_API_KEY (api_key, api_key_env in a file) are neither required nor checked, and a
+   * source's `baseUrl`/`apiKey` are empty unless given.
+   */
+  sourcesFor?: 'api' | 'webhooks';
 }
 
 /** Used by `schedule` alone. */
 export const SCHEDULE_SETTINGS = [
   'INSIGHTS_SCHEDULE',
   'INSIGHTS_TIMEZONE',
+] as const satisfies readonly EnvName[];
+
+/** Used by `serve` alone: where and how the webhook receiver listens. */
+export const SERVE_SETTINGS = [
+  'INSIGHTS_WEBHOOK_PORT',
+  'INSIGHTS_WEBHOOK_HOST',
+  'INSIGHTS_WEBHOOK_BODY_LIMIT',
+  'INSIGHTS_WEBHOOK_MAX_QUEUED',
+  'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES',
+  'INSIGHTS_WEBHOOK_RATE_LIMIT',
+  'INSIGHTS_WEBHOOK_RETENTION_DAYS',
+  'INSIGHTS_TRUSTED_PROXY',
 ] as const satisfies readonly EnvName[];
 
 /**
@@ -288,12 +307,18 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const problems: ConfigProblem[] = [];
 
+  /** The value of a setting the command reads; undefined when unset, empty or ignored. */
+  function given(name: EnvName): string | undefined {
+    const raw = env[name]?.trim();
+    return raw === undefined || raw === '' || options.ignore?.includes(name) ? undefined : raw;
+  }
+
   function setting<N extends EnvName, F = z.output<(typeof ENV_SETTINGS)[N]['schema']>>(
     name: N,
     fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']> | F,
   ) {
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === '' || options.ignore?.includes(name)) return fallback;
+    const raw = given(name);
+    if (raw === undefined) return fallback;
     const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
     if (parsed.success) return parsed.data as z.output<(typeof ENV_SETTINGS)[N]['schema']>;
     problems.push({ variable: name, expected: ENV_SETTINGS[name].expected });
@@ -309,9 +334,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
     embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
     embedded: setting('INSIGHTS_EMBEDDED', false),
-    sources: readSources(env, readFile, options.requireSources ?? true, problems).map((source) =>
-      withPiiPolicy(source, piiKey, piiExtraKeys, problems),
-    ),
+    sources: readSources(
+      env,
+      readFile,
+      options.requireSources ?? true,
+      options.sourcesFor ?? 'api',
+      problems,
+    ).map((source) => withPiiPolicy(source, piiKey, piiExtraKeys, problems)),
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
     lookbackDays: setting('INSIGHTS_LOOKBACK_DAYS', 3),
     startDate: setting('INSIGHTS_START_DATE', today.minus({ days: 30 }).toISODate() ?? ''),
@@ -333,10 +362,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     webhookMaxQueued: setting('INSIGHTS_WEBHOOK_MAX_QUEUED', 2_000),
     webhookMaxQueuedBytes: setting('INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', 32 * 1024 * 1024),
     // Both off unless set: no default limit or retention suits every deployment.
-    webhookRateLimit: env.INSIGHTS_WEBHOOK_RATE_LIMIT?.trim()
+    webhookRateLimit: given('INSIGHTS_WEBHOOK_RATE_LIMIT')
       ? setting('INSIGHTS_WEBHOOK_RATE_LIMIT', 0)
       : undefined,
-    webhookRetentionDays: env.INSIGHTS_WEBHOOK_RETENTION_DAYS?.trim()
+    webhookRetentionDays: given('INSIGHTS_WEBHOOK_RETENTION_DAYS')
       ? setting('INSIGHTS_WEBHOOK_RETENTION_DAYS', 0)
       : undefined,
     trustedProxy: setting('INSIGHTS_TRUSTED_PROXY', []),
@@ -346,7 +375,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
     piiKey,
     metricsFile: setting('INSIGHTS_METRICS_FILE', '') || undefined,
-    metricsPort: env.INSIGHTS_METRICS_PORT?.trim() ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
+    metricsPort: given('INSIGHTS_METRICS_PORT') ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
     maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 96),
   };
   if (config.maxLimit < config.limit) {
@@ -371,6 +400,7 @@ function readSources(
   env: Env,
   readFile: (path: string) => string,
   required: boolean,
+  sourcesFor: 'api' | 'webhooks',
   problems: ConfigProblem[],
 ): SourceDraft[] {
   const file = env.INSIGHTS_CONFIG;
@@ -383,8 +413,9 @@ function readSources(
           expected: 'unset when INSIGHTS_CONFIG is used (webhook_token_env / allowed_ips / pii in the file)',
         });
     }
-    return readSourcesFile(file, env, readFile, problems);
+    return readSourcesFile(file, env, readFile, sourcesFor, problems);
   }
+  if (sourcesFor === 'webhooks') return readWebhookSource(env, problems);
 
   const baseUrl = env.INSIGHTS_API_URL;
   const apiKey = env.INSIGHTS_API_KEY;
@@ -414,6 +445,25 @@ function readSources(
   );
   if (!baseUrl || !apiKey) return [];
   return [{ name, baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, ...webhook, ...pii }];
+}
+
+/**
+ * The single source of `serve` (sourcesFor `webhooks`): its name, webhook token, allow-list and
+ * pii; the API settings are not its business (an unset or bad INSIGHTS_API_KEY does not stop it).
+ */
+function readWebhookSource(env: Env, problems: ConfigProblem[]): SourceDraft[] {
+  const pii = readPiiMode(env.INSIGHTS_PII, problems);
+  const name = env.INSIGHTS_SOURCE_NAME || 'default';
+  if (!RESERVED_SOURCE_NAME.test(name)) {
+    problems.push({ variable: 'INSIGHTS_SOURCE_NAME', expected: 'letters, digits, _ . - (at most 63)' });
+  }
+  const webhook = webhookSettings(
+    { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: env.INSIGHTS_WEBHOOK_TOKEN },
+    { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: env.INSIGHTS_WEBHOOK_ALLOWED_IPS },
+    problems,
+  );
+  if (webhook.webhookToken === undefined) return [];
+  return [{ name, baseUrl: '', apiKey: '', ...webhook, ...pii }];
 }
 
 /**
@@ -569,6 +619,7 @@ function readSourcesFile(
   path: string,
   env: Env,
   readFile: (path: string) => string,
+  sourcesFor: 'api' | 'webhooks',
   problems: ConfigProblem[],
 ): SourceDraft[] {
   let text: string;
@@ -612,14 +663,15 @@ function readSourcesFile(
       return;
     }
     const apiKey = source.api_key ?? (source.api_key_env ? env[source.api_key_env] : undefined);
-    if (!apiKey) {
+    if (sourcesFor === 'webhooks') {
+      // serve reads no API: the key is neither needed nor checked.
+    } else if (!apiKey) {
       problems.push({
         variable: source.api_key_env ? source.api_key_env : `${where}.api_key`,
         expected: 'the API key of the source (api_key, or api_key_env naming a set variable)',
       });
       return;
-    }
-    if (!isApiKeyValue(apiKey)) {
+    } else if (!isApiKeyValue(apiKey)) {
       problems.push({
         variable: source.api_key_env ? source.api_key_env : `${where}.api_key`,
         expected: API_KEY_CHARACTERS,
@@ -642,7 +694,7 @@ function readSourcesFile(
     sources.push({
       name: source.name,
       baseUrl: source.base_url.replace(/\/+$/, ''),
-      apiKey,
+      apiKey: apiKey ?? '',
       ...webhook,
       piiMode: source.pii,
     });

@@ -48,7 +48,11 @@ describe('every invalid setting, as a process', () => {
     async (setting) => {
       const value = setting.variable === 'INSIGHTS_CONFIG' ? join(dir, setting.value) : setting.value;
       const before = { database: database.connections(), api: api.connections() };
-      const result = await runTimedCli(['sync'], { ...base, ...setting.extra, [setting.variable]: value });
+      const result = await runTimedCli([setting.command ?? 'sync'], {
+        ...base,
+        ...setting.extra,
+        [setting.variable]: value,
+      });
       figures.push({
         variable: setting.variable,
         workMs: Math.round(result.workMs),

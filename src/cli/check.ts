@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+
+export function registerCheck(program: Command): void {
+  program
+    .command('check')
+    .description(
+      'Check the set-up without changing anything: the configuration, the database (reachable, migrated, who holds the run lock), and per source the API key and each endpoint (one small request each). One table; exit 0 when every check passed, else the most specific code: 3 key rejected, 5 database unreachable, 2 configuration (or a warehouse not migrated), 1 an endpoint failing.',
+    )
+    .option('--json', 'print the checks as JSON (for scripts and monitoring)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Reads every setting of every command (a bad INSIGHTS_SCHEDULE fails here, too), and a server',
+        'database only (DATABASE_URL): it never starts the embedded one, never migrates, never writes.',
+        'A database problem does not stop the API checks, nor the reverse: every row is filled.',
+      ].join('\n'),
+    )
+    .action(async (options: { json?: boolean }) => {
+      const { renderChecks, runChecks } = await import('./check-run.js');
+      const report = await runChecks();
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
+      process.exitCode = report.exitCode;
+    });
+}

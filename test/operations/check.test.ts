@@ -1,0 +1,220 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireRunLock } from '../../src/db/run-lock.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
+import { type CliResult, cliEnv, runCli } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+/** Issue 16, item 6: `insights-sync check`, run as a user runs it. */
+
+const TODAY = todayUtc(new Date());
+/** In the API key and the database password: no output may ever contain it. */
+const CANARY = 'CANARY-9f3a';
+const KEY = `${CANARY}-key`;
+
+interface Row {
+  check: string;
+  subject: string;
+  status: 'ok' | 'failed' | 'skipped';
+  detail: string;
+  code: number;
+}
+interface Report {
+  ok: boolean;
+  exitCode: number;
+  checks: Row[];
+}
+
+/** A port nothing listens on: bound, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** The test database's URL with a password (trust auth ignores it): it must be masked. */
+function withPassword(url: string): string {
+  const parsed = new URL(url);
+  parsed.password = `${CANARY}-password`;
+  return parsed.toString();
+}
+
+function noSecret(result: CliResult): void {
+  expect(`${result.stdout}${result.stderr}`).not.toContain(CANARY);
+}
+
+describe('insights-sync check', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+  let broken: Simulator;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 5, from: addDays(TODAY, -3), to: addDays(TODAY, -1), apiKey: KEY });
+    // One endpoint the server does not serve (404): its row fails, the others pass.
+    broken = await startSimulator({
+      seed: 5,
+      from: addDays(TODAY, -3),
+      to: addDays(TODAY, -1),
+      apiKey: KEY,
+      missing: ['heatmaps'],
+    });
+    env = cliEnv({ DATABASE_URL: withPassword(t.url), INSIGHTS_API_URL: sim.url, INSIGHTS_API_KEY: KEY });
+  });
+  afterAll(async () => {
+    await Promise.all([sim.stop(), broken.stop()]);
+    await t.drop();
+  });
+
+  async function check(extra: Record<string, string> = {}): Promise<{ result: CliResult; report: Report }> {
+    const result = await runCli(['check', '--json'], { ...env, ...extra });
+    noSecret(result);
+    return { result, report: JSON.parse(result.stdout) as Report };
+  }
+
+  const row = (report: Report, check: string, subject?: string): Row | undefined =>
+    report.checks.find((r) => r.check === check && (subject === undefined || r.subject === subject));
+
+  it('all ok: every row passes, exit 0, one request per endpoint', async () => {
+    sim.resetStats();
+    const { result, report } = await check();
+    expect(result.code, result.stderr).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.checks.filter((r) => r.status === 'failed')).toEqual([]);
+    expect(row(report, 'database')?.subject).toBe(withPassword(t.url).replace(`${CANARY}-password`, '***'));
+    expect(row(report, 'migrations')?.detail).toMatch(/^at \S+ \(latest\)$/);
+    expect(row(report, 'run lock')?.detail).toBe('free');
+    expect(row(report, 'api key')?.detail).toBe('accepted');
+    const endpoints = report.checks.filter((r) => r.check === 'endpoint').map((r) => r.subject);
+    expect(endpoints.sort()).toEqual(
+      [
+        'feedback',
+        'survey',
+        'recordings',
+        'abtesting',
+        'personalization',
+        'heatmaps',
+        'abtesting/detail',
+        'personalization/detail',
+      ]
+        .map((e) => `default/${e}`)
+        .sort(),
+    );
+    expect(
+      report.checks.filter((r) => r.check === 'endpoint').every((r) => r.status === 'ok'),
+      result.stdout,
+    ).toBe(true);
+    // One request per endpoint: six lists and windows, and the detail of the first test of each kind.
+    const byPath = sim.stats().byPath;
+    expect(sim.stats().requests).toBe(8);
+    expect(Object.values(byPath).every((count) => count === 1)).toBe(true);
+  }, 60_000);
+
+  it('prints one table by default', async () => {
+    const result = await runCli(['check'], env);
+    noSecret(result);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split('\n')[0]).toMatch(/^check\s+subject\s+status\s+detail$/);
+    expect(result.stdout).toContain('all checks passed');
+  }, 60_000);
+
+  it('a wrong key: exit 3 and the key row says it was rejected', async () => {
+    const { result, report } = await check({ INSIGHTS_API_KEY: `${CANARY}-wrong` });
+    expect(result.code, result.stderr).toBe(3);
+    expect(row(report, 'api key')).toMatchObject({ status: 'failed', code: 3 });
+    expect(row(report, 'api key')?.detail).toContain('rejected (HTTP 401)');
+    // The database rows are checked still.
+    expect(row(report, 'database')?.status).toBe('ok');
+  }, 60_000);
+
+  it('one endpoint failing: exit 1 and only that row fails', async () => {
+    const { result, report } = await check({ INSIGHTS_API_URL: broken.url });
+    expect(result.code, result.stderr).toBe(1);
+    const failed = report.checks.filter((r) => r.status === 'failed');
+    expect(failed.map((r) => r.subject)).toEqual(['default/heatmaps']);
+    expect(failed[0]?.detail).toContain('404');
+    expect(row(report, 'api key')?.status).toBe('ok');
+  }, 60_000);
+
+  it('an unreachable database: exit 5, and the API rows are checked still', async () => {
+    const port = await closedPort();
+    const { result, report } = await check({
+      DATABASE_URL: `postgres://postgres:${CANARY}-password@127.0.0.1:${port}/warehouse`,
+    });
+    expect(result.code, result.stderr).toBe(5);
+    expect(row(report, 'database')).toMatchObject({ status: 'failed', code: 5 });
+    expect(row(report, 'database')?.detail).toContain('ECONNREFUSED');
+    expect(row(report, 'migrations')?.status).toBe('skipped');
+    expect(row(report, 'api key')?.detail).toBe('accepted');
+    expect(report.checks.filter((r) => r.check === 'endpoint' && r.status === 'ok')).toHaveLength(8);
+  }, 60_000);
+
+  it('an unreachable database and a wrong key: the key wins (exit 3), both rows fail', async () => {
+    const port = await closedPort();
+    const { result, report } = await check({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/warehouse`,
+      INSIGHTS_API_KEY: `${CANARY}-wrong`,
+    });
+    expect(result.code).toBe(3);
+    expect(row(report, 'database')?.status).toBe('failed');
+    expect(row(report, 'api key')?.status).toBe('failed');
+  }, 60_000);
+
+  it('a database not migrated: the migration row says to run `insights-sync migrate`, and nothing is created', async () => {
+    const schema = `unmigrated_${process.pid}`;
+    const { result, report } = await check({ INSIGHTS_SCHEMA: schema });
+    expect(result.code, result.stderr).toBe(2);
+    expect(row(report, 'migrations')).toMatchObject({ status: 'failed', code: 2 });
+    expect(row(report, 'migrations')?.detail).toContain('run insights-sync migrate');
+    const found = await t.pool.query('select 1 from pg_namespace where nspname = $1', [schema]);
+    expect(found.rowCount).toBe(0);
+  }, 60_000);
+
+  it('a run holding the lock: the row names its holder (not a failure)', async () => {
+    const lock = await acquireRunLock({ url: t.url, schema: t.schema });
+    try {
+      const { result, report } = await check();
+      expect(result.code, result.stderr).toBe(0);
+      expect(row(report, 'run lock')?.detail).toMatch(/^held by pid \d+ on host /);
+    } finally {
+      await lock.release();
+    }
+  }, 60_000);
+
+  it('an invalid DATABASE_URL: exit 2 naming it, the database rows say why they were not checked, the API is checked', async () => {
+    const { result, report } = await check({ DATABASE_URL: `${CANARY}-mysql://user:secret@db/warehouse` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(row(report, 'configuration')?.detail).toContain('DATABASE_URL:');
+    expect(
+      report.checks
+        .filter((r) => ['database', 'migrations', 'run lock'].includes(r.check))
+        .map((r) => r.detail),
+    ).toEqual(Array(3).fill('not checked: DATABASE_URL is invalid (see configuration)'));
+    expect(row(report, 'api key')?.detail).toBe('accepted');
+  }, 60_000);
+
+  it('a configuration that cannot be read at all: exit 2, every other row says why it was not checked', async () => {
+    const { result, report } = await check({ INSIGHTS_SCHEMA: `${CANARY}-Schema` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(row(report, 'configuration')?.detail).toContain('INSIGHTS_SCHEMA:');
+    expect(report.checks.slice(1).map((r) => [r.check, r.status, r.detail])).toEqual([
+      ['database', 'skipped', 'not checked: the configuration is invalid'],
+      ['migrations', 'skipped', 'not checked: the configuration is invalid'],
+      ['run lock', 'skipped', 'not checked: the configuration is invalid'],
+      ['api key', 'skipped', 'not checked: the configuration is invalid'],
+    ]);
+  }, 60_000);
+
+  it('an invalid setting: exit 2 naming it, and the database and API are checked still', async () => {
+    const { result, report } = await check({ INSIGHTS_SCHEDULE: `${CANARY} * * * *` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(row(report, 'configuration')?.detail).toContain('INSIGHTS_SCHEDULE:');
+    expect(row(report, 'database')?.status).toBe('ok');
+    expect(row(report, 'api key')?.status).toBe('ok');
+  }, 60_000);
+});
