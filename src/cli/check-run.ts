@@ -10,8 +10,9 @@ import {
   maskPassword,
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
+import { describeHolderOnly } from '../db/lock-holder.js';
 import { migrationState } from '../db/migrator.js';
-import { describeHolderOnly, runLockHolder } from '../db/run-lock.js';
+import { runLockHolder } from '../db/run-lock.js';
 import {
   ApiError,
   AuthError,
