@@ -263,7 +263,7 @@ const REPRODUCE = [
   'npm run bench:smoke                             # tiny sizes, seconds: the code paths and the checks',
   '```',
   '',
-  'The smoke version also runs in CI (test/bench/bench-smoke.test.ts, part of `npm test`): it',
+  'The smoke version also runs in CI (test/reliability/bench-smoke.trials.ts, part of `npm run test:reliability`): it',
   'checks what each benchmark checks (no delivery lost, exact counts, a no-op re-load updating',
   'nothing) and never a time.',
 ];

@@ -227,7 +227,7 @@ const ENV_SETTINGS = {
     expected: 'a file path ending in .prom, in the directory of node_exporter --collector.textfile.directory',
   },
   INSIGHTS_METRICS_PORT: { schema: int(1, 65535), expected: 'a TCP port 1-65535' },
-  // The same rule as parseHeapSetting in bin/launch.js (test/operations/launcher.test.ts compares them).
+  // The same rule as parseHeapSetting in bin/launch.js (test/reliability/launcher.trials.ts compares them).
   INSIGHTS_MAX_HEAP_MB: {
     schema: int(0, 65_536).refine((mb) => mb === 0 || mb >= 64),
     expected: 'megabytes 64-65536, or 0 for no limit',

@@ -75,7 +75,7 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
   },
   // Long-running: started, used and stopped by the tests of their own.
   'npx insights-sync schedule': {
-    file: 'test/operations/lock-processes.test.ts',
+    file: 'test/reliability/lock-processes.trials.ts',
     contains: "startCli(['schedule', '--run-now']",
   },
   'npx insights-sync serve': { file: 'test/webhooks/serve-command.test.ts', contains: "startCli(['serve']" },
@@ -178,7 +178,7 @@ describe('the README', () => {
         (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
       );
       // The sources, not the build (`npx insights-sync` runs dist/, which may be stale in a
-      // checkout): compiled-bin.test.ts runs `npx insights-sync` on a fresh build, and
+      // checkout): compiled-bin.trials.ts runs `npx insights-sync` on a fresh build, and
       // test/reliability/package.trials.ts these very commands from the packed tarball.
       const text = command.text.replace(/^npx insights-sync/, 'node bin/insights-sync-dev.js');
       const result = await sh([...exports, text].join('\n'), env);
