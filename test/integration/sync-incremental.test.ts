@@ -36,6 +36,22 @@ async function updatedTuples(t: TestDatabase, tables: readonly string[]): Promis
   return rows.rows[0]?.n ?? -1;
 }
 
+/**
+ * The first run's counts once its backends have flushed them: a backend flushes its statistics
+ * as it exits, which can be after pool.end() resolves (a CI run read 12, then 14 without any rerun
+ * update). Unchanged over three reads 300 ms apart.
+ */
+async function settledUpdates(t: TestDatabase, tables: readonly string[]): Promise<number> {
+  let last = await updatedTuples(t, tables);
+  for (let same = 0; same < 3; ) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const now = await updatedTuples(t, tables);
+    same = now === last ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 describe('incremental runs', () => {
   let t: TestDatabase;
   let sim: Simulator;
@@ -56,8 +72,8 @@ describe('incremental runs', () => {
     await runAgainst({ ...t, pool: firstPool, db: createDb(firstPool) }, sim, { now: NOW });
     await firstPool.end();
     const before = await Promise.all(windowTables.map((table) => rowVersions(t, table)));
-    const ledgerBefore = await updatedTuples(t, ['sync_windows']);
-    const updatesBefore = await updatedTuples(t, windowTables);
+    const ledgerBefore = await settledUpdates(t, ['sync_windows']);
+    const updatesBefore = await settledUpdates(t, windowTables);
 
     const rerunPool = createPool({ url: t.url, schema: t.schema });
     const rerun = await runAgainst({ ...t, pool: rerunPool, db: createDb(rerunPool) }, sim, {
