@@ -21,11 +21,8 @@ export function cliEnv(extra: Record<string, string>): Record<string, string> {
   };
 }
 
-export function startCli(
-  args: string[],
-  env: Record<string, string>,
-): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Everything a child writes, once it has exited and its pipes are closed. */
+export function collectOutput(child: ChildProcess): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -34,9 +31,17 @@ export function startCli(
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const done = new Promise<CliResult>((resolve) => {
+  return new Promise<CliResult>((resolve) => {
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const done = collectOutput(child);
   return { child, done };
 }
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, cliEnv } from '../helpers/cli.js';
+import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** Issue 16, item 5: no DATABASE_URL is refused, not embedded silently; .env is read. */
@@ -15,17 +15,7 @@ const BIN = fileURLToPath(new URL('../../bin/insights-sync.js', import.meta.url)
 /** The CLI in `cwd` (where its .env is read). */
 function cliIn(cwd: string, args: string[], env: Record<string, string>): Promise<CliResult> {
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  return collectOutput(child);
 }
 
 describe('the database a command uses', () => {

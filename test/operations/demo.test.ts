@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, cliEnv, startCli } from '../helpers/cli.js';
+import { type CliResult, cliEnv, collectOutput, startCli } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,17 +24,7 @@ function freePort(): Promise<number> {
 /** `npm run demo` exactly as the README says, from the repository root. */
 function npmRunDemo(env: Record<string, string>): Promise<CliResult> {
   const child = spawn('npm', ['run', 'demo'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  return collectOutput(child);
 }
 
 /** The rows of the summary table printed after "heading" (the backfill's or the sync's). */

@@ -13,6 +13,21 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { capturingLogger } from './fake-clock.js';
 
 const CANARY = 'CANARY-key-0f9c1d';
+
+/** A 160-column terminal that keeps everything written to it. */
+function fakeTerminal(): { stream: Writable & { isTTY: true; columns: number }; text: () => string } {
+  let text = '';
+  const stream = Object.assign(
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        text += chunk.toString();
+        callback();
+      },
+    }),
+    { isTTY: true as const, columns: 160 },
+  );
+  return { stream, text: () => text };
+}
 const TODAY = todayUtc(new Date());
 const FROM = addDays(TODAY, -6);
 const TO = addDays(TODAY, -1);
@@ -126,16 +141,8 @@ describe('backfill progress', () => {
   });
 
   it('on a terminal draws a bar with days done, items, rate and ETA', () => {
-    let text = '';
-    const stream = Object.assign(
-      new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          text += chunk.toString();
-          callback();
-        },
-      }),
-      { isTTY: true, columns: 160 },
-    );
+    const terminal = fakeTerminal();
+    const stream = terminal.stream;
     let now = 0;
     const progress = createProgress({
       days: ['2026-05-01', '2026-05-02'],
@@ -149,20 +156,12 @@ describe('backfill progress', () => {
     progress.onWindow(outcome('2026-05-01', 30), 1, 4);
     progress.onWindow({ ...outcome('2026-05-01', 10), resource: 'survey' }, 2, 4);
     progress.stop();
-    expect(text).toMatch(/backfill \|.*\| 1\/2 days \| 40 items \| 20 items\/s \| ETA/);
+    expect(terminal.text()).toMatch(/backfill \|.*\| 1\/2 days \| 40 items \| 20 items\/s \| ETA/);
   });
 
   it('on a terminal, a log line written during the bar clears it, stands on its own line, and the bar comes back below', () => {
-    let text = '';
-    const stream = Object.assign(
-      new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          text += chunk.toString();
-          callback();
-        },
-      }),
-      { isTTY: true, columns: 160 },
-    );
+    const terminal = fakeTerminal();
+    const stream = terminal.stream;
     const lines = terminalLines(stream);
     const logger = createLogger({ level: 'info', pretty: false, destination: lines.stream });
     let now = 0;
@@ -170,9 +169,9 @@ describe('backfill progress', () => {
     progress.onPlan(2, 1);
     now = 1000;
     progress.onWindow(outcome('2026-05-01', 30), 1, 2);
-    const before = text.length;
+    const before = terminal.text().length;
     logger.warn('a window was retried');
-    const after = text.slice(before);
+    const after = terminal.text().slice(before);
     progress.stop();
     // Cleared to the line's start, the log line whole on its own line, then the bar again.
     const CLEAR_LINE = '\r\u001b[2K';
@@ -181,9 +180,9 @@ describe('backfill progress', () => {
       /^\{[^\n]*"msg":"a window was retried"\}\n[\s\S]*backfill \|/,
     );
     // Once the bar has stopped, log lines are written as they are.
-    const stopped = text.length;
+    const stopped = terminal.text().length;
     logger.warn('after the bar');
-    expect(text.slice(stopped)).toMatch(/^\{[^\n]*"msg":"after the bar"\}\n$/);
+    expect(terminal.text().slice(stopped)).toMatch(/^\{[^\n]*"msg":"after the bar"\}\n$/);
   });
 
   it('elsewhere logs a line now and then, and always at the end', () => {

@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { type Env, loadConfig } from '../../src/config/config.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { cronProblem } from '../../src/time/cron-schedule.js';
-import { type CliResult, cliEnv } from '../helpers/cli.js';
+import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -118,17 +118,7 @@ const DOCKER_ONLY = [
 
 function sh(command: string, env: Record<string, string>): Promise<CliResult> {
   const child = spawn('sh', ['-c', command], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  return collectOutput(child);
 }
 
 /** KEY=VALUE lines, quotes removed, as docker compose and `set -a; . ./.env` read them. */

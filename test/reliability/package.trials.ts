@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { type CliResult, cliEnv } from '../helpers/cli.js';
+import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -45,17 +45,7 @@ const PLACEHOLDERS = ['DATABASE_URL', 'INSIGHTS_API_URL', 'INSIGHTS_API_KEY'];
 
 function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
   const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  return collectOutput(child);
 }
 
 function npm(args: string[], cwd: string): Promise<CliResult> {
