@@ -12,12 +12,7 @@ import { registerCommands } from './commands.js';
  * library (test/operations/lazy-commands.test.ts).
  */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = new Command('insights-sync')
-    .description('Copy a Website Insights service into a PostgreSQL warehouse.')
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
-  registerCommands(program);
-  withVersion(program, packageVersion());
+  const program = buildProgram();
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
@@ -36,6 +31,21 @@ export async function runCli(argv: string[]): Promise<number> {
     );
     return 1;
   }
+}
+
+/**
+ * The whole command tree, with no action run. The program itself has no option that takes a
+ * value, so the first argument that is not an option is always the command: bin/launch.js relies
+ * on that to choose a heap limit before any of this code loads (test/operations/launcher-command.test.ts).
+ */
+export function buildProgram(): Command {
+  const program = new Command('insights-sync')
+    .description('Copy a Website Insights service into a PostgreSQL warehouse.')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerCommands(program);
+  withVersion(program, packageVersion());
+  return program;
 }
 
 /** Commander's ends that are not errors. */

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error bin/launch.js is plain JavaScript (it runs before any build), without types.
-import * as launcher from '../../bin/launch.js';
+import { DEFAULT_HEAP_MB, parseHeapSetting } from '../../bin/launch.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { type CliResult, cliEnv } from '../helpers/cli.js';
@@ -17,10 +16,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
  * of the CLI here has a preloaded reporter that prints its V8 heap limit.
  */
 
-const { DEFAULT_HEAP_MB, parseHeapSetting } = launcher as {
-  DEFAULT_HEAP_MB: number;
-  parseHeapSetting: (value: string | undefined) => number | undefined;
-};
 const BIN = fileURLToPath(new URL('../../bin/insights-sync-dev.js', import.meta.url));
 const MB = 1024 * 1024;
 

@@ -1,0 +1,16 @@
+// Types of bin/launch.js (plain JavaScript: it runs before any build), for the tests that hold it
+// to the CLI.
+export const LONG_RUNS: Set<string>;
+export const DEFAULT_HEAP_MB: number;
+export const SEMI_SPACE_MB: number;
+export const MIN_HEAP_MB: number;
+export const MAX_HEAP_MB: number;
+export function parseHeapSetting(value: string | undefined): number | undefined;
+export function heapLimitFor(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  execArgv: string[],
+): number | undefined;
+export function launch(
+  loadCli: () => Promise<{ runCli: (argv: string[]) => Promise<number> }>,
+): Promise<void>;

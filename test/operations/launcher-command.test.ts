@@ -1,0 +1,39 @@
+/**
+ * bin/launch.js chooses a long run's heap limit from process.argv before the CLI loads, with no
+ * commander: it takes the first argument that is not an option as the command. These
+ * specifications hold that reading to the real command tree.
+ */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_HEAP_MB, heapLimitFor, LONG_RUNS } from '../../bin/launch.js';
+import { buildProgram } from '../../src/cli/main.js';
+
+const argv = (...args: string[]): string[] => ['node', 'insights-sync', ...args];
+
+describe('the launcher reads the command as commander does', () => {
+  const program = buildProgram();
+
+  it('the program has no option of its own that takes a value, so no value can stand before the command', () => {
+    const taking = program.options.filter((option) => option.required || option.optional);
+    expect(taking.map((option) => option.flags)).toEqual([]);
+    expect(program.options.map((option) => option.long).sort()).toEqual(['--version']);
+  });
+
+  it('every long run it bounds is a command of the CLI', () => {
+    const names = program.commands.map((command) => command.name());
+    for (const name of LONG_RUNS) expect(names).toContain(name);
+  });
+
+  it('an option value that names another command does not change which command runs', () => {
+    expect(heapLimitFor(argv('status', '--source', 'sync'), {}, [])).toBeUndefined();
+    expect(heapLimitFor(argv('sync', '--source', 'status'), {}, [])).toBe(DEFAULT_HEAP_MB);
+    expect(heapLimitFor(argv('--version'), {}, [])).toBeUndefined();
+  });
+
+  it('each long run gets the default limit, and its --help none (it starts one process only)', () => {
+    for (const name of LONG_RUNS) {
+      expect(heapLimitFor(argv(name), {}, [])).toBe(DEFAULT_HEAP_MB);
+      expect(heapLimitFor(argv(name, '--help'), {}, [])).toBeUndefined();
+      expect(heapLimitFor(argv(name, '-h'), {}, [])).toBeUndefined();
+    }
+  });
+});
