@@ -5,18 +5,24 @@
 --
 --   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -f docs/roles.sql
 --
--- It creates four roles, none of them superuser, none with CREATEDB, CREATEROLE or REPLICATION:
---   insights_owner    runs `insights-sync migrate` and nothing else. Owns the schema `insights`
---                     and every table and view the migrations create in it: the only role that
---                     runs DDL.
+-- It creates five roles, none of them superuser, none with CREATEDB, CREATEROLE or REPLICATION:
+--   insights_owner    runs `insights-sync migrate` and nothing else. Owns the data schema
+--                     `insights`, the bookkeeping schema `insights_state` (the tool's own tables:
+--                     runs, ledger, watermarks, rejects, webhook deliveries, locks, migrations)
+--                     and every table and view the migrations create: the only role that runs DDL.
 --   insights_sync     runs sync, backfill, schedule, forget and unforget: reads and writes the
 --                     tables of the schema, stages rows in temporary tables, takes the run lock.
 --                     Owns nothing.
 --   insights_serve    runs serve and `webhooks replay` (internet-facing): writes the webhook
 --                     deliveries and the rows they carry, reads what it checks. Owns nothing.
---   insights_analyst  read-only: SELECT on every table and view, including those later
---                     migrations add. A group: people and BI tools log in as members of it.
--- `status` and `report` only read: any of the four can run them.
+--   insights_analyst  read-only: SELECT on every table and view of the data schema, including
+--                     those later migrations add; no access to the bookkeeping schema (it reads
+--                     sync_health instead). A group: people and BI tools log in as members of it.
+--   insights_monitor  read-only on both schemas: what `status`, `report` and `check` read (the
+--                     ledger, the runs, the watermarks). A group, member of insights_analyst: the
+--                     data team's logins that run the report or watch the loads join it.
+-- `status` and `report` only read: the owner, the sync role and members of insights_monitor
+-- can run them.
 --
 -- Why no runtime role owns anything: the owner of a view decides what runs when someone reads
 -- it. A role that owned `sync_health` could replace it with a view that calls a function of its
@@ -24,13 +30,23 @@
 -- The runtime roles (one of them reachable from the internet) can change rows, never code.
 --
 -- Other names (or another INSIGHTS_SCHEMA): replace insights_owner, insights_sync,
--- insights_serve, insights_analyst and insights in a copy of this file.
+-- insights_serve, insights_analyst, insights and insights_state (the schema: INSIGHTS_SCHEMA
+-- followed by _state) in a copy of this file.
+--
+-- A warehouse set up with an earlier version of this file (one schema), as a superuser: create
+-- the bookkeeping schema and the monitor group as below (`create schema insights_state
+-- authorization insights_owner;`, its revoke, `create role insights_monitor ...`), then run
+-- `insights-sync migrate` as the owner: migration 0014 moves the tables with their grants and
+-- gives USAGE on the new schema to the roles that write them. Then the remaining lines that name
+-- insights_state or insights_monitor (USAGE for the monitor, the default privileges), and the
+-- create function of insights.grant_serve() again (as create or replace).
 -- test/reliability/roles.test.ts runs this file as it is written (role names made unique).
 
 create role insights_owner login nosuperuser nocreatedb nocreaterole noreplication;
 create role insights_sync login nosuperuser nocreatedb nocreaterole noreplication;
 create role insights_serve login nosuperuser nocreatedb nocreaterole noreplication;
 create role insights_analyst nologin nosuperuser nocreatedb nocreaterole noreplication;
+create role insights_monitor nologin nosuperuser nocreatedb nocreaterole noreplication in role insights_analyst;
 
 -- 1. The database: no one connects or creates temporary tables unless granted here. (PUBLIC
 -- has CONNECT and TEMPORARY on every new database by default; roles of other applications on the
@@ -52,6 +68,11 @@ revoke all on schema public from public;
 create schema insights authorization insights_owner;
 revoke all on schema insights from public;
 grant usage on schema insights to insights_sync, insights_serve, insights_analyst;
+-- The bookkeeping schema: the roles that write it, not the analyst (Metabase and dbt list what
+-- an analyst can use: the data).
+create schema insights_state authorization insights_owner;
+revoke all on schema insights_state from public;
+grant usage on schema insights_state to insights_sync, insights_serve, insights_monitor;
 
 -- 3. Rights on what the migrations create, given by the owner's default privileges: they apply
 -- to every table and view `insights_owner` creates in the schema, now and in later migrations.
@@ -65,6 +86,12 @@ alter default privileges for role insights_owner in schema insights
   grant usage on sequences to insights_sync, insights_serve;
 alter default privileges for role insights_owner in schema insights
   grant select on tables to insights_analyst;
+alter default privileges for role insights_owner in schema insights_state
+  grant select, insert, update, delete on tables to insights_sync;
+alter default privileges for role insights_owner in schema insights_state
+  grant usage on sequences to insights_sync, insights_serve;
+alter default privileges for role insights_owner in schema insights_state
+  grant select on tables to insights_monitor;
 -- The webhook receiver gets nothing by default: the grants below, after `migrate`.
 
 -- 4. Then, as the owner: `insights-sync migrate` (DATABASE_URL=postgres://insights_owner:...).
@@ -83,16 +110,16 @@ begin
   -- What a delivery writes: its stored body (and its outcome), the source, the feedback or
   -- survey answer it carries and its visitor. DELETE on webhook_events only: a stored body of a
   -- forgotten visitor is removed on replay, and old bodies by retention.
-  grant select, insert, update on insights.sources, insights.webhook_events, insights.feedback,
+  grant select, insert, update on insights.sources, insights_state.webhook_events, insights.feedback,
     insights.survey_answers, insights.visitors to insights_serve;
-  grant delete on insights.webhook_events to insights_serve;
+  grant delete on insights_state.webhook_events to insights_serve;
   -- The suppression list's lock: a delivery holds its one row FOR KEY SHARE while it checks the
   -- list and writes (row locks need UPDATE; the row itself is never written).
-  grant select, update on insights.suppression_lock to insights_serve;
+  grant select, update on insights_state.suppression_lock to insights_serve;
   -- What it checks before writing: the suppression list, and (for the schema check at start) the
   -- migrator's own tables.
-  grant select on insights.suppressed_visitors, insights.kysely_migration, insights.kysely_migration_lock
-    to insights_serve;
+  grant select on insights_state.suppressed_visitors, insights_state.kysely_migration,
+    insights_state.kysely_migration_lock to insights_serve;
 end $$;
 alter function insights.grant_serve() owner to insights_owner;
 revoke all on function insights.grant_serve() from public;
@@ -103,6 +130,8 @@ revoke all on function insights.grant_serve() from public;
 --   serve, webhooks replay:      DATABASE_URL=postgres://insights_serve:<password>@host:5432/warehouse
 -- Each person or tool that reads gets a login of its own in the analyst group, e.g. Metabase:
 --   create role metabase login in role insights_analyst;  then \password metabase
+-- and those who run `status` or `report`, or a monitoring check, in the monitor group:
+--   create role alice login in role insights_monitor;  then \password alice
 --
 -- With `pii: keep` (the default) analysts read the visitors' personal data (visitors, raw,
 -- rejects, webhook_events). To keep it out of the warehouse altogether, set INSIGHTS_PII=hash or

@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { bookkeepingSchema } from '../src/db/bookkeeping.js';
 import { introspect } from '../src/db/catalog.js';
 import { createDb, createPool } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrator.js';
@@ -30,7 +31,7 @@ try {
   try {
     const outcome = await migrateToLatest(db, SCHEMA);
     if (outcome.error !== undefined) throw new Error('migrating failed', { cause: outcome.error });
-    const schema = await introspect(pool, SCHEMA);
+    const schema = await introspect(pool, [SCHEMA, bookkeepingSchema(SCHEMA)]);
     const before = await fs.readFile(DOC, 'utf8');
     const after = renderDocument(before, schema);
     await fs.writeFile(DOC, after);

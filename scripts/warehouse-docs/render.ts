@@ -69,12 +69,14 @@ const isBookkeepingOfMigrator = (name: string) => name.startsWith('kysely_migrat
 
 export function renderDictionary(schema: LiveSchema): string {
   checkJoins(schema);
-  const sections = schema.relations.map((r) => renderRelation(r));
+  const dataSchema = schema.relations[0]?.schema;
+  const sections = schema.relations.map((r) => renderRelation(r, dataSchema));
   return sections.join('\n');
 }
 
-function renderRelation(r: Relation): string {
-  const lines = [`### \`${r.name}\` (${r.kind})`, '', cell(r.comment ?? '(no comment)'), ''];
+function renderRelation(r: Relation, dataSchema: string | undefined): string {
+  const where = r.schema === dataSchema ? '' : `, bookkeeping schema \`${r.schema}\``;
+  const lines = [`### \`${r.name}\` (${r.kind}${where})`, '', cell(r.comment ?? '(no comment)'), ''];
   const facts: string[] = [];
   if (r.primaryKey.length > 0) facts.push(`Key: ${codeList(r.primaryKey)}.`);
   for (const u of r.unique) facts.push(`Unique: ${codeList(u.columns)}.`);

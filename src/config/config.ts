@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
+import { MAX_SCHEMA_LENGTH, SCHEMA_NAME } from '../db/bookkeeping.js';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { isHeaderValue } from '../schemas/header-value.js';
 import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../schemas/pii.js';
@@ -156,8 +157,8 @@ const WEBHOOK_TOKEN_EXPECTED =
 /** Environment variables: name -> (config key, schema, what is expected, default). */
 const ENV_SETTINGS = {
   INSIGHTS_SCHEMA: {
-    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
-    expected: 'a lower-case SQL identifier such as insights',
+    schema: z.string().regex(SCHEMA_NAME),
+    expected: `a lower-case SQL identifier of at most ${MAX_SCHEMA_LENGTH} characters such as insights`,
   },
   INSIGHTS_DATA_DIR: { schema: z.string().min(1), expected: 'a directory path' },
   INSIGHTS_EMBEDDED_PORT: { schema: int(1024, 65535), expected: 'a TCP port 1024-65535' },

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 
 /**
- * The warehouse as PostgreSQL describes it: every table and view of the schema with its comment,
- * columns, keys and indexes. docs/warehouse.md (scripts/warehouse-docs) and dbt's sources.yml
+ * The warehouse as PostgreSQL describes it: every table and view of the given schemas (the data
+ * schema, and for the documentation the bookkeeping schema) with its comment, columns, keys and
+ * indexes. docs/warehouse.md (scripts/warehouse-docs) and dbt's sources.yml
  * (src/dbt) are generated from it, so both say what the live schema says.
  */
 export interface LiveSchema {
@@ -10,6 +11,8 @@ export interface LiveSchema {
 }
 
 export interface Relation {
+  /** The schema it is in: the first of those introspected is the data schema. */
+  schema: string;
   name: string;
   kind: 'table' | 'view';
   comment: string | null;
@@ -33,15 +36,22 @@ export interface Column {
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
-export async function introspect(db: Queryable, schema: string): Promise<LiveSchema> {
-  // Tables first, in the order the migrations created them (oid order in a fresh database), the
-  // migrator's own bookkeeping last among them; then the views.
-  const relations = await db.query<{ name: string; relkind: string; comment: string | null }>(
-    `select c.relname as name, c.relkind::text as relkind, obj_description(c.oid, 'pg_class') as comment
+/**
+ * Names are unique across the schemas introspected (the bookkeeping schema holds what moved out of
+ * the data schema), so the parts below are matched to their relation by name.
+ */
+export async function introspect(db: Queryable, schema: string | readonly string[]): Promise<LiveSchema> {
+  const schemas = typeof schema === 'string' ? [schema] : [...schema];
+  // Schema by schema; tables first, in the order the migrations created them (oid order in a
+  // fresh database), the migrator's own bookkeeping last among them; then the views.
+  const relations = await db.query<{ schema: string; name: string; relkind: string; comment: string | null }>(
+    `select n.nspname as schema, c.relname as name, c.relkind::text as relkind,
+            obj_description(c.oid, 'pg_class') as comment
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm')
-      order by c.relkind in ('v', 'm'), c.relname like 'kysely\\_migration%', c.oid`,
-    [schema],
+      where n.nspname = any($1::name[]) and c.relkind in ('r', 'p', 'v', 'm')
+      order by array_position($1::name[], n.nspname), c.relkind in ('v', 'm'),
+               c.relname like 'kysely\\_migration%', c.oid`,
+    [schemas],
   );
   const columns = await db.query<{
     relation: string;
@@ -57,9 +67,9 @@ export async function introspect(db: Queryable, schema: string): Promise<LiveSch
        join pg_class c on c.oid = a.attrelid
        join pg_namespace n on n.oid = c.relnamespace
        join pg_type t on t.oid = a.atttypid
-      where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm') and a.attnum > 0 and not a.attisdropped
+      where n.nspname = any($1::name[]) and c.relkind in ('r', 'p', 'v', 'm') and a.attnum > 0 and not a.attisdropped
       order by c.relname, a.attnum`,
-    [schema],
+    [schemas],
   );
   const constraints = await db.query<{
     relation: string;
@@ -80,11 +90,12 @@ export async function introspect(db: Queryable, schema: string): Promise<LiveSch
        from pg_constraint k
        join pg_class c on c.oid = k.conrelid
        join pg_namespace n on n.oid = c.relnamespace
-       -- A foreign key into another schema is no relationship within this warehouse.
-       left join pg_class f on f.oid = k.confrelid and f.relnamespace = n.oid
-      where n.nspname = $1 and k.contype in ('p', 'u', 'f')
+       -- A foreign key into a schema not introspected is no relationship within this warehouse.
+       left join pg_class f on f.oid = k.confrelid
+             and f.relnamespace in (select oid from pg_namespace where nspname = any($1::name[]))
+      where n.nspname = any($1::name[]) and k.contype in ('p', 'u', 'f')
       order by c.relname, k.conname`,
-    [schema],
+    [schemas],
   );
   const indexes = await db.query<{ relation: string; name: string; definition: string }>(
     `select c.relname as relation, i.relname as name, pg_get_indexdef(x.indexrelid) as definition
@@ -92,16 +103,17 @@ export async function introspect(db: Queryable, schema: string): Promise<LiveSch
        join pg_class c on c.oid = x.indrelid
        join pg_class i on i.oid = x.indexrelid
        join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = $1
+      where n.nspname = any($1::name[])
         and not exists (select 1 from pg_constraint k where k.conindid = x.indexrelid and k.contype in ('p', 'u'))
       order by c.relname, i.relname`,
-    [schema],
+    [schemas],
   );
 
   return {
     relations: relations.rows.map((r) => {
       const own = constraints.rows.filter((k) => k.relation === r.name);
       return {
+        schema: r.schema,
         name: r.name,
         kind: r.relkind === 'v' || r.relkind === 'm' ? 'view' : 'table',
         comment: r.comment,

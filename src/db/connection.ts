@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { SCHEMA_NAME, searchPath } from './bookkeeping.js';
 import type { Database } from './database.js';
 
 const { Pool, types } = pg;
@@ -28,8 +29,6 @@ export const typeParsers = {
   },
 } as pg.CustomTypesConfig;
 
-export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
 /**
  * How long opening one connection may take (TCP, TLS, authentication, up to ready-for-query).
  * A server on the same network answers in milliseconds; 10 s is slack for a cold cloud database,
@@ -46,7 +45,7 @@ const SILENT_SERVER_MARGIN_MS = 5_000;
 
 export interface ConnectionOptions {
   url: string;
-  /** Warehouse schema; every connection's search_path points at it. */
+  /** Warehouse data schema; every connection's search_path holds it and its bookkeeping schema. */
   schema: string;
   max?: number;
   applicationName?: string;
@@ -69,7 +68,7 @@ export function createPool(options: ConnectionOptions): pg.Pool {
     max: options.max ?? 10,
     types: typeParsers,
     application_name: options.applicationName ?? 'insights-sync',
-    options: `-c search_path=${options.schema}`,
+    options: `-c search_path=${searchPath(options.schema)}`,
     // Not the pool's connectionTimeoutMillis: that one also limits waiting for a free client, which
     // a sync with more windows in flight than connections does for as long as a window takes.
     Client: clientWithConnectTimeout(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),

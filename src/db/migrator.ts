@@ -1,5 +1,6 @@
 import { type Kysely, type MigrationResultSet, Migrator, sql } from 'kysely';
 import { migrations } from '../../migrations/index.js';
+import { bookkeepingSchema, MIGRATION_TABLES } from './bookkeeping.js';
 import type { Database } from './database.js';
 
 export interface MigrationOutcome {
@@ -8,24 +9,71 @@ export interface MigrationOutcome {
 }
 
 /**
- * Brings the schema to the latest migration. The db's connections must have search_path set to
- * `schema` (createPool does): tables are created unqualified.
+ * Brings the warehouse to the latest migration. The db's connections must have the warehouse's
+ * search_path (createPool sets it): tables are created unqualified, in the data schema. The
+ * migrator's own tables are in the bookkeeping schema (src/db/bookkeeping.ts); a warehouse made
+ * before migration 0014 has them in the data schema, and they move first.
  */
 export async function migrateToLatest(db: Kysely<Database>, schema: string): Promise<MigrationOutcome> {
-  // CREATE SCHEMA IF NOT EXISTS checks the right to create schemas even when the schema is there:
-  // a least-privilege role that owns a schema created for it (docs/roles.sql) must not need it.
-  const existing = await sql<{ found: boolean }>`
-    select exists (select 1 from pg_namespace where nspname = ${schema}) as found`.execute(db);
-  if (existing.rows[0]?.found !== true) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  const bookkeeping = bookkeepingSchema(schema);
+  try {
+    await ensureSchema(db, schema);
+    await ensureSchema(db, bookkeeping);
+    await moveMigrationTables(db, schema, bookkeeping);
+  } catch (error) {
+    return { applied: [], error };
+  }
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    migrationTableSchema: schema,
+    migrationTableSchema: bookkeeping,
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const applied = (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   return result.error === undefined ? { applied } : { applied, error: result.error };
 }
+
+/**
+ * CREATE SCHEMA IF NOT EXISTS checks the right to create schemas even when the schema is there:
+ * a least-privilege role that owns schemas created for it (docs/roles.sql) must not need it.
+ */
+async function ensureSchema(db: Kysely<Database>, name: string): Promise<void> {
+  const existing = await sql<{ found: boolean }>`
+    select exists (select 1 from pg_namespace where nspname = ${name}) as found`.execute(db);
+  if (existing.rows[0]?.found === true) return;
+  try {
+    await sql`create schema if not exists ${sql.id(name)}`.execute(db);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    throw new Error(
+      `this database user may not create schema ${name}: create it as a superuser (create schema ${name} authorization <the role that runs migrate>, as in docs/roles.sql), then run migrate again`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Kysely reads its tables before it runs any migration, so the move of its tables to the
+ * bookkeeping schema cannot be a migration. Two migrates at once: the second waits on the first's
+ * lock and then finds the table gone (undefined_table), which means done.
+ */
+async function moveMigrationTables(db: Kysely<Database>, schema: string, bookkeeping: string): Promise<void> {
+  const found = await sql<{ old: boolean; moved: boolean }>`
+    select to_regclass(${`${quoteIdent(schema)}.kysely_migration`}) is not null as old,
+           to_regclass(${`${quoteIdent(bookkeeping)}.kysely_migration`}) is not null as moved`.execute(db);
+  if (found.rows[0]?.old !== true || found.rows[0]?.moved === true) return;
+  try {
+    await db.transaction().execute(async (trx) => {
+      for (const table of MIGRATION_TABLES)
+        await sql`alter table ${sql.id(schema, table)} set schema ${sql.id(bookkeeping)}`.execute(trx);
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== UNDEFINED_TABLE) throw error;
+  }
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+const UNDEFINED_TABLE = '42P01';
 
 /** Where a warehouse stands against this version's migrations, read without writing anything. */
 export interface MigrationState {
@@ -49,28 +97,33 @@ export interface MigrationState {
  */
 export async function migrationState(db: Kysely<Database>, schema: string): Promise<MigrationState> {
   const known = Object.keys(migrations).sort();
+  const bookkeeping = bookkeepingSchema(schema);
   const found = await sql<{
     schema_exists: boolean;
     table_exists: boolean;
+    moved: boolean;
     can_migrate: boolean;
     role: string;
   }>`
     select n.oid is not null as schema_exists,
            to_regclass(${`${quoteIdent(schema)}.kysely_migration`}) is not null as table_exists,
+           to_regclass(${`${quoteIdent(bookkeeping)}.kysely_migration`}) is not null as moved,
            case when n.oid is null then has_database_privilege(current_database(), 'CREATE')
                 else pg_has_role(current_user, n.nspowner, 'USAGE') end as can_migrate,
            current_user::text as role
       from (select 1) as one
       left join pg_namespace n on n.nspname = ${schema}`.execute(db);
   const row = found.rows[0];
+  // Before migration 0014 the migrator's table was in the data schema.
+  const table = row?.moved === true ? bookkeeping : row?.table_exists === true ? schema : undefined;
   const applied =
-    row?.table_exists === true
-      ? (
+    table === undefined
+      ? []
+      : (
           await sql<{
             name: string;
-          }>`select name from ${sql.id(schema, 'kysely_migration')} order by name`.execute(db)
-        ).rows.map((r) => r.name)
-      : [];
+          }>`select name from ${sql.id(table, 'kysely_migration')} order by name`.execute(db)
+        ).rows.map((r) => r.name);
   const done = new Set(applied);
   return {
     schemaExists: row?.schema_exists === true,

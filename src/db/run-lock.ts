@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
 import { CliError, LockError } from '../errors.js';
+import { bookkeepingSchema } from './bookkeeping.js';
 import { CONNECT_TIMEOUT_MS } from './connection.js';
 import type { Database } from './database.js';
 import { describeHolder, type LockHolder } from './lock-holder.js';
@@ -82,7 +83,7 @@ export async function acquireRunLock(options: AcquireRunLockOptions): Promise<Ru
   client.on('error', (error) => onLost(error.message));
   client.on('end', () => onLost('its connection ended'));
   await client.connect();
-  const table = `${client.escapeIdentifier(schema)}.run_lock`;
+  const table = `${client.escapeIdentifier(bookkeepingSchema(schema))}.run_lock`;
   try {
     await client.query(NO_TIMEOUTS);
     let waiting = false;
@@ -131,7 +132,7 @@ export async function findHolder(
   schema: string,
 ): Promise<LockHolder | undefined> {
   const { rows } = await client.query<HolderRow>(HOLDER_QUERY, [
-    `${quoteIdent(schema)}.run_lock`,
+    `${quoteIdent(bookkeepingSchema(schema))}.run_lock`,
     CONFLICTING,
   ]);
   return rows[0] === undefined ? undefined : holderFromRow(rows[0]);
@@ -181,7 +182,7 @@ function lockFailure(schema: string, error: unknown): Error {
   const code = sqlState(error);
   if (code === INSUFFICIENT_PRIVILEGE)
     return new CliError(
-      `this database user may not take the run lock of schema ${schema} (it needs UPDATE on ${schema}.run_lock): run sync, backfill and schedule as the sync role of docs/roles.sql`,
+      `this database user may not take the run lock of schema ${schema} (it needs UPDATE on ${bookkeepingSchema(schema)}.run_lock): run sync, backfill and schedule as the sync role of docs/roles.sql`,
       {},
       { cause: error },
     );

@@ -11,23 +11,6 @@ import { toYaml, type YamlValue } from './yaml-text.js';
  */
 
 /**
- * The tool's bookkeeping, not data: the migrator's tables, the ledger and run log, what the tool
- * learned of each server, rejects, webhook deliveries and the suppression list. Skipped wherever
- * they live (a later migration may move them to a schema of their own).
- */
-export const BOOKKEEPING_TABLES: readonly string[] = [
-  'kysely_migration',
-  'kysely_migration_lock',
-  'sync_runs',
-  'sync_windows',
-  'watermarks',
-  'rejects',
-  'webhook_events',
-  'server_readings',
-  'suppressed_visitors',
-];
-
-/**
  * Which column says when insights-sync last wrote a row, best first; a relation with none of
  * them gets no freshness check. Each one's exact meaning goes into the table's `meta`.
  */
@@ -68,8 +51,6 @@ export interface DbtSourcesOptions {
   warnAfterHours?: number;
   /** ... and fails; default DEFAULT_FRESHNESS.errorAfterHours. */
   errorAfterHours?: number;
-  /** Relations left out; default BOOKKEEPING_TABLES. */
-  exclude?: readonly string[];
 }
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
@@ -94,8 +75,8 @@ export function dbtSourcesDocument(
   const error = options.errorAfterHours ?? DEFAULT_FRESHNESS.errorAfterHours;
   if (!(Number.isInteger(warn) && Number.isInteger(error) && warn > 0 && error > warn))
     throw new RangeError(`freshness: expected whole hours 0 < warn (${warn}) < error (${error})`);
-  const excluded = new Set(options.exclude ?? BOOKKEEPING_TABLES);
-  const relations = catalog.filter((r) => !excluded.has(r.name));
+  // Every relation of the data schema: the tool's bookkeeping is in a schema of its own.
+  const relations = catalog;
   const names = new Set(relations.map((r) => r.name));
   const ref = (table: string) => `source('${schema}', '${table}')`;
   return {

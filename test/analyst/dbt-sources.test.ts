@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { runDbtSources } from '../../src/cli/dbt-sources.js';
 import { loadConfig } from '../../src/config/config.js';
-import { BOOKKEEPING_TABLES, DEFAULT_FRESHNESS, writeDbtSources } from '../../src/dbt/dbt-sources.js';
+import { DEFAULT_FRESHNESS, writeDbtSources } from '../../src/dbt/dbt-sources.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -167,7 +167,7 @@ describe('dbt sources.yml from the live schema', () => {
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = ${t.schema} and c.relkind in ('r', 'p', 'v', 'm')`.execute(t.db);
     const tables = file.sources[0]?.tables ?? [];
-    const expected = live.rows.filter((r) => !BOOKKEEPING_TABLES.includes(r.name));
+    const expected = live.rows;
     expect(tables.map((x) => x.name).sort()).toEqual(expected.map((r) => r.name).sort());
     for (const x of tables) expect(x.description).toBe(expected.find((r) => r.name === x.name)?.comment);
     for (const name of [

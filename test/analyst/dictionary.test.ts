@@ -9,6 +9,7 @@ import {
   renderDocument,
   renderMermaid,
 } from '../../scripts/warehouse-docs/render.js';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { introspect } from '../../src/db/catalog.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { documentedColumns, readWarehouseDoc, WAREHOUSE_DOC } from './warehouse-doc.js';
@@ -36,18 +37,18 @@ describe('the data dictionary (docs/warehouse.md) and the COMMENTs describe the 
              col_description(format('%I.%I', c.table_schema, c.table_name)::regclass, c.ordinal_position) as comment
         from information_schema.columns c
         left join information_schema.views v on v.table_schema = c.table_schema and v.table_name = c.table_name
-       where c.table_schema = ${t.schema}
+       where c.table_schema in (${t.schema}, ${bookkeepingSchema(t.schema)})
        order by c.table_name, c.ordinal_position`.execute(t.db);
     live = rows.rows;
   });
   afterAll(() => t.drop());
 
-  it('has a COMMENT on every table, view and column of the schema', async () => {
+  it('has a COMMENT on every table, view and column of the data and bookkeeping schemas', async () => {
     expect(live.length).toBeGreaterThan(150);
     expect(live.filter((c) => !c.comment).map((c) => `${c.relation}.${c.column}`)).toEqual([]);
     const relations = await sql<{ name: string }>`
       select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-       where n.nspname = ${t.schema} and c.relkind in ('r', 'v', 'p', 'm')
+       where n.nspname in (${t.schema}, ${bookkeepingSchema(t.schema)}) and c.relkind in ('r', 'v', 'p', 'm')
          and obj_description(c.oid, 'pg_class') is null`.execute(t.db);
     expect(relations.rows.map((r) => r.name)).toEqual([]);
   });
@@ -85,7 +86,7 @@ describe('the data dictionary (docs/warehouse.md) and the COMMENTs describe the 
   });
 
   it('is exactly what `npm run docs:warehouse` generates from the live schema', async () => {
-    const schema = await introspect(t.pool, t.schema);
+    const schema = await introspect(t.pool, [t.schema, bookkeepingSchema(t.schema)]);
     const committed = readWarehouseDoc();
     // Compared as text so a failure shows the lines that differ.
     expect(committed, `${path.relative(process.cwd(), WAREHOUSE_DOC)} is stale: ${REGENERATE}`).toBe(
@@ -94,7 +95,7 @@ describe('the data dictionary (docs/warehouse.md) and the COMMENTs describe the 
   });
 
   it('shows a diagram drawn from the Mermaid source of the current schema', async () => {
-    const mermaid = renderMermaid(await introspect(t.pool, t.schema));
+    const mermaid = renderMermaid(await introspect(t.pool, [t.schema, bookkeepingSchema(t.schema)]));
     expect(mermaid).toMatch(/^erDiagram\n/);
     expect(mermaid).toContain('sources ||--o{ feedback : "source_id"');
     expect(mermaid).toContain('visitors |o..o{ feedback : "visitor_id"');

@@ -52,7 +52,7 @@ export function documentedColumns(doc = readWarehouseDoc()): DocumentedColumn[] 
   const section = between(doc, '## Data dictionary', '\n## ');
   const columns: DocumentedColumn[] = [];
   for (const part of section.split(/^### /m).slice(1)) {
-    const heading = /^`(\w+)` \((table|view)\)$/m.exec(part);
+    const heading = /^`(\w+)` \((table|view)(?:, bookkeeping schema `\w+`)?\)$/m.exec(part);
     if (!heading)
       throw new Error(`dictionary section without a \`name\` (kind) heading: ${part.slice(0, 80)}`);
     for (const line of part.split('\n')) {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import type { GroundTruth } from '../../src/simulator/server.js';
 import type { TestDatabase } from './database.js';
 
@@ -59,7 +60,7 @@ export async function updateCounters(t: TestDatabase): Promise<Record<string, nu
   // Stats are flushed asynchronously; force them out so the reading is current.
   await sql`select pg_stat_force_next_flush()`.execute(t.db).catch(() => undefined);
   const rows = await sql<{ relname: string; n_tup_upd: number; n_tup_ins: number }>`
-    select relname, n_tup_upd::int, n_tup_ins::int from pg_stat_user_tables where schemaname = ${t.schema}
+    select relname, n_tup_upd::int, n_tup_ins::int from pg_stat_user_tables where schemaname in (${t.schema}, ${bookkeepingSchema(t.schema)})
   `.execute(t.db);
   return Object.fromEntries(rows.rows.map((r) => [r.relname, r.n_tup_upd]));
 }

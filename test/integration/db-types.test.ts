@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PostgresDialect as CodegenPostgresDialect, type GenerateOptions, generate } from 'kysely-codegen';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -89,12 +90,13 @@ test('the Database interface matches the migrated schema', async () => {
       dialect: new CodegenPostgresDialect({
         dateParser: 'string',
         numericParser: 'number',
-        defaultSchemas: [t.schema],
+        defaultSchemas: [t.schema, bookkeepingSchema(t.schema)],
       }),
-      defaultSchemas: [t.schema],
-      includePattern: `${t.schema}.*`,
+      // The data schema and the bookkeeping schema: the code names both unqualified.
+      defaultSchemas: [t.schema, bookkeepingSchema(t.schema)],
+      includePattern: `{${t.schema},${bookkeepingSchema(t.schema)}}.*`,
       // The migrator's own bookkeeping is not part of the warehouse.
-      excludePattern: `${t.schema}.kysely_migration*`,
+      excludePattern: `${bookkeepingSchema(t.schema)}.kysely_migration*`,
       typeMapping: { int8: 'number', jsonb: 'ColumnType<unknown, string, string>' },
       outFile: null,
     });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -32,7 +33,9 @@ async function rowVersions(t: TestDatabase, table: string): Promise<string[]> {
 async function updatedTuples(t: TestDatabase, tables: readonly string[]): Promise<number> {
   const rows = await sql<{ n: number }>`
     select coalesce(sum(n_tup_upd), 0)::int as n from pg_stat_user_tables
-    where schemaname = ${t.schema} and relname in (${sql.join(tables.map((x) => sql.lit(x)))})`.execute(t.db);
+    where schemaname in (${t.schema}, ${bookkeepingSchema(t.schema)}) and relname in (${sql.join(tables.map((x) => sql.lit(x)))})`.execute(
+    t.db,
+  );
   return rows.rows[0]?.n ?? -1;
 }
 

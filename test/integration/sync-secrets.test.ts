@@ -1,26 +1,10 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
+import { everyTextOf } from '../reliability/warehouse-text.js';
 
 const CANARY = 'CANARY-api-key-7f3a';
-
-/** Every row of every table in the warehouse schema, as text. */
-async function everyRowAsText(t: TestDatabase): Promise<string> {
-  const tables = await sql<{ table_name: string }>`
-    select table_name from information_schema.tables where table_schema = ${t.schema} and table_type = 'BASE TABLE'`.execute(
-    t.db,
-  );
-  let text = '';
-  for (const { table_name } of tables.rows) {
-    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(table_name)} t`.execute(
-      t.db,
-    );
-    text += rows.rows.map((r) => r.row).join('\n');
-  }
-  return text;
-}
 
 describe('the API key', () => {
   let t: TestDatabase;
@@ -51,7 +35,7 @@ describe('the API key', () => {
     ];
     // The runs did meet errors: failed windows, rejects, a rejected key.
     expect(runs.map((r) => r.status)).not.toContain('ok');
-    const text = await everyRowAsText(t);
+    const text = await everyTextOf(t);
     expect(text.length).toBeGreaterThan(1000);
     expect(text).not.toContain(CANARY);
   });
@@ -75,7 +59,7 @@ describe('the API key', () => {
     } finally {
       sim.setOptions({ forbidden: [], missing: [] });
     }
-    const text = await everyRowAsText(t);
+    const text = await everyTextOf(t);
     for (const secret of [CANARY, password, 'CANARY-url-user']) expect(text).not.toContain(secret);
     const sources = await t.db.selectFrom('sources').select(['source_id', 'base_url']).execute();
     expect(sources.find((s) => s.source_id === 'credentials')?.base_url).toBe('[unusable base URL]');

@@ -1,6 +1,7 @@
 import { type Migration, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { ensureSource } from '../../src/load/sources.js';
 import { loadWindowItems } from '../../src/load/windowed.js';
@@ -282,7 +283,7 @@ describe('migration 0007 dates the visitors loaded before it', () => {
     const migrator = new Migrator({
       db: t.db,
       provider: { getMigrations: async (): Promise<Record<string, Migration>> => migrations },
-      migrationTableSchema: t.schema,
+      migrationTableSchema: bookkeepingSchema(t.schema),
     });
     const names = Object.keys(migrations).sort();
     const previous = names[names.indexOf('0007-suppressions') - 1] as string;

@@ -97,7 +97,7 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     await client.connect();
     try {
       const runs = await client.query<{ trigger: string; status: string }>(
-        'select trigger, status from insights.sync_runs order by run_id',
+        'select trigger, status from insights_state.sync_runs order by run_id',
       );
       expect(runs.rows.map((r) => `${r.trigger}:${r.status}`)).toEqual([
         'backfill:ok',

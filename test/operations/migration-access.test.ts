@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { withClient } from '../../scripts/dev-database/admin.js';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, databaseServerUrl, type TestDatabase } from '../helpers/database.js';
 
@@ -63,7 +64,8 @@ describe('migrations and commands', () => {
       cliEnv({ DATABASE_URL: t.url, INSIGHTS_SCHEMA: schema }),
     );
     expect(result.code, result.stderr).toBe(0);
-    expect(await tableExists(t, schema, 'suppressed_visitors')).toBe(true);
+    expect(await tableExists(t, schema, 'feedback')).toBe(true);
+    expect(await tableExists(t, bookkeepingSchema(schema), 'suppressed_visitors')).toBe(true);
   });
 
   it('with nothing pending, neither a reading nor a writing command runs the migrator (its lock table stays gone)', async () => {
@@ -73,7 +75,7 @@ describe('migrations and commands', () => {
     expect(status.code, status.stderr).toBe(0);
     const forget = await runCli(['forget', '--visitor', 'v-2'], env);
     expect(forget.code, forget.stderr).toBe(0);
-    expect(await tableExists(t, t.schema, 'kysely_migration_lock')).toBe(false);
+    expect(await tableExists(t, bookkeepingSchema(t.schema), 'kysely_migration_lock')).toBe(false);
   });
 
   it('status on a warehouse one migration behind: exit 2, naming both migrations', async () => {
@@ -94,10 +96,12 @@ describe('migrations and commands', () => {
   it('a writing command as a role that does not own the schema, with a migration pending: exit 2, migrate as the owner', async () => {
     await withClient(t.url, async (admin) => {
       await admin.query(`create role ${reader} login password 'pw-${tag}'`);
-      await admin.query(`grant usage on schema ${t.schema} to ${reader}`);
-      await admin.query(
-        `grant select, insert, update, delete on all tables in schema ${t.schema} to ${reader}`,
-      );
+      for (const schema of [t.schema, bookkeepingSchema(t.schema)]) {
+        await admin.query(`grant usage on schema ${schema} to ${reader}`);
+        await admin.query(
+          `grant select, insert, update, delete on all tables in schema ${schema} to ${reader}`,
+        );
+      }
     });
     const url = new URL(t.url);
     url.username = reader;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import type { SourceConfig } from '../../src/config/config.js';
+import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -54,7 +55,9 @@ async function rowVersions(t: TestDatabase): Promise<string> {
 async function updatedTuples(t: TestDatabase, tables: readonly string[]): Promise<number> {
   const rows = await sql<{ n: number }>`
     select coalesce(sum(n_tup_upd), 0)::int as n from pg_stat_user_tables
-    where schemaname = ${t.schema} and relname in (${sql.join(tables.map((x) => sql.lit(x)))})`.execute(t.db);
+    where schemaname in (${t.schema}, ${bookkeepingSchema(t.schema)}) and relname in (${sql.join(tables.map((x) => sql.lit(x)))})`.execute(
+    t.db,
+  );
   return rows.rows[0]?.n ?? -1;
 }
 

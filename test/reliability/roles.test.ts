@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, databaseUrl, dropDatabase, withClient } from '../../scripts/dev-database/admin.js';
+import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { forgetVisitor } from '../../src/privacy/forget-visitor.js';
@@ -33,6 +34,8 @@ import {
  * owner migrates, the sync role syncs, the serve role receives webhooks, analysts read. What each
  * role may not do, statement by statement, and the trojan view: test/reliability/security.trials.ts.
  */
+
+const BOOKKEEPING = bookkeepingSchema(SCHEMA);
 
 describe('docs/roles.sql', () => {
   let roles: RolesDatabase;
@@ -66,7 +69,7 @@ describe('docs/roles.sql', () => {
         [Object.values(roles.role)],
       ),
     );
-    expect(rows.rows).toHaveLength(4);
+    expect(rows.rows).toHaveLength(5);
     for (const row of rows.rows)
       expect(row, row.rolname).toMatchObject({
         rolsuper: false,
@@ -74,16 +77,18 @@ describe('docs/roles.sql', () => {
         rolcreaterole: false,
         rolreplication: false,
       });
-    for (const role of ['owner', 'sync', 'serve', 'analyst'] as const)
+    for (const role of ['owner', 'sync', 'serve', 'analyst', 'monitor'] as const)
       await withClient(roles.url[role], async (client) => {
         await expect(client.query('create schema elsewhere'), role).rejects.toThrow(/permission denied/);
         await expect(client.query('create table public.t (x int)'), role).rejects.toThrow(
           /permission denied/,
         );
         if (role !== 'owner')
-          await expect(client.query(`create table ${SCHEMA}.t (x int)`), role).rejects.toThrow(
-            /permission denied/,
-          );
+          for (const schema of [SCHEMA, BOOKKEEPING])
+            await expect(
+              client.query(`create table ${schema}.t (x int)`),
+              `${role} in ${schema}`,
+            ).rejects.toThrow(/permission denied/);
       });
   });
 
@@ -140,11 +145,9 @@ describe('docs/roles.sql', () => {
     expect(replayed.replayed).toBe(2);
   });
 
-  it('an analyst reads every table and view, and status; can change nothing', async () => {
-    const analyst = roles.as('analyst');
-    expect((await statusReport(analyst.db, '2026-03-06')).resources.length).toBeGreaterThan(0);
+  it('an analyst reads every table and view of the data schema; cannot reach the bookkeeping schema; can change nothing', async () => {
     await withClient(roles.url.analyst, async (client) => {
-      await client.query(`set search_path = ${SCHEMA}`);
+      await client.query(`set search_path = ${searchPath(SCHEMA)}`);
       const relations = await client.query<{ name: string }>(
         `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
          where n.nspname = $1 and c.relkind in ('r', 'v', 'm') order by 1`,
@@ -157,15 +160,71 @@ describe('docs/roles.sql', () => {
         `insert into sources (source_id, base_url) values ('x', 'y')`,
         'update feedback set comment = null',
         'delete from visitors',
-        'truncate rejects',
         'drop table feedback',
         'create table analyst_table (x int)',
         'alter table feedback add column x int',
-        `update watermarks set day = '2099-01-01'`,
+        // The bookkeeping schema: not even its names.
+        'select * from sync_windows',
+        `select * from ${BOOKKEEPING}.sync_windows`,
+        `update ${BOOKKEEPING}.watermarks set day = '2099-01-01'`,
+        `truncate ${BOOKKEEPING}.rejects`,
       ];
       for (const statement of denied)
-        await expect(client.query(statement), statement).rejects.toThrow(/permission denied|must be owner/);
+        await expect(client.query(statement), statement).rejects.toThrow(
+          /permission denied|must be owner|does not exist/,
+        );
+      // sync_health is its view of the bookkeeping.
+      const health = await client.query('select * from sync_health');
+      expect(health.rows.length).toBeGreaterThan(0);
     });
+  });
+
+  /**
+   * What Metabase lists when it syncs a database (its PostgreSQL driver): the schemas the login
+   * has USAGE on, and in them the tables and views it may SELECT. The analyst's list is the data
+   * and the views, exactly; a run's bookkeeping is in none of it.
+   */
+  it('Metabase, logged in as an analyst, lists the data tables and views and nothing of the bookkeeping', async () => {
+    const listed = await withClient(roles.url.analyst, (client) =>
+      client.query<{ schema: string; name: string }>(
+        `select n.nspname as schema, c.relname as name
+           from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where c.relkind in ('r', 'p', 'v', 'm', 'f')
+            and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_toast'
+            and has_schema_privilege(n.oid, 'USAGE') and has_table_privilege(c.oid, 'SELECT')
+          order by 1, 2`,
+      ),
+    );
+    expect(new Set(listed.rows.map((r) => r.schema))).toEqual(new Set([SCHEMA]));
+    expect(listed.rows.map((r) => r.name)).toEqual([
+      'ab_test_results',
+      'ab_tests',
+      'daily_activity',
+      'feedback',
+      'feedback_enriched',
+      'heatmaps',
+      'key_collisions',
+      'personalization_results',
+      'personalization_tests',
+      'recordings',
+      'sources',
+      'survey_answers',
+      'survey_answers_enriched',
+      'sync_health',
+      'test_result_daily',
+      'test_result_history',
+      'test_results',
+      'visitors',
+    ]);
+  });
+
+  it('a member of the monitor group runs status (it reads the bookkeeping), and changes nothing', async () => {
+    const monitor = roles.as('monitor');
+    expect((await statusReport(monitor.db, '2026-03-06')).resources.length).toBeGreaterThan(0);
+    await expect(sql`update watermarks set day = '2099-01-01'`.execute(monitor.db)).rejects.toThrow(
+      /permission denied/,
+    );
+    await expect(sql`delete from feedback`.execute(monitor.db)).rejects.toThrow(/permission denied/);
   });
 
   it('tables a later migration creates get the same grants (the owner default privileges)', async () => {
@@ -217,7 +276,13 @@ describe('scripts/docker-initdb/10-roles.sh (the postgres image runs it on its f
 
   it('runs docs/roles.sql and sets the password of each login role from the environment, printing none', async () => {
     const tag = randomBytes(3).toString('hex');
-    const names = ['insights_owner', 'insights_sync', 'insights_serve', 'insights_analyst'];
+    const names = [
+      'insights_owner',
+      'insights_sync',
+      'insights_serve',
+      'insights_analyst',
+      'insights_monitor',
+    ];
     const unique = (text: string) => names.reduce((t, name) => t.replaceAll(name, `${name}_${tag}`), text);
     const dir = mkdtempSync(join(tmpdir(), 'insights-initdb-'));
     const database = `insights_initdb_${tag}`;
@@ -266,6 +331,7 @@ describe('scripts/docker-initdb/10-roles.sh (the postgres image runs it on its f
         false,
       );
       expect(byName.insights_analyst).toMatchObject({ rolpassword: null, rolcanlogin: false });
+      expect(byName.insights_monitor).toMatchObject({ rolpassword: null, rolcanlogin: false });
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await withClient(server.toString(), async (admin) => {

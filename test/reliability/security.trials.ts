@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
+import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
@@ -23,6 +24,7 @@ import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from '
  */
 
 const ROLES: readonly RoleName[] = ['owner', 'sync', 'serve', 'analyst'];
+const BOOKKEEPING = bookkeepingSchema(SCHEMA);
 
 interface Row {
   kind: 'select' | 'insert' | 'update' | 'delete' | 'ddl' | 'lock' | 'temp' | 'role';
@@ -39,11 +41,12 @@ const MATRIX: readonly Row[] = [
     allowed: ['owner', 'sync', 'serve', 'analyst'],
   },
   { kind: 'select', statement: 'select count(*) from sync_health', allowed: ['owner', 'sync', 'analyst'] },
-  { kind: 'select', statement: 'select count(*) from watermarks', allowed: ['owner', 'sync', 'analyst'] },
+  // The bookkeeping schema is not the analyst's (it reads sync_health): no USAGE on it.
+  { kind: 'select', statement: `select count(*) from ${BOOKKEEPING}.watermarks`, allowed: ['owner', 'sync'] },
   {
     kind: 'select',
-    statement: 'select count(*) from kysely_migration',
-    allowed: ['owner', 'sync', 'serve', 'analyst'],
+    statement: `select count(*) from ${BOOKKEEPING}.kysely_migration`,
+    allowed: ['owner', 'sync', 'serve'],
   },
   {
     kind: 'insert',
@@ -52,34 +55,46 @@ const MATRIX: readonly Row[] = [
   },
   {
     kind: 'insert',
-    statement: `insert into webhook_events (source_id, body, body_hash, status) values ('main', '{}', 'h', 'applied')`,
+    statement: `insert into ${BOOKKEEPING}.webhook_events (source_id, body, body_hash, status) values ('main', '{}', 'h', 'applied')`,
     allowed: ['owner', 'sync', 'serve'],
   },
   {
     kind: 'insert',
-    statement: `insert into watermarks (source_id, resource, start_day) values ('main', 'feedback', '2099-01-01')`,
+    statement: `insert into ${BOOKKEEPING}.watermarks (source_id, resource, start_day) values ('main', 'feedback', '2099-01-01')`,
     allowed: ['owner', 'sync'],
   },
   {
     kind: 'insert',
-    statement: `insert into sync_runs (trigger, status) values ('sync', 'running')`,
+    statement: `insert into ${BOOKKEEPING}.sync_runs (trigger, status) values ('sync', 'running')`,
     allowed: ['owner', 'sync'],
   },
   {
     kind: 'update',
-    statement: `update webhook_events set status = 'applied'`,
+    statement: `update ${BOOKKEEPING}.webhook_events set status = 'applied'`,
     allowed: ['owner', 'sync', 'serve'],
   },
   { kind: 'update', statement: `update feedback set comment = comment`, allowed: ['owner', 'sync', 'serve'] },
-  { kind: 'update', statement: `update sync_windows set status = 'done'`, allowed: ['owner', 'sync'] },
-  { kind: 'update', statement: `update suppressed_visitors set hashed = hashed`, allowed: ['owner', 'sync'] },
-  { kind: 'delete', statement: 'delete from webhook_events', allowed: ['owner', 'sync', 'serve'] },
+  {
+    kind: 'update',
+    statement: `update ${BOOKKEEPING}.sync_windows set status = 'done'`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'update',
+    statement: `update ${BOOKKEEPING}.suppressed_visitors set hashed = hashed`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'delete',
+    statement: `delete from ${BOOKKEEPING}.webhook_events`,
+    allowed: ['owner', 'sync', 'serve'],
+  },
   { kind: 'delete', statement: 'delete from feedback', allowed: ['owner', 'sync'] },
-  { kind: 'delete', statement: 'delete from suppressed_visitors', allowed: ['owner', 'sync'] },
-  { kind: 'delete', statement: 'truncate rejects', allowed: ['owner'] },
+  { kind: 'delete', statement: `delete from ${BOOKKEEPING}.suppressed_visitors`, allowed: ['owner', 'sync'] },
+  { kind: 'delete', statement: `truncate ${BOOKKEEPING}.rejects`, allowed: ['owner'] },
   { kind: 'ddl', statement: 'create table matrix_table (x int)', allowed: ['owner'] },
   { kind: 'ddl', statement: 'alter table feedback add column matrix int', allowed: ['owner'] },
-  { kind: 'ddl', statement: 'drop table run_lock', allowed: ['owner'] },
+  { kind: 'ddl', statement: `drop table ${BOOKKEEPING}.run_lock`, allowed: ['owner'] },
   { kind: 'ddl', statement: 'create index on feedback (comment)', allowed: ['owner'] },
   {
     kind: 'ddl',
@@ -95,14 +110,22 @@ const MATRIX: readonly Row[] = [
   { kind: 'ddl', statement: 'create table public.matrix_table (x int)', allowed: [] },
   {
     kind: 'lock',
-    statement: 'lock table run_lock in share update exclusive mode nowait',
+    statement: `lock table ${BOOKKEEPING}.run_lock in share update exclusive mode nowait`,
     allowed: ['owner', 'sync'],
   },
-  { kind: 'lock', statement: 'lock table run_lock in exclusive mode nowait', allowed: ['owner', 'sync'] },
-  { kind: 'lock', statement: 'lock table run_lock in row exclusive mode nowait', allowed: ['owner', 'sync'] },
   {
     kind: 'lock',
-    statement: 'lock table webhook_events in row exclusive mode nowait',
+    statement: `lock table ${BOOKKEEPING}.run_lock in exclusive mode nowait`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'lock',
+    statement: `lock table ${BOOKKEEPING}.run_lock in row exclusive mode nowait`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'lock',
+    statement: `lock table ${BOOKKEEPING}.webhook_events in row exclusive mode nowait`,
     allowed: ['owner', 'sync', 'serve'],
   },
   {
@@ -110,7 +133,11 @@ const MATRIX: readonly Row[] = [
     statement: 'lock table feedback in access share mode nowait',
     allowed: ['owner', 'sync', 'serve', 'analyst'],
   },
-  { kind: 'lock', statement: 'select * from run_lock for update nowait', allowed: ['owner', 'sync'] },
+  {
+    kind: 'lock',
+    statement: `select * from ${BOOKKEEPING}.run_lock for update nowait`,
+    allowed: ['owner', 'sync'],
+  },
   { kind: 'temp', statement: 'create temporary table matrix_temp (x int)', allowed: ['sync'] },
   { kind: 'role', statement: 'create role matrix_role', allowed: [] },
   { kind: 'role', statement: 'alter role current_user superuser', allowed: [] },
@@ -138,12 +165,12 @@ const HOLD_ATTEMPTS: readonly string[] = [
   'select pg_advisory_lock(hashtext($$insights-sync$$), hashtext($$insights$$))',
 ];
 
-/** A client of `url`, with search_path at the schema; the caller ends it. */
+/** A client of `url`, with the warehouse's search_path; the caller ends it. */
 async function connect(url: string, applicationName = 'insights-sync-tests'): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, application_name: applicationName });
   client.on('error', () => {});
   await client.connect();
-  await client.query(`set search_path = ${SCHEMA}`);
+  await client.query(`set search_path = ${searchPath(SCHEMA)}`);
   return client;
 }
 
@@ -282,7 +309,7 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
         const taking = acquireRunLock({ url: roles.url[role], schema: SCHEMA, wait, pollMs: 20 });
         await expect(taking, `${role} wait=${wait}`).rejects.toBeInstanceOf(CliError);
         await expect(taking).rejects.toThrow(
-          /^this database user may not take the run lock of schema insights \(it needs UPDATE on insights\.run_lock\)/,
+          /^this database user may not take the run lock of schema insights \(it needs UPDATE on insights_state\.run_lock\)/,
         );
       }
     // A LOCK in any mode that would keep a run out is refused before it queues.
@@ -296,9 +323,10 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
         'access exclusive',
       ]) {
         await analyst.query('begin');
-        await expect(analyst.query(`lock table run_lock in ${mode} mode`), mode).rejects.toThrow(
-          /permission denied/,
-        );
+        await expect(
+          analyst.query(`lock table ${BOOKKEEPING}.run_lock in ${mode} mode`),
+          mode,
+        ).rejects.toThrow(/permission denied/);
         await analyst.query('rollback');
       }
     } finally {
@@ -306,40 +334,44 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
     }
   });
 
-  it(`the analyst holds each of ${HOLD_ATTEMPTS.length} locks it can get on run_lock in an open transaction, under a decoy name: a run still takes the lock, and the next is told the real holder`, async () => {
+  // The serve role has USAGE on the bookkeeping schema and no right on run_lock; the analyst
+  // has neither (its attempts fail before they lock anything, and are tried all the same).
+  it(`the serve and analyst roles hold each of ${HOLD_ATTEMPTS.length} locks they can get on run_lock in an open transaction, under a decoy name: a run still takes the lock, and the next is told the real holder`, async () => {
     const decoy = 'insights-sync pid=1 host=decoy';
     let ran = 0;
-    for (const statement of HOLD_ATTEMPTS) {
-      const analyst = await connect(roles.url.analyst, decoy);
-      try {
-        await analyst.query('begin');
-        await analyst.query(statement).catch(() => {});
-        const lock = await acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
+    for (const holder of ['serve', 'analyst'] as const) {
+      for (const statement of HOLD_ATTEMPTS) {
+        const held = await connect(roles.url[holder], decoy);
         try {
-          const second = acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
-          await expect(second, statement).rejects.toBeInstanceOf(LockError);
-          await expect(second).rejects.toThrow(
-            `(pid ${process.pid} on host ${hostname()}, database user ${roles.role.sync}, since`,
-          );
-          ran += 1;
+          await held.query('begin');
+          await held.query(statement).catch(() => {});
+          const lock = await acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
+          try {
+            const second = acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
+            await expect(second, `${holder}: ${statement}`).rejects.toBeInstanceOf(LockError);
+            await expect(second).rejects.toThrow(
+              `(pid ${process.pid} on host ${hostname()}, database user ${roles.role.sync}, since`,
+            );
+            ran += 1;
+          } finally {
+            await lock.release();
+          }
         } finally {
-          await lock.release();
+          await held.query('rollback').catch(() => {});
+          await held.end();
         }
-      } finally {
-        await analyst.query('rollback').catch(() => {});
-        await analyst.end();
       }
     }
-    expect(ran).toBe(HOLD_ATTEMPTS.length);
-    process.stdout.write(`run lock: ${ran} analyst holds tried, ${ran} runs took the lock anyway\n`);
+    expect(ran).toBe(2 * HOLD_ATTEMPTS.length);
+    process.stdout.write(`run lock: ${ran} holds tried, ${ran} runs took the lock anyway\n`);
   });
 
-  it('what EXCLUSIVE mode would have let through: an analyst PREPAREing an insert keeps it out (why the lock uses SHARE UPDATE EXCLUSIVE)', async () => {
-    const analyst = await connect(roles.url.analyst);
+  it('what EXCLUSIVE mode would have let through: a role with no right on run_lock (serve) PREPAREing an insert keeps it out (why the lock uses SHARE UPDATE EXCLUSIVE)', async () => {
+    const holder = await connect(roles.url.serve);
     const sync = await connect(roles.url.sync);
     try {
-      await analyst.query('begin');
-      await analyst.query('prepare hold as insert into run_lock values (true)');
+      await holder.query('begin');
+      await holder.query('prepare hold as insert into run_lock values (true)');
       await sync.query('begin');
       await expect(sync.query('lock table run_lock in exclusive mode nowait')).rejects.toThrow(
         /could not obtain lock/,
@@ -349,8 +381,8 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
       await sync.query('lock table run_lock in share update exclusive mode nowait');
       await sync.query('rollback');
     } finally {
-      await analyst.query('rollback').catch(() => {});
-      await analyst.end();
+      await holder.query('rollback').catch(() => {});
+      await holder.end();
       await sync.end();
     }
   });

@@ -18,14 +18,20 @@ export const ROLES_SCRIPT = readFileSync(
   'utf8',
 );
 export const SCHEMA = 'insights';
-const ROLE_NAMES = ['insights_owner', 'insights_sync', 'insights_serve', 'insights_analyst'] as const;
-export type RoleName = 'owner' | 'sync' | 'serve' | 'analyst';
+const ROLE_NAMES = [
+  'insights_owner',
+  'insights_sync',
+  'insights_serve',
+  'insights_analyst',
+  'insights_monitor',
+] as const;
+export type RoleName = 'owner' | 'sync' | 'serve' | 'analyst' | 'monitor';
 
 export interface RolesDatabase {
   adminUrl: string;
   /** The unique name of each role of the script. */
   role: Record<RoleName, string>;
-  /** A login of each role (for the analyst: a member of the group, as the file says to create). */
+  /** A login of each role (for the analyst and the monitor: a member of the group, as the file says to create). */
   url: Record<RoleName, string>;
   password: string;
   tag: string;
@@ -44,8 +50,10 @@ export async function createRolesDatabase(options: { migrate?: boolean } = {}): 
     sync: `insights_sync_${tag}`,
     serve: `insights_serve_${tag}`,
     analyst: `insights_analyst_${tag}`,
+    monitor: `insights_monitor_${tag}`,
   };
   const analystLogin = `alice_${tag}`;
+  const monitorLogin = `bob_${tag}`;
   let script = ROLES_SCRIPT;
   for (const name of ROLE_NAMES) script = script.replaceAll(name, `${name}_${tag}`);
   const server = databaseServerUrl();
@@ -56,6 +64,7 @@ export async function createRolesDatabase(options: { migrate?: boolean } = {}): 
     for (const name of [role.owner, role.sync, role.serve])
       await admin.query(`alter role ${name} password '${password}'`);
     await admin.query(`create role ${analystLogin} login password '${password}' in role ${role.analyst}`);
+    await admin.query(`create role ${monitorLogin} login password '${password}' in role ${role.monitor}`);
   });
   const login = (name: string) => {
     const parsed = new URL(adminUrl);
@@ -68,6 +77,7 @@ export async function createRolesDatabase(options: { migrate?: boolean } = {}): 
     sync: login(role.sync),
     serve: login(role.serve),
     analyst: login(analystLogin),
+    monitor: login(monitorLogin),
   };
   const opened: TestDatabase[] = [];
   const as = (name: RoleName): TestDatabase => {
@@ -98,7 +108,15 @@ export async function createRolesDatabase(options: { migrate?: boolean } = {}): 
       for (const t of opened) await t.db.destroy().catch(() => {});
       await withClient(server, async (admin) => {
         await dropDatabase(admin, database);
-        for (const name of [analystLogin, role.analyst, role.serve, role.sync, role.owner])
+        for (const name of [
+          monitorLogin,
+          analystLogin,
+          role.monitor,
+          role.analyst,
+          role.serve,
+          role.sync,
+          role.owner,
+        ])
           await admin.query(`drop role if exists ${name}`);
       });
     },

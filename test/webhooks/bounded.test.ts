@@ -2,6 +2,7 @@ import net from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
+import { searchPath } from '../../src/db/bookkeeping.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
@@ -26,12 +27,12 @@ async function whileLocked<T>(
   fn: (waiting: () => Promise<number>) => Promise<T>,
 ): Promise<T> {
   return withClient(t.url, async (blocker: pg.Client) => {
-    await blocker.query(`set search_path = ${t.schema}`);
+    await blocker.query(`set search_path = ${searchPath(t.schema)}`);
     await blocker.query('begin');
     await blocker.query('lock table webhook_events in exclusive mode');
     const waiting = async () => {
       const result = await blocker.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks where not granted and relation = '${t.schema}.webhook_events'::regclass`,
+        `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass`,
       );
       return result.rows[0]?.n ?? 0;
     };

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
+import { searchPath } from '../../src/db/bookkeeping.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { count, feedbackBody, TOKEN } from './webhook-helpers.js';
@@ -82,14 +83,14 @@ describe('insights-sync serve', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
     await withClient(t.url, async (blocker) => {
-      await blocker.query(`set search_path = ${t.schema}`);
+      await blocker.query(`set search_path = ${searchPath(t.schema)}`);
       await blocker.query('begin');
       await blocker.query('lock table webhook_events in exclusive mode');
       const inFlight = post(url, feedbackBody({ id: 3 }));
       await expect
         .poll(async () => {
           const waiting = await blocker.query<{ n: number }>(
-            `select count(*)::int as n from pg_locks where not granted and relation = '${t.schema}.webhook_events'::regclass`,
+            `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass`,
           );
           return waiting.rows[0]?.n;
         })

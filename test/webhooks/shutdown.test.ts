@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
+import { searchPath } from '../../src/db/bookkeeping.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { count, feedbackBody, listen, MAIN_URL, receiver } from './webhook-helpers.js';
 
@@ -32,7 +33,7 @@ describe('graceful shutdown', () => {
 
     await withClient(t.url, async (blocker) => {
       // Hold the delivery inside its transaction: its insert waits for this lock.
-      await blocker.query(`set search_path = ${t.schema}`);
+      await blocker.query(`set search_path = ${searchPath(t.schema)}`);
       await blocker.query('begin');
       await blocker.query('lock table webhook_events in exclusive mode');
       const inFlight = fetch(`${base}${MAIN_URL}`, {
@@ -43,7 +44,7 @@ describe('graceful shutdown', () => {
       await expect
         .poll(async () => {
           const waiting = await blocker.query<{ n: number }>(
-            `select count(*)::int as n from pg_locks where not granted and relation = '${t.schema}.webhook_events'::regclass`,
+            `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass`,
           );
           return waiting.rows[0]?.n;
         })
