@@ -12,6 +12,7 @@ import * as webhookRetention from './0011-webhook-retention.js';
 import * as experimentChecks from './0012-experiment-checks.js';
 import * as suppressionLock from './0013-suppression-lock.js';
 import * as snapshotVersions from './0014-snapshot-versions.js';
+import * as provisionalDays from './0015-provisional-days.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0012-experiment-checks': experimentChecks,
   '0013-suppression-lock': suppressionLock,
   '0014-snapshot-versions': snapshotVersions,
+  '0015-provisional-days': provisionalDays,
 };
