@@ -12,6 +12,8 @@ import * as webhookRetention from './0011-webhook-retention.js';
 import * as experimentChecks from './0012-experiment-checks.js';
 import * as suppressionLock from './0013-suppression-lock.js';
 import * as bookkeepingSchema from './0014-bookkeeping-schema.js';
+import * as snapshotVersions from './0015-snapshot-versions.js';
+import * as provisionalDays from './0016-provisional-days.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -31,4 +33,6 @@ export const migrations: Record<string, Migration> = {
   '0012-experiment-checks': experimentChecks,
   '0013-suppression-lock': suppressionLock,
   '0014-bookkeeping-schema': bookkeepingSchema,
+  '0015-snapshot-versions': snapshotVersions,
+  '0016-provisional-days': provisionalDays,
 };

@@ -45,6 +45,13 @@ export const LOGICAL_JOINS: readonly { from: string; columns: string[]; to: stri
       to: 'test_results',
       toColumns: ['source_id', 'test_kind', 'test_id', 'variant'],
     },
+    ...(
+      [
+        ['ab_test_versions', 'ab_tests'],
+        ['personalization_test_versions', 'personalization_tests'],
+        ['heatmap_versions', 'heatmaps'],
+      ] as const
+    ).map(([from, to]) => ({ from, columns: ['source_id', 'id'], to, toColumns: ['source_id', 'id'] })),
     {
       from: 'sync_windows',
       columns: ['source_id', 'resource'],

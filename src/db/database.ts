@@ -12,6 +12,7 @@ import type { HeatmapsTable } from './tables/heatmaps.js';
 import type { RecordingsTable } from './tables/recordings.js';
 import type { RunLockTable } from './tables/run-lock.js';
 import type { KeyCollisionsTable, ServerReadingsTable } from './tables/server-readings.js';
+import type { HeatmapVersionsTable, TestVersionsTable } from './tables/snapshot-versions.js';
 import type { SourcesTable } from './tables/sources.js';
 import type { SuppressedVisitorsTable } from './tables/suppressed-visitors.js';
 import type { SuppressionLockTable } from './tables/suppression-lock.js';
@@ -46,6 +47,9 @@ export interface Database {
   key_collisions: KeyCollisionsTable;
   run_lock: RunLockTable;
   suppression_lock: SuppressionLockTable;
+  ab_test_versions: TestVersionsTable;
+  personalization_test_versions: TestVersionsTable;
+  heatmap_versions: HeatmapVersionsTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;

@@ -5,6 +5,7 @@ import type { LoadTransaction } from '../db/transaction.js';
 import type { Heatmap } from '../schemas/heatmap.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
 import { dedupeByKey } from './dedupe.js';
+import { lockSourceSnapshots, recordVersions, VERSIONED_LISTS } from './snapshot-versions.js';
 import { type UpsertCounts, type UpsertSpec, upsertRows } from './upsert.js';
 
 export interface SnapshotLoad extends UpsertCounts {
@@ -90,6 +91,7 @@ const resultSpec: UpsertSpec<'test_results'> = {
 /**
  * Loads the list of A/B or personalization tests, with the absence rules above. A test removed
  * takes its results with it; one listed again is revived (its results when its detail lists them).
+ * A test whose name, url, goal or removal changed gets a new version (src/load/snapshot-versions.ts).
  */
 export async function loadTests(
   trx: LoadTransaction,
@@ -98,6 +100,7 @@ export async function loadTests(
   tests: readonly Test[],
   evidence: AbsenceEvidence,
 ): Promise<SnapshotLoad> {
+  await lockSourceSnapshots(trx, sourceId);
   const { items, conflicts } = dedupeByKey(tests, (t) => t.id);
   const rows = items.map((t): CopyValue[] => [
     sourceId,
@@ -128,6 +131,7 @@ export async function loadTests(
           .where('removed_at', 'is', null)
           .returning('variant')
           .execute();
+  await recordVersions(trx, VERSIONED_LISTS[kind], sourceId);
   const removed = absence.removed.length + results.length;
   return { ...counts, removed, revived, suspicious: absence.suspicious, conflicts };
 }
@@ -200,13 +204,14 @@ export async function loadTestResults(
   return { ...counts, removed: absence.removed.length, revived, suspicious: absence.suspicious, conflicts };
 }
 
-/** Loads the heatmap list; absence, removal and revival as for tests (heatmaps have no detail). */
+/** Loads the heatmap list; absence, removal, revival and versions as for tests (heatmaps have no detail). */
 export async function loadHeatmaps(
   trx: LoadTransaction,
   sourceId: string,
   heatmaps: readonly Heatmap[],
   evidence: AbsenceEvidence,
 ): Promise<SnapshotLoad> {
+  await lockSourceSnapshots(trx, sourceId);
   const { items, conflicts } = dedupeByKey(heatmaps, (h) => h.id);
   const rows = items.map((h): CopyValue[] => [
     sourceId,
@@ -226,6 +231,7 @@ export async function loadHeatmaps(
   const ids = items.map((h) => h.id);
   const revived = await markSeen(trx.db, scope, ids);
   const absence = await judgeAbsent(trx.db, scope, ids, evidence);
+  await recordVersions(trx, VERSIONED_LISTS.heatmaps, sourceId);
   return { ...counts, removed: absence.removed.length, revived, suspicious: absence.suspicious, conflicts };
 }
 

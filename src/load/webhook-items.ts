@@ -21,12 +21,16 @@ interface MergeRow<T extends MergeTable> {
   key: Partial<Record<ColumnOf<T>, number>>;
   /** Columns the body carries; dt, url, rating and rating_text never come in a webhook (spec 6). */
   values: Partial<Record<ColumnOf<T>, MergeValue>>;
+  /** When the delivery was received; null: now (the receiver stores it in the receipt's transaction). */
+  receivedAt: Date | null;
 }
 
 /**
  * Merges one valid webhook body (spec 6) into the tables the API sync fills, the API being
  * authoritative:
- * - an unknown key becomes a provisional row: origin 'webhook', dt/url/rating null, raw = the body;
+ * - an unknown key becomes a provisional row: origin 'webhook', dt/url/rating null, raw = the body,
+ *   webhook_received_at = the delivery's receipt (its provisional day in the daily views: the
+ *   bodies carry no time of the item itself);
  * - a known row only gets the columns that are still null, and origin 'api' becomes 'both';
  * - a value already there (the API's, or an earlier webhook's) is never changed, and a row with
  *   nothing to change is not written at all.
@@ -38,8 +42,10 @@ export async function mergeWebhookBody(
   trx: LoadTransaction,
   sourceId: string,
   body: WebhookBody,
+  /** A stored delivery's receipt (`webhooks replay`); default now. */
+  receivedAt?: Date,
 ): Promise<WebhookMerge> {
-  const [merge] = await mergeWebhookBodies(trx, [{ sourceId, body }]);
+  const [merge] = await mergeWebhookBodies(trx, [{ sourceId, body, ...(receivedAt ? { receivedAt } : {}) }]);
   return merge as WebhookMerge;
 }
 
@@ -52,7 +58,7 @@ export async function mergeWebhookBody(
  */
 export async function mergeWebhookBodies(
   trx: LoadTransaction,
-  bodies: readonly { sourceId: string; body: WebhookBody }[],
+  bodies: readonly { sourceId: string; body: WebhookBody; receivedAt?: Date }[],
 ): Promise<WebhookMerge[]> {
   if (bodies.length === 0) return [];
   // Visitors first, like the API load: the same lock order (visitors, then items) avoids deadlocks.
@@ -60,9 +66,10 @@ export async function mergeWebhookBodies(
     trx,
     bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })),
   );
-  const rows = bodies.map(({ sourceId, body }) =>
-    body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body),
-  );
+  const rows = bodies.map(({ sourceId, body, receivedAt }) => ({
+    ...(body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body)),
+    receivedAt: receivedAt ?? null,
+  }));
   const effects: MergeEffect[] = new Array(bodies.length).fill('unchanged');
   for (const table of ['feedback', 'survey_answers'] as const) {
     const indexes = rows.flatMap((row, i) => (row.table === table ? [i] : []));
@@ -93,7 +100,7 @@ export async function mergeWebhookBodies(
   });
 }
 
-function feedbackRow(sourceId: string, body: FeedbackWebhook): MergeRow<'feedback'> {
+function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRow<'feedback'>, 'receivedAt'> {
   return {
     table: 'feedback',
     key: { id: body.id, feedback_id: body.feedback_id },
@@ -109,7 +116,7 @@ function feedbackRow(sourceId: string, body: FeedbackWebhook): MergeRow<'feedbac
   };
 }
 
-function surveyRow(sourceId: string, body: SurveyWebhook): MergeRow<'survey_answers'> {
+function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRow<'survey_answers'>, 'receivedAt'> {
   return {
     table: 'survey_answers',
     key: { id: body.id, question_id: body.question_id },
@@ -145,12 +152,15 @@ async function mergeRows<T extends MergeTable>(
   const valuesOf = (row: MergeRow<T>) => ({ ...row.values, ...row.key }) as Record<string, MergeValue>;
   const keyOf = (values: Record<string, MergeValue>) => JSON.stringify(keyColumns.map((c) => values[c]));
 
-  const combined = new Map<string, { values: Record<string, MergeValue>; index: number }>();
+  const combined = new Map<
+    string,
+    { values: Record<string, MergeValue>; receivedAt: Date | null; index: number }
+  >();
   rows.forEach((row, index) => {
     const values = valuesOf(row);
     const key = keyOf(values);
     const earlier = combined.get(key);
-    if (earlier === undefined) combined.set(key, { values, index });
+    if (earlier === undefined) combined.set(key, { values, receivedAt: row.receivedAt, index });
     else for (const c of filled) earlier.values[c] ??= values[c] as MergeValue;
   });
   // The API loader's order (source_id, then the key's numbers): the two lock rows alike.
@@ -167,10 +177,12 @@ async function mergeRows<T extends MergeTable>(
   const contentBefore = sql.join(filled.map(t));
   const contentAfter = sql.join(filled.map(merged));
   const tuples = ordered.map(
-    ({ values }) => sql`(${sql.join(columns.map((c) => sql`${values[c] ?? null}`))}, 'webhook')`,
+    ({ values, receivedAt }) =>
+      sql`(${sql.join(columns.map((c) => sql`${values[c] ?? null}`))}, 'webhook', coalesce(${receivedAt}::timestamptz, now()))`,
   );
   const result = await sql<Record<string, unknown> & { inserted: boolean }>`
-    insert into ${sql.table(first.table)} as t (${sql.join(columns.map((c) => sql.id(c)))}, origin)
+    -- webhook_received_at only on insert: a row the API loaded first was not the webhook's.
+    insert into ${sql.table(first.table)} as t (${sql.join(columns.map((c) => sql.id(c)))}, origin, webhook_received_at)
     values ${sql.join(tuples)}
     on conflict (${sql.join(keyColumns.map((c) => sql.id(c)))}) do update set
       ${sql.join(filled.map((c) => sql`${sql.id(c)} = ${merged(c)}`))},

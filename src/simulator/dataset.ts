@@ -4,7 +4,7 @@ import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
-import { daysFrom, isDay } from '../time/days.js';
+import { daysFrom, isDay, isoAt } from '../time/days.js';
 import { type AdvanceOptions, type AdvanceReport, applyAdvance, feedbackKey } from './advance.js';
 import { type DayItems, generateDay, sortDayItems } from './day-data.js';
 import { type DayPlan, type DayRole, DEFAULT_VOLUME, planDay, type Volume } from './day-plan.js';
@@ -32,6 +32,11 @@ export interface DayOverlay {
   /** Replacement fields by feedback key (`id:feedback_id`). */
   edits: Map<string, Partial<Feedback>>;
 }
+
+export type TestEdit = Partial<Pick<Test, 'test_name' | 'url' | 'goal_profile_id'>>;
+export type HeatmapEdit = Partial<
+  Pick<Heatmap, 'name' | 'url' | 'rule' | 'start_time' | 'end_time' | 'heatmap_limit'>
+>;
 
 export interface DatasetState {
   rounds: number;
@@ -62,6 +67,13 @@ export interface Dataset {
   /** Item counts without generating the items (cheap even for a million). */
   totals(): Record<WindowedResource, number>;
   advance(options?: AdvanceOptions): AdvanceReport;
+  /**
+   * Changes a test's attributes as its owner would in the service's dashboard (a rename, another
+   * page or goal); its updated_at moves a minute forward. Throws for an id the dataset lacks.
+   */
+  editTest(kind: TestKind, id: string, patch: TestEdit): void;
+  /** The same for a heatmap (its name, page, rule, times or limit). */
+  editHeatmap(id: string, patch: HeatmapEdit): void;
   /** Everything at once; `view` decides extra fields and which items are malformed. */
   truth(view?: Partial<ItemView>): GroundTruth;
 }
@@ -158,9 +170,27 @@ export function generateDataset(options: DatasetOptions): Dataset {
         { seed, days, context, state, day, invalidate: (date) => cache.delete(date) },
         advanceOptions,
       ),
+    editTest: (kind, id, patch) => {
+      const tests = state.snapshots.tests[kind];
+      const index = tests.findIndex((test) => test.id === id);
+      const test = tests[index];
+      if (test === undefined) throw new RangeError(`no ${kind} test ${id}`);
+      tests[index] = { ...test, ...patch, updated_at: minuteLater(test.updated_at) };
+    },
+    editHeatmap: (id, patch) => {
+      const heatmaps = state.snapshots.heatmaps;
+      const index = heatmaps.findIndex((heatmap) => heatmap.id === id);
+      const heatmap = heatmaps[index];
+      if (heatmap === undefined) throw new RangeError(`no heatmap ${id}`);
+      heatmaps[index] = { ...heatmap, ...patch, updated_at: minuteLater(heatmap.updated_at) };
+    },
     truth: (view = {}) => assembleTruth(dataset, { ...DEFAULT_VIEW, ...view }),
   };
   return dataset;
+}
+
+function minuteLater(timestamp: string): string {
+  return isoAt(Date.parse(timestamp) + 60_000);
 }
 
 function withOverlay(base: DayItems, overlay: DayOverlay | undefined): DayItems {

@@ -2,8 +2,9 @@ import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { errorMessage } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
+import type { TestKind } from '../schemas/test.js';
 import type { AdvanceOptions, AdvanceReport } from './advance.js';
-import { generateDataset } from './dataset.js';
+import { generateDataset, type HeatmapEdit, type TestEdit } from './dataset.js';
 import type { Volume } from './day-plan.js';
 import type { EndpointName } from './endpoint-names.js';
 import { createFaultPicker, type FaultKind } from './faults.js';
@@ -24,7 +25,13 @@ import { assembleTruth, type GroundTruth } from './truth.js';
 import { sendWebhooks, type WebhookSendOptions, type WebhookSendResult } from './webhook-sender.js';
 
 export type { AdvanceOptions, AdvanceReport } from './advance.js';
-export { type Dataset, type DatasetOptions, generateDataset } from './dataset.js';
+export {
+  type Dataset,
+  type DatasetOptions,
+  generateDataset,
+  type HeatmapEdit,
+  type TestEdit,
+} from './dataset.js';
 export type { EndpointName } from './endpoint-names.js';
 export { ENDPOINT_NAMES } from './endpoint-names.js';
 export type { FaultKind } from './faults.js';
@@ -152,6 +159,10 @@ export interface Simulator {
   /** Late items on the last days, edits, one A/B test removed, results grown. */
   advance(options?: AdvanceOptions): AdvanceReport;
   setOptions(patch: SimulatorPatch): void;
+  /** Renames a test, or changes its page or goal, as its owner would (Dataset.editTest). */
+  editTest(kind: TestKind, id: string, patch: TestEdit): void;
+  /** Changes a heatmap's attributes (Dataset.editHeatmap). */
+  editHeatmap(id: string, patch: HeatmapEdit): void;
   stats(): SimulatorStats;
   resetStats(): void;
   /** POSTs a spec-6 webhook body for each valid feedback item and survey answer. */
@@ -236,6 +247,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       validateSettings(picked);
       Object.assign(settings, ownCopies(picked));
     },
+    editTest: (kind, id, patch) => dataset.editTest(kind, id, patch),
+    editHeatmap: (id, patch) => dataset.editHeatmap(id, patch),
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     sendWebhooks: (targetUrl, sendOptions) => sendWebhooks(truth(), targetUrl, sendOptions),

@@ -77,7 +77,7 @@ export function refusalOf(error: unknown): DatabaseRefusal {
  */
 export async function reapplyDelivery(
   pool: pg.Pool,
-  delivery: { id: number; sourceId: string; body: unknown },
+  delivery: { id: number; sourceId: string; body: unknown; receivedAt?: Date },
 ): Promise<{ status: 'applied' | 'rejected'; error: string | null }> {
   const checked = checkStorable(checkBody(delivery.body), unstorableStringPath(delivery.body));
   const visitorId = visitorIdOf(delivery.body);
@@ -92,7 +92,8 @@ export async function reapplyDelivery(
       await setDeliveryOutcome(trx, delivery.id, { status: 'rejected', error });
       return { status: 'rejected' as const, error };
     }
-    await mergeWebhookBody(trx, delivery.sourceId, checked.event);
+    // A row it creates counts on the day the delivery was received, not the day of the replay.
+    await mergeWebhookBody(trx, delivery.sourceId, checked.event, delivery.receivedAt);
     await setDeliveryOutcome(trx, delivery.id, { status: 'applied', error: null });
     return { status: 'applied' as const, error: null };
   };

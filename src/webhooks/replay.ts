@@ -39,7 +39,7 @@ export async function replayDeliveries(
   for (;;) {
     const page = await db
       .selectFrom('webhook_events')
-      .select(['id', 'source_id', 'status', 'body', 'body_text'])
+      .select(['id', 'source_id', 'status', 'body', 'body_text', 'received_at'])
       .where('id', '>', after)
       // A body cleared after the retention (retention.ts) has nothing left to re-apply.
       .where('body_cleared_at', 'is', null)
@@ -52,7 +52,12 @@ export async function replayDeliveries(
     for (const row of page) {
       // body_text holds a body jsonb could not: still unstorable, so it is rejected again.
       const body = row.body_text === null ? row.body : JSON.parse(row.body_text);
-      const outcome = await reapplyDelivery(pool, { id: row.id, sourceId: row.source_id, body });
+      const outcome = await reapplyDelivery(pool, {
+        id: row.id,
+        sourceId: row.source_id,
+        body,
+        receivedAt: row.received_at,
+      });
       result.replayed += 1;
       result[outcome.status] += 1;
       if (row.status === 'rejected' && outcome.status === 'applied') result.nowApplied += 1;

@@ -179,45 +179,6 @@ describe('docs/roles.sql', () => {
     });
   });
 
-  /**
-   * What Metabase lists when it syncs a database (its PostgreSQL driver): the schemas the login
-   * has USAGE on, and in them the tables and views it may SELECT. The analyst's list is the data
-   * and the views, exactly; a run's bookkeeping is in none of it.
-   */
-  it('Metabase, logged in as an analyst, lists the data tables and views and nothing of the bookkeeping', async () => {
-    const listed = await withClient(roles.url.analyst, (client) =>
-      client.query<{ schema: string; name: string }>(
-        `select n.nspname as schema, c.relname as name
-           from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where c.relkind in ('r', 'p', 'v', 'm', 'f')
-            and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_toast'
-            and has_schema_privilege(n.oid, 'USAGE') and has_table_privilege(c.oid, 'SELECT')
-          order by 1, 2`,
-      ),
-    );
-    expect(new Set(listed.rows.map((r) => r.schema))).toEqual(new Set([SCHEMA]));
-    expect(listed.rows.map((r) => r.name)).toEqual([
-      'ab_test_results',
-      'ab_tests',
-      'daily_activity',
-      'feedback',
-      'feedback_enriched',
-      'heatmaps',
-      'key_collisions',
-      'personalization_results',
-      'personalization_tests',
-      'recordings',
-      'sources',
-      'survey_answers',
-      'survey_answers_enriched',
-      'sync_health',
-      'test_result_daily',
-      'test_result_history',
-      'test_results',
-      'visitors',
-    ]);
-  });
-
   it('a member of the monitor group runs status (it reads the bookkeeping), and changes nothing', async () => {
     const monitor = roles.as('monitor');
     expect((await statusReport(monitor.db, '2026-03-06')).resources.length).toBeGreaterThan(0);

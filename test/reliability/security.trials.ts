@@ -7,6 +7,7 @@ import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
+import { lockSourceSnapshots } from '../../src/load/snapshot-versions.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
 import { advanceWatermark } from '../../src/watermark/watermark.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
@@ -401,11 +402,14 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
     'lock table watermarks in access share mode',
     `prepare h as update watermarks set day = day`,
     `prepare h as select * from watermarks for update`,
+    'lock table sources in access share mode',
+    'prepare h as update sources set base_url = base_url',
+    'prepare h as select * from sources for update',
     `select pg_advisory_xact_lock(hashtext('insights-sync suppressed_visitors'), hashtext(current_schema()))`,
     `select pg_advisory_xact_lock(hashtext('insights-sync watermark main feedback'))`,
   ];
 
-  it(`the analyst cannot hold up a window, a delivery or a forget: ${WRITER_HOLDS.length} holds on suppression_lock, watermarks and the old advisory keys, and the writers' locks are taken each time`, async () => {
+  it(`the analyst cannot hold up a window, a delivery or a forget: ${WRITER_HOLDS.length} holds on suppression_lock, watermarks, sources and the old advisory keys, and the writers' locks are taken each time`, async () => {
     const session = (role: RoleName) => {
       const pool = createPool({ url: roles.url[role], schema: SCHEMA, max: 1 });
       return { pool, db: createDb(pool) };
@@ -432,6 +436,8 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
           await inTransaction(sync.db, (trx) =>
             advanceWatermark(trx, 'main', 'feedback', '2026-01-01', '2026-01-02'),
           );
+          // A snapshot load's hold on its source's lists (the sources row FOR NO KEY UPDATE).
+          await inTransaction(sync.db, (trx) => lockSourceSnapshots({ db: trx }, 'main'));
           taken += 1;
         } finally {
           await analyst.query('rollback').catch(() => {});

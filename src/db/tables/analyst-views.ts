@@ -78,6 +78,8 @@ export interface FeedbackEnrichedView extends VisitorColumns {
   url: V<string>;
   screenshot: V<string>;
   origin: V<'api' | 'webhook' | 'both'>;
+  /** Migration 0015: only the webhook has the row; day is its delivery's receipt day. */
+  is_provisional: V<boolean>;
 }
 
 export interface SurveyAnswersEnrichedView extends VisitorColumns {
@@ -91,6 +93,8 @@ export interface SurveyAnswersEnrichedView extends VisitorColumns {
   day: V<string>;
   url: V<string>;
   origin: V<'api' | 'webhook' | 'both'>;
+  /** Migration 0015: only the webhook has the row; day is its delivery's receipt day. */
+  is_provisional: V<boolean>;
 }
 
 export interface DailyActivityView {
@@ -102,6 +106,9 @@ export interface DailyActivityView {
   survey_response_count: V<number>;
   recording_count: V<number>;
   average_recording_duration: V<number>;
+  /** Migration 0015: of the day's counts, the rows only the webhook has delivered (no dt yet). */
+  provisional_feedback_count: V<number>;
+  provisional_survey_answer_count: V<number>;
 }
 
 export interface SyncHealthView {

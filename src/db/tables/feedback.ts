@@ -21,4 +21,6 @@ export interface FeedbackTable {
   last_changed_at: DefaultTimestamp;
   /** Which path has seen the row (migration 0002): 'webhook' rows are provisional. */
   origin: Origin;
+  /** When the webhook delivery that brought the row before the API did was received (migration 0015). */
+  webhook_received_at: Timestamp | null;
 }

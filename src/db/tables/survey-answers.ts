@@ -17,4 +17,6 @@ export interface SurveyAnswersTable {
   last_changed_at: DefaultTimestamp;
   /** Which path has seen the row (migration 0002): 'webhook' rows are provisional. */
   origin: Origin;
+  /** When the webhook delivery that brought the row before the API did was received (migration 0015). */
+  webhook_received_at: Timestamp | null;
 }
