@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BREAKDOWN_ROWS } from './browser/report-view.js';
+import { BREAKDOWN_ROWS, markRuns } from './browser/report-view.js';
 import { PAGE_SCRIPT } from './page-script.generated.js';
 import type { DayMark, HealthRow, ReportData, VariantResult } from './report-data.js';
 
@@ -188,14 +188,14 @@ const STATUS_LABEL: Record<DayMark['status'], string> = {
   open: 'open (today)',
 };
 
-/** The ledger's days that are not done and complete: the same marks the daily charts shade. */
+/** The ledger's days that are not done and complete: the same marks the daily charts shade, as runs of days. */
 function gapsSection(marks: DayMark[]): string {
-  const rows = marks
+  const rows = markRuns(marks)
     .map(
       (
         m,
-      ) => `<tr class="mark-${m.status}" data-source="${escapeHtml(m.source)}" data-day="${escapeHtml(m.day)}">
-        <td>${escapeHtml(m.day)}</td><td>${escapeHtml(m.source)}</td><td>${escapeHtml(m.resource)}</td>
+      ) => `<tr class="mark-${m.status}" data-source="${escapeHtml(m.source)}" data-from="${m.from}" data-to="${m.to}">
+        <td>${m.from}</td><td>${m.to}</td><td class="n">${m.days}</td><td>${escapeHtml(m.source)}</td><td>${m.resource}</td>
         <td>${STATUS_LABEL[m.status]}</td><td>${escapeHtml(m.detail)}</td></tr>`,
     )
     .join('\n');
@@ -204,10 +204,10 @@ function gapsSection(marks: DayMark[]): string {
   ${
     marks.length === 0
       ? empty('Every day of this range is loaded and complete.')
-      : `<table data-csv="days-not-loaded" id="gaps-table">
-    <thead><tr><th>day</th><th>source</th><th>resource</th><th>status</th><th>why</th></tr></thead>
+      : `<div class="scroll"><table data-csv="days-not-loaded" id="gaps-table">
+    <thead><tr><th>from</th><th>to</th><th>days</th><th>source</th><th>resource</th><th>status</th><th>why</th></tr></thead>
     <tbody>${rows}</tbody>
-  </table>
+  </table></div>
   <p class="note" id="gaps-empty" hidden>Every day of the chosen range and source is loaded and complete.</p>
   <p class="note">From the ledger (sync_windows): failed (the last fetch failed; the next run tries again), not loaded (no window),
     truncated (the API returned as many items as it allows: items may be missing), open (today, fetched again by the next run).</p>`

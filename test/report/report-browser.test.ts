@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../scripts/chromium.js';
 import { chartJsSource } from '../../src/report/chart-library.js';
 import { renderReportHtml } from '../../src/report/render-html.js';
-import { loadReportData } from '../../src/report/report-data.js';
+import { loadDayMarks, loadReportData } from '../../src/report/report-data.js';
 import type { Simulator } from '../../src/simulator/server.js';
 import { addDays } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
@@ -297,16 +297,51 @@ describe('the HTML report, in a browser', () => {
       expect(known, name).toHaveLength(REPORT_DAYS - 3);
     }
     const gaps = await visibleRows(page, '#gaps-table');
+    const error = 'HTTP 503 from the API after 4 attempts';
+    const truncatedWhy = expect.stringMatching(/^\d+ items, as many as one response returns/);
     expect(gaps).toEqual(
       expect.arrayContaining([
-        [failedDay, 'main', 'feedback', 'failed', 'HTTP 503 from the API after 4 attempts'],
-        [failedDay, 'main', 'recordings', 'failed', 'HTTP 503 from the API after 4 attempts'],
-        [truncatedDay, 'main', 'feedback', 'truncated', expect.stringMatching(/^\d+ items, as many as/)],
-        [truncatedDay, 'main', 'recordings', 'truncated', expect.stringMatching(/^\d+ items, as many as/)],
+        [failedDay, failedDay, '1', 'main', 'feedback', 'failed', error],
+        [failedDay, failedDay, '1', 'main', 'recordings', 'failed', error],
+        [truncatedDay, truncatedDay, '1', 'main', 'feedback', 'truncated', truncatedWhy],
+        [truncatedDay, truncatedDay, '1', 'main', 'recordings', 'truncated', truncatedWhy],
       ]),
     );
     // Today is open for all three day-windowed resources; nothing else is marked.
     expect(gaps).toHaveLength(4 + 3);
+  });
+
+  it('reads a day without a window as not loaded, saying whether it is before the first loaded day', async () => {
+    const before = addDays(range.from, -2);
+    const marks = await loadDayMarks(t.db, ['main'], before, range.from);
+    expect(marks.filter((m) => m.resource === 'survey')).toEqual([
+      {
+        source: 'main',
+        resource: 'survey',
+        day: before,
+        status: 'not-loaded',
+        detail: `before the first loaded day, ${range.from}`,
+      },
+      {
+        source: 'main',
+        resource: 'survey',
+        day: addDays(before, 1),
+        status: 'not-loaded',
+        detail: `before the first loaded day, ${range.from}`,
+      },
+    ]);
+    // A day inside the loaded range whose window was never written: not fetched yet.
+    const gap = addDays(range.from, 3);
+    await sql`delete from sync_windows where resource = 'survey' and day = ${gap}`.execute(t.db);
+    try {
+      expect(await loadDayMarks(t.db, ['main'], gap, gap)).toEqual([
+        { source: 'main', resource: 'survey', day: gap, status: 'not-loaded', detail: 'not fetched yet' },
+      ]);
+    } finally {
+      await sql`insert into sync_windows (source_id, resource, day, status) values ('main', 'survey', ${gap}, 'done')`.execute(
+        t.db,
+      );
+    }
   });
 
   describe('with a second source, filtered in the page', () => {
@@ -371,7 +406,7 @@ describe('the HTML report, in a browser', () => {
       }
       // The gap table follows: the other source has no failed day.
       await setFilter(all, { source: 'other' });
-      expect((await visibleRows(all, '#gaps-table')).map((r) => r[3])).toEqual([
+      expect((await visibleRows(all, '#gaps-table')).map((r) => r[5])).toEqual([
         'open (today)',
         'open (today)',
         'open (today)',

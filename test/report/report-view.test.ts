@@ -6,7 +6,10 @@ import {
   commentMatches,
   dailyAverage,
   dailySeries,
+  type MarkRun,
+  markRuns,
   ratingLines,
+  runInFilter,
   trendView,
 } from '../../src/report/browser/report-view.js';
 import type { ActivityDay, DayMark, FeedbackComment, TestDay } from '../../src/report/report-data.js';
@@ -124,6 +127,37 @@ describe('the daily series of the report', () => {
 });
 
 describe('the tables of the report', () => {
+  it('lists marked days as runs: consecutive days of one source, resource, status and reason', () => {
+    const m = (
+      d: number,
+      status: DayMark['status'],
+      detail = '',
+      resource: DayMark['resource'] = 'feedback',
+    ) => ({
+      ...mark('a', d, status),
+      resource,
+      detail,
+    });
+    const runs = markRuns([
+      m(1, 'not-loaded', 'before'),
+      m(2, 'not-loaded', 'before'),
+      m(3, 'failed', 'HTTP 503'),
+      m(4, 'failed', 'HTTP 500'),
+      m(5, 'failed', 'HTTP 500'),
+      m(1, 'not-loaded', 'before', 'survey'),
+    ]);
+    expect(runs.map((r) => [r.from, r.to, r.days, r.resource, r.status, r.detail])).toEqual([
+      [day(1), day(2), 2, 'feedback', 'not-loaded', 'before'],
+      [day(1), day(1), 1, 'survey', 'not-loaded', 'before'],
+      [day(3), day(3), 1, 'feedback', 'failed', 'HTTP 503'],
+      [day(4), day(5), 2, 'feedback', 'failed', 'HTTP 500'],
+    ]);
+    const run = runs[0] as MarkRun;
+    expect(runInFilter(run, { ...all, from: day(2) })).toBe(true);
+    expect(runInFilter(run, { ...all, from: day(3) })).toBe(false);
+    expect(runInFilter(run, { ...all, sources: ['b'] })).toBe(false);
+  });
+
   it('breaks feedback down by key within the filter, the most first, with shares', () => {
     const rows = [
       { source: 'a', day: day(1), key: '/a', feedback: 1, comments: 1 },

@@ -23,9 +23,9 @@ import {
   type DailySeries,
   dailyAverage,
   dailySeries,
-  inFilter,
   type ReportFilter,
   ratingLines,
+  runInFilter,
   trendView,
 } from './report-view.js';
 
@@ -547,8 +547,11 @@ const MARK_LABEL: Record<DayStatus, string> = {
     }
     return shown;
   }
-  const rowIn = (row: HTMLTableRowElement, filter: ReportFilter) =>
-    inFilter({ source: row.dataset.source ?? '', day: row.dataset.day ?? '' }, filter);
+  const runIn = (row: HTMLTableRowElement, filter: ReportFilter) =>
+    runInFilter(
+      { source: row.dataset.source ?? '', from: row.dataset.from ?? '', to: row.dataset.to ?? '' },
+      filter,
+    );
 
   const commentSearch = byId<HTMLInputElement>('comment-search');
   function showComments(filter: ReportFilter) {
@@ -639,7 +642,7 @@ const MARK_LABEL: Record<DayStatus, string> = {
       filterRows(table, (row) => filter.sources.includes(row.dataset.source ?? ''));
     showTrend(filter);
     const gaps = byId<HTMLTableElement>('gaps-table');
-    const gapsShown = filterRows(gaps, (row) => rowIn(row, filter));
+    const gapsShown = filterRows(gaps, (row) => runIn(row, filter));
     const gapsEmpty = byId('gaps-empty');
     if (gapsEmpty) gapsEmpty.hidden = gapsShown > 0;
     showFeedback(filter);

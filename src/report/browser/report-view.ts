@@ -4,7 +4,7 @@
  * page script (browser/page-script.ts) only draws their results.
  */
 import type { WindowedResource } from '../../schemas/resource-names.js';
-import { type DayString, daysFrom } from '../../time/days.js';
+import { addDays, type DayString, daysFrom } from '../../time/days.js';
 import type {
   ActivityDay,
   BreakdownDay,
@@ -24,6 +24,71 @@ export interface ReportFilter {
 
 export function inFilter(row: { source: string; day: DayString }, filter: ReportFilter): boolean {
   return row.day >= filter.from && row.day <= filter.to && filter.sources.includes(row.source);
+}
+
+/** Consecutive days of one source and resource with the same mark and reason: one row of the gaps table. */
+export interface MarkRun {
+  source: string;
+  resource: WindowedResource;
+  status: DayStatus;
+  detail: string;
+  from: DayString;
+  to: DayString;
+  days: number;
+}
+
+/**
+ * The marks as runs of days, in the order of their first day: a source that has loaded nothing
+ * yet is one row per resource, not one per day.
+ */
+export function markRuns(marks: readonly DayMark[]): MarkRun[] {
+  const sorted = [...marks].sort(
+    (a, b) =>
+      compare(a.source, b.source) ||
+      compare(a.resource, b.resource) ||
+      compare(a.status, b.status) ||
+      compare(a.detail, b.detail) ||
+      compare(a.day, b.day),
+  );
+  const runs: MarkRun[] = [];
+  for (const mark of sorted) {
+    const last = runs.at(-1);
+    if (
+      last !== undefined &&
+      last.source === mark.source &&
+      last.resource === mark.resource &&
+      last.status === mark.status &&
+      last.detail === mark.detail &&
+      addDays(last.to, 1) === mark.day
+    ) {
+      last.to = mark.day;
+      last.days++;
+    } else
+      runs.push({
+        source: mark.source,
+        resource: mark.resource,
+        status: mark.status,
+        detail: mark.detail,
+        from: mark.day,
+        to: mark.day,
+        days: 1,
+      });
+  }
+  return runs.sort(
+    (a, b) => compare(a.from, b.from) || compare(a.source, b.source) || compare(a.resource, b.resource),
+  );
+}
+
+/** Whether a run of days shares a day and a source with the filter. */
+export function runInFilter(
+  run: { source: string; from: DayString; to: DayString },
+  filter: ReportFilter,
+): boolean {
+  return run.from <= filter.to && run.to >= filter.from && filter.sources.includes(run.source);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Worst first: a day shown for several sources takes the worst of their marks. */
