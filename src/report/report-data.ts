@@ -5,7 +5,9 @@ import type { DayString } from '../time/days.js';
 
 /**
  * What the report shows, read from the analyst views (migration 0004): the same numbers an
- * analyst gets from SQL. Plain JSON-able data; render-html.ts turns it into the page.
+ * analyst gets from SQL; and, from the ledger (sync_windows, watermarks), which days are not
+ * simply loaded. Plain JSON-able data, per source and day where the page filters by them;
+ * render-html.ts turns it into the page, browser/report-view.ts shapes it for a filter.
  */
 export interface ReportOptions {
   /** Only this source; all sources when undefined. */

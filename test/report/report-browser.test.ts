@@ -17,7 +17,10 @@ import { fillReportWarehouse, REPORT_DAYS } from './report-warehouse.js';
 /**
  * `insights-sync report` on a simulator-filled warehouse, opened in a real browser (Debian's
  * chromium through playwright-core): every chart is drawn and shows data, nothing is fetched
- * from a network, the console stays clean. The screenshot lands in test-output/report.png;
+ * from a network, the console stays clean. The ledger has a failed and a truncated day, which
+ * every daily chart marks (null, not 0) and the gaps table lists; a second source then shows
+ * that the page's filters (dates, source, log scale, test, comment search) redraw what they
+ * should, and that each table's CSV parses back to its rows. The screenshot lands in test-output/report.png;
  * `npm run docs:report` copies it to docs/report.png for the README.
  */
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');

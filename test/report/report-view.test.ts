@@ -13,6 +13,7 @@ import {
   trendView,
 } from '../../src/report/browser/report-view.js';
 import type { ActivityDay, DayMark, FeedbackComment, TestDay } from '../../src/report/report-data.js';
+import { keepTop } from '../../src/report/report-data.js';
 import { parseCsv } from './parse-csv.js';
 
 const day = (d: number) => `2026-03-0${d}`;
@@ -219,6 +220,26 @@ describe('the tables of the report', () => {
     const single = trendView(rows, { ...all, from: day(2) });
     expect(single.days).toEqual([day(2)]);
     expect(single.rows).toHaveLength(2);
+  });
+});
+
+describe('the breakdown by page, as loaded', () => {
+  it('keeps the pages with the most feedback by name and sums the rest per source and day', () => {
+    const row = (source: string, d: number, key: string, feedback: number) => ({
+      source,
+      day: day(d),
+      key,
+      feedback,
+      comments: 1,
+    });
+    const rows = [row('a', 1, '/x', 5), row('a', 1, '/y', 1), row('a', 1, '/z', 3), row('b', 2, '/y', 1)];
+    expect(keepTop(rows, 3, '(other pages)')).toBe(rows);
+    expect(keepTop(rows, 2, '(other pages)')).toEqual([
+      row('a', 1, '/x', 5),
+      row('a', 1, '/z', 3),
+      { source: 'a', day: day(1), key: '(other pages)', feedback: 1, comments: 1 },
+      { source: 'b', day: day(2), key: '(other pages)', feedback: 1, comments: 1 },
+    ]);
   });
 });
 
