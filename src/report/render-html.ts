@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { BREAKDOWN_ROWS, markRuns } from './browser/report-view.js';
 import { PAGE_SCRIPT } from './page-script.generated.js';
-import type { HealthRow, ReportData, VariantResult } from './report-data.js';
+import type { DayMark, HealthRow, ReportData, VariantResult } from './report-data.js';
 
 /**
  * The report as one self-contained HTML page: styles, Chart.js, the data (JSON) and the script
@@ -29,26 +30,31 @@ export function renderReportHtml(data: ReportData, chartJs: string): string {
   <p class="meta">${escapeHtml(data.range.from)} to ${escapeHtml(data.range.to)} (UTC days) ·
     source${data.sources.length === 1 ? '' : 's'}: ${escapeHtml(data.sources.join(', ') || 'none')} ·
     generated ${escapeHtml(data.generatedAt.replace('T', ' ').slice(0, 16))} UTC</p>
+  ${filterBar(data)}
   <div class="tiles">
-    ${tile('feedback items', data.totals.feedback)}
-    ${tile('survey answers', data.totals.surveyAnswers)}
-    ${tile('recordings', data.totals.recordings)}
-    ${tile('running tests', data.totals.tests)}
+    ${tile('feedback items', 'feedback', data.totals.feedback)}
+    ${tile('survey answers', 'surveyAnswers', data.totals.surveyAnswers)}
+    ${tile('recordings', 'recordings', data.totals.recordings)}
+    ${tile('running tests', 'tests', data.totals.tests)}
   </div>
 </header>
 <main>
 ${resultsSection('A/B tests', 'ab-results', data.abResults)}
 ${resultsSection('Personalization tests', 'personalization-results', data.personalizationResults)}
 ${trendSection(data)}
+${gapsSection(data.dayMarks)}
 <section>
   <h2>Feedback per day</h2>
   ${
     data.totals.feedback > 0
       ? `${chart('feedback-daily')}
-  <p class="note">Ratings are averaged per question: the service does not document the rating scales, and questions may use different ones.</p>`
+  <p class="note">Ratings are averaged per question: the service does not document the rating scales, and questions may use different ones.
+    ${MARKS_NOTE}</p>`
       : empty('No feedback in this range.')
   }
 </section>
+${breakdownSection(data)}
+${commentsSection(data)}
 <section>
   <h2>Survey answers per question</h2>
   ${
@@ -58,7 +64,7 @@ ${trendSection(data)}
             (
               q,
               i,
-            ) => `<figure><figcaption>${escapeHtml(q.question)} <span class="count">(${q.total} answers)</span></figcaption>
+            ) => `<figure><figcaption>${escapeHtml(q.question)} <span class="count">(<span data-survey-total="${i}">${q.total}</span> answers)</span></figcaption>
       ${chart(`survey-${i}`, 'small')}</figure>`,
           )
           .join('\n      ')}</div>`
@@ -72,7 +78,8 @@ ${trendSection(data)}
       ? `<div class="grid two">
     <figure><figcaption>Recordings per day</figcaption>${chart('recordings-daily')}</figure>
     <figure><figcaption>Duration distribution</figcaption>${chart('recording-durations')}</figure>
-  </div>`
+  </div>
+  <p class="note">${MARKS_NOTE}</p>`
       : empty('No recordings in this range.')
   }
 </section>
@@ -89,32 +96,63 @@ ${healthSection(data.health)}
 `;
 }
 
+const MARKS_NOTE =
+  'Shaded days are not simply loaded (see "Days not fully loaded"): a failed or not-loaded day has no bar, its count is unknown; a truncated day, or today while it is still open, is drawn as "at least" its count.';
+
+/**
+ * Date range, source, and a log scale for the daily bars: the page script filters the embedded
+ * rows and redraws (nothing is sent anywhere; the page has no server).
+ */
+function filterBar(data: ReportData): string {
+  const { from, to } = data.range;
+  const sources = data.sources
+    .map((s) => `<option value="${escapeHtml(s)}">${escapeHtml(s)}</option>`)
+    .join('');
+  return `<div class="filters" id="filters">
+    <label>From <input type="date" id="filter-from" value="${escapeHtml(from)}" min="${escapeHtml(from)}" max="${escapeHtml(to)}"></label>
+    <label>to <input type="date" id="filter-to" value="${escapeHtml(to)}" min="${escapeHtml(from)}" max="${escapeHtml(to)}"></label>
+    <label>Source <select id="filter-source">${data.sources.length > 1 ? '<option value="">all sources</option>' : ''}${sources}</select></label>
+    <label><input type="checkbox" id="log-scale"> log scale for daily bars</label>
+  </div>`;
+}
+
 function resultsSection(heading: string, name: string, rows: VariantResult[]): string {
   if (rows.length === 0)
     return `<section><h2>${escapeHtml(heading)}</h2>${empty('No tests of this kind in the warehouse.')}</section>`;
   const body = rows
     .map((r) => {
-      const significant = r.pValue !== null && r.pValue < 0.05;
+      // Holm's p keeps a test with several variants at 5% overall; it equals p with one comparison.
+      const p = r.pValueHolm ?? r.pValue;
+      const significant = p !== null && p < 0.05;
       const cls = r.isControl ? 'control' : significant ? ((r.absoluteLift ?? 0) > 0 ? 'win' : 'loss') : '';
-      return `<tr class="${cls}"><td>${escapeHtml(r.testName)}</td><td>${escapeHtml(r.variant)}</td>
+      return `<tr class="${cls}" data-source="${escapeHtml(r.source)}"><td>${escapeHtml(r.testName)}${
+        r.sampleRatioMismatch ? ' <span class="flag" title="sample ratio mismatch">SRM</span>' : ''
+      }</td><td>${escapeHtml(r.variant)}</td>
         <td class="n">${r.total}</td><td class="n">${r.complete}</td>
         <td class="n">${pct(r.conversion)}</td><td class="n">${interval(r.conversionLow, r.conversionHigh)}</td>
         <td class="n">${r.isControl ? 'control' : pct(r.absoluteLift, true)}</td>
         <td class="n">${r.isControl ? '' : interval(r.liftLow, r.liftHigh, true)}</td>
         <td class="n">${r.relativeLift === null ? '–' : `${signed(r.relativeLift * 100, 1)}%`}</td>
-        <td class="n">${r.pValue === null ? '–' : r.pValue < 0.0001 ? '&lt; 0.0001' : r.pValue.toFixed(4)}</td></tr>`;
+        <td class="n">${pValue(r.pValue)}</td><td class="n">${pValue(r.pValueHolm)}</td>
+        <td class="n">${pValue(r.srmPValue)}</td></tr>`;
     })
     .join('\n');
   return `<section>
   <h2>${escapeHtml(heading)}</h2>
   ${chart(name)}
-  <table>
+  <table data-csv="${escapeHtml(name)}">
     <thead><tr><th>test</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>95% interval</th>
-      <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th></tr></thead>
+      <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th><th>Holm p</th><th>SRM p</th></tr></thead>
     <tbody>${body}</tbody>
   </table>
-  <p class="note">Green: better than the control at the 5% level; red: worse. Two-proportion z-test against the control; intervals are 95%.</p>
+  <p class="note">Green: better than the control at the 5% level after Holm's adjustment for the test's several comparisons; red: worse.
+    Two-proportion z-test against the control; intervals are 95%. SRM: the variants' totals are too uneven for an equal split
+    (p &lt; 0.001; the API gives no allocation, equal is assumed): do not trust that test's results.</p>
 </section>`;
+}
+
+function pValue(p: number | null): string {
+  return p === null ? '–' : p < 0.0001 ? '&lt; 0.0001' : p.toFixed(4);
 }
 
 function trendSection(data: ReportData): string {
@@ -134,7 +172,90 @@ function trendSection(data: ReportData): string {
   <h2>Test results day by day</h2>
   <label>Test <select id="trend-test">${options}</select></label>
   ${chart('test-trend')}
-  <p class="note">One point per day a sync captured the results (test_result_daily).</p>
+  <p class="note">One point per day a sync captured the results (test_result_daily); with a single day, one bar per variant.</p>
+  <details><summary>The captured days of this test</summary>
+  <table data-csv="test-days" id="trend-table">
+    <thead><tr><th>day</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>new visitors</th><th>new completions</th></tr></thead>
+    <tbody></tbody>
+  </table></details>
+</section>`;
+}
+
+const STATUS_LABEL: Record<DayMark['status'], string> = {
+  failed: 'failed',
+  'not-loaded': 'not loaded',
+  truncated: 'truncated',
+  open: 'open (today)',
+};
+
+/** The ledger's days that are not done and complete: the same marks the daily charts shade, as runs of days. */
+function gapsSection(marks: DayMark[]): string {
+  const rows = markRuns(marks)
+    .map(
+      (
+        m,
+      ) => `<tr class="mark-${m.status}" data-source="${escapeHtml(m.source)}" data-from="${m.from}" data-to="${m.to}">
+        <td>${m.from}</td><td>${m.to}</td><td class="n">${m.days}</td><td>${escapeHtml(m.source)}</td><td>${m.resource}</td>
+        <td>${STATUS_LABEL[m.status]}</td><td>${escapeHtml(m.detail)}</td></tr>`,
+    )
+    .join('\n');
+  return `<section>
+  <h2>Days not fully loaded</h2>
+  ${
+    marks.length === 0
+      ? empty('Every day of this range is loaded and complete.')
+      : `<div class="scroll"><table data-csv="days-not-loaded" id="gaps-table">
+    <thead><tr><th>from</th><th>to</th><th>days</th><th>source</th><th>resource</th><th>status</th><th>why</th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>
+  <p class="note" id="gaps-empty" hidden>Every day of the chosen range and source is loaded and complete.</p>
+  <p class="note">From the ledger (sync_windows): failed (the last fetch failed; the next run tries again), not loaded (no window),
+    truncated (the API returned as many items as it allows: items may be missing), open (today, fetched again by the next run).</p>`
+  }
+</section>`;
+}
+
+/** Feedback per page and per device: tables the page script fills for the filter. */
+function breakdownSection(data: ReportData): string {
+  if (data.byUrl.length === 0 && data.byDevice.length === 0)
+    return `<section><h2>Feedback by page and device</h2>${empty('No feedback in this range.')}</section>`;
+  const table = (id: string, what: string) => `<table data-csv="${id}" id="${id}">
+      <thead><tr><th>${what}</th><th>feedback</th><th>share</th><th>with a comment</th></tr></thead>
+      <tbody></tbody>
+    </table>`;
+  return `<section>
+  <h2>Feedback by page and device</h2>
+  <div class="grid two">
+    <figure><figcaption>By page (url), the ${BREAKDOWN_ROWS} with the most feedback</figcaption>${table('feedback-by-url', 'page')}</figure>
+    <figure><figcaption>By device (the visitor's, as the service names it)</figcaption>${table('feedback-by-device', 'device')}</figure>
+  </div>
+</section>`;
+}
+
+function commentsSection(data: ReportData): string {
+  if (data.comments.length === 0)
+    return `<section><h2>Feedback comments</h2>${empty('No feedback comments in this range.')}</section>`;
+  const rows = data.comments
+    .map(
+      (c) => `<tr data-source="${escapeHtml(c.source)}" data-day="${escapeHtml(c.day)}">
+        <td>${escapeHtml(shortTime(c.dt))}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
+        <td>${escapeHtml(c.question ?? '')}</td><td class="n">${c.rating ?? ''}</td><td>${escapeHtml(c.device ?? '')}</td>
+        <td class="comment">${escapeHtml(c.comment)}</td></tr>`,
+    )
+    .join('\n');
+  const partial =
+    data.commentCount > data.comments.length
+      ? ` The ${data.comments.length} most recent of ${data.commentCount} comments in the range are in this page.`
+      : '';
+  return `<section>
+  <h2>Feedback comments</h2>
+  <label>Search <input type="search" id="comment-search" placeholder="text, page or question"></label>
+  <span class="count" id="comment-count">${data.comments.length} comments</span>
+  <div class="scroll"><table data-csv="feedback-comments" id="comments-table">
+    <thead><tr><th>when</th><th>source</th><th>page</th><th>question</th><th>rating</th><th>device</th><th>comment</th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>
+  <p class="note">The most recent first.${partial}</p>
 </section>`;
 }
 
@@ -160,7 +281,7 @@ function healthSection(rows: HealthRow[]): string {
   ${
     rows.length === 0
       ? empty('Nothing loaded yet.')
-      : `<table>
+      : `<table data-csv="sync-health">
     <thead><tr><th>source</th><th>resource</th><th>watermark</th><th>lag (days)</th><th>truncated days</th>
       <th>failed days</th><th>rejected items</th><th>last run</th><th>last loaded</th></tr></thead>
     <tbody>${body}</tbody>
@@ -174,8 +295,8 @@ function chart(name: string, size: 'small' | 'large' = 'large'): string {
   return `<div class="chart ${size}"><canvas data-chart="${escapeHtml(name)}" role="img" aria-label="${escapeHtml(name)} chart"></canvas></div>`;
 }
 
-function tile(label: string, value: number): string {
-  return `<div class="tile"><div class="value">${value.toLocaleString('en-US')}</div><div class="label">${escapeHtml(label)}</div></div>`;
+function tile(label: string, name: string, value: number): string {
+  return `<div class="tile"><div class="value" data-tile="${name}">${value.toLocaleString('en-US')}</div><div class="label">${escapeHtml(label)}</div></div>`;
 }
 
 function empty(text: string): string {
@@ -278,7 +399,18 @@ tr.control td { color: var(--muted); }
 tr.win td { background: var(--win); }
 tr.loss td { background: var(--loss); }
 tr.attention td { background: var(--warn); }
-label { display: inline-block; margin-bottom: 8px; }
+label { display: inline-block; margin: 0 12px 8px 0; }
+input { font: inherit; }
+.filters { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 16px 0; margin-top: 12px; position: sticky; top: 0; z-index: 1; }
+.flag { background: #e15759; color: #fff; border-radius: 3px; padding: 0 4px; font-size: 11px; font-weight: 600; }
+tr.mark-failed td { background: var(--loss); }
+tr.mark-truncated td, tr.mark-open td { background: var(--warn); }
+tr.mark-not-loaded td { background: #eef0f3; }
+td.comment { white-space: pre-wrap; max-width: 420px; }
+td.url { word-break: break-all; max-width: 260px; }
+.scroll { max-height: 480px; overflow: auto; }
+button.csv { font: inherit; font-size: 12px; margin-top: 6px; }
+details { margin-top: 8px; }
 select { font: inherit; padding: 2px 4px; }
 .empty { color: var(--muted); font-style: italic; }
 footer { font-size: 12px; padding-bottom: 24px; }

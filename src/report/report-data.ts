@@ -1,10 +1,13 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 
 /**
  * What the report shows, read from the analyst views (migration 0004): the same numbers an
- * analyst gets from SQL. Plain JSON-able data; render-html.ts turns it into the page.
+ * analyst gets from SQL; and, from the ledger (sync_windows, watermarks), which days are not
+ * simply loaded. Plain JSON-able data, per source and day where the page filters by them;
+ * render-html.ts turns it into the page, browser/report-view.ts shapes it for a filter.
  */
 export interface ReportOptions {
   /** Only this source; all sources when undefined. */
@@ -31,6 +34,11 @@ export interface VariantResult {
   liftLow: number | null;
   liftHigh: number | null;
   pValue: number | null;
+  /** Holm's adjustment across the test's comparisons with its control (migration 0012). */
+  pValueHolm: number | null;
+  srmPValue: number | null;
+  /** The variants' totals are too uneven for an equal split: the test's results are suspect. */
+  sampleRatioMismatch: boolean;
 }
 
 export interface TestDay {
@@ -47,7 +55,12 @@ export interface TestDay {
   totalIncrement: number | null;
 }
 
+/**
+ * The daily rows below are per source and day, so the page can filter by source and dates
+ * without a server; it sums them over the sources chosen.
+ */
 export interface ActivityDay {
+  source: string;
   day: DayString;
   feedback: number;
   surveyAnswers: number;
@@ -56,9 +69,12 @@ export interface ActivityDay {
 }
 
 export interface RatingDay {
+  source: string;
   day: DayString;
   question: string;
   feedback: number;
+  /** Feedback items with a rating: the weight of averageRating when sources are summed. */
+  rated: number;
   averageRating: number | null;
 }
 
@@ -69,9 +85,84 @@ export interface SurveyQuestion {
   total: number;
 }
 
-export interface DurationBin {
-  label: string;
+/** Answers of a charted question on one day; answers past the question's top ones are OTHER_ANSWERS. */
+export interface SurveyAnswerDay {
+  source: string;
+  day: DayString;
+  questionId: number;
+  answer: string;
   count: number;
+}
+
+export interface DurationDay {
+  source: string;
+  day: DayString;
+  /** Index into ReportData.durationLabels. */
+  bin: number;
+  count: number;
+}
+
+/**
+ * A day of a day-windowed resource that is not simply done (sync_windows): the page marks it on
+ * the daily charts instead of drawing it as a quiet day.
+ * - failed: the last fetch failed; the day's rows are missing or stale.
+ * - not-loaded: no window at all (before the first loaded day, or never fetched yet).
+ * - truncated: the API returned as many items as it allows; items may be missing.
+ * - open: today, loaded so far and fetched again by the next run.
+ */
+export type DayStatus = 'failed' | 'not-loaded' | 'truncated' | 'open';
+export const DAY_STATUSES: readonly DayStatus[] = ['failed', 'not-loaded', 'truncated', 'open'];
+
+export interface DayMark {
+  source: string;
+  resource: WindowedResource;
+  day: DayString;
+  status: DayStatus;
+  /** Why, in a few words: the error, the item count, the first loaded day. */
+  detail: string;
+}
+
+export interface FeedbackComment {
+  source: string;
+  day: DayString;
+  dt: string;
+  url: string | null;
+  question: string | null;
+  rating: number | null;
+  device: string | null;
+  comment: string;
+}
+
+/** Feedback of one source and day on one page (url) or device. */
+export interface BreakdownDay {
+  source: string;
+  day: DayString;
+  key: string;
+  feedback: number;
+  comments: number;
+}
+
+export interface ReportData {
+  generatedAt: string;
+  sources: string[];
+  range: { from: DayString; to: DayString };
+  totals: { feedback: number; surveyAnswers: number; recordings: number; tests: number };
+  abResults: VariantResult[];
+  personalizationResults: VariantResult[];
+  testDays: TestDay[];
+  activity: ActivityDay[];
+  ratings: RatingDay[];
+  survey: SurveyQuestion[];
+  surveyDays: SurveyAnswerDay[];
+  durationLabels: string[];
+  durationDays: DurationDay[];
+  dayMarks: DayMark[];
+  comments: FeedbackComment[];
+  /** How many comments the range has; `comments` holds the most recent COMMENTS_SHOWN. */
+  commentCount: number;
+  byUrl: BreakdownDay[];
+  byDevice: BreakdownDay[];
+  health: HealthRow[];
 }
 
 export interface HealthRow {
@@ -89,27 +180,20 @@ export interface HealthRow {
   lastRunFinishedAt: string | null;
 }
 
-export interface ReportData {
-  generatedAt: string;
-  sources: string[];
-  range: { from: DayString; to: DayString };
-  totals: { feedback: number; surveyAnswers: number; recordings: number; tests: number };
-  abResults: VariantResult[];
-  personalizationResults: VariantResult[];
-  testDays: TestDay[];
-  activity: ActivityDay[];
-  ratings: RatingDay[];
-  survey: SurveyQuestion[];
-  durations: DurationBin[];
-  health: HealthRow[];
-}
-
-/** Most answers shown per question; the rest are summed up as "other answers". */
+/** Most answers shown per question; the rest are summed up as OTHER_ANSWERS. */
 const ANSWERS_PER_QUESTION = 8;
+export const OTHER_ANSWERS = '(other answers)';
 /** Questions charted, the most answered first. */
 const QUESTIONS_SHOWN = 12;
 /** Edges of the duration histogram, in the service's unit (which the spec does not name). */
 const DURATION_EDGES = [0, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+/** Comments embedded in the page, the most recent first: enough to read, small enough to open. */
+export const COMMENTS_SHOWN = 1000;
+/** Pages kept by name in the breakdown by URL; the others are summed up as OTHER_PAGES. */
+const URLS_SHOWN = 200;
+export const OTHER_PAGES = '(other pages)';
+/** A failed day's error, shortened for a table cell (errors reaching the database carry no headers). */
+const ERROR_CHARS = 160;
 
 export async function loadReportData(
   db: Kysely<Database>,
@@ -152,6 +236,9 @@ export async function loadReportData(
         liftLow: r.lift_ci_low,
         liftHigh: r.lift_ci_high,
         pValue: r.p_value,
+        pValueHolm: r.p_value_holm,
+        srmPValue: r.srm_p_value,
+        sampleRatioMismatch: r.sample_ratio_mismatch === true,
       }),
     );
 
@@ -184,64 +271,75 @@ export async function loadReportData(
     }),
   );
 
-  // Summed over the selected sources: one row per day.
-  const activity = await db
-    .selectFrom('daily_activity')
-    .select([
-      'day',
-      sql<number>`sum(feedback_count)::int`.as('feedback'),
-      sql<number>`sum(survey_answer_count)::int`.as('survey_answers'),
-      sql<number>`sum(recording_count)::int`.as('recordings'),
-      // Every recording has a duration: weighting each source's average by its count is exact.
-      sql<
-        number | null
-      >`sum(average_recording_duration * recording_count) / nullif(sum(recording_count), 0)`.as(
-        'average_duration',
-      ),
-    ])
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-    .groupBy('day')
-    .orderBy('day')
-    .execute();
+  const activity = (
+    await db
+      .selectFrom('daily_activity')
+      .select([
+        'source_id',
+        'day',
+        sql<number>`feedback_count::int`.as('feedback'),
+        sql<number>`survey_answer_count::int`.as('survey_answers'),
+        sql<number>`recording_count::int`.as('recordings'),
+        'average_recording_duration',
+      ])
+      .where('day', '>=', from)
+      .where('day', '<=', to)
+      .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+      .orderBy('day')
+      .orderBy('source_id')
+      .execute()
+  ).map(
+    (a): ActivityDay => ({
+      source: a.source_id ?? '',
+      day: a.day ?? '',
+      feedback: a.feedback,
+      surveyAnswers: a.survey_answers,
+      recordings: a.recordings,
+      averageDuration: a.average_recording_duration,
+    }),
+  );
 
   // Ratings per question: the scales may differ between questions, so they are not averaged together.
   const ratings = await db
     .selectFrom('feedback_enriched')
     .select([
+      'source_id',
       'day',
       'question',
       sql<number>`count(*)::int`.as('feedback'),
+      sql<number>`count(rating)::int`.as('rated'),
       sql<number | null>`avg(rating)::float8`.as('average_rating'),
     ])
     .where('day', '>=', from)
     .where('day', '<=', to)
     .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-    .groupBy(['day', 'question'])
+    .groupBy(['source_id', 'day', 'question'])
     .orderBy('question')
     .orderBy('day')
+    .orderBy('source_id')
     .execute();
 
   const answers = await db
     .selectFrom('survey_answers_enriched')
-    .select(['question_id', 'question', 'answer', sql<number>`count(*)::int`.as('n')])
+    .select(['source_id', 'day', 'question_id', 'question', 'answer', sql<number>`count(*)::int`.as('n')])
     .where('day', '>=', from)
     .where('day', '<=', to)
     .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-    .groupBy(['question_id', 'question', 'answer'])
+    .groupBy(['source_id', 'day', 'question_id', 'question', 'answer'])
     .orderBy('question_id')
-    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('day')
+    .orderBy('source_id')
     .orderBy('answer')
     .execute();
 
   const edges = sql.raw(`array[${DURATION_EDGES.join(', ')}]`);
-  const durations = await sql<{ bucket: number; n: number }>`
-    select width_bucket(duration, ${edges}) as bucket, count(*)::int as n
+  const durations = await sql<{ source_id: string; day: string; bucket: number; n: number }>`
+    select source_id, ${sql.raw(`(dt at time zone 'UTC')::date`)}::text as day,
+      width_bucket(duration, ${edges}) as bucket, count(*)::int as n
     from recordings
     where ${sql.raw(`(dt at time zone 'UTC')::date`)} between ${from}::date and ${to}::date
       ${source === undefined ? sql`` : sql`and source_id = ${source}`}
-    group by bucket order by bucket`.execute(db);
+    group by 1, 2, 3 order by 2, 1, 3`.execute(db);
 
   const health = await db
     .selectFrom('sync_health')
@@ -249,39 +347,44 @@ export async function loadReportData(
     .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
     .execute();
 
-  const activityDays = activity.map(
-    (a): ActivityDay => ({
-      day: a.day ?? '',
-      feedback: a.feedback,
-      surveyAnswers: a.survey_answers,
-      recordings: a.recordings,
-      averageDuration: a.average_duration,
-    }),
-  );
   const abResults = await results('ab_test_results');
   const personalizationResults = await results('personalization_results');
+  const survey = surveyQuestions(answers);
   return {
     generatedAt: now.toISOString(),
     sources,
     range: { from, to },
     totals: {
-      feedback: activityDays.reduce((n, a) => n + a.feedback, 0),
-      surveyAnswers: activityDays.reduce((n, a) => n + a.surveyAnswers, 0),
-      recordings: activityDays.reduce((n, a) => n + a.recordings, 0),
+      feedback: activity.reduce((n, a) => n + a.feedback, 0),
+      surveyAnswers: activity.reduce((n, a) => n + a.surveyAnswers, 0),
+      recordings: activity.reduce((n, a) => n + a.recordings, 0),
       tests: new Set([...abResults, ...personalizationResults].map((r) => `${r.source}/${r.testId}`)).size,
     },
     abResults,
     personalizationResults,
     testDays,
-    activity: activityDays,
+    activity,
     ratings: ratings.map((r) => ({
+      source: r.source_id ?? '',
       day: r.day ?? '',
       question: r.question ?? '(no question)',
       feedback: r.feedback,
+      rated: r.rated,
       averageRating: r.average_rating,
     })),
-    survey: surveyQuestions(answers),
-    durations: durationBins(durations.rows),
+    survey,
+    surveyDays: surveyAnswerDays(answers, survey),
+    durationLabels: DURATION_LABELS,
+    durationDays: durations.rows.map((r) => ({
+      source: r.source_id,
+      day: r.day,
+      bin: r.bucket,
+      count: r.n,
+    })),
+    dayMarks: await loadDayMarks(db, sources, from, to),
+    ...(await loadComments(db, options)),
+    byUrl: keepTop(await loadBreakdown(db, options, 'url'), URLS_SHOWN, OTHER_PAGES),
+    byDevice: await loadBreakdown(db, options, 'device'),
     health: health.map((h) => ({
       source: h.source_id ?? '',
       resource: h.resource ?? '',
@@ -299,38 +402,224 @@ export async function loadReportData(
   };
 }
 
+/**
+ * Every day of the range, per source and day-windowed resource, that the ledger does not hold
+ * as done and complete. The ledger is the evidence: a day is charted as a count only when its
+ * window is done and not truncated; the watermark's start_day says why a day has no window.
+ */
+export async function loadDayMarks(
+  db: Kysely<Database>,
+  sources: readonly string[],
+  from: DayString,
+  to: DayString,
+): Promise<DayMark[]> {
+  if (sources.length === 0) return [];
+  const rows = await sql<{
+    source_id: string;
+    resource: WindowedResource;
+    day: string;
+    status: 'done' | 'open' | 'failed' | null;
+    truncated: boolean | null;
+    item_count: number | null;
+    last_error: string | null;
+    start_day: string | null;
+  }>`
+    select s.source_id, r.resource, d.day::date::text as day, w.status, w.truncated, w.item_count,
+      w.last_error, wm.start_day::text as start_day
+    from unnest(${sql.val([...sources])}::text[]) as s(source_id)
+    cross join unnest(${sql.val([...WINDOWED_RESOURCES])}::text[]) as r(resource)
+    cross join generate_series(${from}::date, ${to}::date, interval '1 day') as d(day)
+    left join sync_windows w
+      on w.source_id = s.source_id and w.resource = r.resource and w.day = d.day::date
+    left join watermarks wm on wm.source_id = s.source_id and wm.resource = r.resource
+    where w.status is distinct from 'done' or w.truncated
+    order by d.day, s.source_id, r.resource`.execute(db);
+  return rows.rows.map((r): DayMark => {
+    const mark = { source: r.source_id, resource: r.resource, day: r.day };
+    if (r.status === null)
+      return {
+        ...mark,
+        status: 'not-loaded',
+        detail:
+          r.start_day === null
+            ? 'nothing loaded yet for this resource'
+            : r.day < r.start_day
+              ? `before the first loaded day, ${r.start_day}`
+              : 'not fetched yet',
+      };
+    if (r.status === 'failed')
+      return { ...mark, status: 'failed', detail: shorten(r.last_error ?? 'the last fetch failed') };
+    if (r.truncated === true)
+      return {
+        ...mark,
+        status: 'truncated',
+        detail: `${r.item_count ?? 0} items, as many as one response returns: items may be missing`,
+      };
+    return { ...mark, status: 'open', detail: 'today: loaded so far, fetched again by the next run' };
+  });
+}
+
+async function loadComments(
+  db: Kysely<Database>,
+  { source, from, to }: ReportOptions,
+): Promise<{ comments: FeedbackComment[]; commentCount: number }> {
+  const inRange = db
+    .selectFrom('feedback_enriched')
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .where('comment', '<>', '')
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)));
+  const rows = await inRange
+    .select(['source_id', 'day', 'dt', 'url', 'question', 'rating', 'device', 'comment'])
+    .orderBy('dt', 'desc')
+    .orderBy('source_id')
+    .orderBy('id', 'desc')
+    .limit(COMMENTS_SHOWN)
+    .execute();
+  const count = await inRange.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+  return {
+    commentCount: count.n,
+    comments: rows.map((r) => ({
+      source: r.source_id ?? '',
+      day: r.day ?? '',
+      dt: r.dt?.toISOString() ?? '',
+      url: r.url,
+      question: r.question,
+      rating: r.rating,
+      device: r.device,
+      comment: r.comment ?? '',
+    })),
+  };
+}
+
+async function loadBreakdown(
+  db: Kysely<Database>,
+  { source, from, to }: ReportOptions,
+  column: 'url' | 'device',
+): Promise<BreakdownDay[]> {
+  const rows = await db
+    .selectFrom('feedback_enriched')
+    .select([
+      'source_id',
+      'day',
+      sql<string | null>`${sql.ref(column)}`.as('key'),
+      sql<number>`count(*)::int`.as('feedback'),
+      sql<number>`(count(*) filter (where comment <> ''))::int`.as('comments'),
+    ])
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .groupBy(['source_id', 'day', sql.ref(column)])
+    .orderBy('day')
+    .orderBy('source_id')
+    .orderBy(sql.ref(column))
+    .execute();
+  return rows.map((r) => ({
+    source: r.source_id ?? '',
+    day: r.day ?? '',
+    // A feedback without a visitor has no device; a provisional row has no url (and no day).
+    key: r.key ?? (column === 'device' ? '(unknown device)' : '(no url)'),
+    feedback: r.feedback,
+    comments: r.comments,
+  }));
+}
+
+/** The `limit` keys with the most feedback keep their name; the others become `other`, summed per source and day. */
+export function keepTop(rows: BreakdownDay[], limit: number, other: string): BreakdownDay[] {
+  const totals = new Map<string, number>();
+  for (const r of rows) totals.set(r.key, (totals.get(r.key) ?? 0) + r.feedback);
+  if (totals.size <= limit) return rows;
+  const kept = new Set(
+    [...totals]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, limit)
+      .map(([key]) => key),
+  );
+  const out: BreakdownDay[] = [];
+  const others = new Map<string, BreakdownDay>();
+  for (const r of rows) {
+    if (kept.has(r.key)) {
+      out.push(r);
+      continue;
+    }
+    const id = `${r.source}\u0000${r.day}`;
+    const sum = others.get(id) ?? { source: r.source, day: r.day, key: other, feedback: 0, comments: 0 };
+    sum.feedback += r.feedback;
+    sum.comments += r.comments;
+    others.set(id, sum);
+  }
+  return [...out, ...others.values()];
+}
+
+function shorten(text: string): string {
+  return text.length <= ERROR_CHARS ? text : `${text.slice(0, ERROR_CHARS - 1)}…`;
+}
+
+/** The charted questions' answers per source and day, lumped as in SurveyQuestion. */
+function surveyAnswerDays(
+  rows: {
+    source_id: string | null;
+    day: string | null;
+    question_id: number | null;
+    answer: string | null;
+    n: number;
+  }[],
+  survey: SurveyQuestion[],
+): SurveyAnswerDay[] {
+  const shown = new Map(survey.map((q) => [q.questionId, new Set(q.answers.map((a) => a.answer))]));
+  const byKey = new Map<string, SurveyAnswerDay>();
+  for (const row of rows) {
+    const questionId = row.question_id ?? 0;
+    const answers = shown.get(questionId);
+    if (answers === undefined) continue;
+    const text = row.answer ?? '';
+    const answer = answers.has(text) && text !== OTHER_ANSWERS ? text : OTHER_ANSWERS;
+    const source = row.source_id ?? '';
+    const day = row.day ?? '';
+    const key = JSON.stringify([source, day, questionId, answer]);
+    const sum = byKey.get(key) ?? { source, day, questionId, answer, count: 0 };
+    sum.count += row.n;
+    byKey.set(key, sum);
+  }
+  return [...byKey.values()];
+}
+
 function surveyQuestions(
   rows: { question_id: number | null; question: string | null; answer: string | null; n: number }[],
 ): SurveyQuestion[] {
-  const byQuestion = new Map<number, SurveyQuestion>();
+  const byQuestion = new Map<number, { question: string; answers: Map<string, number>; total: number }>();
   for (const row of rows) {
     const id = row.question_id ?? 0;
     let question = byQuestion.get(id);
     if (!question) {
-      question = { questionId: id, question: row.question ?? `question ${id}`, answers: [], total: 0 };
+      question = { question: row.question ?? `question ${id}`, answers: new Map(), total: 0 };
       byQuestion.set(id, question);
     }
-    question.answers.push({ answer: row.answer ?? '', count: row.n });
+    const answer = row.answer ?? '';
+    question.answers.set(answer, (question.answers.get(answer) ?? 0) + row.n);
     question.total += row.n;
   }
-  return [...byQuestion.values()]
+  return [...byQuestion]
+    .map(([questionId, q]) => ({
+      questionId,
+      question: q.question,
+      total: q.total,
+      answers: [...q.answers]
+        .map(([answer, count]) => ({ answer, count }))
+        .sort((a, b) => b.count - a.count || (a.answer < b.answer ? -1 : a.answer > b.answer ? 1 : 0)),
+    }))
     .sort((a, b) => b.total - a.total || a.questionId - b.questionId)
     .slice(0, QUESTIONS_SHOWN)
     .map((q) => {
       const shown = q.answers.slice(0, ANSWERS_PER_QUESTION);
       const rest = q.answers.slice(ANSWERS_PER_QUESTION).reduce((n, a) => n + a.count, 0);
-      return { ...q, answers: rest > 0 ? [...shown, { answer: '(other answers)', count: rest }] : shown };
+      return { ...q, answers: rest > 0 ? [...shown, { answer: OTHER_ANSWERS, count: rest }] : shown };
     });
 }
 
 /** width_bucket: 0 below the first edge (negative durations), i for [edge i-1, edge i), n past the last. */
-function durationBins(rows: { bucket: number; n: number }[]): DurationBin[] {
-  const labels = [
-    '< 0',
-    ...DURATION_EDGES.slice(1).map((edge, i) => `${DURATION_EDGES[i]}–${edge - 1}`),
-    `${DURATION_EDGES.at(-1)}+`,
-  ];
-  return labels
-    .map((label, bucket) => ({ label, count: rows.find((r) => r.bucket === bucket)?.n ?? 0 }))
-    .filter((bin, bucket) => bucket > 0 || bin.count > 0);
-}
+const DURATION_LABELS = [
+  '< 0',
+  ...DURATION_EDGES.slice(1).map((edge, i) => `${DURATION_EDGES[i]}–${edge - 1}`),
+  `${DURATION_EDGES.at(-1)}+`,
+];

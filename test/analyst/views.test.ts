@@ -214,7 +214,7 @@ describe('the analyst views', () => {
       recordings: counts.rows[0]?.recordings,
       tests: truth.abTests.length + truth.personalizationTests.length,
     });
-    expect(data.durations.reduce((n, b) => n + b.count, 0)).toBe(counts.rows[0]?.recordings);
+    expect(data.durationDays.reduce((n, b) => n + b.count, 0)).toBe(counts.rows[0]?.recordings);
     expect(data.survey.reduce((n, q) => n + q.total, 0)).toBe(counts.rows[0]?.survey);
     expect(data.health).toHaveLength(6);
   });

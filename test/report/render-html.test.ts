@@ -17,7 +17,14 @@ function reportData(overrides: Partial<ReportData> = {}): ReportData {
     activity: [],
     ratings: [],
     survey: [],
-    durations: [],
+    surveyDays: [],
+    durationLabels: [],
+    durationDays: [],
+    dayMarks: [],
+    comments: [],
+    commentCount: 0,
+    byUrl: [],
+    byDevice: [],
     health: [],
     ...overrides,
   };
@@ -43,6 +50,8 @@ describe('the report page', () => {
       'No survey answers in this range.',
       'No recordings in this range.',
       'Nothing loaded yet.',
+      'Every day of this range is loaded and complete.',
+      'No feedback comments in this range.',
     ])
       expect(html).toContain(sentence);
   });
@@ -68,9 +77,29 @@ describe('the report page', () => {
             liftLow: null,
             liftHigh: null,
             pValue: null,
+            pValueHolm: null,
+            srmPValue: null,
+            sampleRatioMismatch: false,
           },
         ],
         survey: [{ questionId: 1, question: HOSTILE, answers: [{ answer: HOSTILE, count: 3 }], total: 3 }],
+        // A server's error text and a visitor's comment, page and device reach tables too.
+        dayMarks: [
+          { source: HOSTILE, resource: 'feedback', day: '2026-03-02', status: 'failed', detail: HOSTILE },
+        ],
+        comments: [
+          {
+            source: 'main',
+            day: '2026-03-02',
+            dt: '2026-03-02T10:00:00.000Z',
+            url: HOSTILE,
+            question: HOSTILE,
+            rating: 1,
+            device: HOSTILE,
+            comment: HOSTILE,
+          },
+        ],
+        commentCount: 1,
         totals: { feedback: 0, surveyAnswers: 3, recordings: 0, tests: 1 },
       }),
       '',

@@ -2,20 +2,25 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../scripts/chromium.js';
 import { chartJsSource } from '../../src/report/chart-library.js';
 import { renderReportHtml } from '../../src/report/render-html.js';
-import { loadReportData } from '../../src/report/report-data.js';
+import { loadDayMarks, loadReportData } from '../../src/report/report-data.js';
 import type { Simulator } from '../../src/simulator/server.js';
+import { addDays } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { fillReportWarehouse } from './report-warehouse.js';
+import { parseCsv } from './parse-csv.js';
+import { fillReportWarehouse, REPORT_DAYS } from './report-warehouse.js';
 
 /**
  * `insights-sync report` on a simulator-filled warehouse, opened in a real browser (Debian's
  * chromium through playwright-core): every chart is drawn and shows data, nothing is fetched
- * from a network, the console stays clean. The screenshot lands in test-output/report.png;
+ * from a network, the console stays clean. The ledger has a failed and a truncated day, which
+ * every daily chart marks (null, not 0) and the gaps table lists; a second source then shows
+ * that the page's filters (dates, source, log scale, test, comment search) redraw what they
+ * should, and that each table's CSV parses back to its rows. The screenshot lands in test-output/report.png;
  * `npm run docs:report` copies it to docs/report.png for the README.
  */
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
@@ -36,6 +41,9 @@ describe('the HTML report, in a browser', () => {
   let browser: Browser;
   let page: Page;
   let range: { from: string; to: string };
+  /** A day whose feedback and recordings windows failed (nothing of it loaded), and one truncated. */
+  let failedDay: string;
+  let truncatedDay: string;
   const problems: string[] = [];
   const requests: string[] = [];
 
@@ -44,6 +52,9 @@ describe('the HTML report, in a browser', () => {
     const filled = await fillReportWarehouse(t);
     sim = filled.sim;
     range = { from: filled.from, to: filled.to };
+    failedDay = addDays(range.to, -9);
+    truncatedDay = addDays(range.to, -6);
+    await markFailedAndTruncated(t, failedDay, truncatedDay);
     await mkdir(OUTPUT, { recursive: true });
     browser = await launchChromium();
   }, 120_000);
@@ -257,9 +268,378 @@ describe('the HTML report, in a browser', () => {
     }
   });
 
-  it('has a sync health row per resource, all up to date', async () => {
+  it('has a sync health row per resource; the two with a failed day need attention', async () => {
     const rows = await page.locator('section:has(h2:text("Sync health")) tbody tr').allTextContents();
     expect(rows).toHaveLength(6);
-    expect(await page.locator('section:has(h2:text("Sync health")) tr.attention').count()).toBe(0);
+    const attention = await page
+      .locator('section:has(h2:text("Sync health")) tr.attention td:nth-child(2)')
+      .allTextContents();
+    expect(attention.sort()).toEqual(['feedback', 'recordings']);
+  });
+
+  it('marks the failed and the truncated day on both daily charts and in the table: never drawn as 0', async () => {
+    for (const name of ['feedback-daily', 'recordings-daily']) {
+      const chart = await chartState(page, name);
+      const failed = chart.labels.indexOf(failedDay);
+      const truncated = chart.labels.indexOf(truncatedDay);
+      expect(chart.labels).toHaveLength(REPORT_DAYS);
+      const [counts, atLeast] = chart.datasets;
+      // The failed day's count is unknown: null in every bar dataset, not 0.
+      expect(counts?.data[failed], name).toBeNull();
+      expect(atLeast?.data[failed], name).toBeNull();
+      // The truncated day's count is a lower bound, drawn apart from the known counts.
+      expect(counts?.data[truncated], name).toBeNull();
+      expect(atLeast?.data[truncated], name).toBeGreaterThan(0);
+      // A legend entry per kind of mark, naming its days; today is still open.
+      const marked = Object.fromEntries(
+        chart.datasets.filter((d) => d.mark).map((d) => [d.mark, d.markedDays]),
+      );
+      expect(marked, name).toEqual({ failed: [failedDay], truncated: [truncatedDay], open: [range.to] });
+      // Every other day is a known count.
+      const known = counts?.data.filter((v, i) => v !== null && i !== failed && i !== truncated) ?? [];
+      expect(known, name).toHaveLength(REPORT_DAYS - 3);
+    }
+    const gaps = await visibleRows(page, '#gaps-table');
+    const error = 'HTTP 503 from the API after 4 attempts';
+    const truncatedWhy = expect.stringMatching(/^\d+ items, as many as one response returns/);
+    expect(gaps).toEqual(
+      expect.arrayContaining([
+        [failedDay, failedDay, '1', 'main', 'feedback', 'failed', error],
+        [failedDay, failedDay, '1', 'main', 'recordings', 'failed', error],
+        [truncatedDay, truncatedDay, '1', 'main', 'feedback', 'truncated', truncatedWhy],
+        [truncatedDay, truncatedDay, '1', 'main', 'recordings', 'truncated', truncatedWhy],
+      ]),
+    );
+    // Today is open for all three day-windowed resources; nothing else is marked.
+    expect(gaps).toHaveLength(4 + 3);
+  });
+
+  it('reads a day without a window as not loaded, saying whether it is before the first loaded day', async () => {
+    const before = addDays(range.from, -2);
+    const marks = await loadDayMarks(t.db, ['main'], before, range.from);
+    expect(marks.filter((m) => m.resource === 'survey')).toEqual([
+      {
+        source: 'main',
+        resource: 'survey',
+        day: before,
+        status: 'not-loaded',
+        detail: `before the first loaded day, ${range.from}`,
+      },
+      {
+        source: 'main',
+        resource: 'survey',
+        day: addDays(before, 1),
+        status: 'not-loaded',
+        detail: `before the first loaded day, ${range.from}`,
+      },
+    ]);
+    // A day inside the loaded range whose window was never written: not fetched yet.
+    const gap = addDays(range.from, 3);
+    await sql`delete from sync_windows where resource = 'survey' and day = ${gap}`.execute(t.db);
+    try {
+      expect(await loadDayMarks(t.db, ['main'], gap, gap)).toEqual([
+        { source: 'main', resource: 'survey', day: gap, status: 'not-loaded', detail: 'not fetched yet' },
+      ]);
+    } finally {
+      await sql`insert into sync_windows (source_id, resource, day, status) values ('main', 'survey', ${gap}, 'done')`.execute(
+        t.db,
+      );
+    }
+  });
+
+  describe('with a second source, filtered in the page', () => {
+    let all: Page;
+    const otherDays = () => [addDays(range.to, -3), addDays(range.to, -2)];
+    const HARD_COMMENT = 'Slow, "very" slow\nlike a sleepy zebra';
+
+    beforeAll(async () => {
+      await addOtherSource(t, range, otherDays(), HARD_COMMENT);
+      // Without --source: every source, chosen in the page.
+      const html = renderReportHtml(await loadReportData(t.db, range), await chartJsSource());
+      const file = path.join(OUTPUT, 'report-all-sources.html');
+      await writeFile(file, html);
+      all = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+      all.on('pageerror', (error) => problems.push(error.message));
+      all.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+      });
+      await all.goto(`file://${file}`);
+      await all.waitForSelector('body[data-charts-drawn]', { timeout: 15_000 });
+    }, 60_000);
+    // Each test starts from the page as it opens: everything shown.
+    beforeEach(async () => {
+      await setFilter(all, { from: range.from, to: range.to, source: '' });
+      if (await all.isChecked('#log-scale')) await all.uncheck('#log-scale');
+      await all.fill('#comment-search', '');
+    });
+    afterAll(async () => {
+      await all?.close();
+    });
+
+    it("the source filter redraws the charts and the tiles with that source's data", async () => {
+      const mainFeedback = await countFeedback(t, 'main', range.from, range.to);
+      const [first, second] = otherDays() as [string, string];
+      const expectations = [
+        { source: 'other', feedback: 3 },
+        { source: 'main', feedback: mainFeedback },
+        { source: '', feedback: mainFeedback + 3 },
+      ];
+      for (const { source, feedback } of expectations) {
+        await setFilter(all, { source });
+        expect(await all.textContent('[data-tile="feedback"]'), source).toBe(
+          feedback.toLocaleString('en-US'),
+        );
+        const chart = await chartState(all, 'feedback-daily');
+        const [counts, atLeast] = chart.datasets;
+        const failed = chart.labels.indexOf(failedDay);
+        if (source === 'other') {
+          expect(counts?.data[chart.labels.indexOf(first)]).toBe(2);
+          expect(counts?.data[chart.labels.indexOf(second)]).toBe(1);
+          // Its ledger has the day that failed for main as done: a real quiet day.
+          expect(counts?.data[failed]).toBe(0);
+        } else if (source === 'main') {
+          expect(counts?.data[failed]).toBeNull();
+          expect(atLeast?.data[failed]).toBeNull();
+        } else {
+          // One source unknown, the other known: a lower bound (0), marked failed.
+          expect(counts?.data[failed]).toBeNull();
+          expect(atLeast?.data[failed]).toBe(0);
+          expect(chart.datasets.find((d) => d.mark === 'failed')?.markedDays).toEqual([failedDay]);
+        }
+      }
+      // The gap table follows: the other source has no failed day.
+      await setFilter(all, { source: 'other' });
+      expect((await visibleRows(all, '#gaps-table')).map((r) => r[5])).toEqual([
+        'open (today)',
+        'open (today)',
+        'open (today)',
+      ]);
+      await setFilter(all, { source: '' });
+    });
+
+    it('the date filter redraws the daily charts, the tiles and the tables for those days only', async () => {
+      const [from, to] = otherDays() as [string, string];
+      await setFilter(all, { from, to });
+      const chart = await chartState(all, 'feedback-daily');
+      expect(chart.labels).toEqual([from, to]);
+      const feedback = (await countFeedback(t, 'main', from, to)) + 3;
+      expect(await all.textContent('[data-tile="feedback"]')).toBe(feedback.toLocaleString('en-US'));
+      expect(chart.datasets[0]?.data.reduce((n: number, v) => n + (v ?? 0), 0)).toBe(feedback);
+      const recordings = await chartState(all, 'recordings-daily');
+      expect(recordings.labels).toEqual([from, to]);
+      // Every comment row shown is of those days; the device table sums to the feedback shown.
+      const days = await all
+        .locator('#comments-table tbody tr:not([hidden])')
+        .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { day: string } }).dataset.day));
+      expect(days.length).toBeGreaterThan(0);
+      expect(days.every((d) => d === from || d === to)).toBe(true);
+      const devices = await visibleRows(all, '#feedback-by-device');
+      expect(devices.reduce((n, r) => n + Number(r[1]), 0)).toBe(feedback);
+      await setFilter(all, { from: range.from, to: range.to });
+    });
+
+    it('a log scale for the daily bars on demand', async () => {
+      expect((await chartState(all, 'feedback-daily')).yType).toBe('linear');
+      await all.check('#log-scale');
+      await waitForRedraw(all);
+      expect((await chartState(all, 'feedback-daily')).yType).toBe('logarithmic');
+      expect((await chartState(all, 'recordings-daily')).yType).toBe('logarithmic');
+      await all.uncheck('#log-scale');
+    });
+
+    it('searches the comments, and each table downloads as CSV that parses back to its rows', async () => {
+      const before = (await visibleRows(all, '#comments-table')).length;
+      await all.fill('#comment-search', 'ZEBRA');
+      const found = await visibleRows(all, '#comments-table');
+      expect(found).toHaveLength(1);
+      expect(found[0]?.at(-1)).toBe(HARD_COMMENT);
+      expect(await all.textContent('#comment-count')).toBe(`1 of ${before} comments`);
+
+      const buttons = await all.locator('button.csv').count();
+      expect(buttons).toBeGreaterThanOrEqual(8);
+      for (let i = 0; i < buttons; i++) {
+        const button = all.locator('button.csv').nth(i);
+        const name = (await button.getAttribute('data-csv-for')) ?? '';
+        const [download] = await Promise.all([all.waitForEvent('download'), button.click()]);
+        expect(download.suggestedFilename()).toBe(`${name}.csv`);
+        const text = await readFile((await download.path()) ?? '', 'utf8');
+        expect(text.startsWith('\ufeff'), name).toBe(true);
+        const shown = await all.locator(`table[data-csv="${name}"]`).evaluate((table) =>
+          [
+            ...(
+              table as unknown as {
+                rows: Iterable<{ hidden: boolean; cells: Iterable<{ textContent: string }> }>;
+              }
+            ).rows,
+          ]
+            .filter((row) => !row.hidden)
+            .map((row) => [...row.cells].map((cell) => cell.textContent)),
+        );
+        expect(parseCsv(text.slice(1)), name).toEqual(shown);
+        if (name === 'feedback-comments') expect(shown[1]?.at(-1)).toBe(HARD_COMMENT);
+      }
+      await all.fill('#comment-search', '');
+      expect(await visibleRows(all, '#comments-table')).toHaveLength(before);
+    });
+
+    it('Test results day by day: one captured day is a bar per variant and a table, not dots', async () => {
+      const key = await all.locator('#trend-test option').first().getAttribute('value');
+      const [kind, source, testId] = JSON.parse(key ?? '[]') as [string, string, string];
+      const variants = await t.db
+        .selectFrom('test_result_daily')
+        .select('variant')
+        .where('test_kind', '=', kind as 'abtesting')
+        .where('source_id', '=', source)
+        .where('test_id', '=', testId)
+        .where('day', '=', range.to)
+        .execute();
+      expect(variants.length).toBeGreaterThan(1);
+      expect((await chartState(all, 'test-trend')).type).toBe('line');
+      await setFilter(all, { from: range.to, to: range.to });
+      const chart = await chartState(all, 'test-trend');
+      expect(chart.type).toBe('bar');
+      expect([...chart.labels].sort()).toEqual(variants.map((v) => v.variant).sort());
+      expect(chart.datasets[0]?.data.every((v) => typeof v === 'number')).toBe(true);
+      expect(await visibleRows(all, '#trend-table')).toHaveLength(variants.length);
+      await setFilter(all, { from: range.from });
+      expect((await chartState(all, 'test-trend')).type).toBe('line');
+      expect(problems).toEqual([]);
+      await all.screenshot({ path: path.join(OUTPUT, 'report-all-sources.png'), fullPage: true });
+    });
   });
 });
+
+/**
+ * The ledger as a bad night leaves it: the feedback and recordings windows of `failed` failed
+ * before anything of the day was stored, and those of `truncated` reached the server's cap.
+ */
+async function markFailedAndTruncated(t: TestDatabase, failed: string, truncated: string): Promise<void> {
+  for (const table of ['feedback', 'recordings'] as const)
+    await sql`delete from ${sql.table(table)} where (dt at time zone 'UTC')::date = ${failed}::date`.execute(
+      t.db,
+    );
+  await sql`update sync_windows set status = 'failed', item_count = 0, last_error = 'HTTP 503 from the API after 4 attempts'
+            where day = ${failed} and resource in ('feedback', 'recordings')`.execute(t.db);
+  await sql`update sync_windows set truncated = true
+            where day = ${truncated} and resource in ('feedback', 'recordings')`.execute(t.db);
+}
+
+/** A second source with a full ledger and three feedback items on two days, one comment hard to quote. */
+async function addOtherSource(
+  t: TestDatabase,
+  range: { from: string; to: string },
+  [first, second]: string[],
+  hardComment: string,
+): Promise<void> {
+  await sql`insert into sources (source_id, base_url) values ('other', 'https://other.example')`.execute(
+    t.db,
+  );
+  await sql`insert into sync_windows (source_id, resource, day, status)
+            select 'other', r, d::date, case when d::date = ${range.to}::date then 'open' else 'done' end
+            from unnest(array['feedback', 'survey', 'recordings']) as r,
+                 generate_series(${range.from}::date, ${range.to}::date, interval '1 day') as d`.execute(
+    t.db,
+  );
+  const item = (id: number, day: string | undefined, comment: string) =>
+    sql`(${'other'}, ${id}, 1, 'How was it?', ${comment}, 3, ${`${day}T12:00:00.000Z`}::timestamptz,
+         'https://other.example/a,b', '{}'::jsonb)`;
+  await sql`insert into feedback (source_id, id, feedback_id, question, comment, rating, dt, url, raw)
+            values ${sql.join([item(1, first, 'fine'), item(2, first, ''), item(3, second, hardComment)])}`.execute(
+    t.db,
+  );
+}
+
+async function countFeedback(t: TestDatabase, source: string, from: string, to: string): Promise<number> {
+  const row = await t.db
+    .selectFrom('feedback_enriched')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('source_id', '=', source)
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+interface ChartState {
+  type: string;
+  labels: string[];
+  yType: string | undefined;
+  datasets: { label: string; data: (number | null)[]; mark?: string; markedDays?: string[] }[];
+}
+
+/** A chart as the page drew it: its Chart.js instance's data (window.reportCharts). */
+function chartState(page: Page, name: string): Promise<ChartState> {
+  return page.evaluate((name) => {
+    const chart = (
+      globalThis as unknown as {
+        reportCharts: Record<
+          string,
+          {
+            config: { type: string };
+            options: { scales?: { y?: { type?: string } } };
+            data: { labels: string[]; datasets: ChartState['datasets'] };
+          }
+        >;
+      }
+    ).reportCharts[name];
+    if (!chart) throw new Error(`no chart ${name}`);
+    return {
+      type: chart.config.type,
+      labels: [...chart.data.labels],
+      yType: chart.options.scales?.y?.type,
+      datasets: chart.data.datasets.map((d) => ({
+        label: d.label,
+        data: [...d.data],
+        mark: d.mark,
+        markedDays: d.markedDays,
+      })),
+    };
+  }, name);
+}
+
+/** The text of each cell of the rows a table shows now. */
+function visibleRows(page: Page, table: string): Promise<string[][]> {
+  return page
+    .locator(`${table} tbody tr:not([hidden])`)
+    .evaluateAll((rows) =>
+      rows.map((row) =>
+        [...(row as unknown as { cells: Iterable<{ textContent: string }> }).cells].map((c) => c.textContent),
+      ),
+    );
+}
+
+async function waitForRedraw(page: Page, before?: string): Promise<void> {
+  await page.waitForFunction(
+    (seen) =>
+      (globalThis as unknown as { document: { body: { dataset: { redraws?: string } } } }).document.body
+        .dataset.redraws !== seen,
+    before ?? null,
+  );
+}
+
+/** Sets the page's filters as a reader would (each change redraws) and waits for the redraw. */
+async function setFilter(page: Page, filter: { from?: string; to?: string; source?: string }): Promise<void> {
+  const redraws = await page.getAttribute('body', 'data-redraws');
+  const changed = await page.evaluate((filter) => {
+    const doc = (
+      globalThis as unknown as {
+        document: { getElementById(id: string): { value: string; dispatchEvent(e: unknown): void } | null };
+      }
+    ).document;
+    const EventType = (globalThis as unknown as { Event: new (type: string) => unknown }).Event;
+    let changed = 0;
+    for (const [id, value] of [
+      ['filter-from', filter.from],
+      ['filter-to', filter.to],
+      ['filter-source', filter.source],
+    ] as const) {
+      const element = doc.getElementById(id);
+      if (value === undefined || element === null || element.value === value) continue;
+      element.value = value;
+      element.dispatchEvent(new EventType('change'));
+      changed++;
+    }
+    return changed;
+  }, filter);
+  if (changed > 0) await waitForRedraw(page, redraws ?? undefined);
+}
