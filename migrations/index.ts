@@ -11,6 +11,7 @@ import * as runLock from './0010-run-lock.js';
 import * as webhookRetention from './0011-webhook-retention.js';
 import * as experimentChecks from './0012-experiment-checks.js';
 import * as suppressionLock from './0013-suppression-lock.js';
+import * as queue from './0014-queue.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0011-webhook-retention': webhookRetention,
   '0012-experiment-checks': experimentChecks,
   '0013-suppression-lock': suppressionLock,
+  '0014-queue': queue,
 };

@@ -1,0 +1,20 @@
+import type { Generated } from 'kysely';
+
+/** Per-source slots of the window queue (migration 0014): locked FOR UPDATE, never written by a run. */
+export interface QueueSlotsTable {
+  source_id: string;
+  slot: number;
+}
+
+/** One heartbeat row per worker process (migration 0014). */
+export interface QueueWorkersTable {
+  worker_id: string;
+  host: string;
+  pid: number;
+  concurrency: number;
+  started_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
+  stopped_at: Date | null;
+  windows_done: Generated<number>;
+  windows_failed: Generated<number>;
+}
