@@ -31,8 +31,11 @@ export async function ensureSlots(
 
 /** A session that takes one slot at a time (a worker has one per window it may run at once). */
 export interface SlotSession {
-  /** Takes a free slot of `source` and returns true, or returns false at once when all are held. */
-  tryClaim(source: string): Promise<boolean>;
+  /**
+   * Takes a free slot of the first of `sources` (in that order) that has one, in one round trip
+   * however many are full; returns its source, or undefined at once when every slot is held.
+   */
+  tryClaimAny(sources: readonly string[]): Promise<string | undefined>;
   /** Waits for a slot of `source` (the planner's snapshots: queued fairly behind the workers). */
   claim(source: string): Promise<void>;
   /** Frees the slot held. */
@@ -60,27 +63,38 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
   await client.query(NO_TIMEOUTS);
   const table = `${client.escapeIdentifier(schema)}.queue_slots`;
   let holding = false;
-  const take = async (source: string, wait: boolean): Promise<boolean> => {
-    if (holding) throw new Error('a slot session holds one slot at a time');
-    await client.query('begin isolation level read committed');
-    const { rows } = await client.query(
-      wait
-        ? `select slot from ${table} where source_id = $1 order by slot limit 1 for update`
-        : `select slot from ${table} where source_id = $1 order by slot limit 1 for update skip locked`,
-      [source],
-    );
-    if (rows.length === 0) {
-      await client.query('rollback');
-      return false;
-    }
-    holding = true;
-    return true;
-  };
   return {
-    tryClaim: (source) => take(source, false),
+    async tryClaimAny(sources) {
+      if (holding) throw new Error('a slot session holds one slot at a time');
+      if (sources.length === 0) return undefined;
+      const list = `array[${sources.map((s) => client.escapeLiteral(s)).join(', ')}]::text[]`;
+      // One round trip: BEGIN and the claim in one simple query.
+      const results = (await client.query(
+        `begin isolation level read committed;
+         select source_id from ${table} where source_id = any(${list})
+          order by array_position(${list}, source_id), slot limit 1 for update skip locked`,
+      )) as unknown as pg.QueryResult<{ source_id: string }>[];
+      const source = results.at(-1)?.rows[0]?.source_id;
+      if (source === undefined) {
+        await client.query('rollback');
+        return undefined;
+      }
+      holding = true;
+      return source;
+    },
     async claim(source) {
-      if (!(await take(source, true)))
+      if (holding) throw new Error('a slot session holds one slot at a time');
+      await client.query('begin isolation level read committed');
+      // No SKIP LOCKED: queued behind the workers on the slot, fairly, until it is free.
+      const { rows } = await client.query(
+        `select slot from ${table} where source_id = $1 order by slot limit 1 for update`,
+        [source],
+      );
+      if (rows.length === 0) {
+        await client.query('rollback');
         throw new Error(`source ${source} has no queue slots: the planner creates them`);
+      }
+      holding = true;
     },
     async release() {
       if (!holding) return;

@@ -51,6 +51,8 @@ interface RunSourceState {
   knowledge: Record<WindowedResource, ResourceKnowledge>;
   fatal: boolean;
   refused: Set<WindowedResource>;
+  /** The reading as last stored (or read), per resource: unchanged ones are not written again. */
+  saved: Map<WindowedResource, string>;
 }
 
 /**
@@ -96,15 +98,17 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     const key = `${runId}/${source}`;
     let state = runs.get(key);
     if (state === undefined) {
-      state = readServerReadings(db, source).then((learned) => ({
-        knowledge: {
+      state = readServerReadings(db, source).then((learned) => {
+        const knowledge: Record<WindowedResource, ResourceKnowledge> = {
           feedback: { reading: learned.get('feedback') ?? emptyReading() },
           survey: { reading: learned.get('survey') ?? emptyReading() },
           recordings: { reading: learned.get('recordings') ?? emptyReading() },
-        },
-        fatal: false,
-        refused: new Set<WindowedResource>(),
-      }));
+        };
+        const saved = new Map<WindowedResource, string>();
+        for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
+          if (learned.has(resource)) saved.set(resource, JSON.stringify(k.reading));
+        return { knowledge, fatal: false, refused: new Set<WindowedResource>(), saved };
+      });
       runs.set(key, state);
       // Runs end; what a worker learned of an old one is not needed any more.
       if (runs.size > 64) runs.delete(runs.keys().next().value as string);
@@ -158,7 +162,12 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
         if (outcome.fatal) state.fatal = true;
         if (outcome.refused !== undefined) state.refused.add(data.resource);
         const { reading, responses } = state.knowledge[data.resource];
-        if (responses) await saveServerReading(db, source.name, data.resource, reading);
+        // Stored when a window taught something: most windows of a run change nothing.
+        const known = JSON.stringify(reading);
+        if (responses && known !== state.saved.get(data.resource)) {
+          state.saved.set(data.resource, known);
+          await saveServerReading(db, source.name, data.resource, reading);
+        }
       }
     } catch (error) {
       // runWindow records its own failures; this is the unexpected: the job is offered again.
@@ -173,30 +182,47 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     await boss.complete(queue, job.id, output as unknown as object);
   };
 
-  /** This worker's sources that have jobs waiting, the one whose best job ranks highest first. */
-  const waitingSources = async (): Promise<string[]> => {
-    const { rows } = await boss.getDb().executeSql(
-      `select name, max(priority) as top from ${jobTable}
-        where name = any($1::text[]) and state in ('created', 'retry') and start_after < now()
-        group by name order by top desc`,
-      [names.map(windowQueueName)],
-    );
-    const queued = new Set((rows as { name: string }[]).map((r) => r.name));
-    return names.filter((n) => queued.has(windowQueueName(n))).sort((a, b) => rank(rows, a) - rank(rows, b));
+  /**
+   * This worker's sources that have jobs waiting, the one whose best job ranks highest first
+   * (ties in a random order, so lanes spread over the sources). Read once per poll interval for
+   * all lanes: the job table is not scanned once per window.
+   */
+  let waiting: { at: number; sources: Promise<string[]> } | undefined;
+  const waitingSources = (): Promise<string[]> => {
+    if (waiting === undefined || Date.now() - waiting.at > pollMs) {
+      const sources = boss
+        .getDb()
+        .executeSql(
+          `select name, max(priority) as top from ${jobTable}
+            where name = any($1::text[]) and state in ('created', 'retry') and start_after < now()
+            group by name order by top desc, random()`,
+          [names.map(windowQueueName)],
+        )
+        .then(({ rows }) => (rows as { name: string }[]).map((r) => r.name.slice('windows.'.length)));
+      waiting = { at: Date.now(), sources };
+      sources.catch(() => {
+        waiting = undefined;
+      });
+    }
+    return waiting.sources;
   };
 
   const takeOne = async (session: SlotSession): Promise<boolean> => {
-    for (const source of await waitingSources()) {
-      if (signal.aborted) return false;
-      if (!(await session.tryClaim(source))) continue;
+    let candidates = (await waitingSources()).filter((name) => byName.has(name));
+    while (candidates.length > 0 && !signal.aborted) {
+      const source = await session.tryClaimAny(candidates);
+      if (source === undefined) return false;
       try {
         const [job] = await boss.fetch<WindowJob>(windowQueueName(source), { batchSize: 1 });
-        if (job === undefined) continue;
-        await runJob(job);
-        return true;
+        if (job !== undefined) {
+          await runJob(job);
+          return true;
+        }
       } finally {
         await session.release();
       }
+      // Its jobs were taken meanwhile: the next source.
+      candidates = candidates.filter((name) => name !== source);
     }
     return false;
   };
@@ -238,10 +264,6 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
   }
   logger.info(counts, 'worker stopped');
   return { workerId, ...counts };
-}
-
-function rank(rows: unknown[], source: string): number {
-  return (rows as { name: string }[]).findIndex((r) => r.name === windowQueueName(source));
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
@@ -83,8 +83,15 @@ describe('sync and backfill through the queue, with several worker processes', (
         const byKey = sim.stats().byKey;
         const most = sourceKeys(4).map((key) => byKey[key]?.maxInFlight ?? 0);
         expect(Math.max(...most)).toBe(2);
-        // Several workers did the work.
-        const workers = await t.db.selectFrom('queue_workers').select('windows_done').execute();
+        // Several workers did the work (their counts come with the next heartbeat, every 5 s).
+        const workers = await vi.waitFor(
+          async () => {
+            const rows = await t.db.selectFrom('queue_workers').select('windows_done').execute();
+            expect(rows.reduce((sum, w) => sum + w.windows_done, 0)).toBe(4 * 3 * DAYS);
+            return rows;
+          },
+          { timeout: 15_000, interval: 500 },
+        );
         expect(workers).toHaveLength(3);
         expect(workers.filter((w) => w.windows_done > 0).length).toBeGreaterThan(1);
 
