@@ -10,6 +10,8 @@ import { type Kysely, sql } from 'kysely';
  *   source's windows in flight thus holds across every worker and machine, and a killed worker's
  *   slot comes back the moment PostgreSQL notices its connection is gone.
  * - queue_workers: one heartbeat row per worker process, for `status`.
+ * - queue_run_checks: which source and resource a queued run has checked its stored server
+ *   reading for, so that one worker of the run checks it, not every worker.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and must not depend on the app's Database type.
@@ -55,9 +57,28 @@ export async function up(db: AnyDb): Promise<void> {
     ['windows_failed', 'Window jobs it finished as failed.'],
   ] as const)
     await sql`comment on column ${sql.ref(`queue_workers.${column}`)} is ${sql.lit(text)}`.execute(db);
+
+  await sql`create table queue_run_checks (
+    run_id integer not null,
+    source_id text not null,
+    resource text not null,
+    checked_at timestamptz not null default now(),
+    primary key (run_id, source_id, resource)
+  )`.execute(db);
+  await sql`comment on table queue_run_checks is ${sql.lit(
+    'Queued runs: the source and resource whose stored server reading a worker of the run has checked (once per run, as an in-process run does), written after any reading it re-learned. Other workers of the run skip the check. Rows of old runs are removed by later planners.',
+  )}`.execute(db);
+  for (const [column, text] of [
+    ['run_id', 'The run (sync_runs.run_id).'],
+    ['source_id', 'The source.'],
+    ['resource', 'The windowed resource: feedback, survey or recordings.'],
+    ['checked_at', 'When a worker checked it.'],
+  ] as const)
+    await sql`comment on column ${sql.ref(`queue_run_checks.${column}`)} is ${sql.lit(text)}`.execute(db);
 }
 
 export async function down(db: AnyDb): Promise<void> {
+  await sql`drop table queue_run_checks`.execute(db);
   await sql`drop table queue_workers`.execute(db);
   await sql`drop table queue_slots`.execute(db);
 }

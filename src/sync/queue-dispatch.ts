@@ -50,11 +50,18 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         startDay: p.startDay,
         today: run.today,
       }));
+      // What workers of runs long gone checked is of no use any more.
+      await boss
+        .getDb()
+        .executeSql(`delete from "${options.schema}".queue_run_checks where run_id < $1`, [run.runId - 50]);
       const ids = await sendWindowJobs(boss, run.trigger, jobs, settings);
       run.logger.info({ jobs: ids.length, sources: sources.length }, 'windows queued for the workers');
       const outcomes: (WindowOutcome | undefined)[] = plans.map(() => undefined);
       const pending = new Map(ids.map((id, index) => [id, index]));
       const cancelled = new Set<string>();
+      const queueNames = sources.map(windowQueueName);
+      let looks = 0;
+      let since = new Date(0);
       const finish = (index: number, outcome: WindowOutcome) => {
         outcomes[index] = outcome;
         run.settle(outcome);
@@ -71,12 +78,22 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         }
         // pg-boss cancels only jobs not yet ended; one a worker holds ends as the worker says.
         for (const [source, batch] of toCancel) await boss.cancel(windowQueueName(source), batch);
-        const { rows } = await boss
-          .getDb()
-          .executeSql(
-            `select id::text, state, output from ${jobTable} where id = any($1::uuid[]) and state in ('completed', 'failed', 'cancelled')`,
-            [[...pending.keys()]],
-          );
+        // Only the jobs that ended since the last look (by the database's clock, with a margin
+        // for a completion that commits late), and every 20th look all of the run's pending ones:
+        // asking for hundreds of ids each time costs the database more than the windows do.
+        const full = looks % 20 === 0;
+        looks += 1;
+        const { rows } = await boss.getDb().executeSql(
+          full
+            ? `select id::text, state, output, now() as seen from ${jobTable}
+                  where id = any($1::uuid[]) and state in ('completed', 'failed', 'cancelled')`
+            : `select id::text, state, output, now() as seen from ${jobTable}
+                  where name = any($1::text[]) and state in ('completed', 'failed', 'cancelled')
+                    and completed_on > $2::timestamptz - interval '5 seconds'`,
+          full ? [[...pending.keys()]] : [queueNames, since],
+        );
+        const seen = (rows[0] as { seen?: Date } | undefined)?.seen;
+        if (seen !== undefined) since = seen;
         for (const row of rows as { id: string; state: string; output: unknown }[]) {
           const index = pending.get(row.id);
           if (index === undefined) continue;

@@ -53,6 +53,8 @@ interface RunSourceState {
   refused: Set<WindowedResource>;
   /** The reading as last stored (or read), per resource: unchanged ones are not written again. */
   saved: Map<WindowedResource, string>;
+  /** Resources whose check this worker has recorded in queue_run_checks (or found there). */
+  checkShared: Set<WindowedResource>;
 }
 
 /**
@@ -98,17 +100,37 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     const key = `${runId}/${source}`;
     let state = runs.get(key);
     if (state === undefined) {
-      state = readServerReadings(db, source).then((learned) => {
-        const knowledge: Record<WindowedResource, ResourceKnowledge> = {
-          feedback: { reading: learned.get('feedback') ?? emptyReading() },
-          survey: { reading: learned.get('survey') ?? emptyReading() },
-          recordings: { reading: learned.get('recordings') ?? emptyReading() },
-        };
-        const saved = new Map<WindowedResource, string>();
-        for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
-          if (learned.has(resource)) saved.set(resource, JSON.stringify(k.reading));
-        return { knowledge, fatal: false, refused: new Set<WindowedResource>(), saved };
-      });
+      // The run's checks first, then the readings: a reading checked (and re-learned) by another
+      // worker of the run was stored before its check row, so what is read here is that one.
+      state = db
+        .selectFrom('queue_run_checks')
+        .select('resource')
+        .where('run_id', '=', runId)
+        .where('source_id', '=', source)
+        .execute()
+        .then(async (checks) => {
+          const learned = await readServerReadings(db, source);
+          const checked = new Set(checks.map((c) => c.resource));
+          const knowledgeOf = (resource: WindowedResource): ResourceKnowledge => ({
+            reading: learned.get(resource) ?? emptyReading(),
+            ...(checked.has(resource) ? { staleChecked: true } : {}),
+          });
+          const knowledge: Record<WindowedResource, ResourceKnowledge> = {
+            feedback: knowledgeOf('feedback'),
+            survey: knowledgeOf('survey'),
+            recordings: knowledgeOf('recordings'),
+          };
+          const saved = new Map<WindowedResource, string>();
+          for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
+            if (learned.has(resource)) saved.set(resource, JSON.stringify(k.reading));
+          return {
+            knowledge,
+            fatal: false,
+            refused: new Set<WindowedResource>(),
+            saved,
+            checkShared: new Set([...checked].filter((r): r is WindowedResource => r in knowledge)),
+          };
+        });
       runs.set(key, state);
       // Runs end; what a worker learned of an old one is not needed any more.
       if (runs.size > 64) runs.delete(runs.keys().next().value as string);
@@ -161,12 +183,22 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
         });
         if (outcome.fatal) state.fatal = true;
         if (outcome.refused !== undefined) state.refused.add(data.resource);
-        const { reading, responses } = state.knowledge[data.resource];
+        const knowledge = state.knowledge[data.resource];
+        const { reading, responses } = knowledge;
         // Stored when a window taught something: most windows of a run change nothing.
         const known = JSON.stringify(reading);
         if (responses && known !== state.saved.get(data.resource)) {
           state.saved.set(data.resource, known);
           await saveServerReading(db, source.name, data.resource, reading);
+        }
+        // This worker made the run's check of the stored reading: the run's other workers need not.
+        if (knowledge.staleChecked && !state.checkShared.has(data.resource)) {
+          state.checkShared.add(data.resource);
+          await db
+            .insertInto('queue_run_checks')
+            .values({ run_id: data.runId, source_id: source.name, resource: data.resource })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
         }
       }
     } catch (error) {

@@ -18,3 +18,11 @@ export interface QueueWorkersTable {
   windows_done: Generated<number>;
   windows_failed: Generated<number>;
 }
+
+/** Which source and resource a queued run has checked its stored reading for (migration 0014). */
+export interface QueueRunChecksTable {
+  run_id: number;
+  source_id: string;
+  resource: string;
+  checked_at: Generated<Date>;
+}
