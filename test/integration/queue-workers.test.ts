@@ -107,6 +107,12 @@ describe('sync and backfill through the queue, with several worker processes', (
         };
         expect(report.queue?.workersAlive).toBe(3);
         expect(report.queue?.sources.map((s) => s.source).sort()).toEqual(cluster.sources);
+        expect(report.queue?.sources.every((s) => s.completed > 0 && s.failed === 0 && s.queued === 0)).toBe(
+          true,
+        );
+        const text = await runCli(['status'], cluster.env);
+        expect(text.stdout).toMatch(/queue: 3 worker\(s\) alive, [\d.]+ windows per minute/);
+        expect(text.stdout).toContain('window jobs:');
       } finally {
         const stopped = await cluster.stop();
         expect(stopped.map((r) => r.code)).toEqual([0, 0, 0]);
