@@ -5,7 +5,7 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description(
-      'Take window jobs from the queue until stopped: the windows that `sync --queue`, `backfill --queue` (and `schedule` with INSIGHTS_SCHEDULE_QUEUE=true) send. Run one on each of several machines against the same warehouse. At most INSIGHTS_WORKER_CONCURRENCY windows at once here, and INSIGHTS_SOURCE_CONCURRENCY per source across every worker. SIGTERM/SIGINT: no new job; windows in hand finish within INSIGHTS_SHUTDOWN_GRACE_MS.',
+      'Run the window jobs that `sync --queue` and `backfill --queue` send (and `schedule` with INSIGHTS_SCHEDULE_QUEUE=true), until stopped; one or more per machine, against the same warehouse. Bounds: INSIGHTS_WORKER_CONCURRENCY windows in this process, INSIGHTS_SOURCE_CONCURRENCY per source across all workers.',
     )
     .addOption(embeddedOption())
     .action(async (options: { embedded?: boolean }) => {
