@@ -81,7 +81,7 @@ function settings(concurrency: number, startDate: string): SyncSettings {
 }
 
 /** The simulator on a worker thread: its own event loop, its counters one message away. */
-async function startSimulatorThread(options: SimulatorOptions) {
+export async function startSimulatorThread(options: SimulatorOptions) {
   const worker = new Worker(new URL('./simulator-worker.mjs', import.meta.url), { workerData: options });
   const ask = async <T>(message: string, field: string): Promise<T> => {
     const reply = once(worker, 'message');

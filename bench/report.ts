@@ -73,6 +73,7 @@ const TITLES: Record<BenchmarkName, string> = {
   memory: 'Memory of a large backfill (target 4)',
   webhooks: 'Webhook receiver (target 5)',
   startup: 'Start-up and memory of the installed command (issue 16)',
+  queue: 'Workers on the queue (issue 14)',
 };
 
 export function renderDoc(input: DocInput): string {
@@ -250,6 +251,17 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'There is no timer: a lone delivery is stored at once, and batches grow only with the load. A',
     'batch that PostgreSQL refuses because of one body (a value it cannot store) is received again',
     'one delivery at a time, so one bad delivery cannot fail the others.',
+  ],
+  queue: [
+    'A backfill of 30 days of feedback, survey answers and recordings for 8 sources (720 windows)',
+    'through the queue: `runSync` with the dispatch `backfill --queue` uses (src/sync/queue-dispatch.ts),',
+    'its windows run by 1, 2 and 4 `worker` processes of the CLI (INSIGHTS_WORKER_CONCURRENCY=4 each),',
+    'every source allowing 2 windows in flight across all of them (INSIGHTS_SOURCE_CONCURRENCY=2,',
+    'queue_slots). The simulator answers every request after 200 ms, on a thread of its own, each',
+    "source with its own key; it counts each key's requests in flight. At most min(workers × 4,",
+    'sources × 2) windows are in flight (4, 8, 16), so the ideal is ceil(windows / that) × latency, and',
+    'the speedups are against one worker in the same run. Each worker count gets a fresh warehouse;',
+    "timing starts once every worker has written its heartbeat (process start-up is not the queue's).",
   ],
 };
 

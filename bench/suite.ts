@@ -9,6 +9,7 @@ import { type Benchmark, type FigureSpec, type RunResult, type Summary, summariz
 import { type LoadOptions, load, runLoad } from './load.js';
 import { loadAverage } from './machine.js';
 import { type MemoryOptions, memory, runMemory } from './memory.js';
+import { type QueueBenchOptions, queue, runQueue } from './queue.js';
 import { runStartup, type StartupOptions, startup } from './startup.js';
 import { runWebhooks, type WebhookOptions, webhooks } from './webhooks.js';
 
@@ -18,6 +19,7 @@ export interface SuiteOptions {
   memory: MemoryOptions;
   webhooks: WebhookOptions;
   startup: StartupOptions;
+  queue: QueueBenchOptions;
 }
 
 export const FULL: SuiteOptions = {
@@ -26,6 +28,7 @@ export const FULL: SuiteOptions = {
   memory: { small: 100_000, large: 1_000_000, heapCapMb: 128 },
   webhooks: { seconds: 30, healthSeconds: 10, connections: 32, fewerConnections: 16, duplicates: 0 },
   startup: { repeats: 7, backfillItems: 1_000_000 },
+  queue: { days: 30, sources: 8, latencyMs: 200, workers: [1, 2, 4] },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -35,9 +38,10 @@ export const SMOKE: SuiteOptions = {
   memory: { small: 2_000, large: 6_000 },
   webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
   startup: { repeats: 1, backfillItems: 2_000 },
+  queue: { days: 2, sources: 2, latencyMs: 10, workers: [1, 2] },
 };
 
-export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks', 'startup'] as const;
+export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks', 'startup', 'queue'] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
 interface Entry {
@@ -75,6 +79,11 @@ function entries(
       benchmark: startup as Benchmark<never>,
       figures: startup.figures(options.startup),
       run: (server) => runStartup(server, options.startup, log),
+    },
+    queue: {
+      benchmark: queue as Benchmark<never>,
+      figures: queue.figures(options.queue),
+      run: (server) => runQueue(server, options.queue),
     },
   };
 }

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 
 /** The commands that run long enough, and over enough data, to need a bound. */
-export const LONG_RUNS = new Set(['sync', 'backfill', 'schedule', 'serve']);
+export const LONG_RUNS = new Set(['sync', 'backfill', 'schedule', 'serve', 'worker']);
 /**
  * --max-old-space-size of a long run unless INSIGHTS_MAX_HEAP_MB or NODE_OPTIONS says otherwise.
  * Measured on bench/memory.ts's backfill of 100,000 items (its peak is flat from there to 1 M):

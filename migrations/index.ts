@@ -14,6 +14,7 @@ import * as suppressionLock from './0013-suppression-lock.js';
 import * as bookkeepingSchema from './0014-bookkeeping-schema.js';
 import * as snapshotVersions from './0015-snapshot-versions.js';
 import * as provisionalDays from './0016-provisional-days.js';
+import * as queue from './0017-queue.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0014-bookkeeping-schema': bookkeepingSchema,
   '0015-snapshot-versions': snapshotVersions,
   '0016-provisional-days': provisionalDays,
+  '0017-queue': queue,
 };

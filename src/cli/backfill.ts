@@ -4,6 +4,7 @@ import {
   embeddedOption,
   parseResources,
   parseSource,
+  queueOption,
   resourcesOption,
   sourceOption,
   waitOption,
@@ -20,6 +21,7 @@ export function registerBackfill(program: Command): void {
     .addOption(resourcesOption())
     .addOption(sourceOption())
     .addOption(waitOption())
+    .addOption(queueOption())
     .addOption(embeddedOption())
     .action(
       async (options: {
@@ -28,6 +30,7 @@ export function registerBackfill(program: Command): void {
         resources?: string;
         source?: string;
         wait?: boolean;
+        queue?: boolean;
         embedded?: boolean;
       }) => {
         const { todayUtc } = await import('../time/days.js');
@@ -60,7 +63,7 @@ export function registerBackfill(program: Command): void {
             resources: resources,
             sources: sources,
           },
-          { wait: options.wait === true },
+          { wait: options.wait === true, queue: options.queue === true },
         );
       },
     );

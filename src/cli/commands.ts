@@ -13,6 +13,7 @@ import { registerStatus } from './status.js';
 import { registerSync } from './sync.js';
 import { registerUnforget } from './unforget.js';
 import { registerWebhooks } from './webhooks.js';
+import { registerWorker } from './worker.js';
 
 /** Every command of the CLI, one file each. */
 export function registerCommands(program: Command): void {
@@ -24,6 +25,7 @@ export function registerCommands(program: Command): void {
   registerReport(program);
   registerDbtSources(program);
   registerSchedule(program);
+  registerWorker(program);
   registerServe(program);
   registerWebhooks(program);
   registerForget(program);

@@ -17,7 +17,7 @@ import { usingWarehouse } from './warehouse.js';
 export async function executeRun(
   context: CommandContext,
   request: SyncRequest,
-  options: { wait?: boolean } = {},
+  options: { wait?: boolean; queue?: boolean } = {},
 ): Promise<void> {
   const { config, logger } = context;
   const recorder = forcedExitRecorder();
@@ -30,6 +30,7 @@ export async function executeRun(
       (warehouse) =>
         runLocked(warehouse, context, request, {
           wait: options.wait ?? false,
+          queue: options.queue ?? false,
           signal: shutdown.signal,
           ...recorder.hooks,
           onPlan: (total, runId) => progress?.onPlan(total, runId),

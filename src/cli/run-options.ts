@@ -44,3 +44,9 @@ export const embeddedOption = () =>
 
 export const waitOption = () =>
   new Option('--wait', 'if another run holds the warehouse lock, wait for it instead of exiting (code 4)');
+
+export const queueOption = () =>
+  new Option(
+    '--queue',
+    'send the windows as jobs to `insights-sync worker` processes (several machines) and wait for them, instead of running them here',
+  );

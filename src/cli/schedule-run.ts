@@ -45,6 +45,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
             const result = await runLocked(warehouse, { config, logger: jobLogger }, job.request, {
               signal: shutdown.signal,
               busyHint: '; this slot is skipped',
+              queue: config.scheduleQueue,
               ...recorder.hooks,
             });
             if (result.status !== 'ok')

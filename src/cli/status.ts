@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
+import type { QueueStatus } from '../sync/queue-status.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
 import { snapshotChanges } from './print-run.js';
@@ -25,11 +26,13 @@ export function registerStatus(program: Command): void {
         { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
         { statusReport },
         { todayUtc },
+        { queueStatus },
       ] = await Promise.all([
         import('./command-context.js'),
         import('./warehouse.js'),
         import('../sync/status-report.js'),
         import('../time/days.js'),
+        import('../sync/queue-status.js'),
       ]);
       const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
       const now = new Date();
@@ -37,10 +40,13 @@ export function registerStatus(program: Command): void {
         config,
         logger,
         async ({ db, displayUrl }) => ({
-          report: await statusReport(db, todayUtc(now), runs, {
-            now,
-            confirmDays: config.webhookConfirmDays,
-          }),
+          report: {
+            ...(await statusReport(db, todayUtc(now), runs, {
+              now,
+              confirmDays: config.webhookConfirmDays,
+            })),
+            queue: await queueStatus(db, config.schema),
+          },
           warehouse: { url: displayUrl, schema: config.schema },
         }),
         // A monitoring check: a database that stops answering ends it with exit 5, not a hang.
@@ -56,7 +62,7 @@ export function registerStatus(program: Command): void {
     });
 }
 
-export function renderStatus(report: StatusReport): string {
+export function renderStatus(report: StatusReport & { queue?: QueueStatus | null }): string {
   if (report.resources.length === 0)
     return 'nothing loaded yet: run `insights-sync sync` or `insights-sync backfill --from YYYY-MM-DD`\n';
   const table = formatTable(
@@ -119,7 +125,37 @@ export function renderStatus(report: StatusReport): string {
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}\nlast runs:\n${runs}\n${lock}${snapshots}${renderWebhooks(report)}`;
+  return `${table}\n${readings}\nlast runs:\n${runs}\n${lock}${snapshots}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+}
+
+/** The queue part, shown once the warehouse has used the queue (`--queue`, `worker`). */
+function renderQueue(queue: QueueStatus | null): string {
+  if (queue === null) return '';
+  const workers = formatTable(
+    ['worker', 'alive', 'last seen', 'concurrency', 'windows done', 'failed'],
+    queue.workers.map((w) => [
+      w.workerId,
+      w.alive ? 'yes' : w.stoppedAt === null ? 'no (gone)' : 'no (stopped)',
+      w.lastSeenAt,
+      w.concurrency,
+      w.windowsDone,
+      w.windowsFailed,
+    ]),
+  );
+  const jobs = formatTable(
+    ['source', 'queued', 'running', 'completed', 'failed', 'cancelled', 'retried', 'per minute'],
+    queue.sources.map((s) => [
+      s.source,
+      s.queued,
+      s.running,
+      s.completed,
+      s.failed,
+      s.cancelled,
+      s.retried,
+      s.perMinute.toFixed(1),
+    ]),
+  );
+  return `\nqueue: ${queue.workersAlive} worker(s) alive, ${queue.perMinute.toFixed(1)} windows per minute (last 5 minutes)\n${workers}\nwindow jobs:\n${jobs}\n`;
 }
 
 /** A run's counts over all its sources and resources (status --json has them per resource). */

@@ -3,6 +3,7 @@ import {
   embeddedOption,
   parseResources,
   parseSource,
+  queueOption,
   resourcesOption,
   sourceOption,
   waitOption,
@@ -17,23 +18,32 @@ export function registerSync(program: Command): void {
     .addOption(resourcesOption())
     .addOption(sourceOption())
     .addOption(waitOption())
+    .addOption(queueOption())
     .addOption(embeddedOption())
-    .action(async (options: { resources?: string; source?: string; wait?: boolean; embedded?: boolean }) => {
-      const resources = parseResources(options.resources);
-      // The run's modules (database, API client, loaders) load only when a command runs.
-      // The settings first: a bad one ends the command before the run's modules load.
-      const { commandContext } = await import('./command-context.js');
-      const context = commandContext({ requireSources: true, embedded: options.embedded });
-      const sources = parseSource(context.config, options.source);
-      const { executeRun } = await import('./run-command.js');
-      await executeRun(
-        context,
-        {
-          trigger: 'sync',
-          resources: resources,
-          sources: sources,
-        },
-        { wait: options.wait === true },
-      );
-    });
+    .action(
+      async (options: {
+        resources?: string;
+        source?: string;
+        wait?: boolean;
+        queue?: boolean;
+        embedded?: boolean;
+      }) => {
+        const resources = parseResources(options.resources);
+        // The run's modules (database, API client, loaders) load only when a command runs.
+        // The settings first: a bad one ends the command before the run's modules load.
+        const { commandContext } = await import('./command-context.js');
+        const context = commandContext({ requireSources: true, embedded: options.embedded });
+        const sources = parseSource(context.config, options.source);
+        const { executeRun } = await import('./run-command.js');
+        await executeRun(
+          context,
+          {
+            trigger: 'sync',
+            resources: resources,
+            sources: sources,
+          },
+          { wait: options.wait === true, queue: options.queue === true },
+        );
+      },
+    );
 }

@@ -88,6 +88,18 @@ export interface Config {
    * before this code runs (node takes it only at start); checked here to refuse a bad value.
    */
   maxHeapMb: number;
+  /** `--queue` runs and `worker`: windows of one source in flight at once, across every worker. */
+  sourceConcurrency: number;
+  /** `worker`: windows this process runs at once, whatever their source. */
+  workerConcurrency: number;
+  /** A window job not finished this long after a worker took it is given to another worker. */
+  queueExpireSeconds: number;
+  /** How often pg-boss looks for expired jobs (and archives old ones). */
+  queueMaintenanceSeconds: number;
+  /** Times a job whose worker died (or threw) is offered again before it counts as failed. */
+  queueRetryLimit: number;
+  /** `schedule`: run the nightly sync through the queue (as `sync --queue`). */
+  scheduleQueue: boolean;
 }
 
 const RESERVED_SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -233,6 +245,16 @@ const ENV_SETTINGS = {
     schema: int(0, 65_536).refine((mb) => mb === 0 || mb >= 64),
     expected: 'megabytes 64-65536, or 0 for no limit',
   },
+  INSIGHTS_SOURCE_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
+  INSIGHTS_WORKER_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
+  // pg-boss refuses an expiry of 24 hours or more.
+  INSIGHTS_QUEUE_EXPIRE_SECONDS: { schema: int(1, 86_399), expected: 'seconds 1-86399' },
+  INSIGHTS_QUEUE_MAINTENANCE_SECONDS: { schema: int(1, 3_600), expected: 'seconds 1-3600' },
+  INSIGHTS_QUEUE_RETRY_LIMIT: { schema: int(0, 100), expected: 'an integer 0-100' },
+  INSIGHTS_SCHEDULE_QUEUE: {
+    schema: z.enum(['1', 'true', '0', 'false']).transform((value) => value === '1' || value === 'true'),
+    expected: '1 or true (the nightly sync runs through the queue), 0 or false',
+  },
 } as const;
 
 export type EnvName = keyof typeof ENV_SETTINGS;
@@ -284,6 +306,7 @@ export interface LoadConfigOptions {
 export const SCHEDULE_SETTINGS = [
   'INSIGHTS_SCHEDULE',
   'INSIGHTS_TIMEZONE',
+  'INSIGHTS_SCHEDULE_QUEUE',
 ] as const satisfies readonly EnvName[];
 
 /** Used by `serve` alone: where and how the webhook receiver listens. */
@@ -378,6 +401,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     metricsFile: setting('INSIGHTS_METRICS_FILE', '') || undefined,
     metricsPort: given('INSIGHTS_METRICS_PORT') ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
     maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 96),
+    // 2: what a typical API key allows in parallel; a source's own limit is the operator's to set.
+    sourceConcurrency: setting('INSIGHTS_SOURCE_CONCURRENCY', 2),
+    workerConcurrency: setting('INSIGHTS_WORKER_CONCURRENCY', 4),
+    // 15 minutes: far above a window's worst case (5 attempts of 30 s per request, a few
+    // requests), so a live worker's job never expires under it; a dead one's is taken again then.
+    queueExpireSeconds: setting('INSIGHTS_QUEUE_EXPIRE_SECONDS', 900),
+    queueMaintenanceSeconds: setting('INSIGHTS_QUEUE_MAINTENANCE_SECONDS', 60),
+    queueRetryLimit: setting('INSIGHTS_QUEUE_RETRY_LIMIT', 3),
+    scheduleQueue: setting('INSIGHTS_SCHEDULE_QUEUE', false),
   };
   if (config.maxLimit < config.limit) {
     problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });

@@ -9,6 +9,7 @@ import type {
 import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } from './tables/bookkeeping.js';
 import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
+import type { QueueRunChecksTable, QueueSlotsTable, QueueWorkersTable } from './tables/queue.js';
 import type { RecordingsTable } from './tables/recordings.js';
 import type { RunLockTable } from './tables/run-lock.js';
 import type { KeyCollisionsTable, ServerReadingsTable } from './tables/server-readings.js';
@@ -50,6 +51,9 @@ export interface Database {
   ab_test_versions: TestVersionsTable;
   personalization_test_versions: TestVersionsTable;
   heatmap_versions: HeatmapVersionsTable;
+  queue_slots: QueueSlotsTable;
+  queue_workers: QueueWorkersTable;
+  queue_run_checks: QueueRunChecksTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;

@@ -29,7 +29,8 @@ export function createGuard(deps: GuardDeps): (handler: Handler, endpoint?: Endp
 
     if (settings.latencyMs > 0 && !(await pause(settings.latencyMs, signal))) return dropConnection(reply);
     // The spec's header carries the raw key; "Bearer <key>" is rejected like any wrong key.
-    if (request.headers.authorization !== settings.apiKey) {
+    const key = request.headers.authorization;
+    if (key === undefined || (key !== settings.apiKey && !settings.apiKeys.includes(key))) {
       return reply.code(401).send({
         error: 'unauthorized',
         message: 'missing or invalid API key: send it raw in the Authorization header',
@@ -44,7 +45,8 @@ export function createGuard(deps: GuardDeps): (handler: Handler, endpoint?: Endp
         .code(404)
         .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
     }
-    const fault = deps.pickFault(settings);
+    const stormed = settings.faultKeys.length === 0 || settings.faultKeys.includes(key);
+    const fault = stormed ? deps.pickFault(settings) : null;
     if (fault) {
       stats.fault();
       if (await serveFault(fault, reply, settings, signal)) return reply;

@@ -50,6 +50,13 @@ export interface SimulatorOptions {
   to: string;
   /** Default 'sim-key'. */
   apiKey?: string;
+  /**
+   * More keys accepted, each serving the same data: several sources on one simulator. stats().byKey
+   * counts each key's requests and the most it had in flight at once. Default [].
+   */
+  apiKeys?: string[];
+  /** When not empty, faults (faultRate, faults) fire only on requests with one of these keys. Default []. */
+  faultKeys?: string[];
   /** Whether startdate's own (server) day is served; default 'inclusive'. An empty range answers 200 []. */
   startdate?: 'inclusive' | 'exclusive';
   /** Whether enddate's own (server) day is served; default 'inclusive'. */
@@ -144,6 +151,7 @@ export type SimulatorPatch = Partial<
     | 'forbidden'
     | 'missing'
     | 'emptyAnswers'
+    | 'faultKeys'
   >
 >;
 
@@ -188,7 +196,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const app = Fastify({ logger: false, forceCloseConnections: true });
 
   app.addHook('onRequest', (request, reply, done) => {
-    reply.raw.once('close', stats.start(request.url.split('?')[0] ?? request.url));
+    const key = request.headers.authorization;
+    const accepted = key !== undefined && (key === settings.apiKey || settings.apiKeys.includes(key));
+    reply.raw.once(
+      'close',
+      stats.start(request.url.split('?')[0] ?? request.url, accepted ? key : undefined),
+    );
     done();
   });
   const guarded = createGuard({

@@ -63,6 +63,14 @@ export function validateSettings(patch: Partial<ServingSettings>): void {
   if (patch.apiKey !== undefined && (typeof patch.apiKey !== 'string' || patch.apiKey === '')) {
     fail('apiKey', 'a non-empty string', patch.apiKey);
   }
+  const keys = (name: Name): void => {
+    const value = patch[name];
+    if (value === undefined) return;
+    if (!Array.isArray(value) || value.some((entry) => typeof entry !== 'string' || entry === ''))
+      fail(name, 'a list of non-empty strings', value);
+  };
+  keys('apiKeys');
+  keys('faultKeys');
   oneOf('startdate', ['inclusive', 'exclusive']);
   oneOf('enddate', ['inclusive', 'exclusive']);
   oneOf('order', ['oldest-first', 'newest-first', 'random']);

@@ -10,6 +10,10 @@ import type { ItemView } from './presentation.js';
  */
 export interface ServingSettings {
   apiKey: string;
+  /** More keys it accepts, serving the same data: several sources on one simulator, told apart in stats().byKey. */
+  apiKeys: string[];
+  /** When not empty, faults fire only on requests carrying one of these keys (a storm on one source). */
+  faultKeys: string[];
   /** Whether startdate's own (server) day is served. */
   startdate: 'inclusive' | 'exclusive';
   /** Whether enddate's own (server) day is served. */
@@ -46,6 +50,8 @@ export interface ServingSettings {
 
 export const DEFAULT_SETTINGS: ServingSettings = {
   apiKey: 'sim-key',
+  apiKeys: [],
+  faultKeys: [],
   startdate: 'inclusive',
   enddate: 'inclusive',
   order: 'oldest-first',
@@ -93,6 +99,8 @@ export function capOf(settings: Pick<ServingSettings, 'cap' | 'caps'>, resource:
 export function ownCopies<T extends Partial<ServingSettings>>(patch: T): T {
   const copy: T = { ...patch };
   if (patch.faults) copy.faults = [...patch.faults];
+  if (patch.apiKeys) copy.apiKeys = [...patch.apiKeys];
+  if (patch.faultKeys) copy.faultKeys = [...patch.faultKeys];
   if (patch.forbidden) copy.forbidden = [...patch.forbidden];
   if (patch.missing) copy.missing = [...patch.missing];
   if (patch.caps) copy.caps = { ...patch.caps };

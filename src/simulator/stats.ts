@@ -7,11 +7,22 @@ export interface SimulatorStats {
   faultsServed: number;
   /** Request count by path, without the query string. */
   byPath: Record<string, number>;
+  /** Per accepted API key (one per source): requests, and the most in flight at once. */
+  byKey: Record<string, KeyStats>;
+}
+
+export interface KeyStats {
+  requests: number;
+  inFlight: number;
+  maxInFlight: number;
 }
 
 export interface StatsTracker {
-  /** Counts a request; call the returned function once when its response ends. */
-  start(path: string): () => void;
+  /**
+   * Counts a request; call the returned function once when its response ends. `key`: the API key
+   * it carries when the simulator accepts that key (never an unknown one: stats hold no junk).
+   */
+  start(path: string, key?: string): () => void;
   fault(): void;
   snapshot(): SimulatorStats;
   /** Zeroes the counters; requests still in flight stay counted in inFlight. */
@@ -24,28 +35,49 @@ export function createStatsTracker(): StatsTracker {
   let maxInFlight = 0;
   let faultsServed = 0;
   let byPath = new Map<string, number>();
+  const byKey = new Map<string, KeyStats>();
   return {
-    start(path) {
+    start(path, key) {
       requests += 1;
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
       byPath.set(path, (byPath.get(path) ?? 0) + 1);
+      let perKey: KeyStats | undefined;
+      if (key !== undefined) {
+        perKey = byKey.get(key) ?? { requests: 0, inFlight: 0, maxInFlight: 0 };
+        byKey.set(key, perKey);
+        perKey.requests += 1;
+        perKey.inFlight += 1;
+        perKey.maxInFlight = Math.max(perKey.maxInFlight, perKey.inFlight);
+      }
       let ended = false;
       return () => {
         if (ended) return;
         ended = true;
         inFlight -= 1;
+        if (perKey !== undefined) perKey.inFlight -= 1;
       };
     },
     fault() {
       faultsServed += 1;
     },
-    snapshot: () => ({ requests, inFlight, maxInFlight, faultsServed, byPath: Object.fromEntries(byPath) }),
+    snapshot: () => ({
+      requests,
+      inFlight,
+      maxInFlight,
+      faultsServed,
+      byPath: Object.fromEntries(byPath),
+      byKey: Object.fromEntries([...byKey].map(([k, v]) => [k, { ...v }])),
+    }),
     reset() {
       requests = 0;
       faultsServed = 0;
       maxInFlight = inFlight;
       byPath = new Map();
+      for (const perKey of byKey.values()) {
+        perKey.requests = 0;
+        perKey.maxInFlight = perKey.inFlight;
+      }
     },
   };
 }

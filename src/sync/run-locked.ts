@@ -7,7 +7,7 @@ import { acquireRunLock } from '../db/run-lock.js';
 import type { Logger } from '../log/logger.js';
 import { type RunResult, summarize, type WindowOutcome } from './outcomes.js';
 import { interruptRunningRuns } from './run-log.js';
-import { runSync, type SyncRequest } from './run-sync.js';
+import { runSync, type SyncRequest, type WindowDispatch } from './run-sync.js';
 
 /** The open warehouse a run works on: its pool and Kysely instance, and the URL the lock connects to. */
 export interface RunWarehouse {
@@ -35,6 +35,8 @@ export interface LockedRunOptions {
   onReleasing?: () => void;
   onPlan?: (totalWindows: number, runId: number) => void;
   onWindow?: (outcome: WindowOutcome, done: number, total: number) => void;
+  /** `--queue`: the windows go to `worker` processes as jobs (src/sync/queue-dispatch.ts). */
+  queue?: boolean;
 }
 
 /**
@@ -66,24 +68,57 @@ export async function runLocked(
     if (abandoned.length > 0)
       logger.warn({ runIds: abandoned }, 'runs left running by a process that ended are marked interrupted');
     const signals = [options.signal, lock.lost].filter((s): s is AbortSignal => s !== undefined);
-    return await runSync(
-      {
-        pool: warehouse.pool,
-        db: warehouse.db,
-        logger,
-        now: () => new Date(),
-        sources: config.sources,
-        settings: config,
-        signal: AbortSignal.any(signals),
-        onPlan: options.onPlan,
-        onWindow: options.onWindow,
-      },
-      request,
-    );
+    const queued =
+      options.queue === true ? await openDispatch(warehouse, config, request, logger) : undefined;
+    try {
+      return await runSync(
+        {
+          pool: warehouse.pool,
+          db: warehouse.db,
+          logger,
+          now: () => new Date(),
+          sources: config.sources,
+          settings: config,
+          signal: AbortSignal.any(signals),
+          onPlan: options.onPlan,
+          onWindow: options.onWindow,
+          dispatch: queued?.dispatch,
+        },
+        request,
+      );
+    } finally {
+      await queued?.close();
+    }
   } finally {
     options.onReleasing?.();
     await lock.release();
   }
+}
+
+/**
+ * The queue for one run: pg-boss opened (its schema created on first use), and each source of
+ * the run given its INSIGHTS_SOURCE_CONCURRENCY slots. Loaded only by a queued run.
+ */
+async function openDispatch(
+  warehouse: RunWarehouse,
+  config: Readonly<Config>,
+  request: SyncRequest,
+  logger: Logger,
+): Promise<{ dispatch: WindowDispatch; close: () => Promise<void> }> {
+  const [{ openQueue }, { ensureSlots }, { queueDispatch }] = await Promise.all([
+    import('./window-queue.js'),
+    import('./source-slots.js'),
+    import('./queue-dispatch.js'),
+  ]);
+  const sources = config.sources
+    .map((s) => s.name)
+    .filter((name) => request.sources === undefined || request.sources.includes(name));
+  await ensureSlots(warehouse.db, sources, config.sourceConcurrency);
+  const boss = await openQueue(warehouse.url, config.schema, config, logger);
+  return {
+    dispatch: queueDispatch({ boss, url: warehouse.url, schema: config.schema, settings: config }),
+    close: () => boss.stop({ graceful: false, wait: true, timeout: 1000 }),
+  };
 }
 
 /**

@@ -80,6 +80,42 @@ export interface SyncDeps {
   onWindow?: (outcome: WindowOutcome, done: number, total: number) => void;
   /** Called once the plan is known, with the run's id (for log lines about the run). */
   onPlan?: (totalWindows: number, runId: number) => void;
+  /**
+   * Where the windows run. Default: in this process, under the global bound on requests. The
+   * queue (src/sync/queue-dispatch.ts) sends them to `worker` processes instead.
+   */
+  dispatch?: WindowDispatch;
+}
+
+/** One window of the plan. */
+export interface PlannedWindow {
+  handle: SourceHandle;
+  resource: WindowedResource;
+  day: DayString;
+  startDay: DayString;
+}
+
+/** What a dispatcher is told about the run whose windows it runs. */
+export interface DispatchRun {
+  runId: number;
+  trigger: RunTrigger;
+  today: DayString;
+  logger: Logger;
+  signal?: AbortSignal;
+  /** Whether a window of this source and resource is no longer worth running (key rejected, refused, shutdown). */
+  skipped: (source: string, resource: Resource) => boolean;
+  /** Each window's outcome, as soon as it is known. */
+  settle: (outcome: WindowOutcome) => void;
+  /** Requests by HTTP status, per source, for the run's result. */
+  requests: RunResult['requests'];
+}
+
+/** Runs a run's windows somewhere else than in this process (the queue's workers). */
+export interface WindowDispatch {
+  /** Every planned window's outcome, in the order of `plans`. */
+  runWindows(plans: readonly PlannedWindow[], run: DispatchRun): Promise<WindowOutcome[]>;
+  /** Around one source's snapshots (e.g. holding one of its queue slots); its client makes one request at a time. */
+  aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -115,8 +151,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
 
-  const plans: { handle: SourceHandle; resource: WindowedResource; day: DayString; startDay: DayString }[] =
-    [];
+  const plans: PlannedWindow[] = [];
   const handles: SourceHandle[] = [];
   const requests: RunResult['requests'] = {};
   for (const source of sources) {
@@ -134,7 +169,9 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     const handle: SourceHandle = {
       name: source.name,
       baseUrl: client.baseUrl,
-      client: limitedClient(client, requestLimit),
+      // Queued runs make only snapshot requests here, one at a time per source: the source's
+      // bound holds for them too (they run under one of its slots).
+      client: limitedClient(client, deps.dispatch === undefined ? requestLimit : pLimit(1)),
       knowledge: {
         feedback: { reading: learned.get('feedback') ?? emptyReading() },
         survey: { reading: learned.get('survey') ?? emptyReading() },
@@ -168,33 +205,69 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       );
   };
   let done = 0;
-  const windowTasks = plans.map((plan) =>
-    windowLimit(async (): Promise<WindowOutcome> => {
-      const outcome = skipped(plan.handle.name, plan.resource)
-        ? skippedWindow(plan.handle.name, plan.resource, plan.day)
-        : await runWindow(ctx, plan.handle, plan.resource, plan.day, { today, startDay: plan.startDay });
-      settle(outcome);
-      done += 1;
-      deps.onWindow?.(outcome, done, plans.length);
-      return outcome;
-    }),
-  );
-  const snapshotTasks = handles.flatMap((handle) => {
-    const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
-      ...TEST_KINDS.map((kind) => ({ resource: kind, run: () => snapshotTests(ctx, handle, kind, today) })),
-      { resource: 'heatmaps' as const, run: () => snapshotHeatmaps(ctx, handle) },
-    ];
-    return jobs
-      .filter((job) => resources.has(job.resource))
-      .map(async (job): Promise<SnapshotOutcome> => {
-        const outcome = skipped(handle.name, job.resource)
-          ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
-          : await job.run();
-        settle(outcome);
-        return outcome;
-      });
-  });
-  const [windows, snapshots] = await Promise.all([Promise.all(windowTasks), Promise.all(snapshotTasks)]);
+  const settleWindow = (outcome: WindowOutcome): void => {
+    settle(outcome);
+    done += 1;
+    deps.onWindow?.(outcome, done, plans.length);
+  };
+  const runWindowsHere = (): Promise<WindowOutcome[]> =>
+    Promise.all(
+      plans.map((plan) =>
+        windowLimit(async (): Promise<WindowOutcome> => {
+          const outcome = skipped(plan.handle.name, plan.resource)
+            ? skippedWindow(plan.handle.name, plan.resource, plan.day)
+            : await runWindow(ctx, plan.handle, plan.resource, plan.day, { today, startDay: plan.startDay });
+          settleWindow(outcome);
+          return outcome;
+        }),
+      ),
+    );
+  const runSnapshots = (): Promise<SnapshotOutcome[]> =>
+    Promise.all(
+      handles.flatMap((handle) => {
+        const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
+          ...TEST_KINDS.map((kind) => ({
+            resource: kind,
+            run: () => snapshotTests(ctx, handle, kind, today),
+          })),
+          { resource: 'heatmaps' as const, run: () => snapshotHeatmaps(ctx, handle) },
+        ];
+        const wanted = jobs.filter((job) => resources.has(job.resource));
+        const runAll = () =>
+          Promise.all(
+            wanted.map(async (job): Promise<SnapshotOutcome> => {
+              const outcome = skipped(handle.name, job.resource)
+                ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
+                : await job.run();
+              settle(outcome);
+              return outcome;
+            }),
+          );
+        if (wanted.length === 0) return [];
+        return [deps.dispatch === undefined ? runAll() : deps.dispatch.aroundSnapshots(handle.name, runAll)];
+      }),
+    ).then((groups) => groups.flat());
+  const dispatch = deps.dispatch;
+  // In process, windows and snapshots share the global bound. Queued, the snapshots come once the
+  // workers have run the windows: a source's slots are then free, and a 401 seen by a worker
+  // spares the snapshots their requests.
+  const [windows, snapshots] =
+    dispatch === undefined
+      ? await Promise.all([runWindowsHere(), runSnapshots()])
+      : [
+          await dispatch.runWindows(plans, {
+            runId,
+            trigger: request.trigger,
+            today,
+            logger,
+            signal: deps.signal,
+            skipped,
+            settle: settleWindow,
+            requests,
+          }),
+          await runSnapshots(),
+        ];
+
   for (const handle of handles) {
     // 403 from every endpoint asked: a key that may read nothing is a rejected key.
     if (fatal.has(handle.name) || !everyEndpointForbidden(handle.name, windows, snapshots)) continue;
@@ -327,7 +400,7 @@ function runStatus(
   };
 }
 
-function defaultClient(
+export function defaultClient(
   source: SourceConfig,
   settings: SyncSettings,
   options: { signal?: AbortSignal; logger: Logger; onResponse?: (status: number | null) => void },

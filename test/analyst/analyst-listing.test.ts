@@ -43,6 +43,9 @@ const DATA = [
 const BOOKKEEPING = [
   'kysely_migration',
   'kysely_migration_lock',
+  'queue_run_checks',
+  'queue_slots',
+  'queue_workers',
   'rejects',
   'run_lock',
   'server_readings',

@@ -28,10 +28,13 @@ const HEAVY = [
   'node_modules/pino-pretty/',
   'node_modules/zod/',
   'node_modules/node-cron/',
+  'node_modules/pg-boss/',
   'src/simulator/server.',
   'src/report/',
   'src/webhooks/',
   'src/sync/run-sync.',
+  'src/sync/window-worker.',
+  'src/sync/window-queue.',
 ];
 
 let dir: string;

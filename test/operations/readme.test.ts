@@ -274,12 +274,14 @@ describe('the README', () => {
       'postgres',
       'scheduler',
       'webhooks',
+      'worker',
     ]);
-    const { migrate, scheduler, webhooks } = compose.services;
+    const { migrate, scheduler, webhooks, worker } = compose.services;
+    expect(worker?.command).toEqual(['worker']);
     expect(migrate?.command).toEqual(['migrate']);
     expect(scheduler?.command).toEqual(['schedule', '--run-now']);
     expect(webhooks?.command).toEqual(['serve']);
-    for (const service of [migrate, scheduler, webhooks]) {
+    for (const service of [migrate, scheduler, webhooks, worker]) {
       expect(service?.build).toBe('.');
       expect(service?.env_file?.[0]?.path).toBe('.env');
       expect(service?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
@@ -290,6 +292,7 @@ describe('the README', () => {
     const user = (url: string | undefined) => /^postgres:\/\/([^:@]+)/.exec(url ?? '')?.[1];
     expect(user(migrate?.environment?.DATABASE_URL)).toBe('insights_owner');
     expect(user(scheduler?.environment?.DATABASE_URL)).toBe('insights_sync');
+    expect(user(worker?.environment?.DATABASE_URL)).toBe('insights_sync');
     expect(user(webhooks?.environment?.DATABASE_URL)).toBe('insights_serve');
     const grants = compose.services['grant-serve'];
     expect(grants?.environment?.PGUSER).toBe('insights_owner');

@@ -53,6 +53,7 @@ describe('latencyMs and stats()', () => {
           '/v1/recordings': 2,
           '/v1/heatmaps': 1,
         },
+        byKey: { 'sim-key': { requests: 5, inFlight: 0, maxInFlight: 1 } },
       });
     });
   });
@@ -67,9 +68,40 @@ describe('latencyMs and stats()', () => {
         maxInFlight: 0,
         faultsServed: 0,
         byPath: {},
+        byKey: { 'sim-key': { requests: 0, inFlight: 0, maxInFlight: 0 } },
       });
       await get(simulator, '/v1/personalization');
       expect(simulator.stats().byPath).toEqual({ '/v1/personalization': 1 });
     });
+  });
+
+  it('counts each accepted key apart, with the most it had in flight; an unknown key is not counted', async () => {
+    await withSimulator({ latencyMs: 30, apiKeys: ['key-b'] }, async (simulator) => {
+      const as = (key: string) =>
+        fetch(`${simulator.url}/v1/heatmaps`, { headers: { authorization: key } }).then((r) => r.status);
+      const statuses = await Promise.all([
+        as('sim-key'),
+        as('sim-key'),
+        as('sim-key'),
+        as('key-b'),
+        as('nope'),
+      ]);
+      expect(statuses).toEqual([200, 200, 200, 200, 401]);
+      expect(simulator.stats().byKey).toEqual({
+        'sim-key': { requests: 3, inFlight: 0, maxInFlight: 3 },
+        'key-b': { requests: 1, inFlight: 0, maxInFlight: 1 },
+      });
+    });
+  });
+
+  it('with faultKeys, faults fire on those keys only', async () => {
+    await withSimulator(
+      { apiKeys: ['key-b'], faultRate: 1, faults: ['429'], faultKeys: ['key-b'] },
+      async (simulator) => {
+        const as = (key: string) =>
+          fetch(`${simulator.url}/v1/heatmaps`, { headers: { authorization: key } }).then((r) => r.status);
+        expect([await as('sim-key'), await as('key-b')]).toEqual([200, 429]);
+      },
+    );
   });
 });

@@ -1,0 +1,28 @@
+import type { Generated } from 'kysely';
+
+/** Per-source slots of the window queue (migration 0014): locked FOR UPDATE, never written by a run. */
+export interface QueueSlotsTable {
+  source_id: string;
+  slot: number;
+}
+
+/** One heartbeat row per worker process (migration 0014). */
+export interface QueueWorkersTable {
+  worker_id: string;
+  host: string;
+  pid: number;
+  concurrency: number;
+  started_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
+  stopped_at: Date | null;
+  windows_done: Generated<number>;
+  windows_failed: Generated<number>;
+}
+
+/** Which source and resource a queued run has checked its stored reading for (migration 0014). */
+export interface QueueRunChecksTable {
+  run_id: number;
+  source_id: string;
+  resource: string;
+  checked_at: Generated<Date>;
+}

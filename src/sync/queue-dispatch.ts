@@ -1,0 +1,152 @@
+import type PgBoss from 'pg-boss';
+import { bookkeepingSchema } from '../db/bookkeeping.js';
+import { errorMessage } from '../errors.js';
+import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
+import type { DispatchRun, PlannedWindow, WindowDispatch } from './run-sync.js';
+import { openSlotSession } from './source-slots.js';
+import {
+  ensureWindowQueue,
+  type QueueSettings,
+  queueSchema,
+  sendWindowJobs,
+  type WindowJob,
+  windowQueueName,
+} from './window-queue.js';
+
+/** What a worker stores as a job's output: the window's outcome and its requests by status. */
+export interface WindowJobOutput {
+  outcome: WindowOutcome;
+  statuses: Record<string, number>;
+}
+
+export interface QueueDispatchOptions {
+  boss: PgBoss;
+  url: string;
+  schema: string;
+  settings: QueueSettings;
+  /** How often the planner reads its jobs' states. Default 250 ms. */
+  pollMs?: number;
+}
+
+/**
+ * The planner's side of the queue: the run's windows become jobs, the planner waits until each
+ * has ended, and reads each window's outcome from its job. Workers (src/sync/window-worker.ts)
+ * do the windows. A source whose key a worker found rejected (or an endpoint refused) has its
+ * remaining jobs cancelled; so has every queued job of the run on shutdown, while jobs already
+ * taken finish.
+ */
+export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
+  const { boss, settings } = options;
+  const pollMs = options.pollMs ?? 250;
+  const jobTable = `"${queueSchema(options.schema)}".job`;
+  return {
+    async runWindows(plans: readonly PlannedWindow[], run: DispatchRun): Promise<WindowOutcome[]> {
+      const sources = [...new Set(plans.map((p) => p.handle.name))];
+      for (const source of sources) await ensureWindowQueue(boss, source, settings);
+      const jobs: WindowJob[] = plans.map((p) => ({
+        runId: run.runId,
+        source: p.handle.name,
+        resource: p.resource,
+        day: p.day,
+        startDay: p.startDay,
+        today: run.today,
+      }));
+      // What workers of runs long gone checked is of no use any more.
+      await boss
+        .getDb()
+        .executeSql(`delete from "${bookkeepingSchema(options.schema)}".queue_run_checks where run_id < $1`, [
+          run.runId - 50,
+        ]);
+      const ids = await sendWindowJobs(boss, run.trigger, jobs, settings);
+      run.logger.info({ jobs: ids.length, sources: sources.length }, 'windows queued for the workers');
+      const outcomes: (WindowOutcome | undefined)[] = plans.map(() => undefined);
+      const pending = new Map(ids.map((id, index) => [id, index]));
+      const cancelled = new Set<string>();
+      const queueNames = sources.map(windowQueueName);
+      let looks = 0;
+      let since = new Date(0);
+      const finish = (index: number, outcome: WindowOutcome) => {
+        outcomes[index] = outcome;
+        run.settle(outcome);
+      };
+      while (pending.size > 0) {
+        // Jobs of a source (or resource) not worth running any more, or of a run stopping: cancelled.
+        const toCancel = new Map<string, string[]>();
+        for (const [id, index] of pending) {
+          const job = jobs[index] as WindowJob;
+          if (!cancelled.has(id) && run.skipped(job.source, job.resource)) {
+            cancelled.add(id);
+            toCancel.set(job.source, [...(toCancel.get(job.source) ?? []), id]);
+          }
+        }
+        // pg-boss cancels only jobs not yet ended; one a worker holds ends as the worker says.
+        for (const [source, batch] of toCancel) await boss.cancel(windowQueueName(source), batch);
+        // Only the jobs that ended since the last look (by the database's clock, with a margin
+        // for a completion that commits late), and every 20th look all of the run's pending ones:
+        // asking for hundreds of ids each time costs the database more than the windows do.
+        const full = looks % 20 === 0;
+        looks += 1;
+        const { rows } = await boss.getDb().executeSql(
+          full
+            ? `select id::text, state, output, now() as seen from ${jobTable}
+                  where id = any($1::uuid[]) and state in ('completed', 'failed', 'cancelled')`
+            : `select id::text, state, output, now() as seen from ${jobTable}
+                  where name = any($1::text[]) and state in ('completed', 'failed', 'cancelled')
+                    and completed_on > $2::timestamptz - interval '5 seconds'`,
+          full ? [[...pending.keys()]] : [queueNames, since],
+        );
+        const seen = (rows[0] as { seen?: Date } | undefined)?.seen;
+        if (seen !== undefined) since = seen;
+        for (const row of rows as { id: string; state: string; output: unknown }[]) {
+          const index = pending.get(row.id);
+          if (index === undefined) continue;
+          pending.delete(row.id);
+          const job = jobs[index] as WindowJob;
+          finish(index, outcomeOf(job, row.state, row.output, run));
+        }
+        if (pending.size > 0) await pause(pollMs);
+      }
+      return outcomes.map((o, index) => o ?? skippedWindow(jobs[index]?.source ?? '', 'feedback', ''));
+    },
+    async aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T> {
+      const session = await openSlotSession(options.url, options.schema);
+      try {
+        await session.claim(source);
+        return await fn();
+      } finally {
+        await session.release().catch(() => {});
+        await session.close();
+      }
+    },
+  };
+}
+
+function outcomeOf(job: WindowJob, state: string, output: unknown, run: DispatchRun): WindowOutcome {
+  const where = { source: job.source, resource: job.resource, day: job.day };
+  if (state === 'cancelled') return skippedWindow(job.source, job.resource, job.day);
+  if (state === 'completed' && isJobOutput(output)) {
+    const byStatus = run.requests[job.source] ?? {};
+    run.requests[job.source] = byStatus;
+    for (const [status, count] of Object.entries(output.statuses))
+      byStatus[status] = (byStatus[status] ?? 0) + count;
+    return output.outcome;
+  }
+  // Failed: its worker threw, or died, more often than INSIGHTS_QUEUE_RETRY_LIMIT allows.
+  return failedWindow(where, 0, `window job ${state}: ${failureMessage(output)}`);
+}
+
+/** pg-boss stores a worker's failure as given, and an expiry as `{ value: { message } }`. */
+function failureMessage(output: unknown): string {
+  const record = (value: unknown) =>
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  const message = record(output)?.message ?? record(record(output)?.value)?.message;
+  return typeof message === 'string' ? message : errorMessage(output);
+}
+
+function isJobOutput(output: unknown): output is WindowJobOutput {
+  return typeof output === 'object' && output !== null && 'outcome' in output && 'statuses' in output;
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

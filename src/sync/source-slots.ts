@@ -1,0 +1,109 @@
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { bookkeepingSchema } from '../db/bookkeeping.js';
+import { CONNECT_TIMEOUT_MS } from '../db/connection.js';
+import type { Database } from '../db/database.js';
+
+/**
+ * The per-source bound of the queue, held by the database, not by any process: a source has N
+ * rows in queue_slots, and a window of it runs only while its worker holds one of them FOR UPDATE
+ * in a transaction open on a connection of its own. A worker killed with SIGKILL (or whose machine
+ * is gone) loses its connection, PostgreSQL ends its transaction, and the slot is free again:
+ * nothing times out, nothing has to be cleaned up.
+ */
+
+/** Makes each source have exactly `perSource` slots; a slot held right now is removed next time. */
+export async function ensureSlots(
+  db: Kysely<Database>,
+  sources: readonly string[],
+  perSource: number,
+): Promise<void> {
+  for (const source of sources) {
+    await sql`insert into queue_slots (source_id, slot)
+      select ${source}, n from generate_series(1, ${perSource}::int) as n
+      on conflict do nothing`.execute(db);
+    // SKIP LOCKED: lowering the setting never waits for a window in flight.
+    await sql`delete from queue_slots where (source_id, slot) in (
+      select source_id, slot from queue_slots
+       where source_id = ${source} and slot > ${perSource}::int
+       for update skip locked)`.execute(db);
+  }
+}
+
+/** A session that takes one slot at a time (a worker has one per window it may run at once). */
+export interface SlotSession {
+  /**
+   * Takes a free slot of the first of `sources` (in that order) that has one, in one round trip
+   * however many are full; returns its source, or undefined at once when every slot is held.
+   */
+  tryClaimAny(sources: readonly string[]): Promise<string | undefined>;
+  /** Waits for a slot of `source` (the planner's snapshots: queued fairly behind the workers). */
+  claim(source: string): Promise<void>;
+  /** Frees the slot held. */
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The transaction stays idle while the window's requests run: server or role defaults must not
+ * end it (it would free the slot early). transaction_timeout exists from PostgreSQL 17 on.
+ */
+const NO_TIMEOUTS = `select set_config(name, '0', false) from pg_settings
+  where name in ('idle_in_transaction_session_timeout', 'idle_session_timeout', 'transaction_timeout', 'lock_timeout', 'statement_timeout')`;
+
+export async function openSlotSession(url: string, schema: string): Promise<SlotSession> {
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: 'insights-sync slot',
+    // A dead peer must be noticed: the slot must not outlive the process holding it.
+    keepAlive: true,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  client.on('error', () => {});
+  await client.connect();
+  await client.query(NO_TIMEOUTS);
+  const table = `${client.escapeIdentifier(bookkeepingSchema(schema))}.queue_slots`;
+  let holding = false;
+  return {
+    async tryClaimAny(sources) {
+      if (holding) throw new Error('a slot session holds one slot at a time');
+      if (sources.length === 0) return undefined;
+      const list = `array[${sources.map((s) => client.escapeLiteral(s)).join(', ')}]::text[]`;
+      // One round trip: BEGIN and the claim in one simple query.
+      const results = (await client.query(
+        `begin isolation level read committed;
+         select source_id from ${table} where source_id = any(${list})
+          order by array_position(${list}, source_id), slot limit 1 for update skip locked`,
+      )) as unknown as pg.QueryResult<{ source_id: string }>[];
+      const source = results.at(-1)?.rows[0]?.source_id;
+      if (source === undefined) {
+        await client.query('rollback');
+        return undefined;
+      }
+      holding = true;
+      return source;
+    },
+    async claim(source) {
+      if (holding) throw new Error('a slot session holds one slot at a time');
+      await client.query('begin isolation level read committed');
+      // No SKIP LOCKED: queued behind the workers on the slot, fairly, until it is free.
+      const { rows } = await client.query(
+        `select slot from ${table} where source_id = $1 order by slot limit 1 for update`,
+        [source],
+      );
+      if (rows.length === 0) {
+        await client.query('rollback');
+        throw new Error(`source ${source} has no queue slots: the planner creates them`);
+      }
+      holding = true;
+    },
+    async release() {
+      if (!holding) return;
+      holding = false;
+      await client.query('rollback');
+    },
+    async close() {
+      await client.end().catch(() => {});
+    },
+  };
+}

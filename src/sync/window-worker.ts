@@ -1,0 +1,312 @@
+import { hostname } from 'node:os';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type PgBoss from 'pg-boss';
+import type { ApiClient } from '../api/api-client.js';
+import type { Config, SourceConfig } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { errorMessage } from '../errors.js';
+import type { ResourceKnowledge } from '../extract/fetch-day.js';
+import { emptyReading } from '../extract/server-reading.js';
+import type { Logger } from '../log/logger.js';
+import type { WindowedResource } from '../schemas/resources.js';
+import type { SourceHandle, SyncContext } from './context.js';
+import { skippedWindow, type WindowOutcome } from './outcomes.js';
+import type { WindowJobOutput } from './queue-dispatch.js';
+import { HEARTBEAT_MS } from './queue-status.js';
+import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
+import { runWindow } from './run-window.js';
+import { readServerReadings, saveServerReading } from './server-readings.js';
+import { openSlotSession, type SlotSession } from './source-slots.js';
+import { queueSchema, type WindowJob, windowQueueName } from './window-queue.js';
+
+export interface WorkerDeps {
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  /** The warehouse's connection string: each slot is held on a connection of its own. */
+  url: string;
+  schema: string;
+  boss: PgBoss;
+  logger: Logger;
+  /** The sources this worker may run windows of (its own configuration holds their keys). */
+  sources: readonly SourceConfig[];
+  settings: SyncSettings & Pick<Config, 'workerConcurrency'>;
+  /** Aborted on SIGTERM/SIGINT: no new job is taken; jobs in hand finish. */
+  signal: AbortSignal;
+  createClient?: SyncDeps['createClient'];
+  /** How long an idle lane waits before looking for jobs again. Default 200 ms. */
+  pollMs?: number;
+  /** How often the heartbeat row is written. Default HEARTBEAT_MS. */
+  heartbeatMs?: number;
+}
+
+export interface WorkerResult {
+  workerId: string;
+  done: number;
+  failed: number;
+}
+
+/** What a worker knows of one source during one run: shared by that run's windows of the source, as in process. */
+interface RunSourceState {
+  knowledge: Record<WindowedResource, ResourceKnowledge>;
+  fatal: boolean;
+  refused: Set<WindowedResource>;
+  /** The reading as last stored (or read), per resource: unchanged ones are not written again. */
+  saved: Map<WindowedResource, string>;
+  /** Resources whose check this worker has recorded in queue_run_checks (or found there). */
+  checkShared: Set<WindowedResource>;
+}
+
+/**
+ * `insights-sync worker`: takes window jobs until stopped. Runs at most
+ * INSIGHTS_WORKER_CONCURRENCY windows at once (one per lane), each under one of its source's
+ * slots (src/sync/source-slots.ts), through the same window path as an in-process run
+ * (runWindow -> storeWindow: items, ledger row and watermark in one transaction). A worker killed
+ * mid-window commits nothing of it; its slot is freed with its connection, and its job expires
+ * after INSIGHTS_QUEUE_EXPIRE_SECONDS and is taken again by another worker.
+ */
+export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
+  const { db, boss, signal } = deps;
+  const workerId = `${hostname()}:${process.pid}:${Date.now().toString(36)}`.slice(0, 200);
+  const logger = deps.logger.child({ workerId });
+  const byName = new Map(deps.sources.map((s) => [s.name, s]));
+  const names = [...byName.keys()];
+  const pollMs = deps.pollMs ?? 200;
+  const jobTable = `"${queueSchema(deps.schema)}".job`;
+  const makeClient =
+    deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
+  const runs = new Map<string, Promise<RunSourceState>>();
+  const counts = { done: 0, failed: 0 };
+
+  await db
+    .insertInto('queue_workers')
+    .values({
+      worker_id: workerId,
+      host: hostname(),
+      pid: process.pid,
+      concurrency: deps.settings.workerConcurrency,
+    })
+    .execute();
+  const beat = () =>
+    db
+      .updateTable('queue_workers')
+      .set({ last_seen_at: new Date(), windows_done: counts.done, windows_failed: counts.failed })
+      .where('worker_id', '=', workerId)
+      .execute()
+      .catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'worker heartbeat failed'));
+  const heartbeat = setInterval(() => void beat(), deps.heartbeatMs ?? HEARTBEAT_MS);
+
+  const stateOf = (runId: number, source: string): Promise<RunSourceState> => {
+    const key = `${runId}/${source}`;
+    let state = runs.get(key);
+    if (state === undefined) {
+      // The run's checks first, then the readings: a reading checked (and re-learned) by another
+      // worker of the run was stored before its check row, so what is read here is that one.
+      state = db
+        .selectFrom('queue_run_checks')
+        .select('resource')
+        .where('run_id', '=', runId)
+        .where('source_id', '=', source)
+        .execute()
+        .then(async (checks) => {
+          const learned = await readServerReadings(db, source);
+          const checked = new Set(checks.map((c) => c.resource));
+          const knowledgeOf = (resource: WindowedResource): ResourceKnowledge => ({
+            reading: learned.get(resource) ?? emptyReading(),
+            ...(checked.has(resource) ? { staleChecked: true } : {}),
+          });
+          const knowledge: Record<WindowedResource, ResourceKnowledge> = {
+            feedback: knowledgeOf('feedback'),
+            survey: knowledgeOf('survey'),
+            recordings: knowledgeOf('recordings'),
+          };
+          const saved = new Map<WindowedResource, string>();
+          for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
+            if (learned.has(resource)) saved.set(resource, JSON.stringify(k.reading));
+          return {
+            knowledge,
+            fatal: false,
+            refused: new Set<WindowedResource>(),
+            saved,
+            checkShared: new Set([...checked].filter((r): r is WindowedResource => r in knowledge)),
+          };
+        });
+      runs.set(key, state);
+      // Runs end; what a worker learned of an old one is not needed any more.
+      if (runs.size > 64) runs.delete(runs.keys().next().value as string);
+    }
+    return state;
+  };
+
+  const runJob = async (job: PgBoss.Job<WindowJob>): Promise<void> => {
+    const data = job.data;
+    const queue = windowQueueName(data.source);
+    const source = byName.get(data.source);
+    if (source === undefined) {
+      await boss.fail(queue, job.id, { message: `worker ${workerId} has no source named ${data.source}` });
+      return;
+    }
+    const log = logger.child({ runId: data.runId });
+    const statuses: Record<string, number> = {};
+    let outcome: WindowOutcome;
+    try {
+      const state = await stateOf(data.runId, data.source);
+      if (state.fatal || state.refused.has(data.resource)) {
+        outcome = skippedWindow(data.source, data.resource, data.day);
+      } else {
+        const client: ApiClient = makeClient(source, {
+          logger: log,
+          onResponse: (status) => {
+            const key = status === null ? 'none' : String(status);
+            statuses[key] = (statuses[key] ?? 0) + 1;
+          },
+        });
+        const handle: SourceHandle = {
+          name: source.name,
+          baseUrl: client.baseUrl,
+          client,
+          knowledge: state.knowledge,
+          pii: source.pii,
+        };
+        const ctx: SyncContext = {
+          pool: deps.pool,
+          db,
+          logger: log,
+          now: () => new Date(),
+          limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
+          maxInvalidShare: deps.settings.maxInvalidShare,
+          runId: data.runId,
+        };
+        outcome = await runWindow(ctx, handle, data.resource, data.day, {
+          today: data.today,
+          startDay: data.startDay,
+        });
+        if (outcome.fatal) state.fatal = true;
+        if (outcome.refused !== undefined) state.refused.add(data.resource);
+        const knowledge = state.knowledge[data.resource];
+        const { reading, responses } = knowledge;
+        // Stored when a window taught something: most windows of a run change nothing.
+        const known = JSON.stringify(reading);
+        if (responses && known !== state.saved.get(data.resource)) {
+          state.saved.set(data.resource, known);
+          await saveServerReading(db, source.name, data.resource, reading);
+        }
+        // This worker made the run's check of the stored reading: the run's other workers need not.
+        if (knowledge.staleChecked && !state.checkShared.has(data.resource)) {
+          state.checkShared.add(data.resource);
+          await db
+            .insertInto('queue_run_checks')
+            .values({ run_id: data.runId, source_id: source.name, resource: data.resource })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+        }
+      }
+    } catch (error) {
+      // runWindow records its own failures; this is the unexpected: the job is offered again.
+      counts.failed += 1;
+      log.error({ err: errorMessage(error), day: data.day, resource: data.resource }, 'window job threw');
+      await boss.fail(queue, job.id, { message: errorMessage(error) });
+      return;
+    }
+    if (outcome.status === 'failed') counts.failed += 1;
+    else counts.done += 1;
+    const output: WindowJobOutput = { outcome, statuses };
+    await boss.complete(queue, job.id, output as unknown as object);
+  };
+
+  /**
+   * This worker's sources that have jobs waiting, the one whose best job ranks highest first
+   * (ties in a random order, so lanes spread over the sources). Read once per poll interval for
+   * all lanes: the job table is not scanned once per window.
+   */
+  let waiting: { at: number; sources: Promise<string[]> } | undefined;
+  const waitingSources = (): Promise<string[]> => {
+    if (waiting === undefined || Date.now() - waiting.at > pollMs) {
+      const sources = boss
+        .getDb()
+        .executeSql(
+          `select name, max(priority) as top from ${jobTable}
+            where name = any($1::text[]) and state in ('created', 'retry') and start_after < now()
+            group by name order by top desc, random()`,
+          [names.map(windowQueueName)],
+        )
+        .then(({ rows }) => (rows as { name: string }[]).map((r) => r.name.slice('windows.'.length)));
+      waiting = { at: Date.now(), sources };
+      sources.catch(() => {
+        waiting = undefined;
+      });
+    }
+    return waiting.sources;
+  };
+
+  const takeOne = async (session: SlotSession): Promise<boolean> => {
+    let candidates = (await waitingSources()).filter((name) => byName.has(name));
+    while (candidates.length > 0 && !signal.aborted) {
+      const source = await session.tryClaimAny(candidates);
+      if (source === undefined) return false;
+      try {
+        const [job] = await boss.fetch<WindowJob>(windowQueueName(source), { batchSize: 1 });
+        if (job !== undefined) {
+          await runJob(job);
+          return true;
+        }
+      } finally {
+        await session.release();
+      }
+      // Its jobs were taken meanwhile: the next source.
+      candidates = candidates.filter((name) => name !== source);
+    }
+    return false;
+  };
+
+  const lane = async (): Promise<void> => {
+    const session = await openSlotSession(deps.url, deps.schema);
+    try {
+      while (!signal.aborted) {
+        const worked = await takeOne(session).catch((error: unknown) => {
+          logger.warn({ err: errorMessage(error) }, 'worker lane error; trying again');
+          return false;
+        });
+        if (!worked) await pause(pollMs, signal);
+      }
+    } finally {
+      await session.close();
+    }
+  };
+
+  logger.info(
+    { sources: names.length, concurrency: deps.settings.workerConcurrency },
+    'worker started: taking window jobs',
+  );
+  try {
+    await Promise.all(Array.from({ length: deps.settings.workerConcurrency }, () => lane()));
+  } finally {
+    clearInterval(heartbeat);
+    await db
+      .updateTable('queue_workers')
+      .set({
+        last_seen_at: new Date(),
+        stopped_at: new Date(),
+        windows_done: counts.done,
+        windows_failed: counts.failed,
+      })
+      .where('worker_id', '=', workerId)
+      .execute()
+      .catch(() => {});
+  }
+  logger.info(counts, 'worker stopped');
+  return { workerId, ...counts };
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,97 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import type { Simulator } from '../../src/simulator/server.js';
+import { queueSchema } from '../../src/sync/window-queue.js';
+import { type CliResult, cliEnv, startCli } from './cli.js';
+import type { TestDatabase } from './database.js';
+
+/** Source `s<i>`'s key on a simulator started with `apiKeys: sourceKeys(n)`. */
+export function sourceKeys(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `key-s${i + 1}`);
+}
+
+export interface Cluster {
+  env: Record<string, string>;
+  sources: string[];
+  workers: { child: ChildProcess; done: Promise<CliResult> }[];
+  startWorker(extra?: Record<string, string>): { child: ChildProcess; done: Promise<CliResult> };
+  /** SIGTERM to every worker still running; their results. */
+  stop(): Promise<CliResult[]>;
+}
+
+/**
+ * Several sources on one simulator (each its own key, so the simulator counts each source's
+ * requests in flight apart), an INSIGHTS_CONFIG naming them, and `worker` processes of the dev
+ * CLI against the test database.
+ */
+export function startCluster(
+  t: TestDatabase,
+  sim: Simulator,
+  options: { sources: number; workers: number; env?: Record<string, string> },
+): Cluster {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-cluster-'));
+  const keys = sourceKeys(options.sources);
+  const sources = keys.map((_, i) => `s${i + 1}`);
+  const file = join(dir, 'sources.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      sources: sources.map((name, i) => ({ name, base_url: sim.url, api_key: keys[i] })),
+    }),
+  );
+  const env = cliEnv({
+    DATABASE_URL: t.url,
+    INSIGHTS_SCHEMA: t.schema,
+    INSIGHTS_CONFIG: file,
+    INSIGHTS_SOURCE_CONCURRENCY: '2',
+    INSIGHTS_WORKER_CONCURRENCY: '4',
+    INSIGHTS_QUEUE_EXPIRE_SECONDS: '4',
+    INSIGHTS_QUEUE_MAINTENANCE_SECONDS: '1',
+    INSIGHTS_RETRY_BASE_MS: '0',
+    INSIGHTS_RETRY_MAX_MS: '0',
+    INSIGHTS_MAX_HEAP_MB: '0',
+    ...options.env,
+  });
+  const workers: Cluster['workers'] = [];
+  const startWorker = (extra: Record<string, string> = {}) => {
+    const worker = startCli(['worker'], { ...env, ...extra });
+    workers.push(worker);
+    return worker;
+  };
+  for (let i = 0; i < options.workers; i++) startWorker();
+  return {
+    env,
+    sources,
+    workers,
+    startWorker,
+    async stop() {
+      for (const w of workers)
+        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+      const results = await Promise.all(workers.map((w) => w.done));
+      rmSync(dir, { recursive: true, force: true });
+      return results;
+    },
+  };
+}
+
+/** Window jobs by final state, and the windows completed more than once (must be none). */
+export async function jobTally(t: TestDatabase) {
+  const schema = queueSchema(t.schema);
+  const states = await sql<{ state: string; count: number }>`
+    select state::text, count(*)::int as count from ${sql.id(schema, 'job')} where name like 'windows.%' group by state`.execute(
+    t.db,
+  );
+  const twice = await sql<{ window: string; count: number }>`
+    select data->>'source' || '/' || (data->>'resource') || '/' || (data->>'day') || '/' || (data->>'runId') as window,
+           count(*)::int as count
+      from ${sql.id(schema, 'job')}
+     where name like 'windows.%' and state = 'completed'
+     group by 1 having count(*) > 1`.execute(t.db);
+  return {
+    byState: Object.fromEntries(states.rows.map((r) => [r.state, r.count])) as Record<string, number>,
+    completedTwice: twice.rows,
+  };
+}
