@@ -73,6 +73,14 @@ grant usage on schema insights to insights_sync, insights_serve, insights_analys
 create schema insights_state authorization insights_owner;
 revoke all on schema insights_state from public;
 grant usage on schema insights_state to insights_sync, insights_serve, insights_monitor;
+-- The window queue's schema (pg-boss, `sync --queue` and `worker`, docs/scaling.md): the sync role
+-- owns it, since pg-boss creates its tables on first use and a table per source's queue later.
+-- It holds job data only (source, resource, day). The monitor reads it for `status`.
+create schema insights_queue authorization insights_sync;
+revoke all on schema insights_queue from public;
+grant usage on schema insights_queue to insights_monitor;
+alter default privileges for role insights_sync in schema insights_queue
+  grant select on tables to insights_monitor;
 
 -- 3. Rights on what the migrations create, given by the owner's default privileges: they apply
 -- to every table and view `insights_owner` creates in the schema, now and in later migrations.

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config/config.js';
+import { CONNECT_TIMEOUT_MS } from '../db/connection.js';
 import type { RunTrigger } from '../db/tables/bookkeeping.js';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -87,9 +89,48 @@ export async function openQueue(
     retryLimit: settings.queueRetryLimit,
   });
   boss.on('error', (error) => logger.warn({ err: error.message }, 'queue error'));
+  await installIntoGivenSchema(url, name);
   await boss.start();
   return boss;
 }
+
+/**
+ * pg-boss installs its tables after a CREATE SCHEMA IF NOT EXISTS, which PostgreSQL refuses to a
+ * role without CREATE on the database even when the schema is there. docs/roles.sql creates the
+ * queue's schema for the sync role (which must own it: pg-boss adds a table per queue at run time),
+ * so when the schema exists and pg-boss is not installed in it, its own construction plan runs
+ * here without that one statement. Otherwise pg-boss installs or upgrades itself in start().
+ */
+async function installIntoGivenSchema(url: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ schema: boolean; installed: boolean }>(
+      `select exists (select 1 from pg_namespace where nspname = $1) as schema,
+              to_regclass($2) is not null as installed`,
+      [name, `${client.escapeIdentifier(name)}.version`],
+    );
+    if (rows[0]?.schema !== true || rows[0]?.installed === true) return;
+    const plan = PgBoss.getConstructionPlans(name);
+    const withoutSchema = plan.replace(CREATE_SCHEMA, '');
+    if (withoutSchema === plan)
+      throw new Error(`pg-boss's construction plan has no ${CREATE_SCHEMA} statement`);
+    try {
+      await client.query(withoutSchema);
+    } catch (error) {
+      // Another process installed it first (the plan holds pg-boss's advisory lock): done.
+      const code = (error as { code?: unknown }).code;
+      if (code !== DUPLICATE_OBJECT && code !== DUPLICATE_TABLE) throw error;
+    }
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const CREATE_SCHEMA = /CREATE SCHEMA IF NOT EXISTS [^;]+;/;
+const DUPLICATE_OBJECT = '42710';
+const DUPLICATE_TABLE = '42P07';
 
 /** A source's queue, created once (pg-boss ignores a second create). */
 export async function ensureWindowQueue(

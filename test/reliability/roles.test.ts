@@ -12,9 +12,17 @@ import { createDatabase, databaseUrl, dropDatabase, withClient } from '../../scr
 import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { forgetVisitor } from '../../src/privacy/forget-visitor.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { queueStatus } from '../../src/sync/queue-status.js';
 import { statusReport } from '../../src/sync/status-report.js';
+import {
+  ensureWindowQueue,
+  openQueue,
+  sendWindowJobs,
+  windowQueueName,
+} from '../../src/sync/window-queue.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
 import { databaseServerUrl } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
@@ -186,6 +194,50 @@ describe('docs/roles.sql', () => {
       /permission denied/,
     );
     await expect(sql`delete from feedback`.execute(monitor.db)).rejects.toThrow(/permission denied/);
+  });
+
+  it('as the sync role, a queued run installs pg-boss into the schema made for it (no CREATE on the database), sends and takes a job; the monitor reads the queue for status', async () => {
+    const settings = {
+      sourceConcurrency: 2,
+      queueExpireSeconds: 60,
+      queueMaintenanceSeconds: 60,
+      queueRetryLimit: 1,
+    };
+    const boss = await openQueue(roles.url.sync, SCHEMA, settings, silentLogger());
+    try {
+      await ensureWindowQueue(boss, 'main', settings);
+      const [id] = await sendWindowJobs(
+        boss,
+        'backfill',
+        [
+          {
+            runId: 1,
+            source: 'main',
+            resource: 'feedback',
+            day: '2026-03-01',
+            startDay: '2026-03-01',
+            today: '2026-03-06',
+          },
+        ],
+        settings,
+      );
+      const taken = await boss.fetch(windowQueueName('main'));
+      expect(taken.map((job) => job.id)).toEqual([id]);
+    } finally {
+      await boss.stop({ graceful: false, wait: true });
+    }
+    const owner = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ owner: string }>(
+        `select r.rolname as owner from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = $1`,
+        [`${SCHEMA}_queue`],
+      ),
+    );
+    expect(owner.rows).toEqual([{ owner: roles.role.sync }]);
+    const status = await queueStatus(roles.as('monitor').db, SCHEMA);
+    expect(status?.sources.map((s) => s.source)).toEqual(['main']);
+    await expect(
+      sql`select count(*) from ${sql.id(`${SCHEMA}_queue`, 'job')}`.execute(roles.as('analyst').db),
+    ).rejects.toThrow(/permission denied/);
   });
 
   it('tables a later migration creates get the same grants (the owner default privileges)', async () => {
