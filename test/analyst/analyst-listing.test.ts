@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
+import { BOOKKEEPING_TABLES as BOOKKEEPING } from '../helpers/bookkeeping-tables.js';
 import { createRolesDatabase, type RolesDatabase, SCHEMA } from '../reliability/warehouse-roles.js';
 
 /** What analysts query: the API's data and the views made for them. */
@@ -37,24 +38,6 @@ const DATA = [
   'test_result_history',
   'test_results',
   'visitors',
-];
-
-/** The tool's own state, in the bookkeeping schema. */
-const BOOKKEEPING = [
-  'kysely_migration',
-  'kysely_migration_lock',
-  'queue_run_checks',
-  'queue_slots',
-  'queue_workers',
-  'rejects',
-  'run_lock',
-  'server_readings',
-  'suppressed_visitors',
-  'suppression_lock',
-  'sync_runs',
-  'sync_windows',
-  'watermarks',
-  'webhook_events',
 ];
 
 describe('what an analyst lists in the warehouse (as Metabase would)', () => {

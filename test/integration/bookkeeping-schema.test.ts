@@ -11,24 +11,8 @@ import { withClient } from '../../scripts/dev-database/admin.js';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest, migrationState } from '../../src/db/migrator.js';
+import { BOOKKEEPING_TABLES as MOVED } from '../helpers/bookkeeping-tables.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-
-const MOVED = [
-  'kysely_migration',
-  'kysely_migration_lock',
-  'queue_run_checks',
-  'queue_slots',
-  'queue_workers',
-  'rejects',
-  'run_lock',
-  'server_readings',
-  'suppressed_visitors',
-  'suppression_lock',
-  'sync_runs',
-  'sync_windows',
-  'watermarks',
-  'webhook_events',
-];
 
 async function tablesOf(db: Kysely<Database>, schema: string): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
