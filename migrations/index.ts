@@ -15,6 +15,7 @@ import * as bookkeepingSchema from './0014-bookkeeping-schema.js';
 import * as snapshotVersions from './0015-snapshot-versions.js';
 import * as provisionalDays from './0016-provisional-days.js';
 import * as queue from './0017-queue.js';
+import * as runHeartbeat from './0018-run-heartbeat.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0015-snapshot-versions': snapshotVersions,
   '0016-provisional-days': provisionalDays,
   '0017-queue': queue,
+  '0018-run-heartbeat': runHeartbeat,
 };

@@ -33,7 +33,10 @@ export async function executeRun(
           queue: options.queue ?? false,
           signal: shutdown.signal,
           ...recorder.hooks,
-          onPlan: (total, runId) => progress?.onPlan(total, runId),
+          onPlan: (total, runId) => {
+            recorder.hooks.onPlan(total, runId);
+            progress?.onPlan(total, runId);
+          },
           onWindow: (outcome, done, total) => {
             recorder.hooks.onWindow(outcome);
             progress?.onWindow(outcome, done, total);

@@ -26,6 +26,8 @@ export interface QueueDispatchOptions {
   settings: QueueSettings;
   /** How often the planner reads its jobs' states. Default 250 ms. */
   pollMs?: number;
+  /** Once the run's jobs are queued (the planner then lets the run lock go: src/sync/run-locked.ts). */
+  onQueued?: (runId: number) => Promise<void>;
 }
 
 /**
@@ -59,6 +61,7 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         ]);
       const ids = await sendWindowJobs(boss, run.trigger, jobs, settings);
       run.logger.info({ jobs: ids.length, sources: sources.length }, 'windows queued for the workers');
+      await options.onQueued?.(run.runId);
       const outcomes: (WindowOutcome | undefined)[] = plans.map(() => undefined);
       const pending = new Map(ids.map((id, index) => [id, index]));
       const cancelled = new Set<string>();

@@ -6,7 +6,7 @@ import { describeHolder } from '../db/lock-holder.js';
 import { acquireRunLock } from '../db/run-lock.js';
 import type { Logger } from '../log/logger.js';
 import { type RunResult, summarize, type WindowOutcome } from './outcomes.js';
-import { interruptRunningRuns } from './run-log.js';
+import { beatRun, interruptAbandonedRuns, interruptRun, RUN_HEARTBEAT_MS } from './run-log.js';
 import { runSync, type SyncRequest, type WindowDispatch } from './run-sync.js';
 
 /** The open warehouse a run works on: its pool and Kysely instance, and the URL the lock connects to. */
@@ -44,6 +44,11 @@ export interface LockedRunOptions {
  * demo): the lock first, before any API client exists, so a second run makes no request at all;
  * then the log is cleaned of runs a killed process left 'running'; then the run; then the lock
  * is released (it also dies with the process).
+ *
+ * A queued run holds the lock while it plans and enqueues, and lets it go while its jobs run,
+ * with a heartbeat on its row instead: the nightly sync can then start while a long backfill is
+ * queued, and its jobs go ahead of the backfill's (they have the higher priority). Two planners
+ * still never plan at once.
  */
 export async function runLocked(
   warehouse: RunWarehouse,
@@ -51,6 +56,7 @@ export async function runLocked(
   request: SyncRequest,
   options: LockedRunOptions = {},
 ): Promise<RunResult> {
+  let heartbeat: NodeJS.Timeout | undefined;
   const lock = await acquireRunLock({
     url: warehouse.url,
     schema: config.schema,
@@ -61,15 +67,29 @@ export async function runLocked(
   });
   try {
     options.onLocked?.(warehouse.db);
-    const abandoned = await interruptRunningRuns(
+    const abandoned = await interruptAbandonedRuns(
       warehouse.db,
       'the process running it ended without recording the end (killed, or its machine stopped)',
     );
     if (abandoned.length > 0)
       logger.warn({ runIds: abandoned }, 'runs left running by a process that ended are marked interrupted');
     const signals = [options.signal, lock.lost].filter((s): s is AbortSignal => s !== undefined);
+    const detach = async (runId: number) => {
+      await beatRun(warehouse.db, runId);
+      heartbeat = setInterval(() => {
+        beatRun(warehouse.db, runId).catch((error: unknown) =>
+          logger.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'run heartbeat failed',
+          ),
+        );
+      }, RUN_HEARTBEAT_MS);
+      heartbeat.unref();
+      await lock.release();
+      logger.info({ runId }, 'windows queued: the run lock is free while the workers run them');
+    };
     const queued =
-      options.queue === true ? await openDispatch(warehouse, config, request, logger) : undefined;
+      options.queue === true ? await openDispatch(warehouse, config, request, logger, detach) : undefined;
     try {
       return await runSync(
         {
@@ -90,6 +110,7 @@ export async function runLocked(
       await queued?.close();
     }
   } finally {
+    clearInterval(heartbeat);
     options.onReleasing?.();
     await lock.release();
   }
@@ -104,6 +125,7 @@ async function openDispatch(
   config: Readonly<Config>,
   request: SyncRequest,
   logger: Logger,
+  onQueued: (runId: number) => Promise<void>,
 ): Promise<{ dispatch: WindowDispatch; close: () => Promise<void> }> {
   const [{ openQueue }, { ensureSlots }, { queueDispatch }] = await Promise.all([
     import('./window-queue.js'),
@@ -116,24 +138,29 @@ async function openDispatch(
   await ensureSlots(warehouse.db, sources, config.sourceConcurrency);
   const boss = await openQueue(warehouse.url, config.schema, config, logger);
   return {
-    dispatch: queueDispatch({ boss, url: warehouse.url, schema: config.schema, settings: config }),
+    dispatch: queueDispatch({ boss, url: warehouse.url, schema: config.schema, settings: config, onQueued }),
     close: () => boss.stop({ graceful: false, wait: true, timeout: 1000 }),
   };
 }
 
 /**
  * What a forced exit (grace period over, second signal) records: the run in progress becomes
- * interrupted, with the counts of the windows committed so far. Only while the lock is held: the
- * 'running' row is then ours, and not another process's.
+ * interrupted, with the counts of the windows committed so far. Only the run this process
+ * started, between taking the lock and the end of the run.
  */
 export function forcedExitRecorder() {
   let lockedDb: Kysely<Database> | undefined;
+  let runId: number | undefined;
   let finished: WindowOutcome[] = [];
   return {
     hooks: {
       onLocked: (db: Kysely<Database>) => {
         lockedDb = db;
+        runId = undefined;
         finished = [];
+      },
+      onPlan: (_total: number, id: number) => {
+        runId = id;
       },
       onReleasing: () => {
         lockedDb = undefined;
@@ -143,9 +170,10 @@ export function forcedExitRecorder() {
       },
     },
     async onForce(reason: string): Promise<void> {
-      if (lockedDb === undefined) return;
-      await interruptRunningRuns(
+      if (lockedDb === undefined || runId === undefined) return;
+      await interruptRun(
         lockedDb,
+        runId,
         `${reason}: windows in flight were rolled back`,
         summarize(finished, []),
       );

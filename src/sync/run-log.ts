@@ -33,26 +33,52 @@ export async function finishRun(
     .execute();
 }
 
+/** How often a queued run's planner, waiting without the run lock, says it is alive. */
+export const RUN_HEARTBEAT_MS = 5_000;
+/** Six heartbeats missed: the planner is gone. */
+const RUN_ALIVE_SECONDS = 30;
+
 /**
- * Ends every run still marked running as interrupted. Only for a caller holding the warehouse
- * lock (src/db/run-lock.ts): then no other run can be in progress, and a row left running is one
- * whose process was killed, or the caller's own run in a forced exit. Returns their ids.
+ * Ends as interrupted every run still marked running whose process is gone. Only for a caller
+ * holding the warehouse lock (src/db/run-lock.ts): then the only runs in progress are queued runs
+ * waiting for their jobs without it, and those keep a fresh heartbeat. Returns the ids ended.
  */
-export async function interruptRunningRuns(
-  db: Kysely<Database>,
-  error: string,
-  summary?: unknown,
-): Promise<number[]> {
+export async function interruptAbandonedRuns(db: Kysely<Database>, error: string): Promise<number[]> {
   const rows = await db
     .updateTable('sync_runs')
-    .set({
-      status: 'interrupted',
-      finished_at: sql<Date>`now()`,
-      error,
-      summary: summary === undefined ? undefined : JSON.stringify(summary),
-    })
+    .set({ status: 'interrupted', finished_at: sql<Date>`now()`, error })
     .where('status', '=', 'running')
+    .where((eb) =>
+      eb.or([
+        eb('heartbeat_at', 'is', null),
+        eb('heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${RUN_ALIVE_SECONDS})`),
+      ]),
+    )
     .returning('run_id')
     .execute();
   return rows.map((r) => r.run_id);
+}
+
+/** Ends one run as interrupted, if it is still running (a forced exit of its own process). */
+export async function interruptRun(
+  db: Kysely<Database>,
+  runId: number,
+  error: string,
+  summary: unknown,
+): Promise<void> {
+  await db
+    .updateTable('sync_runs')
+    .set({ status: 'interrupted', finished_at: sql<Date>`now()`, error, summary: JSON.stringify(summary) })
+    .where('run_id', '=', runId)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/** A queued run's planner is alive (see interruptAbandonedRuns). */
+export async function beatRun(db: Kysely<Database>, runId: number): Promise<void> {
+  await db
+    .updateTable('sync_runs')
+    .set({ heartbeat_at: sql<Date>`now()` })
+    .where('run_id', '=', runId)
+    .execute();
 }

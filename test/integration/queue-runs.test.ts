@@ -110,6 +110,66 @@ describe('queued runs that cannot finish normally, and the schedule', () => {
   );
 
   it(
+    "while a queued backfill waits for its jobs, a queued sync starts (the run lock is free), neither run is taken for abandoned, and the sync's windows run first",
+    async () => {
+      t = await createTestDatabase();
+      // One source and one worker lane: the order the jobs are taken in is the queue's order.
+      const cluster = startCluster(t, sim, {
+        sources: 1,
+        workers: 0,
+        env: { INSIGHTS_WORKER_CONCURRENCY: '1' },
+      });
+      const backfillJobs = 3 * 6;
+      try {
+        const backfill = startCli(['backfill', '--queue', '--from', FROM, '--to', TO], cluster.env);
+        await vi.waitFor(async () => expect(await queueJobs('created').catch(() => 0)).toBe(backfillJobs), {
+          timeout: 30_000,
+          interval: 200,
+        });
+        const sync = startCli(['sync', '--queue'], cluster.env);
+        await vi.waitFor(
+          async () => {
+            const runs = await t.db
+              .selectFrom('sync_runs')
+              .select(['trigger', 'status'])
+              .orderBy('run_id')
+              .execute();
+            expect(runs).toEqual([
+              { trigger: 'backfill', status: 'running' },
+              { trigger: 'sync', status: 'running' },
+            ]);
+            expect(await queueJobs('created')).toBeGreaterThan(backfillJobs);
+          },
+          { timeout: 30_000, interval: 200 },
+        );
+        cluster.startWorker();
+        const synced = await sync.done;
+        expect(synced.code, synced.stderr).toBe(0);
+        const backfilled = await backfill.done;
+        expect(backfilled.code, backfilled.stderr).toBe(0);
+        const runs = await t.db
+          .selectFrom('sync_runs')
+          .select(['run_id', 'trigger', 'status'])
+          .orderBy('run_id')
+          .execute();
+        expect(runs.map((r) => `${r.trigger} ${r.status}`)).toEqual(['backfill ok', 'sync ok']);
+        // Taken in the queue's order: every job of the sync before any of the backfill.
+        const order = await sql<{ run_id: number }>`
+          select (data->>'runId')::int as run_id from ${sql.id(`${t.schema}_queue`, 'job')}
+           where name like 'windows.%' and state = 'completed' order by started_on`.execute(t.db);
+        const syncRun = runs[1]?.run_id;
+        const firstBackfill = order.rows.findIndex((r) => r.run_id !== syncRun);
+        expect(firstBackfill).toBeGreaterThan(0);
+        expect(order.rows.slice(firstBackfill).every((r) => r.run_id !== syncRun)).toBe(true);
+      } finally {
+        await cluster.stop();
+        await t.drop();
+      }
+    },
+    PROCESS_TEST_MS,
+  );
+
+  it(
     'INSIGHTS_SCHEDULE_QUEUE=true: the scheduled run sends its windows to the workers',
     async () => {
       t = await createTestDatabase();

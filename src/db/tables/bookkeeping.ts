@@ -41,6 +41,8 @@ export interface SyncRunsTable {
   to_day: Day | null;
   summary: Json | null;
   error: string | null;
+  /** A queued run's planner, waiting without the run lock (migration 0018). */
+  heartbeat_at: Timestamp | null;
 }
 
 /** Items that failed validation, verbatim, once each. */
