@@ -16,84 +16,147 @@ export function registerStatus(program: Command): void {
     )
     .option('--json', 'print the report as JSON (for scripts and monitoring)')
     .addOption(new Option('--runs <n>', 'how many recent runs to show').default('5'))
+    .option('--source <name>', 'only this source, each of its resources')
+    .option(
+      '--details',
+      `each resource of every source (by default, above ${SUMMARY_ABOVE} sources, one line per source)`,
+    )
     .addOption(embeddedOption())
-    .action(async (options: { json?: boolean; runs: string; embedded?: boolean }) => {
-      const runs = Number(options.runs);
-      if (!Number.isInteger(runs) || runs < 0 || runs > 1000)
-        throw new CliError('--runs: expected an integer 0-1000');
-      const [
-        { commandContext },
-        { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
-        { statusReport },
-        { todayUtc },
-        { queueStatus },
-      ] = await Promise.all([
-        import('./command-context.js'),
-        import('./warehouse.js'),
-        import('../sync/status-report.js'),
-        import('../time/days.js'),
-        import('../sync/queue-status.js'),
-      ]);
-      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
-      const now = new Date();
-      const { report, warehouse } = await usingWarehouse(
-        config,
-        logger,
-        async ({ db, displayUrl }) => ({
-          report: {
-            ...(await statusReport(db, todayUtc(now), runs, {
-              now,
-              confirmDays: config.webhookConfirmDays,
-            })),
-            queue: await queueStatus(db, config.schema),
-          },
-          warehouse: { url: displayUrl, schema: config.schema },
-        }),
-        // A monitoring check: a database that stops answering ends it with exit 5, not a hang.
-        { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
-      );
-      // Which warehouse this is (password masked): a status of the wrong database looks healthy too.
-      process.stdout.write(
-        options.json
-          ? `${JSON.stringify({ warehouse, ...report }, null, 2)}\n`
-          : `warehouse: ${warehouse.url} (schema ${warehouse.schema})\n${renderStatus(report)}`,
-      );
-      if (!report.healthy) process.exitCode = 1;
-    });
+    .action(
+      async (options: {
+        json?: boolean;
+        runs: string;
+        embedded?: boolean;
+        source?: string;
+        details?: boolean;
+      }) => {
+        const runs = Number(options.runs);
+        if (!Number.isInteger(runs) || runs < 0 || runs > 1000)
+          throw new CliError('--runs: expected an integer 0-1000');
+        const [
+          { commandContext },
+          { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
+          { statusReport },
+          { todayUtc },
+          { queueStatus },
+        ] = await Promise.all([
+          import('./command-context.js'),
+          import('./warehouse.js'),
+          import('../sync/status-report.js'),
+          import('../time/days.js'),
+          import('../sync/queue-status.js'),
+        ]);
+        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const now = new Date();
+        const { report, warehouse } = await usingWarehouse(
+          config,
+          logger,
+          async ({ db, displayUrl }) => ({
+            report: {
+              ...(await statusReport(db, todayUtc(now), runs, {
+                now,
+                confirmDays: config.webhookConfirmDays,
+              })),
+              queue: await queueStatus(db, config.schema),
+            },
+            warehouse: { url: displayUrl, schema: config.schema },
+          }),
+          // A monitoring check: a database that stops answering ends it with exit 5, not a hang.
+          { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
+        );
+        const shown = options.source === undefined ? report : forSource(report, options.source);
+        // Which warehouse this is (password masked): a status of the wrong database looks healthy too.
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify({ warehouse, ...shown }, null, 2)}\n`
+            : `warehouse: ${warehouse.url} (schema ${warehouse.schema})\n${renderStatus(shown, {
+                details: options.details === true || options.source !== undefined,
+              })}`,
+        );
+        if (!report.healthy) process.exitCode = 1;
+      },
+    );
 }
 
-export function renderStatus(report: StatusReport & { queue?: QueueStatus | null }): string {
+/** Above this many sources, the text shows one line per source unless --details or --source. */
+export const SUMMARY_ABOVE = 10;
+
+type ShownReport = StatusReport & { queue?: QueueStatus | null };
+
+/** The report of one source: its resources, deliveries and jobs (the runs and the lock are shared). */
+function forSource(report: ShownReport, source: string): ShownReport {
+  if (!report.resources.some((r) => r.source === source))
+    throw new CliError(
+      `--source ${source}: no such source in this warehouse (it has ${[...new Set(report.resources.map((r) => r.source))].join(', ') || 'none'})`,
+    );
+  return {
+    ...report,
+    resources: report.resources.filter((r) => r.source === source),
+    webhooks: report.webhooks.filter((w) => w.source === source),
+    queue:
+      report.queue === undefined || report.queue === null
+        ? report.queue
+        : { ...report.queue, sources: report.queue.sources.filter((q) => q.source === source) },
+  };
+}
+
+/** One line per source: its worst lag and the sum of what needs attention. */
+function sourceSummary(report: ShownReport): string {
+  const sources = [...new Set(report.resources.map((r) => r.source))];
+  const rows = sources.map((source) => {
+    const mine = report.resources.filter((r) => r.source === source);
+    const lags = mine.map((r) => r.lagDays).filter((lag): lag is number => lag !== null);
+    const truncated = mine.reduce((n, r) => n + r.truncatedDays.length, 0);
+    const failed = mine.reduce((n, r) => n + r.failedWindows.length, 0);
+    const rejected = mine.reduce((n, r) => n + r.rejectedItems, 0);
+    return [
+      source,
+      lags.length === 0 ? '-' : Math.max(...lags),
+      truncated,
+      rejected,
+      failed,
+      failed > 0 || truncated > 0 ? 'needs attention' : 'ok',
+    ];
+  });
+  return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'state'], rows)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
+}
+
+export function renderStatus(report: ShownReport, options: { details?: boolean } = {}): string {
   if (report.resources.length === 0)
     return 'nothing loaded yet: run `insights-sync sync` or `insights-sync backfill --from YYYY-MM-DD`\n';
-  const table = formatTable(
-    [
-      'source',
-      'resource',
-      'watermark',
-      'lag (days)',
-      'truncated days',
-      'rejected',
-      'key collisions',
-      'failed windows',
-    ],
-    report.resources.map((r) => [
-      r.source,
-      r.resource,
-      r.watermark ??
-        (r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
-          ? 'snapshot'
-          : 'none'),
-      r.lagDays ?? '-',
-      r.truncatedDays.length === 0
-        ? '0'
-        : `${r.truncatedDays.length} (${r.truncatedDays.slice(-3).join(', ')})`,
-      r.rejectedItems,
-      r.keyCollisions,
-      r.failedWindows.length === 0
-        ? '0'
-        : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
-    ]),
-  );
+  const summary =
+    options.details !== true && new Set(report.resources.map((r) => r.source)).size > SUMMARY_ABOVE;
+  const table = summary
+    ? sourceSummary(report)
+    : formatTable(
+        [
+          'source',
+          'resource',
+          'watermark',
+          'lag (days)',
+          'truncated days',
+          'rejected',
+          'key collisions',
+          'failed windows',
+        ],
+        report.resources.map((r) => [
+          r.source,
+          r.resource,
+          r.watermark ??
+            (r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
+              ? 'snapshot'
+              : 'none'),
+          r.lagDays ?? '-',
+          r.truncatedDays.length === 0
+            ? '0'
+            : `${r.truncatedDays.length} (${r.truncatedDays.slice(-3).join(', ')})`,
+          r.rejectedItems,
+          r.keyCollisions,
+          r.failedWindows.length === 0
+            ? '0'
+            : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
+        ]),
+      );
   const runs = formatTable(
     ['run', 'trigger', 'status', 'started', 'duration', ...RUN_COUNTS.map(([, label]) => label), 'error'],
     report.runs.map((r) => {
@@ -117,7 +180,8 @@ export function renderStatus(report: StatusReport & { queue?: QueueStatus | null
     changes.length === 0
       ? ''
       : `\nsnapshot changes (removed on evidence; suspicious: missing once, kept):\n${changes.join('\n')}\n`;
-  const learned = report.resources.flatMap((r) =>
+  // One line per source and resource: with the details only.
+  const learned = (summary ? [] : report.resources).flatMap((r) =>
     r.reading === null ? [] : [`  ${r.source}/${r.resource}: ${r.reading.summary}`],
   );
   const readings =
