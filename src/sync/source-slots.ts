@@ -54,7 +54,8 @@ const NO_TIMEOUTS = `select set_config(name, '0', false) from pg_settings
 export async function openSlotSession(url: string, schema: string): Promise<SlotSession> {
   const client = new pg.Client({
     connectionString: url,
-    application_name: 'insights-sync slot',
+    // Which process holds a slot, for whoever watches (docs/scaling.md) and the kill trials.
+    application_name: `insights-sync slot pid=${process.pid}`,
     // A dead peer must be noticed: the slot must not outlive the process holding it.
     keepAlive: true,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,

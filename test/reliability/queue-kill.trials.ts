@@ -64,7 +64,7 @@ describe(`SIGKILL of a worker mid-window, ${TRIALS} seeded trials, no re-run`, (
   for (let trial = 1; trial <= TRIALS; trial++) {
     it(`trial ${trial}`, async () => {
       const killAfter = random.int(4, WINDOWS - 30);
-      const victim = random.int(0, 1);
+      const pick = random.int(0, 1);
       const replaced = random.next() < 0.5;
       const t = await createTestDatabase();
       const cluster = startCluster(t, sim, { sources: SOURCES, workers: 2 });
@@ -80,6 +80,24 @@ describe(`SIGKILL of a worker mid-window, ${TRIALS} seeded trials, no re-run`, (
           return row.rows[0]?.n ?? 0;
         };
         while ((await committed()) < killAfter) await new Promise((resolve) => setTimeout(resolve, 5));
+        // Mid-window: the victim is a worker that holds a source's slot now (its slot connection
+        // is named after its pid), the seeded choice among them when both do.
+        const holders = async () => {
+          const { rows } = await sql<{ pid: number }>`
+            select distinct substring(application_name from 'pid=([0-9]+)')::int as pid from pg_stat_activity
+             where application_name like 'insights-sync slot pid=%' and state = 'idle in transaction'`.execute(
+            t.db,
+          );
+          return cluster.workers.flatMap((w, index) =>
+            rows.some((r) => r.pid === w.child.pid) ? [index] : [],
+          );
+        };
+        let holding = await holders();
+        while (holding.length === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          holding = await holders();
+        }
+        const victim = holding[pick % holding.length] as number;
         const active = await sql<{ n: number }>`
           select count(*)::int as n from ${sql.id(`${t.schema}_queue`, 'job')} where state = 'active'`.execute(
           t.db,
