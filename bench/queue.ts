@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bookkeepingSchema, queueSchema } from '../src/db/bookkeeping.js';
 import { silentLogger } from '../src/log/logger.js';
 import { queueDispatch } from '../src/sync/queue-dispatch.js';
 import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
@@ -148,7 +149,7 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
         // Timed from the moment every worker is taking jobs: the processes' start-up is not the queue's.
         await waitFor(async () => {
           const { rows } = await warehouse.pool.query(
-            'select count(*)::int as n from insights.queue_workers',
+            `select count(*)::int as n from ${bookkeepingSchema('insights')}.queue_workers`,
           );
           return rows[0]?.n === count;
         });
@@ -176,14 +177,14 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
         const learning = await backfill();
         if (learning.status !== 'ok')
           failures.push(`queue, ${count} workers: first run ended ${learning.status}`);
-        await warehouse.pool.query(`delete from insights_queue.job`);
+        await warehouse.pool.query(`delete from ${queueSchema('insights')}.job`);
         const before = await simulator.stats();
         const started = performance.now();
         const result = await backfill();
         const wallMs = performance.now() - started;
         const stats = await simulator.stats();
         const held = await warehouse.pool.query<{ ms: number }>(
-          `select avg(extract(epoch from completed_on - started_on) * 1000)::float8 as ms from insights_queue.job`,
+          `select avg(extract(epoch from completed_on - started_on) * 1000)::float8 as ms from ${queueSchema('insights')}.job`,
         );
         measures[`jobMs${count}`] = held.rows[0]?.ms ?? Number.NaN;
         const windows = result.windows.length;

@@ -15,7 +15,15 @@ export function bookkeepingSchema(schema: string): string {
   return `${schema}${SUFFIX}`;
 }
 
-/** PostgreSQL names are at most 63 bytes: a data schema leaves room for the suffix. */
+/**
+ * pg-boss keeps its tables in a schema of its own, named after the warehouse's: several
+ * warehouses in one database keep their queues apart (docs/scaling.md).
+ */
+export function queueSchema(schema: string): string {
+  return `${schema}_queue`;
+}
+
+/** PostgreSQL names are at most 63 bytes: a data schema leaves room for the suffix (`_queue` is as long). */
 export const MAX_SCHEMA_LENGTH = 63 - SUFFIX.length;
 
 /** A data schema's name: lower-case letters, digits and underscores, room left for the suffix. */

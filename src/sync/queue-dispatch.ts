@@ -1,5 +1,5 @@
 import type PgBoss from 'pg-boss';
-import { bookkeepingSchema } from '../db/bookkeeping.js';
+import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
 import { errorMessage } from '../errors.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 import type { DispatchRun, PlannedWindow, WindowDispatch } from './run-sync.js';
@@ -7,7 +7,6 @@ import { openSlotSession } from './source-slots.js';
 import {
   ensureWindowQueue,
   type QueueSettings,
-  queueSchema,
   sendWindowJobs,
   type WindowJob,
   windowQueueName,

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
 
 /** The queue as `status` shows it; null when the warehouse has never used the queue. */
@@ -42,7 +43,7 @@ export const ALIVE_MS = 3 * HEARTBEAT_MS;
 const THROUGHPUT_MINUTES = 5;
 
 export async function queueStatus(db: Kysely<Database>, schema: string): Promise<QueueStatus | null> {
-  const queueJobs = `"${schema}_queue".job`;
+  const queueJobs = `"${queueSchema(schema)}".job`;
   const installed = await sql<{
     found: boolean;
   }>`select to_regclass(${queueJobs}) is not null as found`.execute(db);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config/config.js';
+import { queueSchema } from '../db/bookkeeping.js';
 import { CONNECT_TIMEOUT_MS } from '../db/connection.js';
 import type { RunTrigger } from '../db/tables/bookkeeping.js';
 import { CliError } from '../errors.js';
@@ -31,14 +32,6 @@ export interface WindowJob {
   day: DayString;
   startDay: DayString;
   today: DayString;
-}
-
-/**
- * pg-boss keeps its tables in a schema of its own, named after the warehouse's: several
- * warehouses in one database keep their queues apart.
- */
-export function queueSchema(schema: string): string {
-  return `${schema}_queue`;
 }
 
 export function windowQueueName(source: string): string {

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type PgBoss from 'pg-boss';
 import type { ApiClient } from '../api/api-client.js';
 import type { Config, SourceConfig } from '../config/config.js';
+import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
 import { errorMessage } from '../errors.js';
 import type { ResourceKnowledge } from '../extract/fetch-day.js';
@@ -18,7 +19,7 @@ import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
 import { openSlotSession, type SlotSession } from './source-slots.js';
-import { queueSchema, type WindowJob, windowQueueName } from './window-queue.js';
+import { type WindowJob, windowQueueName } from './window-queue.js';
 
 export interface WorkerDeps {
   pool: pg.Pool;

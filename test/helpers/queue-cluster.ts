@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { queueSchema } from '../../src/db/bookkeeping.js';
 import type { Simulator } from '../../src/simulator/server.js';
-import { queueSchema } from '../../src/sync/window-queue.js';
 import { type CliResult, cliEnv, startCli } from './cli.js';
 import type { TestDatabase } from './database.js';
 

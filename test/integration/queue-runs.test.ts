@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { queueSchema } from '../../src/db/bookkeeping.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { runCli, startCli } from '../helpers/cli.js';
@@ -24,7 +25,7 @@ describe('queued runs that cannot finish normally, and the schedule', () => {
   const queueJobs = (state: string) =>
     sql<{
       n: number;
-    }>`select count(*)::int as n from ${sql.id(`${t.schema}_queue`, 'job')} where state = ${state}::text::${sql.id(`${t.schema}_queue`, 'job_state')}`
+    }>`select count(*)::int as n from ${sql.id(queueSchema(t.schema), 'job')} where state = ${state}::text::${sql.id(queueSchema(t.schema), 'job_state')}`
       .execute(t.db)
       .then((r) => r.rows[0]?.n ?? 0);
 
@@ -95,7 +96,7 @@ describe('queued runs that cannot finish normally, and the schedule', () => {
         // slots); the rest were skipped by the worker or cancelled by the planner.
         const s2 = await sql<{ state: string; outcome: string | null }>`
           select state::text, output->'outcome'->>'status' as outcome
-            from ${sql.id(`${t.schema}_queue`, 'job')} where name = 'windows.s2'`.execute(t.db);
+            from ${sql.id(queueSchema(t.schema), 'job')} where name = 'windows.s2'`.execute(t.db);
         expect(s2.rows).toHaveLength(3 * 6);
         expect(s2.rows.filter((r) => r.outcome === 'failed').length).toBeLessThanOrEqual(2);
         expect(
@@ -155,7 +156,7 @@ describe('queued runs that cannot finish normally, and the schedule', () => {
         expect(runs.map((r) => `${r.trigger} ${r.status}`)).toEqual(['backfill ok', 'sync ok']);
         // Taken in the queue's order: every job of the sync before any of the backfill.
         const order = await sql<{ run_id: number }>`
-          select (data->>'runId')::int as run_id from ${sql.id(`${t.schema}_queue`, 'job')}
+          select (data->>'runId')::int as run_id from ${sql.id(queueSchema(t.schema), 'job')}
            where name like 'windows.%' and state = 'completed' order by started_on`.execute(t.db);
         const syncRun = runs[1]?.run_id;
         const firstBackfill = order.rows.findIndex((r) => r.run_id !== syncRun);

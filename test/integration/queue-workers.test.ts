@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { queueSchema } from '../../src/db/bookkeeping.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
@@ -152,7 +153,7 @@ describe('a 429 storm on one source', () => {
         expect(backfill.code).toBe(0);
         const spans = await sql<{ name: string; seconds: number }>`
           select name, extract(epoch from max(completed_on) - min(created_on))::float8 as seconds
-            from ${sql.id(`${t.schema}_queue`, 'job')} group by name order by name`.execute(t.db);
+            from ${sql.id(queueSchema(t.schema), 'job')} group by name order by name`.execute(t.db);
         const span = Object.fromEntries(spans.rows.map((r) => [r.name, r.seconds]));
         const stormed = span[windowQueueName('s1')] ?? 0;
         const calm = span[windowQueueName('s2')] ?? Number.POSITIVE_INFINITY;

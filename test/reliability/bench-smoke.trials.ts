@@ -9,6 +9,7 @@ import { runExtraction } from '../../bench/extraction.js';
 import { changedCount, runLoad } from '../../bench/load.js';
 import type { Machine } from '../../bench/machine.js';
 import { runMemory } from '../../bench/memory.js';
+import { runQueue } from '../../bench/queue.js';
 import { renderDoc, renderText } from '../../bench/report.js';
 import { runSuite, SMOKE } from '../../bench/suite.js';
 import { runWebhooks } from '../../bench/webhooks.js';
@@ -62,6 +63,17 @@ describe('benchmarks, smoke sizes', () => {
     expect(measures.lost).toBe(0);
     expect(measures.healthRate).toBeGreaterThan(0);
   }, 60_000);
+
+  it('queue: worker processes take every window of a queued backfill, never more in flight per source than its slots', async () => {
+    const { measures, failures } = await runQueue(server, SMOKE.queue);
+    expect(failures).toEqual([]);
+    expect(measures.windows).toBe(SMOKE.queue.sources * SMOKE.queue.days * 3);
+    for (const n of SMOKE.queue.workers) {
+      expect(measures[`maxInFlight${n}`]).toBeLessThanOrEqual(2);
+      expect(measures[`jobMs${n}`]).toBeGreaterThan(0);
+      expect(measures[`requestsPerWindow${n}`]).toBeGreaterThanOrEqual(1);
+    }
+  }, 120_000);
 
   it('the runner summarises runs and writes the table and the document', async () => {
     const result = await runSuite(server, SMOKE, { only: ['extraction'], runs: 2 });

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueSchema } from '../../src/db/bookkeeping.js';
 import { createRandom } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, daysFrom, todayUtc } from '../../src/time/days.js';
@@ -99,7 +100,7 @@ describe(`SIGKILL of a worker mid-window, ${TRIALS} seeded trials, no re-run`, (
         }
         const victim = holding[pick % holding.length] as number;
         const active = await sql<{ n: number }>`
-          select count(*)::int as n from ${sql.id(`${t.schema}_queue`, 'job')} where state = 'active'`.execute(
+          select count(*)::int as n from ${sql.id(queueSchema(t.schema), 'job')} where state = 'active'`.execute(
           t.db,
         );
         cluster.workers[victim]?.child.kill('SIGKILL');
@@ -148,7 +149,7 @@ describe(`SIGKILL of a worker mid-window, ${TRIALS} seeded trials, no re-run`, (
         const after = await t.db.selectFrom('watermarks').select('day').execute();
         expect(after.map((m) => m.day)).toEqual(Array(SOURCES * 3).fill(TO));
         const retried = await sql<{ n: number }>`
-          select count(*)::int as n from ${sql.id(`${t.schema}_queue`, 'job')} where retry_count > 0`.execute(
+          select count(*)::int as n from ${sql.id(queueSchema(t.schema), 'job')} where retry_count > 0`.execute(
           t.db,
         );
         trials.push({

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, databaseUrl, dropDatabase, withClient } from '../../scripts/dev-database/admin.js';
-import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
+import { bookkeepingSchema, queueSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -229,14 +229,14 @@ describe('docs/roles.sql', () => {
     const owner = await withClient(roles.adminUrl, (admin) =>
       admin.query<{ owner: string }>(
         `select r.rolname as owner from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = $1`,
-        [`${SCHEMA}_queue`],
+        [queueSchema(SCHEMA)],
       ),
     );
     expect(owner.rows).toEqual([{ owner: roles.role.sync }]);
     const status = await queueStatus(roles.as('monitor').db, SCHEMA);
     expect(status?.sources.map((s) => s.source)).toEqual(['main']);
     await expect(
-      sql`select count(*) from ${sql.id(`${SCHEMA}_queue`, 'job')}`.execute(roles.as('analyst').db),
+      sql`select count(*) from ${sql.id(queueSchema(SCHEMA), 'job')}`.execute(roles.as('analyst').db),
     ).rejects.toThrow(/permission denied/);
   });
 
