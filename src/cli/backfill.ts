@@ -1,72 +1,37 @@
 import { type Command, Option } from 'commander';
 import { CliError } from '../errors.js';
-import {
-  embeddedOption,
-  parseResources,
-  parseSource,
-  queueOption,
-  resourcesOption,
-  sourceOption,
-  waitOption,
-} from './run-options.js';
+import { addRunOptions, type RunCommandOptions, runFromCommandLine } from './run-options.js';
 
 export function registerBackfill(program: Command): void {
-  program
-    .command('backfill')
-    .description(
-      'Load every day of a range, whatever the watermarks say. Never moves a watermark back; moves it forward where the range closes a gap.',
-    )
-    .addOption(new Option('--from <YYYY-MM-DD>', 'first day (UTC)').makeOptionMandatory())
-    .addOption(new Option('--to <YYYY-MM-DD>', 'last day (UTC), included; default today').default(undefined))
-    .addOption(resourcesOption())
-    .addOption(sourceOption())
-    .addOption(waitOption())
-    .addOption(queueOption())
-    .addOption(embeddedOption())
-    .action(
-      async (options: {
-        from: string;
-        to?: string;
-        resources?: string;
-        source?: string;
-        wait?: boolean;
-        queue?: boolean;
-        embedded?: boolean;
-      }) => {
-        const { todayUtc } = await import('../time/days.js');
-        const from = await parseDay('--from', options.from);
-        const to = options.to === undefined ? todayUtc(new Date()) : await parseDay('--to', options.to);
-        if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
-        // A day after today (UTC) has nothing to load yet: said, not run as an empty "ok".
-        const today = todayUtc(new Date());
-        if (from > today) {
-          process.stdout.write(
-            `nothing to backfill: ${from}..${to} is after today (UTC, ${today}); no day of it has happened yet\n`,
-          );
-          return;
-        }
-        if (to > today)
-          process.stderr.write(
-            `insights-sync: --to ${to} is after today (UTC): the backfill stops at ${today}\n`,
-          );
-        const resources = parseResources(options.resources);
-        // The settings first: a bad one ends the command before the run's modules load.
-        const { commandContext } = await import('./command-context.js');
-        const context = commandContext({ requireSources: true, embedded: options.embedded });
-        const sources = parseSource(context.config, options.source);
-        const { executeRun } = await import('./run-command.js');
-        await executeRun(
-          context,
-          {
-            trigger: 'backfill',
-            range: { from, to },
-            resources: resources,
-            sources: sources,
-          },
-          { wait: options.wait === true, queue: options.queue === true },
-        );
-      },
-    );
+  addRunOptions(
+    program
+      .command('backfill')
+      .description(
+        'Load every day of a range, whatever the watermarks say. Never moves a watermark back; moves it forward where the range closes a gap.',
+      )
+      .addOption(new Option('--from <YYYY-MM-DD>', 'first day (UTC)').makeOptionMandatory())
+      .addOption(
+        new Option('--to <YYYY-MM-DD>', 'last day (UTC), included; default today').default(undefined),
+      ),
+  ).action(async (options: RunCommandOptions & { from: string; to?: string }) => {
+    const { todayUtc } = await import('../time/days.js');
+    const from = await parseDay('--from', options.from);
+    const to = options.to === undefined ? todayUtc(new Date()) : await parseDay('--to', options.to);
+    if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
+    // A day after today (UTC) has nothing to load yet: said, not run as an empty "ok".
+    const today = todayUtc(new Date());
+    if (from > today) {
+      process.stdout.write(
+        `nothing to backfill: ${from}..${to} is after today (UTC, ${today}); no day of it has happened yet\n`,
+      );
+      return;
+    }
+    if (to > today)
+      process.stderr.write(
+        `insights-sync: --to ${to} is after today (UTC): the backfill stops at ${today}\n`,
+      );
+    await runFromCommandLine(options, { trigger: 'backfill', range: { from, to } });
+  });
 }
 
 async function parseDay(option: string, value: string): Promise<string> {

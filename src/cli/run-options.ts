@@ -1,7 +1,8 @@
-import { Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { CliError } from '../errors.js';
 import { ALL_RESOURCES, type Resource } from '../schemas/resource-names.js';
+import type { SyncRequest } from '../sync/run-sync.js';
 
 export const resourcesOption = () =>
   new Option(
@@ -50,3 +51,41 @@ export const queueOption = () =>
     '--queue',
     'send the windows as jobs to `insights-sync worker` processes (several machines) and wait for them, instead of running them here',
   );
+
+/** What `sync` and `backfill` share on their command line. */
+export interface RunCommandOptions {
+  resources?: string;
+  source?: string;
+  wait?: boolean;
+  queue?: boolean;
+  embedded?: boolean;
+}
+
+export function addRunOptions(command: Command): Command {
+  return command
+    .addOption(resourcesOption())
+    .addOption(sourceOption())
+    .addOption(waitOption())
+    .addOption(queueOption())
+    .addOption(embeddedOption());
+}
+
+/**
+ * Runs `sync` or `backfill` with those options. The settings are read first: a bad one ends the
+ * command before the run's modules (database, API client, loaders) load.
+ */
+export async function runFromCommandLine(
+  options: RunCommandOptions,
+  request: Omit<SyncRequest, 'resources' | 'sources'>,
+): Promise<void> {
+  const resources = parseResources(options.resources);
+  const { commandContext } = await import('./command-context.js');
+  const context = commandContext({ requireSources: true, embedded: options.embedded });
+  const sources = parseSource(context.config, options.source);
+  const { executeRun } = await import('./run-command.js');
+  await executeRun(
+    context,
+    { ...request, resources, sources },
+    { wait: options.wait === true, queue: options.queue === true },
+  );
+}
