@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bookkeepingSchema, queueSchema } from '../src/db/bookkeeping.js';
@@ -18,6 +18,7 @@ import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
 import { ensureSlots } from '../src/sync/source-slots.js';
 import { openQueue, type QueueSettings } from '../src/sync/window-queue.js';
 import { addDays, todayUtc } from '../src/time/days.js';
+import { backendPids, cpuMsOf, processCpuMs } from './cpu.js';
 import type { BenchServer } from './database.js';
 import { startSimulatorThread } from './extraction.js';
 import type { Benchmark, FigureSpec, RunResult } from './figures.js';
@@ -81,6 +82,25 @@ export const queue: Benchmark<QueueBenchOptions> = {
                   }),
             },
           ]),
+      {
+        key: `cpuWorkers${n}`,
+        label: `${n} worker(s): CPU per window, worker processes`,
+        unit: 'ms',
+        digits: 1,
+      },
+      { key: `cpuPostgres${n}`, label: `${n} worker(s): CPU per window, PostgreSQL`, unit: 'ms', digits: 1 },
+      {
+        key: `cpuBench${n}`,
+        label: `${n} worker(s): CPU per window, planner and simulator`,
+        unit: 'ms',
+        digits: 1,
+      },
+      {
+        key: `coresBusy${n}`,
+        label: `${n} worker(s): cores kept busy (CPU time / wall time, of ${availableParallelism()})`,
+        unit: '',
+        digits: 2,
+      },
       {
         key: `maxInFlight${n}`,
         label: `${n} worker(s): most requests in flight for one source (simulator, per key)`,
@@ -179,10 +199,27 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
           failures.push(`queue, ${count} workers: first run ended ${learning.status}`);
         await warehouse.pool.query(`delete from ${queueSchema('insights')}.job`);
         const before = await simulator.stats();
+        const workerPids = workers.flatMap((w) => (w.pid === undefined ? [] : [w.pid]));
+        const cpuBefore = {
+          workers: cpuMsOf(workerPids),
+          bench: process.cpuUsage(),
+          backends: new Map((await backendPids(warehouse.pool)).map((pid) => [pid, processCpuMs(pid)])),
+        };
         const started = performance.now();
         const result = await backfill();
         const wallMs = performance.now() - started;
         const stats = await simulator.stats();
+        const benchCpu = process.cpuUsage(cpuBefore.bench);
+        const cpu = {
+          workers: cpuMsOf(workerPids) - cpuBefore.workers,
+          // The planner and the simulator's thread: this process.
+          bench: (benchCpu.user + benchCpu.system) / 1000,
+          // Backends that ended meanwhile are not counted: the workers' pools keep theirs open.
+          postgres: (await backendPids(warehouse.pool)).reduce(
+            (sum, pid) => sum + processCpuMs(pid) - (cpuBefore.backends.get(pid) ?? 0),
+            0,
+          ),
+        };
         const held = await warehouse.pool.query<{ ms: number }>(
           `select avg(extract(epoch from completed_on - started_on) * 1000)::float8 as ms from ${queueSchema('insights')}.job`,
         );
@@ -203,6 +240,10 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
           failures.push(`queue: ${windows} windows, expected ${sources * days * 3}`);
         const requests = stats.requests - before.requests;
         measures[`requestsPerWindow${count}`] = requests / windows;
+        measures[`cpuWorkers${count}`] = cpu.workers / windows;
+        measures[`cpuPostgres${count}`] = cpu.postgres / windows;
+        measures[`cpuBench${count}`] = cpu.bench / windows;
+        measures[`coresBusy${count}`] = (cpu.workers + cpu.postgres + cpu.bench) / wallMs;
         if (requests < windows) failures.push(`queue: ${requests} requests for ${windows} windows`);
       } finally {
         for (const worker of workers) worker.kill('SIGTERM');
@@ -218,21 +259,26 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
   return { measures, failures };
 }
 
+/** BENCH_WORKER_NODE_ARGS: node options for the workers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
 function startWorker(url: string, configFile: string): ChildProcess {
-  const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      CI: 'true',
-      LOG_LEVEL: 'error',
-      DATABASE_URL: url,
-      INSIGHTS_CONFIG: configFile,
-      INSIGHTS_SOURCE_CONCURRENCY: String(PER_SOURCE),
-      INSIGHTS_WORKER_CONCURRENCY: String(PER_WORKER),
-      INSIGHTS_MAX_HEAP_MB: '0',
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_WORKER_NODE_ARGS?.split(' ') ?? []), BIN, 'worker'],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        CI: 'true',
+        LOG_LEVEL: 'error',
+        DATABASE_URL: url,
+        INSIGHTS_CONFIG: configFile,
+        INSIGHTS_SOURCE_CONCURRENCY: String(PER_SOURCE),
+        INSIGHTS_WORKER_CONCURRENCY: String(PER_WORKER),
+        INSIGHTS_MAX_HEAP_MB: '0',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   return child;
 }
 
