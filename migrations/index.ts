@@ -16,6 +16,7 @@ import * as snapshotVersions from './0015-snapshot-versions.js';
 import * as provisionalDays from './0016-provisional-days.js';
 import * as queue from './0017-queue.js';
 import * as runHeartbeat from './0018-run-heartbeat.js';
+import * as requestBudgets from './0019-request-budgets.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0016-provisional-days': provisionalDays,
   '0017-queue': queue,
   '0018-run-heartbeat': runHeartbeat,
+  '0019-request-budgets': requestBudgets,
 };

@@ -6,10 +6,11 @@ import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { TestKind } from '../schemas/test.js';
 import { abortableSleep, type Sleep } from './abort.js';
-import { getWithRetry, type RequestTarget, type RetryingTransport } from './request-with-retry.js';
+import { getWithRetry, type Pace, type RequestTarget, type RetryingTransport } from './request-with-retry.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-policy.js';
 import { baseUrlProblem } from './sanitize.js';
 
+export type { Pace } from './request-with-retry.js';
 export type { RetryOptions } from './retry-policy.js';
 
 export interface SourceConnection {
@@ -35,6 +36,8 @@ export interface ApiClientOptions {
   signal?: AbortSignal;
   /** Called once per HTTP attempt with its status, or null when no response came (network error, timeout). */
   onResponse?: (status: number | null) => void;
+  /** The source's request budget, waited for before every attempt; unset: none. */
+  pace?: Pace;
 }
 
 export interface WindowQuery {
@@ -98,6 +101,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     onRequest: () => {
       requests++;
     },
+    pace: options.pace,
   };
   const get = (target: RequestTarget): Promise<unknown[]> => getWithRetry(target, transport);
 

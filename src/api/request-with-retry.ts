@@ -25,6 +25,12 @@ export interface RequestTarget {
   day?: string;
 }
 
+/**
+ * Waits until the source's request budget lets one more request start (src/sync/request-budget.ts);
+ * rejects when `signal` aborts. Called before every attempt: a retry is a request too.
+ */
+export type Pace = (signal?: AbortSignal) => Promise<void>;
+
 export interface RetryingTransport {
   sourceName: string;
   /** Without a trailing slash. */
@@ -42,6 +48,8 @@ export interface RetryingTransport {
   signal?: AbortSignal;
   /** Called once per HTTP request sent. */
   onRequest: () => void;
+  /** Unset: the source has no request budget, and nothing is waited for. */
+  pace?: Pace;
 }
 
 type Failure = Exclude<AttemptOutcome, { kind: 'ok' }>;
@@ -71,6 +79,14 @@ export async function getWithRetry(target: RequestTarget, transport: RetryingTra
 
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(signal, what);
+    if (transport.pace !== undefined) {
+      try {
+        await transport.pace(signal);
+      } catch (error) {
+        if (signal?.aborted) throw new RequestAbortedError(what, signal);
+        throw error;
+      }
+    }
     transport.onRequest();
     const outcome = await getJsonArray({
       url,

@@ -22,6 +22,11 @@ export interface SourceConfig {
   allowedIps?: readonly string[];
   /** Personal data of visitors: hashed or dropped before anything is written. Unset: kept. */
   pii?: PiiPolicy;
+  /**
+   * Requests per second this source may start, counted across every process (src/sync/request-budget.ts):
+   * its `requests_per_second`, else INSIGHTS_SOURCE_RPS. Unset: no budget.
+   */
+  requestsPerSecond?: number;
 }
 
 export interface Config {
@@ -90,6 +95,8 @@ export interface Config {
   maxHeapMb: number;
   /** `--queue` runs and `worker`: windows of one source in flight at once, across every worker. */
   sourceConcurrency: number;
+  /** Requests per second each source may start, across every process; 0: no budget. A source's own value wins. */
+  sourceRps: number;
   /** `worker`: windows this process runs at once, whatever their source. */
   workerConcurrency: number;
   /** A window job not finished this long after a worker took it is given to another worker. */
@@ -120,6 +127,18 @@ export function isCidr(value: string): boolean {
   if (prefix === undefined) return true;
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
+
+/**
+ * A request budget: 0 (none), or 0.01 to 1000 requests per second. Below one request per 100 s a
+ * budget is more likely a typo than a plan; above 1000 the database round trip each request
+ * costs (src/sync/request-budget.ts) is the bound, not the budget.
+ */
+const MIN_RPS = 0.01;
+const MAX_RPS = 1000;
+const RPS_EXPECTED = `requests per second per source, 0 (no budget) or a number ${MIN_RPS}-${MAX_RPS} such as 4 or 0.5`;
+const rpsNumber = z
+  .number({ error: RPS_EXPECTED })
+  .refine((rps) => rps === 0 || (rps >= MIN_RPS && rps <= MAX_RPS), RPS_EXPECTED);
 
 const cidrList = z
   .string()
@@ -246,6 +265,14 @@ const ENV_SETTINGS = {
     expected: 'megabytes 64-65536, or 0 for no limit',
   },
   INSIGHTS_SOURCE_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
+  INSIGHTS_SOURCE_RPS: {
+    schema: z
+      .string()
+      .regex(/^\d+(?:\.\d+)?$/)
+      .transform(Number)
+      .pipe(rpsNumber),
+    expected: RPS_EXPECTED,
+  },
   INSIGHTS_WORKER_CONCURRENCY: { schema: int(1, 64), expected: 'an integer 1-64' },
   // pg-boss refuses an expiry of 24 hours or more.
   INSIGHTS_QUEUE_EXPIRE_SECONDS: { schema: int(1, 86_399), expected: 'seconds 1-86399' },
@@ -274,6 +301,7 @@ const fileSchema = z.strictObject({
         webhook_token_env: z.string().min(1).optional(),
         allowed_ips: z.array(z.string().refine(isCidr, CIDR_LIST_EXPECTED)).min(1).optional(),
         pii: z.enum(PII_MODES).optional(),
+        requests_per_second: rpsNumber.optional(),
       }),
     )
     .min(1),
@@ -352,6 +380,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const today = DateTime.fromJSDate(now(), { zone: 'utc' }).startOf('day');
   const piiKey = readPiiKey(env.INSIGHTS_PII_KEY, problems);
   const piiExtraKeys = readPiiExtraKeys(env.INSIGHTS_PII_EXTRA_KEYS, problems);
+  const sourceRps = setting('INSIGHTS_SOURCE_RPS', 0);
   const config: Config = {
     databaseUrl: databaseUrl(env.DATABASE_URL, problems),
     schema: setting('INSIGHTS_SCHEMA', 'insights'),
@@ -364,7 +393,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       options.requireSources ?? true,
       options.sourcesFor ?? 'api',
       problems,
-    ).map((source) => withPiiPolicy(source, piiKey, piiExtraKeys, problems)),
+    ).map((source) => withPiiPolicy(withBudget(source, sourceRps), piiKey, piiExtraKeys, problems)),
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
     lookbackDays: setting('INSIGHTS_LOOKBACK_DAYS', 3),
     startDate: setting('INSIGHTS_START_DATE', today.minus({ days: 30 }).toISODate() ?? ''),
@@ -403,6 +432,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 96),
     // 2: what a typical API key allows in parallel; a source's own limit is the operator's to set.
     sourceConcurrency: setting('INSIGHTS_SOURCE_CONCURRENCY', 2),
+    sourceRps,
     workerConcurrency: setting('INSIGHTS_WORKER_CONCURRENCY', 4),
     // 15 minutes: far above a window's worst case (5 attempts of 30 s per request, a few
     // requests), so a live worker's job never expires under it; a dead one's is taken again then.
@@ -607,6 +637,13 @@ function readPiiExtraKeys(
   return undefined;
 }
 
+/** A source's own requests_per_second wins over INSIGHTS_SOURCE_RPS, 0 included (no budget for it). */
+function withBudget(draft: SourceDraft, globalRps: number): SourceDraft {
+  const { requestsPerSecond, ...source } = draft;
+  const rps = requestsPerSecond ?? globalRps;
+  return rps > 0 ? { ...source, requestsPerSecond: rps } : source;
+}
+
 /** keep (or unset) adds nothing, so a default configuration stays as it was; hash and drop need the key. */
 function withPiiPolicy(
   draft: SourceDraft,
@@ -730,6 +767,7 @@ function readSourcesFile(
       apiKey: apiKey ?? '',
       ...webhook,
       piiMode: source.pii,
+      ...(source.requests_per_second === undefined ? {} : { requestsPerSecond: source.requests_per_second }),
     });
   });
   return sources;

@@ -11,6 +11,7 @@ import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
 import type { QueueRunChecksTable, QueueSlotsTable, QueueWorkersTable } from './tables/queue.js';
 import type { RecordingsTable } from './tables/recordings.js';
+import type { RequestBudgetsTable } from './tables/request-budgets.js';
 import type { RunLockTable } from './tables/run-lock.js';
 import type { KeyCollisionsTable, ServerReadingsTable } from './tables/server-readings.js';
 import type { HeatmapVersionsTable, TestVersionsTable } from './tables/snapshot-versions.js';
@@ -54,6 +55,7 @@ export interface Database {
   queue_slots: QueueSlotsTable;
   queue_workers: QueueWorkersTable;
   queue_run_checks: QueueRunChecksTable;
+  request_budgets: RequestBudgetsTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;

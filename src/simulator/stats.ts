@@ -15,6 +15,8 @@ export interface KeyStats {
   requests: number;
   inFlight: number;
   maxInFlight: number;
+  /** When each request was received, epoch milliseconds (fractional), in order: a rate can be checked. */
+  startedAtMs: number[];
 }
 
 export interface StatsTracker {
@@ -44,9 +46,10 @@ export function createStatsTracker(): StatsTracker {
       byPath.set(path, (byPath.get(path) ?? 0) + 1);
       let perKey: KeyStats | undefined;
       if (key !== undefined) {
-        perKey = byKey.get(key) ?? { requests: 0, inFlight: 0, maxInFlight: 0 };
+        perKey = byKey.get(key) ?? { requests: 0, inFlight: 0, maxInFlight: 0, startedAtMs: [] };
         byKey.set(key, perKey);
         perKey.requests += 1;
+        perKey.startedAtMs.push(performance.timeOrigin + performance.now());
         perKey.inFlight += 1;
         perKey.maxInFlight = Math.max(perKey.maxInFlight, perKey.inFlight);
       }
@@ -67,7 +70,7 @@ export function createStatsTracker(): StatsTracker {
       maxInFlight,
       faultsServed,
       byPath: Object.fromEntries(byPath),
-      byKey: Object.fromEntries([...byKey].map(([k, v]) => [k, { ...v }])),
+      byKey: Object.fromEntries([...byKey].map(([k, v]) => [k, { ...v, startedAtMs: [...v.startedAtMs] }])),
     }),
     reset() {
       requests = 0;
@@ -77,7 +80,24 @@ export function createStatsTracker(): StatsTracker {
       for (const perKey of byKey.values()) {
         perKey.requests = 0;
         perKey.maxInFlight = perKey.inFlight;
+        perKey.startedAtMs = [];
       }
     },
   };
+}
+
+/**
+ * The most requests started within any `windowMs` of each other (a sliding window, closed at
+ * both ends): for a budget of r per second, `mostStartsWithin(starts, 1000)` stays at most ceil(r)
+ * only if no r + 1 starts ever fall within one second.
+ */
+export function mostStartsWithin(startedAtMs: readonly number[], windowMs: number): number {
+  const starts = [...startedAtMs].sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < starts.length; last++) {
+    while ((starts[last] as number) - (starts[first] as number) > windowMs) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
 }

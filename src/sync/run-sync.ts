@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import pLimit from 'p-limit';
 import type pg from 'pg';
-import { type ApiClient, createApiClient } from '../api/api-client.js';
+import { type ApiClient, createApiClient, type Pace } from '../api/api-client.js';
 import type { Config, SourceConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
@@ -31,6 +31,7 @@ import {
   type WindowOutcome,
 } from './outcomes.js';
 import { planBackfillDays, planSyncDays } from './plan.js';
+import { budgetPace } from './request-budget.js';
 import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
@@ -69,11 +70,11 @@ export interface SyncDeps {
   now: () => Date;
   sources: readonly SourceConfig[];
   settings: SyncSettings;
-  /** Tests inject clients (fake timers, fault-injecting fetch); default: the real HTTP client. */
-  createClient?: (
-    source: SourceConfig,
-    options: { signal?: AbortSignal; logger: Logger; onResponse?: (status: number | null) => void },
-  ) => ApiClient;
+  /**
+   * Tests inject clients (fake timers, fault-injecting fetch); default: the real HTTP client. One
+   * that sends requests must pass `pace` on: it is the source's request budget.
+   */
+  createClient?: (source: SourceConfig, options: ClientOptions) => ApiClient;
   /** Aborted on SIGTERM/SIGINT: windows not started yet are skipped, the run ends 'interrupted'. */
   signal?: AbortSignal;
   /** Called after each window, e.g. for a progress bar. */
@@ -85,6 +86,15 @@ export interface SyncDeps {
    * queue (src/sync/queue-dispatch.ts) sends them to `worker` processes instead.
    */
   dispatch?: WindowDispatch;
+}
+
+/** What a source's client is made with, in process and in a worker alike. */
+export interface ClientOptions {
+  signal?: AbortSignal;
+  logger: Logger;
+  onResponse?: (status: number | null) => void;
+  /** The source's requests-per-second budget (src/sync/request-budget.ts); unset: none. */
+  pace?: Pace;
 }
 
 /** One window of the plan. */
@@ -164,6 +174,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         byStatus[key] = (byStatus[key] ?? 0) + 1;
       },
       signal: deps.signal,
+      pace: budgetPace(deps.db, source),
     });
     const learned = await readServerReadings(deps.db, source.name);
     const handle: SourceHandle = {
@@ -403,7 +414,7 @@ function runStatus(
 export function defaultClient(
   source: SourceConfig,
   settings: SyncSettings,
-  options: { signal?: AbortSignal; logger: Logger; onResponse?: (status: number | null) => void },
+  options: ClientOptions,
 ): ApiClient {
   return createApiClient({
     source: { name: source.name, baseUrl: source.baseUrl, apiKey: source.apiKey },
@@ -417,5 +428,6 @@ export function defaultClient(
     logger: options.logger,
     signal: options.signal,
     onResponse: options.onResponse,
+    pace: options.pace,
   });
 }

@@ -15,6 +15,7 @@ import type { SourceHandle, SyncContext } from './context.js';
 import { skippedWindow, type WindowOutcome } from './outcomes.js';
 import type { WindowJobOutput } from './queue-dispatch.js';
 import { HEARTBEAT_MS } from './queue-status.js';
+import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
@@ -157,6 +158,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
       } else {
         const client: ApiClient = makeClient(source, {
           logger: log,
+          pace: budgetPace(db, source),
           onResponse: (status) => {
             const key = status === null ? 'none' : String(status);
             statuses[key] = (statuses[key] ?? 0) + 1;

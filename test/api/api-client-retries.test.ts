@@ -83,6 +83,46 @@ describe('429 and Retry-After', () => {
   });
 });
 
+describe("the source's request budget (pace)", () => {
+  it('is waited for before every attempt, a retry after a 429 included, and before nothing else', async () => {
+    server.script(status(429, { 'retry-after': '1' }), status(503), json([{ id: 1 }]));
+    const events: string[] = [];
+    const paced = client({
+      pace: async () => {
+        events.push(`pace before request ${server.requests.length + 1}`);
+      },
+      sleep: async (ms) => {
+        events.push(`backoff ${ms}`);
+      },
+    });
+    await expect(paced.heatmaps()).resolves.toEqual([{ id: 1 }]);
+    expect(events).toEqual([
+      'pace before request 1',
+      'backoff 1000',
+      'pace before request 2',
+      'backoff 0',
+      'pace before request 3',
+    ]);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('is cut short by the signal: the request is never sent', async () => {
+    server.script(json([]));
+    const controller = new AbortController();
+    const paced = client({
+      signal: controller.signal,
+      pace: (signal) =>
+        new Promise((_resolve, reject) =>
+          signal?.addEventListener('abort', () => reject(new Error('wait aborted')), { once: true }),
+        ),
+    });
+    const pending = paced.heatmaps();
+    controller.abort(new Error('shutdown'));
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
 describe('5xx: bounded exponential backoff with full jitter', () => {
   it('grows the delay ceiling, caps it, and stops after maxAttempts', async () => {
     server.script(status(500));

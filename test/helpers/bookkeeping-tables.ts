@@ -10,6 +10,7 @@ export const BOOKKEEPING_TABLES: readonly string[] = [
   'queue_slots',
   'queue_workers',
   'rejects',
+  'request_budgets',
   'run_lock',
   'server_readings',
   'suppressed_visitors',

@@ -30,7 +30,13 @@ export interface Cluster {
 export function startCluster(
   t: TestDatabase,
   sim: Simulator,
-  options: { sources: number; workers: number; env?: Record<string, string> },
+  options: {
+    sources: number;
+    workers: number;
+    env?: Record<string, string>;
+    /** More keys of source `s<i+1>`'s entry in the sources file, e.g. its requests_per_second. */
+    sourceFields?: Record<string, unknown>[];
+  },
 ): Cluster {
   const dir = mkdtempSync(join(tmpdir(), 'queue-cluster-'));
   const keys = sourceKeys(options.sources);
@@ -39,7 +45,12 @@ export function startCluster(
   writeFileSync(
     file,
     JSON.stringify({
-      sources: sources.map((name, i) => ({ name, base_url: sim.url, api_key: keys[i] })),
+      sources: sources.map((name, i) => ({
+        name,
+        base_url: sim.url,
+        api_key: keys[i],
+        ...options.sourceFields?.[i],
+      })),
     }),
   );
   const env = cliEnv({

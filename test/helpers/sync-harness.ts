@@ -58,6 +58,7 @@ export function runAgainst(t: TestDatabase, sim: Simulator, options: RunOptions)
           sleep: async () => {},
           logger: clientOptions.logger,
           ...(clientOptions.onResponse === undefined ? {} : { onResponse: clientOptions.onResponse }),
+          pace: clientOptions.pace,
         });
         return options.wrapClient ? options.wrapClient(client) : client;
       },

@@ -109,6 +109,12 @@ describe('a warehouse of the one-schema layout (before migration 0014)', () => {
     await asRole(writer, `update ${bookkeeping}.sync_windows set attempts = attempts + 1`);
     // Tables a later migration adds to the bookkeeping (the queue's) are granted to it too.
     await asRole(writer, `delete from ${bookkeeping}.queue_slots`);
+    // And the request budgets' (a reservation is an upsert).
+    await asRole(
+      writer,
+      `insert into ${bookkeeping}.request_budgets values ('main', now())
+         on conflict (source_id) do update set next_at = excluded.next_at`,
+    );
     await expect(asRole(reader, `select * from ${bookkeeping}.sync_windows`)).rejects.toThrow(
       /permission denied for schema/,
     );

@@ -46,6 +46,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_TIMEZONE', value: 'CANARY/Nowhere', command: 'schedule' },
   { variable: 'INSIGHTS_SHUTDOWN_GRACE_MS', value: 'CANARY-25000' },
   { variable: 'INSIGHTS_SOURCE_CONCURRENCY', value: 'CANARY-2' },
+  { variable: 'INSIGHTS_SOURCE_RPS', value: 'CANARY-4' },
   { variable: 'INSIGHTS_WORKER_CONCURRENCY', value: 'CANARY-4', command: 'worker' },
   { variable: 'INSIGHTS_QUEUE_EXPIRE_SECONDS', value: 'CANARY-900' },
   { variable: 'INSIGHTS_QUEUE_MAINTENANCE_SECONDS', value: 'CANARY-60' },

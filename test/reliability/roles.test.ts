@@ -25,7 +25,7 @@ import {
 } from '../../src/sync/window-queue.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
 import { databaseServerUrl } from '../helpers/database.js';
-import { runAgainst } from '../helpers/sync-harness.js';
+import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
 import { feedbackBody, MAIN_URL, postJson, receiver } from '../webhooks/webhook-helpers.js';
 import {
@@ -121,17 +121,21 @@ describe('docs/roles.sql', () => {
     }
   });
 
-  it('as the sync role: a sync under the run lock loads everything, and forget removes a visitor', async () => {
+  it('as the sync role: a sync under the run lock loads everything (each request reserved on its budget), and forget removes a visitor', async () => {
     const tool = roles.as('sync');
     const lock = await acquireRunLock({ url: roles.url.sync, schema: SCHEMA });
     const result = await runAgainst(tool, sim, {
       now: new Date('2026-03-06T05:00:00.000Z'),
       settings: { maxInvalidShare: 1 },
+      // A budget too large to slow the run: each request still writes request_budgets.
+      sources: [{ ...simulatorSource(sim), requestsPerSecond: 1000 }],
     });
     const report = await statusReport(tool.db, '2026-03-06');
     await lock.release();
     expect(result.status).toBe('ok');
     expect(await warehouseItems(tool)).toEqual(truthItems(sim.truth()));
+    const budgets = await tool.db.selectFrom('request_budgets').select('source_id').execute();
+    expect(budgets.map((b) => b.source_id)).toEqual(['main']);
     // status shows who runs, by database user.
     expect(report.runLock).toMatchObject({ pid: process.pid, user: roles.role.sync });
     const visitor = sim.truth().feedback[0]?.visitor.id ?? '';

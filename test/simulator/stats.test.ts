@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mostStartsWithin } from '../../src/simulator/stats.js';
 import { get, withSimulator } from './sim-helpers.js';
 
 describe('latencyMs and stats()', () => {
@@ -53,7 +54,7 @@ describe('latencyMs and stats()', () => {
           '/v1/recordings': 2,
           '/v1/heatmaps': 1,
         },
-        byKey: { 'sim-key': { requests: 5, inFlight: 0, maxInFlight: 1 } },
+        byKey: { 'sim-key': { requests: 5, inFlight: 0, maxInFlight: 1, startedAtMs: expect.any(Array) } },
       });
     });
   });
@@ -68,7 +69,7 @@ describe('latencyMs and stats()', () => {
         maxInFlight: 0,
         faultsServed: 0,
         byPath: {},
-        byKey: { 'sim-key': { requests: 0, inFlight: 0, maxInFlight: 0 } },
+        byKey: { 'sim-key': { requests: 0, inFlight: 0, maxInFlight: 0, startedAtMs: [] } },
       });
       await get(simulator, '/v1/personalization');
       expect(simulator.stats().byPath).toEqual({ '/v1/personalization': 1 });
@@ -87,10 +88,32 @@ describe('latencyMs and stats()', () => {
         as('nope'),
       ]);
       expect(statuses).toEqual([200, 200, 200, 200, 401]);
-      expect(simulator.stats().byKey).toEqual({
+      expect(simulator.stats().byKey).toMatchObject({
         'sim-key': { requests: 3, inFlight: 0, maxInFlight: 3 },
         'key-b': { requests: 1, inFlight: 0, maxInFlight: 1 },
       });
+      expect(Object.keys(simulator.stats().byKey)).toEqual(['sim-key', 'key-b']);
+    });
+  });
+
+  it("records each key's request start times, in order, so a rate can be checked", async () => {
+    await withSimulator({ apiKeys: ['key-b'] }, async (simulator) => {
+      const as = (key: string) => fetch(`${simulator.url}/v1/heatmaps`, { headers: { authorization: key } });
+      const before = Date.now();
+      for (let i = 0; i < 3; i++) {
+        await as('sim-key');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await as('key-b');
+      const { byKey } = simulator.stats();
+      const starts = byKey['sim-key']?.startedAtMs ?? [];
+      expect(starts).toHaveLength(3);
+      expect(starts[0]).toBeGreaterThanOrEqual(before - 1);
+      expect((starts[2] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(199);
+      expect(byKey['key-b']?.startedAtMs).toHaveLength(1);
+      // 100 ms apart: two within any 150 ms, all three within 250 ms.
+      expect(mostStartsWithin(starts, 150)).toBe(2);
+      expect(mostStartsWithin(starts, 250)).toBe(3);
     });
   });
 
@@ -103,5 +126,19 @@ describe('latencyMs and stats()', () => {
         expect([await as('sim-key'), await as('key-b')]).toEqual([200, 429]);
       },
     );
+  });
+});
+
+describe('mostStartsWithin', () => {
+  it('counts the most starts in any window of the given length, both ends included', () => {
+    expect(mostStartsWithin([], 1000)).toBe(0);
+    expect(mostStartsWithin([5], 1000)).toBe(1);
+    // Four a second, evenly: four in any second that does not reach the fifth...
+    const even = [0, 250, 500, 750, 1000, 1250];
+    expect(mostStartsWithin(even, 999)).toBe(4);
+    // ...and five when both ends count.
+    expect(mostStartsWithin(even, 1000)).toBe(5);
+    // A burst in the middle of a slow stream, given out of order.
+    expect(mostStartsWithin([3000, 0, 1500, 1510, 1520, 1530, 6000], 1000)).toBe(4);
   });
 });

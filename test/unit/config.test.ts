@@ -384,3 +384,56 @@ describe('the base URL: what cannot work is refused at config time, never quoted
     ).toBe('https://gw.example.com/insights');
   });
 });
+
+describe('the request budget: INSIGHTS_SOURCE_RPS and requests_per_second', () => {
+  const fileEnv = (extra: Env = {}): Env => ({ INSIGHTS_CONFIG: '/etc/insights.json', ...extra });
+  const sourcesFile =
+    (...sources: Record<string, unknown>[]) =>
+    () =>
+      JSON.stringify({
+        sources: sources.map((extra, i) => ({
+          name: `s${i + 1}`,
+          base_url: 'https://api.example.com',
+          api_key: 'k',
+          ...extra,
+        })),
+      });
+
+  it('has none by default: no source has a budget', () => {
+    const config = load(SOURCE_ENV);
+    expect(config.sourceRps).toBe(0);
+    expect(config.sources[0]?.requestsPerSecond).toBeUndefined();
+  });
+
+  it('gives every source INSIGHTS_SOURCE_RPS, decimals allowed', () => {
+    expect(load({ ...SOURCE_ENV, INSIGHTS_SOURCE_RPS: '0.5' }).sources[0]?.requestsPerSecond).toBe(0.5);
+    const config = load(fileEnv({ INSIGHTS_SOURCE_RPS: '4' }), { readFile: sourcesFile({}, {}) });
+    expect(config.sources.map((s) => s.requestsPerSecond)).toEqual([4, 4]);
+  });
+
+  it("lets a source's requests_per_second win, 0 meaning no budget for that source", () => {
+    const config = load(fileEnv({ INSIGHTS_SOURCE_RPS: '4' }), {
+      readFile: sourcesFile({ requests_per_second: 1.5 }, { requests_per_second: 0 }, {}),
+    });
+    expect(config.sources.map((s) => s.requestsPerSecond)).toEqual([1.5, undefined, 4]);
+    const without = load(fileEnv(), { readFile: sourcesFile({ requests_per_second: 2 }, {}) });
+    expect(without.sources.map((s) => s.requestsPerSecond)).toEqual([2, undefined]);
+  });
+
+  it.each(['-1', '1e3', '0x10', '4 rps', '0.001', '1001', '.5'])(
+    'rejects INSIGHTS_SOURCE_RPS=%s',
+    (value) => {
+      const error = configError(() => load({ ...SOURCE_ENV, INSIGHTS_SOURCE_RPS: value }));
+      expect(error.problems.map((p) => p.variable)).toEqual(['INSIGHTS_SOURCE_RPS']);
+      expect(error.problems[0]?.expected).toMatch(/requests per second per source/);
+    },
+  );
+
+  it.each([[-1], [0.001], [1001], ['4']])('rejects requests_per_second: %j, naming the source', (value) => {
+    const error = configError(() =>
+      load(fileEnv(), { readFile: sourcesFile({}, { requests_per_second: value }) }),
+    );
+    expect(error.problems.map((p) => p.variable)).toEqual(['INSIGHTS_CONFIG sources[1].requests_per_second']);
+    expect(error.problems[0]?.expected).toMatch(/requests per second per source/);
+  });
+});
