@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { generateDataset } from '../src/simulator/server.js';
 import { addDays, todayUtc } from '../src/time/days.js';
+import { listeningUrl } from './child-process.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult, Summary } from './figures.js';
 
@@ -141,19 +142,7 @@ async function startSimulatorProcess(
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv({ LOG_LEVEL: 'warn' }) },
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening at (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    child.on('exit', (code) => reject(new Error(`simulate exited with ${code}: ${err.slice(-2000)}`)));
-  });
+  const url = await listeningUrl(child, /listening at (http:\/\/\S+)/, 'simulate');
   return { url, child };
 }
 

@@ -10,11 +10,12 @@
  * - the large backfill of bench/memory.ts with no flag at all: the peak RSS of the process that
  *   runs it (the installed launcher's child) and of the launcher and that child added up.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { collectOutput } from './child-process.js';
 import type { BenchServer } from './database.js';
 import { type Benchmark, type RunResult, summarize } from './figures.js';
 import { measureBackfill } from './memory.js';
@@ -93,18 +94,7 @@ export const startup: Benchmark<StartupOptions> = {
 };
 
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
-  const child: ChildProcess = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
+  return collectOutput(spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** A sources file of `count` sources (an agency's), in a temporary folder. */

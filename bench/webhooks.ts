@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
+import { listeningUrl } from './child-process.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult } from './figures.js';
 
@@ -150,19 +151,7 @@ async function startServe(databaseUrl: string): Promise<{ url: string; child: Ch
       LOG_LEVEL: 'warn',
     },
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err.slice(-2000)}`)));
-  });
+  const url = await listeningUrl(child, /listening on (http:\/\/\S+)/, 'serve');
   return { url, child };
 }
 

@@ -1,14 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { type ChildOutput, collectOutput } from '../../bench/child-process.js';
+
+export { collectOutput };
 
 const BIN = fileURLToPath(new URL('../../bin/insights-sync-dev.js', import.meta.url));
 
-export interface CliResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = ChildOutput;
 
 /** The environment of a CLI run: nothing from the developer's shell leaks in but PATH. */
 export function cliEnv(extra: Record<string, string>): Record<string, string> {
@@ -19,21 +17,6 @@ export function cliEnv(extra: Record<string, string>): Record<string, string> {
     LOG_LEVEL: 'warn',
     ...extra,
   };
-}
-
-/** Everything a child writes, once it has exited and its pipes are closed. */
-export function collectOutput(child: ChildProcess): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise<CliResult>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
 }
 
 export function startCli(
