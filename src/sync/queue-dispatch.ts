@@ -85,26 +85,36 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         for (const [source, batch] of toCancel) await boss.cancel(windowQueueName(source), batch);
         // Only the jobs that ended since the last look (by the database's clock, with a margin
         // for a completion that commits late), and every 20th look all of the run's pending ones:
-        // asking for hundreds of ids each time costs the database more than the windows do.
+        // asking for hundreds of ids each time costs the database more than the windows do. Ids
+        // and states first; the outputs of the newly ended only (the margin sees each job again
+        // on several looks, and an output is the window's whole outcome).
         const full = looks % 20 === 0;
         looks += 1;
         const { rows } = await boss.getDb().executeSql(
           full
-            ? `select id::text, state, output, now() as seen from ${jobTable}
+            ? `select id::text, state, now() as seen from ${jobTable}
                   where id = any($1::uuid[]) and state in ('completed', 'failed', 'cancelled')`
-            : `select id::text, state, output, now() as seen from ${jobTable}
+            : `select id::text, state, now() as seen from ${jobTable}
                   where name = any($1::text[]) and state in ('completed', 'failed', 'cancelled')
-                    and completed_on > $2::timestamptz - interval '5 seconds'`,
+                    and completed_on > $2::timestamptz - interval '2 seconds'`,
           full ? [[...pending.keys()]] : [queueNames, since],
         );
         const seen = (rows[0] as { seen?: Date } | undefined)?.seen;
         if (seen !== undefined) since = seen;
-        for (const row of rows as { id: string; state: string; output: unknown }[]) {
-          const index = pending.get(row.id);
-          if (index === undefined) continue;
-          pending.delete(row.id);
-          const job = jobs[index] as WindowJob;
-          finish(index, outcomeOf(job, row.state, row.output, run));
+        const ended = (rows as { id: string }[]).map((r) => r.id).filter((id) => pending.has(id));
+        if (ended.length > 0) {
+          const outputs = await boss
+            .getDb()
+            .executeSql(`select id::text, state, output from ${jobTable} where id = any($1::uuid[])`, [
+              ended,
+            ]);
+          for (const row of outputs.rows as { id: string; state: string; output: unknown }[]) {
+            const index = pending.get(row.id);
+            if (index === undefined) continue;
+            pending.delete(row.id);
+            const job = jobs[index] as WindowJob;
+            finish(index, outcomeOf(job, row.state, row.output, run));
+          }
         }
         if (pending.size > 0) await pause(pollMs);
       }
