@@ -30,7 +30,13 @@ export interface Cluster {
 export function startCluster(
   t: TestDatabase,
   sim: Simulator,
-  options: { sources: number; workers: number; env?: Record<string, string> },
+  options: {
+    sources: number;
+    workers: number;
+    env?: Record<string, string>;
+    /** Source `s<i>`'s server, when the sources are not all on `sim` (one simulator per reading). */
+    urls?: readonly string[];
+  },
 ): Cluster {
   const dir = mkdtempSync(join(tmpdir(), 'queue-cluster-'));
   const keys = sourceKeys(options.sources);
@@ -39,7 +45,7 @@ export function startCluster(
   writeFileSync(
     file,
     JSON.stringify({
-      sources: sources.map((name, i) => ({ name, base_url: sim.url, api_key: keys[i] })),
+      sources: sources.map((name, i) => ({ name, base_url: options.urls?.[i] ?? sim.url, api_key: keys[i] })),
     }),
   );
   const env = cliEnv({
