@@ -8,7 +8,9 @@ import {
   type DayRange,
   emptyReading,
   halves,
+  heldWhole,
   itemDay,
+  itemTime,
   learnFromResponse,
   proofRequest,
   requestFor,
@@ -39,6 +41,8 @@ export interface ResourceKnowledge {
   responses?: number;
   /** Whether this run has checked that the stored reading still holds (see staleReading). */
   staleChecked?: boolean;
+  /** That check while a window of the run makes it: the run's other windows wait for its verdict. */
+  staleChecking?: Promise<void>;
 }
 
 export interface FetchedDay {
@@ -194,18 +198,54 @@ export async function fetchDay(
    * items of the day the narrow answer lacked mean the reading is reset and learned again.
    */
   const staleReading = async (range: DayRange, answer: readonly unknown[]): Promise<boolean> => {
+    // Windows run side by side on one knowledge: an answer asked under the reading another window
+    // is checking waits for the verdict, and is asked again if the reading moved meanwhile.
+    while (knowledge.staleChecking !== undefined) await knowledge.staleChecking;
+    if (!covers(range, requestFor(day, reading))) return true;
     if (knowledge.staleChecked) return false;
     knowledge.staleChecked = true;
+    const check = checkReading(range, answer);
+    const settled = check.then(
+      () => undefined,
+      () => {
+        // A check that failed was not made: another window makes it.
+        knowledge.staleChecked = false;
+      },
+    );
+    knowledge.staleChecking = settled;
+    void settled.then(() => {
+      if (knowledge.staleChecking === settled) delete knowledge.staleChecking;
+    });
+    return check;
+  };
+
+  const checkReading = async (range: DayRange, answer: readonly unknown[]): Promise<boolean> => {
     const widest = requestFor(day, emptyReading());
     if (covers(range, widest)) return false;
     const wide = await ask(widest);
     if (cut(wide.length)) return false;
+    // Not only the day: every item the reading says the narrow answer holds whole. On a quiet
+    // server the day alone may have no item where an old reading now misses some.
+    const held = wide.filter((item) => {
+      const time = itemTime(item);
+      return time !== undefined && heldWhole(range, reading, time);
+    });
+    // Nothing there proves nothing either way: a later day of the run checks again.
+    if (held.length === 0) {
+      knowledge.staleChecked = false;
+      return false;
+    }
     const seen = new Set(answer.map((item) => JSON.stringify(item)));
-    if (!wide.some((item) => itemDay(item) === day && !seen.has(JSON.stringify(item)))) return false;
-    Object.assign(reading, { ...emptyReading(), limitRefused: reading.limitRefused });
+    if (held.every((item) => seen.has(JSON.stringify(item)))) return false;
+    forgetReading();
     learnFromResponse(reading, widest, wide);
     return true;
   };
+
+  /** Everything learned but a refused limit (a maximum is proved by a 400, not by items). */
+  function forgetReading(): void {
+    Object.assign(reading, { ...emptyReading(), limitRefused: reading.limitRefused });
+  }
 
   /** Asks each part of a cut request on its own, halving again while a part stays cut. */
   const split = async (range: DayRange, depth: number): Promise<boolean> => {
@@ -246,7 +286,17 @@ export async function fetchDay(
       if (verdict !== 'capped') {
         // The check's own items may have moved the request: then the answer is not settled yet.
         if (!covers(range, requestFor(day, reading))) continue;
-        if (verdict === 'whole' || sameRange(range, requestFor(day, reading))) return done(false);
+        if (verdict === 'whole' || sameRange(range, requestFor(day, reading))) {
+          // Whole for what was asked, as on the path above: the reading it was asked under is checked too.
+          if (await staleReading(range, response)) continue;
+          return done(false);
+        }
+        continue;
+      }
+      // A cap proved above this answer did not cut it: it is whole for what was asked.
+      if (!cut(response.length)) {
+        if (covers(range, requestFor(day, reading)) && !(await staleReading(range, response)))
+          return done(false);
         continue;
       }
       saturation = 'cap';

@@ -72,6 +72,17 @@ export function endReach(reading: ServerReading): number {
     : Math.max(EARLIEST_END_MS, floorQuarter(reading.tailMs) + QUARTER_HOUR_MS);
 }
 
+/**
+ * Whether an item at `time` is one the answer to `range` must hold if the reading holds: the
+ * server serves [a + S, b + E), and the evidence says S <= startReach and E >= endReach.
+ */
+export function heldWhole(range: DayRange, reading: ServerReading, time: number): boolean {
+  return (
+    time >= midnight(range.startdate) + startReach(reading) &&
+    time < midnight(range.enddate) + endReach(reading)
+  );
+}
+
 /** startdate is proved inclusive: an item came earlier than an exclusive one could serve. */
 export function startInclusive(reading: ServerReading): boolean {
   return reading.headMs !== null && reading.headMs < START_PROOF_MS;

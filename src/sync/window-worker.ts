@@ -197,6 +197,10 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
         // This worker made the run's check of the stored reading: the run's other workers need not.
         if (knowledge.staleChecked && !state.checkShared.has(data.resource)) {
           state.checkShared.add(data.resource);
+          log.info(
+            { source: source.name, resource: data.resource },
+            'checked the stored server reading for the run',
+          );
           await db
             .insertInto('queue_run_checks')
             .values({ run_id: data.runId, source_id: source.name, resource: data.resource })

@@ -36,6 +36,8 @@ export function startCluster(
     env?: Record<string, string>;
     /** More keys of source `s<i+1>`'s entry in the sources file, e.g. its requests_per_second. */
     sourceFields?: Record<string, unknown>[];
+    /** Source `s<i+1>`'s server, when the sources are not all on `sim` (one simulator per reading). */
+    urls?: readonly string[];
   },
 ): Cluster {
   const dir = mkdtempSync(join(tmpdir(), 'queue-cluster-'));
@@ -47,7 +49,7 @@ export function startCluster(
     JSON.stringify({
       sources: sources.map((name, i) => ({
         name,
-        base_url: sim.url,
+        base_url: options.urls?.[i] ?? sim.url,
         api_key: keys[i],
         ...options.sourceFields?.[i],
       })),

@@ -58,7 +58,8 @@ class FakeServer {
     return this.items.filter((item) => item.dt.startsWith(day)).map((item) => item.id);
   }
 
-  client(): ApiClient {
+  /** `latencyMs`: answers come after a pause, so windows fetched side by side overlap. */
+  client(latencyMs = 0): ApiClient {
     const unused = (): never => {
       throw new Error('not used by fetchDay');
     };
@@ -69,7 +70,11 @@ class FakeServer {
       testResults: unused,
       heatmaps: unused,
       requestCount: () => this.calls.length,
-      window: async (_resource, query) => this.window(query),
+      window: async (_resource, query) => {
+        const answer = this.window(query);
+        if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+        return answer;
+      },
     };
   }
 
@@ -191,6 +196,56 @@ describe('fetchDay notices a server that changed its reading', () => {
     });
     for (const { day, fetched } of results)
       expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
+    expect(startInclusive(knowledge.reading)).toBe(false);
+  });
+
+  it('windows fetched side by side while one checks the reading wait for its verdict: none keeps an answer asked under the old one', async () => {
+    const data = counts('2026-03-01', Array(12).fill(20));
+    const learned = await fetchRange(
+      new FakeServer(UTC_INCLUSIVE, data),
+      daysFrom('2026-03-01', '2026-03-04'),
+    );
+    const after = new FakeServer({ ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 'exclusive' }, data);
+    // One knowledge for the run, four windows at once (a worker's lanes, or an in-process run).
+    const knowledge: ResourceKnowledge = { reading: { ...learned.knowledge.reading } };
+    const days = daysFrom('2026-03-05', '2026-03-08');
+    const fetched = await Promise.all(
+      days.map((day) => fetchDay(after.client(10), 'feedback', day, POLICY, knowledge)),
+    );
+    expect(fetched.map((f) => ids(f.onDay))).toEqual(days.map((day) => after.itemsOn(day).sort()));
+  });
+
+  it('a reading learned on UTC days (startdate inclusive) that the server changed to UTC-5 days with an exclusive startdate: the check looks at every item the old request claimed, not at the day alone', async () => {
+    // Two items a day at most: the day the run checks has none in the five hours the old request misses.
+    const data = counts('2026-03-01', [2, 1, 2, 3, 2, 0, 1, 2, 3, 2, 1, 2, 2, 1, 2, 2, 1, 2, 3]);
+    const before = new FakeServer({ ...UTC_INCLUSIVE, enddate: 'exclusive' }, data, 7);
+    const learned = await fetchRange(before, daysFrom('2026-03-03', '2026-03-07'));
+    expect(startInclusive(learned.knowledge.reading)).toBe(true);
+    const after = new FakeServer({ ...UTC_INCLUSIVE, startdate: 'exclusive', offsetMinutes: -300 }, data, 7);
+    const days = daysFrom('2026-03-08', '2026-03-16');
+    const { results, knowledge } = await fetchRange(after, days, POLICY, {
+      reading: { ...learned.knowledge.reading },
+    });
+    for (const { day, fetched } of results)
+      expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
+    expect(startInclusive(knowledge.reading)).toBe(false);
+    expect(serverDay(knowledge.reading)).toBe('late');
+  });
+
+  it('a day without items proves nothing: the check is made again on a later day', async () => {
+    const data = counts('2026-03-01', [20, 20, 20, 20, 0, 0, 20, 20, 20]);
+    const learned = await fetchRange(
+      new FakeServer(UTC_INCLUSIVE, data),
+      daysFrom('2026-03-01', '2026-03-04'),
+    );
+    const after = new FakeServer({ ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 'exclusive' }, data);
+    // The run's first two days are empty: the old request and the check's find nothing there.
+    const { results, knowledge } = await fetchRange(after, daysFrom('2026-03-05', '2026-03-09'), POLICY, {
+      reading: { ...learned.knowledge.reading },
+    });
+    for (const { day, fetched } of results)
+      expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
+    expect(knowledge.staleChecked).toBe(true);
     expect(startInclusive(knowledge.reading)).toBe(false);
   });
 

@@ -1,0 +1,289 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { SourceConfig } from '../../src/config/config.js';
+import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
+import { type CliResult, startCli } from '../helpers/cli.js';
+import { compareWithTruth } from '../helpers/completeness-oracle.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { jobTally, sourceKeys, startCluster } from '../helpers/queue-cluster.js';
+import { runAgainst } from '../helpers/sync-harness.js';
+
+/**
+ * SPEC-GAPS: "one server over time may pick differently". A source's reading is learned by one
+ * run and stored; a later queued backfill meets the server playing another one. Its workers start
+ * from the stored reading, one of them re-checks it for the run (queue_run_checks), the others
+ * take what it stored. Whatever the change, the warehouse must hold what the server serves: a
+ * request narrowed under the old reading (say (D, D) on a server whose bounds became exclusive)
+ * must never load a day short and call it done.
+ *
+ * One simulator per case, one source per simulator, all in one queued run: three `worker`
+ * processes of the dev CLI, the third started once the run's checks are recorded, so it works
+ * only from readings other workers stored.
+ */
+
+const TODAY = todayUtc(new Date());
+const FROM = addDays(TODAY, -14);
+/** The first backfill, in process, under the old reading. */
+const LEARNED_TO = addDays(TODAY, -10);
+/** The queued backfill, under the new reading: days nothing has loaded yet, so a short day shows. */
+const QUEUED_FROM = addDays(LEARNED_TO, 1);
+const TO = addDays(TODAY, -1);
+const QUEUED_DAYS = 9;
+const RESOURCES = 3;
+/** Process tests: tsx starts each CLI in 1-3 s, several at once on 2 shared CPUs. */
+const PROCESS_TEST_MS = 120_000;
+
+/** One reading of the gaps the simulator plays (SPEC-GAPS: bounds, order, cap, maximum limit, server day). */
+interface Reading {
+  startdate: 'inclusive' | 'exclusive';
+  enddate: 'inclusive' | 'exclusive';
+  order: 'oldest-first' | 'newest-first' | 'random';
+  cap: number;
+  maxLimit: number | null;
+  dayOffsetMinutes: number;
+}
+
+const UTC_INCLUSIVE: Reading = {
+  startdate: 'inclusive',
+  enddate: 'inclusive',
+  order: 'oldest-first',
+  cap: 1000,
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+};
+const EXCLUSIVE: Reading = { ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 'exclusive' };
+
+/**
+ * Few items a day (at most ~13 feedback, the busy day 12), so every cap and maximum below holds
+ * any one server day whole: the truth is readable in full, and anything missing is a loss.
+ */
+const VOLUME = { feedbackPerDay: 3, surveyPerDay: 2, recordingsPerDay: 2, busyDayFeedback: 12 };
+
+const reading = fc.record({
+  startdate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
+  enddate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
+  order: fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const),
+  cap: fc.constantFrom(30, 1000),
+  maxLimit: fc.constantFrom(null, 40, 300),
+  dayOffsetMinutes: fc.constantFrom(0, -300, 330),
+});
+/** Seeded: the same three pairs every run, as the completeness trials do with their servers. */
+const RANDOM_PAIRS = fc.sample(
+  fc.tuple(reading, reading).filter(([a, b]) => JSON.stringify(a) !== JSON.stringify(b)),
+  { seed: 14_2027, numRuns: 3 },
+);
+
+const CASES: { name: string; before: Reading; after: Reading }[] = [
+  {
+    name: 'bounds inclusive, now exclusive',
+    before: UTC_INCLUSIVE,
+    after: EXCLUSIVE,
+  },
+  { name: 'bounds exclusive, now inclusive', before: EXCLUSIVE, after: UTC_INCLUSIVE },
+  {
+    name: 'UTC days, now UTC-5 days',
+    before: UTC_INCLUSIVE,
+    after: { ...UTC_INCLUSIVE, dayOffsetMinutes: -300 },
+  },
+  {
+    name: 'oldest first, now newest first',
+    before: UTC_INCLUSIVE,
+    after: { ...UTC_INCLUSIVE, order: 'newest-first' },
+  },
+  {
+    name: 'no maximum limit, now 400 above 20',
+    before: UTC_INCLUSIVE,
+    after: { ...UTC_INCLUSIVE, maxLimit: 20 },
+  },
+  {
+    name: 'no cap, now a silent cap of 15',
+    before: UTC_INCLUSIVE,
+    after: { ...UTC_INCLUSIVE, cap: 15 },
+  },
+  ...RANDOM_PAIRS.map(([before, after], i) => ({
+    name: `random pair ${i + 1}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`,
+    before,
+    after,
+  })),
+];
+
+const patchOf = (r: Reading): SimulatorPatch => ({ ...r });
+
+describe('a queued backfill against servers whose reading changed since it was stored', () => {
+  const sims: Simulator[] = [];
+  let t: TestDatabase;
+  const keys = sourceKeys(CASES.length);
+  const names = keys.map((_, i) => `s${i + 1}`);
+  let backfill: CliResult;
+  let workers: CliResult[];
+  let lateWorkerPid = 0;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    for (const [i, c] of CASES.entries())
+      sims.push(
+        await startSimulator({
+          seed: 140 + i,
+          from: FROM,
+          to: TODAY,
+          apiKeys: [keys[i] as string],
+          volume: VOLUME,
+          ...patchOf(c.before),
+        }),
+      );
+    // The old reading learned and stored, by an ordinary in-process backfill.
+    const sources: SourceConfig[] = sims.map((sim, i) => ({
+      name: names[i] as string,
+      baseUrl: sim.url,
+      apiKey: keys[i] as string,
+    }));
+    const learned = await runAgainst(t, sims[0] as Simulator, {
+      now: new Date(),
+      sources,
+      request: { trigger: 'backfill', range: { from: FROM, to: LEARNED_TO } },
+    });
+    expect(learned.status).toBe('ok');
+
+    // The servers change their reading, and answer slowly enough for windows to overlap.
+    for (const [i, c] of CASES.entries()) sims[i]?.setOptions({ ...patchOf(c.after), latencyMs: 25 });
+    const cluster = startCluster(t, sims[0] as Simulator, {
+      sources: CASES.length,
+      workers: 2,
+      urls: sims.map((s) => s.url),
+      env: { INSIGHTS_WORKER_CONCURRENCY: '3', LOG_LEVEL: 'info' },
+    });
+    try {
+      const planner = startCli(['backfill', '--queue', '--from', QUEUED_FROM, '--to', TO], cluster.env);
+      // A worker that joins once every check of the run is recorded trusts the stored readings.
+      await vi.waitFor(
+        async () => {
+          const checks = await t.db.selectFrom('queue_run_checks').select('resource').execute();
+          expect(checks.length).toBe(CASES.length * RESOURCES);
+        },
+        { timeout: 60_000, interval: 100 },
+      );
+      lateWorkerPid = cluster.startWorker().child.pid ?? 0;
+      backfill = await planner.done;
+    } finally {
+      workers = await cluster.stop();
+    }
+  }, PROCESS_TEST_MS);
+
+  afterAll(async () => {
+    for (const sim of sims) await sim.stop();
+    await t?.drop();
+  });
+
+  it('the run ends ok, every window done once, three workers stopping cleanly', async () => {
+    expect(backfill.stderr).not.toMatch(/"level":5\d/);
+    expect(backfill.code, backfill.stderr).toBe(0);
+    expect(backfill.stdout).toMatch(/run \d+: ok in/);
+    expect(workers.map((w) => w.code)).toEqual([0, 0, 0]);
+    const tally = await jobTally(t);
+    expect(tally.byState).toEqual({ completed: CASES.length * RESOURCES * QUEUED_DAYS });
+    expect(tally.completedTwice).toEqual([]);
+    const late = await t.db
+      .selectFrom('queue_workers')
+      .select('windows_done')
+      .where('pid', '=', lateWorkerPid)
+      .executeTakeFirstOrThrow();
+    // Otherwise this test says nothing about a worker working from stored readings alone.
+    expect(late.windows_done).toBeGreaterThan(0);
+  });
+
+  it("the run's check of each stored reading is recorded once; a worker checks at most once per source and resource, and one that joined after the check, never", async () => {
+    const recorded = await t.db
+      .selectFrom('queue_run_checks')
+      .select(['run_id', 'source_id', 'resource'])
+      .execute();
+    expect(recorded).toHaveLength(CASES.length * RESOURCES);
+    expect(new Set(recorded.map((r) => r.run_id)).size).toBe(1);
+    // Every worker logs the checks it made itself (the two that started with the run may both
+    // have begun a source before either had recorded its check: each then checks once).
+    const checksBy = workers.map((w) =>
+      w.stderr
+        .split('\n')
+        .filter((line) => line.includes('checked the stored server reading for the run'))
+        .map((line) => {
+          const entry = JSON.parse(line) as { source: string; resource: string };
+          return `${entry.source}/${entry.resource}`;
+        }),
+    );
+    for (const made of checksBy) expect(made.length).toBe(new Set(made).size);
+    const [first = [], second = [], late = []] = checksBy;
+    expect(late).toEqual([]);
+    expect(new Set([...first, ...second]).size).toBe(CASES.length * RESOURCES);
+  });
+
+  it.each(CASES.map((c, i) => ({ ...c, source: names[i] as string })))(
+    '$name: the stored reading is no longer the old one where they differ',
+    async ({ before, after, source }) => {
+      const stored = await t.db
+        .selectFrom('server_readings')
+        .selectAll()
+        .where('source_id', '=', source)
+        .execute();
+      expect(stored).toHaveLength(RESOURCES);
+      for (const r of stored) {
+        // An exclusive bound is never proved inclusive: a stale "inclusive" would narrow every request.
+        if (after.startdate === 'exclusive') expect(r.start_inclusive, r.resource).toBe(false);
+        if (after.enddate === 'exclusive') expect(r.end_inclusive, r.resource).toBe(false);
+        // A new order is learned, or the old and new seen together make "unordered": never the old one alone.
+        if (after.order === 'random') expect(r.item_order, r.resource).toBe('unordered');
+        else if (after.order !== before.order)
+          expect([after.order, 'unordered'], r.resource).toContain(r.item_order);
+        if (after.maxLimit !== null && after.maxLimit !== before.maxLimit)
+          expect(r.limit_refused, r.resource).toBeGreaterThan(after.maxLimit);
+      }
+    },
+  );
+
+  it('fixed cases on UTC days: an inclusive bound is proved again, and UTC-5 days are no longer taken for UTC', async () => {
+    const of = async (name: string) => {
+      const source = names[CASES.findIndex((c) => c.name === name)] as string;
+      return t.db.selectFrom('server_readings').selectAll().where('source_id', '=', source).execute();
+    };
+    for (const r of await of('bounds exclusive, now inclusive'))
+      expect([r.resource, r.start_inclusive, r.end_inclusive]).toEqual([r.resource, true, true]);
+    for (const r of await of('UTC days, now UTC-5 days')) expect(r.server_day, r.resource).not.toBe('utc');
+  });
+
+  it.each(CASES.map((c, i) => ({ ...c, source: names[i] as string, sim: i })))(
+    '$name: the warehouse equals the truth over both backfills, nothing flagged, nothing extra',
+    async ({ source, sim }) => {
+      const compared = await compareWithTruth(t, source, (sims[sim] as Simulator).truth(), {
+        from: FROM,
+        to: TO,
+      });
+      for (const [resource, r] of Object.entries(compared)) {
+        expect({ resource, missing: r.expected - r.stored, days: r.trulyTruncated }).toEqual({
+          resource,
+          missing: 0,
+          days: [],
+        });
+        expect(r.extra, resource).toBe(0);
+        expect(r.misplaced, resource).toBe(0);
+        expect(r.flagged, resource).toEqual([]);
+      }
+      // Each window loaded its whole day itself: a short one must not hide behind the items its
+      // neighbours' wider requests happened to store.
+      const truth = (sims[sim] as Simulator).truth();
+      const windows = await t.db
+        .selectFrom('sync_windows')
+        .select(['resource', 'day', 'status', 'item_count'])
+        .where('source_id', '=', source)
+        .where('day', '>=', QUEUED_FROM)
+        .orderBy('resource')
+        .orderBy('day')
+        .execute();
+      expect(windows).toHaveLength(RESOURCES * QUEUED_DAYS);
+      expect(windows.map((w) => `${w.resource} ${w.day}: ${w.status}, ${w.item_count} items`)).toEqual(
+        windows.map(
+          (w) =>
+            `${w.resource} ${w.day}: done, ${truth[w.resource].filter((item) => item.dt.startsWith(w.day)).length} items`,
+        ),
+      );
+    },
+  );
+});
