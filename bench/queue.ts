@@ -26,7 +26,12 @@ import type { Benchmark, FigureSpec, RunResult } from './figures.js';
 export interface QueueBenchOptions {
   days: number;
   sources: number;
-  latencyMs: number;
+  /**
+   * Each a backfill of its own with every worker count. A latency is what makes the backfill
+   * latency-bound: with too short a one for the machine's cores, the workers, PostgreSQL and the
+   * simulator wait for a core rather than for the server (the "cores kept busy" figure says which).
+   */
+  latencies: number[];
   /** Worker process counts measured, the first the reference of the speedups. */
   workers: number[];
 }
@@ -41,77 +46,95 @@ const SPEEDUP_TARGETS: Record<number, number> = { 2: 1.8, 4: 3.2 };
 export const queue: Benchmark<QueueBenchOptions> = {
   name: 'queue',
   targets: 'issue 14',
-  figures: ({ workers, sources, latencyMs }) => [
+  figures: ({ workers, sources, latencies }) => [
     { key: 'windows', label: 'windows (sources x days x 3 resources)', unit: '', digits: 0 },
-    ...workers.flatMap((n): FigureSpec[] => [
-      {
-        key: `idealMs${n}`,
-        label: `${n} worker(s): ideal ceil(windows / in flight) x latency`,
-        unit: 'ms',
-        digits: 0,
-      },
-      {
-        key: `wallMs${n}`,
-        label: `${n} worker(s): backfill wall time (once learned)`,
-        unit: 'ms',
-        digits: 0,
-      },
-      { key: `requestsPerWindow${n}`, label: `${n} worker(s): requests per window`, unit: '', digits: 3 },
-      { key: `overIdeal${n}`, label: `${n} worker(s): wall time / ideal`, unit: 'x', digits: 3 },
-      {
-        key: `jobMs${n}`,
-        label: `${n} worker(s): mean time a worker holds a job (taken to completed; latency ${latencyMs} ms)`,
-        unit: 'ms',
-        digits: 0,
-      },
-      ...(n === workers[0]
-        ? []
-        : [
-            {
-              key: `speedup${n}`,
-              label: `${n} workers: speedup over ${workers[0]}`,
-              unit: 'x',
-              digits: 2,
-              ...(SPEEDUP_TARGETS[n] === undefined
-                ? {}
-                : {
-                    target: {
-                      text: `≥ ${SPEEDUP_TARGETS[n]}`,
-                      met: (s: { median: number }) => s.median >= (SPEEDUP_TARGETS[n] ?? 0),
-                    },
-                  }),
-            },
-          ]),
-      {
-        key: `cpuWorkers${n}`,
-        label: `${n} worker(s): CPU per window, worker processes`,
-        unit: 'ms',
-        digits: 1,
-      },
-      { key: `cpuPostgres${n}`, label: `${n} worker(s): CPU per window, PostgreSQL`, unit: 'ms', digits: 1 },
-      {
-        key: `cpuBench${n}`,
-        label: `${n} worker(s): CPU per window, planner and simulator`,
-        unit: 'ms',
-        digits: 1,
-      },
-      {
-        key: `coresBusy${n}`,
-        label: `${n} worker(s): cores kept busy (CPU time / wall time, of ${availableParallelism()})`,
-        unit: '',
-        digits: 2,
-      },
-      {
-        key: `maxInFlight${n}`,
-        label: `${n} worker(s): most requests in flight for one source (simulator, per key)`,
-        unit: '',
-        digits: 0,
-        target: { text: `≤ ${PER_SOURCE} in every run`, met: (s) => s.max <= PER_SOURCE },
-      },
-    ]),
+    ...latencies.flatMap((latency) => workerFigures(workers, latency)),
     { key: 'sources', label: `sources (${sources}, each ${PER_SOURCE} in flight)`, unit: '', digits: 0 },
   ],
 };
+
+/** A measure's key: the worker count and the latency it was measured with. */
+const key = (name: string, workers: number, latency: number) => `${name}${workers}at${latency}`;
+
+function workerFigures(workers: readonly number[], latency: number): FigureSpec[] {
+  const at = (n: number) => `${latency} ms, ${n} worker${n === 1 ? '' : 's'}`;
+  return workers.flatMap((n): FigureSpec[] => [
+    {
+      key: key('idealMs', n, latency),
+      label: `${at(n)}: ideal ceil(windows / in flight) x latency`,
+      unit: 'ms',
+      digits: 0,
+    },
+    {
+      key: key('wallMs', n, latency),
+      label: `${at(n)}: backfill wall time (once learned)`,
+      unit: 'ms',
+      digits: 0,
+    },
+    {
+      key: key('requestsPerWindow', n, latency),
+      label: `${at(n)}: requests per window`,
+      unit: '',
+      digits: 3,
+    },
+    { key: key('overIdeal', n, latency), label: `${at(n)}: wall time / ideal`, unit: 'x', digits: 3 },
+    {
+      key: key('jobMs', n, latency),
+      label: `${at(n)}: mean time a worker holds a job (taken to completed)`,
+      unit: 'ms',
+      digits: 0,
+    },
+    ...(n === workers[0]
+      ? []
+      : [
+          {
+            key: key('speedup', n, latency),
+            label: `${at(n)}: speedup over ${workers[0]}`,
+            unit: 'x',
+            digits: 2,
+            ...(SPEEDUP_TARGETS[n] === undefined
+              ? {}
+              : {
+                  target: {
+                    text: `≥ ${SPEEDUP_TARGETS[n]}`,
+                    met: (s: { median: number }) => s.median >= (SPEEDUP_TARGETS[n] ?? 0),
+                  },
+                }),
+          },
+        ]),
+    {
+      key: key('cpuWorkers', n, latency),
+      label: `${at(n)}: CPU per window, worker processes`,
+      unit: 'ms',
+      digits: 1,
+    },
+    {
+      key: key('cpuPostgres', n, latency),
+      label: `${at(n)}: CPU per window, PostgreSQL`,
+      unit: 'ms',
+      digits: 1,
+    },
+    {
+      key: key('cpuBench', n, latency),
+      label: `${at(n)}: CPU per window, planner and simulator`,
+      unit: 'ms',
+      digits: 1,
+    },
+    {
+      key: key('coresBusy', n, latency),
+      label: `${at(n)}: cores kept busy (CPU time / wall time, of ${availableParallelism()})`,
+      unit: '',
+      digits: 2,
+    },
+    {
+      key: key('maxInFlight', n, latency),
+      label: `${at(n)}: most requests in flight for one source (simulator, per key)`,
+      unit: '',
+      digits: 0,
+      target: { text: `≤ ${PER_SOURCE} in every run`, met: (s) => s.max <= PER_SOURCE },
+    },
+  ]);
+}
 
 function settings(startDate: string): SyncSettings {
   return {
@@ -137,7 +160,20 @@ const QUEUE: QueueSettings = {
 };
 
 export async function runQueue(server: BenchServer, options: QueueBenchOptions): Promise<RunResult> {
-  const { days, sources, latencyMs } = options;
+  const measures: Record<string, number> = { sources: options.sources };
+  const failures: string[] = [];
+  for (const latency of options.latencies) await runAtLatency(server, options, latency, measures, failures);
+  return { measures, failures };
+}
+
+async function runAtLatency(
+  server: BenchServer,
+  options: QueueBenchOptions,
+  latencyMs: number,
+  measures: Record<string, number>,
+  failures: string[],
+): Promise<void> {
+  const { days, sources } = options;
   const to = addDays(todayUtc(new Date()), -1);
   const from = addDays(to, -(days - 1));
   const keys = Array.from({ length: sources }, (_, i) => `bench-key-${i + 1}`);
@@ -151,8 +187,9 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
       sources: sourceConfigs.map((s) => ({ name: s.name, base_url: s.baseUrl, api_key: s.apiKey })),
     }),
   );
-  const measures: Record<string, number> = { sources };
-  const failures: string[] = [];
+  const at = (name: string, count: number) => key(name, count, latencyMs);
+  const fail = (count: number, text: string) =>
+    failures.push(`queue, ${latencyMs} ms, ${count} workers: ${text}`);
   let reference: number | undefined;
   try {
     for (const count of options.workers) {
@@ -195,8 +232,7 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
         // The first backfill learns each server (bounds, server day, cap: a few wider requests per
         // source and resource); the timed one starts from what it stored, as every later run does.
         const learning = await backfill();
-        if (learning.status !== 'ok')
-          failures.push(`queue, ${count} workers: first run ended ${learning.status}`);
+        if (learning.status !== 'ok') fail(count, `first run ended ${learning.status}`);
         await warehouse.pool.query(`delete from ${queueSchema('insights')}.job`);
         const before = await simulator.stats();
         const workerPids = workers.flatMap((w) => (w.pid === undefined ? [] : [w.pid]));
@@ -223,28 +259,27 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
         const held = await warehouse.pool.query<{ ms: number }>(
           `select avg(extract(epoch from completed_on - started_on) * 1000)::float8 as ms from ${queueSchema('insights')}.job`,
         );
-        measures[`jobMs${count}`] = held.rows[0]?.ms ?? Number.NaN;
         const windows = result.windows.length;
         const inFlight = Math.min(count * PER_WORKER, sources * PER_SOURCE);
         const idealMs = Math.ceil(windows / inFlight) * latencyMs;
-        measures.windows = windows;
-        measures[`idealMs${count}`] = idealMs;
-        measures[`wallMs${count}`] = wallMs;
-        measures[`overIdeal${count}`] = wallMs / idealMs;
-        measures[`maxInFlight${count}`] = Math.max(...keys.map((k) => stats.byKey[k]?.maxInFlight ?? 0));
-        reference ??= wallMs;
-        if (count !== options.workers[0]) measures[`speedup${count}`] = reference / wallMs;
-        if (result.status !== 'ok')
-          failures.push(`queue, ${count} workers: run ended ${result.status}: ${result.error}`);
-        if (windows !== sources * days * 3)
-          failures.push(`queue: ${windows} windows, expected ${sources * days * 3}`);
         const requests = stats.requests - before.requests;
-        measures[`requestsPerWindow${count}`] = requests / windows;
-        measures[`cpuWorkers${count}`] = cpu.workers / windows;
-        measures[`cpuPostgres${count}`] = cpu.postgres / windows;
-        measures[`cpuBench${count}`] = cpu.bench / windows;
-        measures[`coresBusy${count}`] = (cpu.workers + cpu.postgres + cpu.bench) / wallMs;
-        if (requests < windows) failures.push(`queue: ${requests} requests for ${windows} windows`);
+        measures.windows = windows;
+        measures[at('jobMs', count)] = held.rows[0]?.ms ?? Number.NaN;
+        measures[at('idealMs', count)] = idealMs;
+        measures[at('wallMs', count)] = wallMs;
+        measures[at('overIdeal', count)] = wallMs / idealMs;
+        // Since the simulator started: the learning runs of every worker count are held to it too.
+        measures[at('maxInFlight', count)] = Math.max(...keys.map((k) => stats.byKey[k]?.maxInFlight ?? 0));
+        reference ??= wallMs;
+        if (count !== options.workers[0]) measures[at('speedup', count)] = reference / wallMs;
+        measures[at('requestsPerWindow', count)] = requests / windows;
+        measures[at('cpuWorkers', count)] = cpu.workers / windows;
+        measures[at('cpuPostgres', count)] = cpu.postgres / windows;
+        measures[at('cpuBench', count)] = cpu.bench / windows;
+        measures[at('coresBusy', count)] = (cpu.workers + cpu.postgres + cpu.bench) / wallMs;
+        if (result.status !== 'ok') fail(count, `run ended ${result.status}: ${result.error}`);
+        if (windows !== sources * days * 3) fail(count, `${windows} windows, expected ${sources * days * 3}`);
+        if (requests < windows) fail(count, `${requests} requests for ${windows} windows`);
       } finally {
         for (const worker of workers) worker.kill('SIGTERM');
         await Promise.all(workers.map((w) => new Promise((resolve) => w.once('close', resolve))));
@@ -256,7 +291,6 @@ export async function runQueue(server: BenchServer, options: QueueBenchOptions):
     await simulator.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  return { measures, failures };
 }
 
 /** BENCH_WORKER_NODE_ARGS: node options for the workers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */

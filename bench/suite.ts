@@ -28,7 +28,7 @@ export const FULL: SuiteOptions = {
   memory: { small: 100_000, large: 1_000_000, heapCapMb: 128 },
   webhooks: { seconds: 30, healthSeconds: 10, connections: 32, fewerConnections: 16, duplicates: 0 },
   startup: { repeats: 7, backfillItems: 1_000_000 },
-  queue: { days: 30, sources: 8, latencyMs: 200, workers: [1, 2, 4] },
+  queue: { days: 30, sources: 8, latencies: [200, 500], workers: [1, 2, 4] },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -38,7 +38,7 @@ export const SMOKE: SuiteOptions = {
   memory: { small: 2_000, large: 6_000 },
   webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
   startup: { repeats: 1, backfillItems: 2_000 },
-  queue: { days: 2, sources: 2, latencyMs: 10, workers: [1, 2] },
+  queue: { days: 2, sources: 2, latencies: [10], workers: [1, 2] },
 };
 
 export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks', 'startup', 'queue'] as const;

@@ -68,10 +68,12 @@ describe('benchmarks, smoke sizes', () => {
     const { measures, failures } = await runQueue(server, SMOKE.queue);
     expect(failures).toEqual([]);
     expect(measures.windows).toBe(SMOKE.queue.sources * SMOKE.queue.days * 3);
+    const latency = SMOKE.queue.latencies[0];
     for (const n of SMOKE.queue.workers) {
-      expect(measures[`maxInFlight${n}`]).toBeLessThanOrEqual(2);
-      expect(measures[`jobMs${n}`]).toBeGreaterThan(0);
-      expect(measures[`requestsPerWindow${n}`]).toBeGreaterThanOrEqual(1);
+      expect(measures[`maxInFlight${n}at${latency}`]).toBeLessThanOrEqual(2);
+      expect(measures[`jobMs${n}at${latency}`]).toBeGreaterThan(0);
+      expect(measures[`requestsPerWindow${n}at${latency}`]).toBeGreaterThanOrEqual(1);
+      expect(measures[`coresBusy${n}at${latency}`]).toBeGreaterThan(0);
     }
   }, 120_000);
 
