@@ -239,13 +239,16 @@ describe('a queued backfill against servers whose reading changed since it was s
     },
   );
 
+  // Each worker stores what it learned, the last one's wins: which bounds the stored reading has
+  // proved inclusive depends on which windows that worker ran (a stored reading that proved less
+  // only asks wider, and the next run learns again). At least one bound is proved again here.
   it('fixed cases on UTC days: an inclusive bound is proved again, and UTC-5 days are no longer taken for UTC', async () => {
     const of = async (name: string) => {
       const source = names[CASES.findIndex((c) => c.name === name)] as string;
       return t.db.selectFrom('server_readings').selectAll().where('source_id', '=', source).execute();
     };
     for (const r of await of('bounds exclusive, now inclusive'))
-      expect([r.resource, r.start_inclusive, r.end_inclusive]).toEqual([r.resource, true, true]);
+      expect([r.start_inclusive, r.end_inclusive], r.resource).toContain(true);
     for (const r of await of('UTC days, now UTC-5 days')) expect(r.server_day, r.resource).not.toBe('utc');
   });
 
