@@ -43,6 +43,8 @@ export interface ResourceKnowledge {
   staleChecked?: boolean;
   /** That check while a window of the run makes it: the run's other windows wait for its verdict. */
   staleChecking?: Promise<void>;
+  /** How often this run found the stored reading stale and learned it again from nothing. */
+  relearned?: number;
 }
 
 export interface FetchedDay {
@@ -238,6 +240,7 @@ export async function fetchDay(
     const seen = new Set(answer.map((item) => JSON.stringify(item)));
     if (held.every((item) => seen.has(JSON.stringify(item)))) return false;
     forgetReading();
+    knowledge.relearned = (knowledge.relearned ?? 0) + 1;
     learnFromResponse(reading, widest, wide);
     return true;
   };

@@ -34,13 +34,21 @@ export async function readServerReadings(
   return readings;
 }
 
-/** Stores a run's reading; a run that saw no response keeps the stored cap and largest response. */
+/**
+ * Stores a run's reading; a run that saw no response keeps the stored cap and largest response.
+ * With `expected` (the reading this writer last read or stored, null for none), only if what is
+ * stored is still that: several workers of a queued run each learn for themselves, and one that
+ * never found the reading stale must not put back an old reading over the one another worker
+ * re-learned after the server changed (a later worker of the run trusts what is stored). Returns
+ * whether it was stored.
+ */
 export async function saveServerReading(
   db: Kysely<Database>,
   sourceId: string,
   resource: WindowedResource,
   reading: ServerReading,
-): Promise<void> {
+  expected?: ServerReading | null,
+): Promise<boolean> {
   const sawResponse = reading.largestResponse > 0;
   const values = {
     source_id: sourceId,
@@ -61,12 +69,12 @@ export async function saveServerReading(
     .select('source_id')
     .where('source_id', '=', sourceId)
     .executeTakeFirst();
-  if (known === undefined) return;
-  await db
+  if (known === undefined) return false;
+  const result = await db
     .insertInto('server_readings')
     .values(values)
-    .onConflict((oc) =>
-      oc.columns(['source_id', 'resource']).doUpdateSet((eb) => ({
+    .onConflict((oc) => {
+      const update = oc.columns(['source_id', 'resource']).doUpdateSet((eb) => ({
         head_ms: eb.ref('excluded.head_ms'),
         tail_ms: eb.ref('excluded.tail_ms'),
         start_inclusive: eb.ref('excluded.start_inclusive'),
@@ -78,7 +86,15 @@ export async function saveServerReading(
           ? { cap: eb.ref('excluded.cap'), largest_response: eb.ref('excluded.largest_response') }
           : {}),
         updated_at: sql<Date>`now()`,
-      })),
-    )
-    .execute();
+      }));
+      if (expected === undefined) return update;
+      // What carries over from run to run (readServerReadings) is what is compared.
+      if (expected === null) return update.where(sql<boolean>`false`);
+      return update.where(
+        sql<boolean>`(server_readings.head_ms, server_readings.tail_ms, server_readings.item_order, server_readings.limit_refused)
+          is not distinct from (${expected.headMs}::bigint, ${expected.tailMs}::bigint, ${expected.order}::text, ${expected.limitRefused}::integer)`,
+      );
+    })
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }

@@ -8,7 +8,7 @@ import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
 import { errorMessage } from '../errors.js';
 import type { ResourceKnowledge } from '../extract/fetch-day.js';
-import { emptyReading } from '../extract/server-reading.js';
+import { emptyReading, type ServerReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
@@ -53,8 +53,10 @@ interface RunSourceState {
   knowledge: Record<WindowedResource, ResourceKnowledge>;
   fatal: boolean;
   refused: Set<WindowedResource>;
-  /** The reading as last stored (or read), per resource: unchanged ones are not written again. */
-  saved: Map<WindowedResource, string>;
+  /** The reading as last stored (or read, or tried), per resource: unchanged ones are not written again. */
+  saved: Map<WindowedResource, ServerReading>;
+  /** knowledge.relearned when last stored, per resource. */
+  relearnedSaved: Map<WindowedResource, number>;
   /** Resources whose check this worker has recorded in queue_run_checks (or found there). */
   checkShared: Set<WindowedResource>;
 }
@@ -122,14 +124,15 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
             survey: knowledgeOf('survey'),
             recordings: knowledgeOf('recordings'),
           };
-          const saved = new Map<WindowedResource, string>();
+          const saved = new Map<WindowedResource, ServerReading>();
           for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
-            if (learned.has(resource)) saved.set(resource, JSON.stringify(k.reading));
+            if (learned.has(resource)) saved.set(resource, { ...k.reading });
           return {
             knowledge,
             fatal: false,
             refused: new Set<WindowedResource>(),
             saved,
+            relearnedSaved: new Map<WindowedResource, number>(),
             checkShared: new Set([...checked].filter((r): r is WindowedResource => r in knowledge)),
           };
         });
@@ -188,11 +191,24 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
         if (outcome.refused !== undefined) state.refused.add(data.resource);
         const knowledge = state.knowledge[data.resource];
         const { reading, responses } = knowledge;
-        // Stored when a window taught something: most windows of a run change nothing.
-        const known = JSON.stringify(reading);
-        if (responses && known !== state.saved.get(data.resource)) {
-          state.saved.set(data.resource, known);
-          await saveServerReading(db, source.name, data.resource, reading);
+        // Stored when a window taught something (most windows of a run change nothing). A reading
+        // this worker found stale and learned again replaces whatever is stored; otherwise only
+        // what this worker last read or stored is replaced: another worker may have re-learned it
+        // since, and a worker that starts later trusts it (server-readings.ts). Tried once per
+        // change of this worker's own.
+        const last = state.saved.get(data.resource);
+        const relearned = knowledge.relearned ?? 0;
+        const fresh = relearned !== (state.relearnedSaved.get(data.resource) ?? 0);
+        if (responses && (fresh || JSON.stringify(reading) !== JSON.stringify(last))) {
+          state.saved.set(data.resource, { ...reading });
+          state.relearnedSaved.set(data.resource, relearned);
+          await saveServerReading(
+            db,
+            source.name,
+            data.resource,
+            reading,
+            fresh ? undefined : (last ?? null),
+          );
         }
         // This worker made the run's check of the stored reading: the run's other workers need not.
         if (knowledge.staleChecked && !state.checkShared.has(data.resource)) {

@@ -230,6 +230,30 @@ describe('fetchDay notices a server that changed its reading', () => {
       expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
     expect(startInclusive(knowledge.reading)).toBe(false);
     expect(serverDay(knowledge.reading)).toBe('late');
+    // Learned again from nothing, once: a worker stores such a reading over any other.
+    expect(knowledge.relearned).toBe(1);
+  });
+
+  it('a reading learned sharp (one day asked) on a server now 5 h behind, with an exclusive startdate and a silent cap: every day whole, the reading learned again once', async () => {
+    // The old request for a day now answers with the next day's items alone; the check's wider
+    // request holds more than the cap.
+    const data = counts('2026-03-01', Array(16).fill(150));
+    const before = new FakeServer({ ...UTC_INCLUSIVE, enddate: 'exclusive' }, data);
+    const learned = await fetchRange(before, daysFrom('2026-03-01', '2026-03-09'));
+    expect(requestFor('2026-03-10', learned.knowledge.reading)).toEqual({
+      startdate: '2026-03-10',
+      enddate: '2026-03-11',
+    });
+    const after = new FakeServer(
+      { ...UTC_INCLUSIVE, startdate: 'exclusive', cap: 300, offsetMinutes: -300 },
+      data,
+    );
+    const { results, knowledge } = await fetchRange(after, daysFrom('2026-03-10', '2026-03-13'), POLICY, {
+      reading: { ...learned.knowledge.reading },
+    });
+    for (const { day, fetched } of results)
+      expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
+    expect(knowledge.relearned).toBe(1);
   });
 
   it('a day without items proves nothing: the check is made again on a later day', async () => {
@@ -258,6 +282,17 @@ describe('fetchDay notices a server that changed its reading', () => {
       reading: { ...learned.knowledge.reading },
     });
     expect(server.calls.length - calls).toBe(4 + 1);
+  });
+
+  it('a reading that still holds is not counted as learned again', async () => {
+    const data = counts('2026-03-01', Array(10).fill(150));
+    const server = new FakeServer(UTC_INCLUSIVE, data);
+    const learned = await fetchRange(server, daysFrom('2026-03-01', '2026-03-04'));
+    const { knowledge } = await fetchRange(server, daysFrom('2026-03-05', '2026-03-08'), POLICY, {
+      reading: { ...learned.knowledge.reading },
+    });
+    expect(knowledge.staleChecked).toBe(true);
+    expect(knowledge.relearned).toBeUndefined();
   });
 });
 
