@@ -118,6 +118,8 @@ describe('a queued backfill against servers whose reading changed since it was s
   let backfill: CliResult;
   let workers: CliResult[];
   let lateWorkerPid = 0;
+  /** The run's checks recorded when the late worker started: it trusts those, and checks the rest. */
+  let recordedAtLateStart: string[] = [];
 
   beforeAll(async () => {
     t = await createTestDatabase();
@@ -146,7 +148,7 @@ describe('a queued backfill against servers whose reading changed since it was s
     expect(learned.status).toBe('ok');
 
     // The servers change their reading, and answer slowly enough for windows to overlap.
-    for (const [i, c] of CASES.entries()) sims[i]?.setOptions({ ...patchOf(c.after), latencyMs: 25 });
+    for (const [i, c] of CASES.entries()) sims[i]?.setOptions({ ...patchOf(c.after), latencyMs: 80 });
     const cluster = startCluster(t, sims[0] as Simulator, {
       sources: CASES.length,
       workers: 2,
@@ -155,14 +157,20 @@ describe('a queued backfill against servers whose reading changed since it was s
     });
     try {
       const planner = startCli(['backfill', '--queue', '--from', QUEUED_FROM, '--to', TO], cluster.env);
-      // A worker that joins once every check of the run is recorded trusts the stored readings.
+      // A worker that joins once the first third of the windows is done, and some of the run's
+      // checks are recorded: it trusts the readings stored with those.
       await vi.waitFor(
         async () => {
+          const { byState } = await jobTally(t);
+          expect(byState.completed ?? 0).toBeGreaterThanOrEqual((CASES.length * RESOURCES * QUEUED_DAYS) / 3);
           const checks = await t.db.selectFrom('queue_run_checks').select('resource').execute();
-          expect(checks.length).toBe(CASES.length * RESOURCES);
+          expect(checks.length).toBeGreaterThan(0);
         },
-        { timeout: 60_000, interval: 100 },
+        { timeout: 60_000, interval: 50 },
       );
+      recordedAtLateStart = (
+        await t.db.selectFrom('queue_run_checks').select(['source_id', 'resource']).execute()
+      ).map((c) => `${c.source_id}/${c.resource}`);
       lateWorkerPid = cluster.startWorker().child.pid ?? 0;
       backfill = await planner.done;
     } finally {
@@ -192,12 +200,15 @@ describe('a queued backfill against servers whose reading changed since it was s
     expect(late.windows_done).toBeGreaterThan(0);
   });
 
-  it("the run's check of each stored reading is recorded once; a worker checks at most once per source and resource, and one that joined after the check, never", async () => {
+  it("the run's check of a stored reading is recorded once; a worker settles it at most once per source and resource, and one that joined after it was recorded, never", async () => {
     const recorded = await t.db
       .selectFrom('queue_run_checks')
       .select(['run_id', 'source_id', 'resource'])
       .execute();
-    expect(recorded).toHaveLength(CASES.length * RESOURCES);
+    // A check that could not settle the reading (no item of its day, a cut answer) is made again on
+    // a later day; one that never settled it in the run is not recorded.
+    expect(recorded.length).toBeGreaterThan(0);
+    expect(recorded.length).toBeLessThanOrEqual(CASES.length * RESOURCES);
     expect(new Set(recorded.map((r) => r.run_id)).size).toBe(1);
     // Every worker logs the checks it made itself (the two that started with the run may both
     // have begun a source before either had recorded its check: each then checks once).
@@ -212,8 +223,9 @@ describe('a queued backfill against servers whose reading changed since it was s
     );
     for (const made of checksBy) expect(made.length).toBe(new Set(made).size);
     const [first = [], second = [], late = []] = checksBy;
-    expect(late).toEqual([]);
-    expect(new Set([...first, ...second]).size).toBe(CASES.length * RESOURCES);
+    for (const key of late) expect(recordedAtLateStart).not.toContain(key);
+    const recordedKeys = recorded.map((r) => `${r.source_id}/${r.resource}`);
+    expect(new Set([...first, ...second, ...late])).toEqual(new Set(recordedKeys));
   });
 
   it.each(CASES.map((c, i) => ({ ...c, source: names[i] as string })))(
@@ -239,16 +251,14 @@ describe('a queued backfill against servers whose reading changed since it was s
     },
   );
 
-  // Each worker stores what it learned, the last one's wins: which bounds the stored reading has
-  // proved inclusive depends on which windows that worker ran (a stored reading that proved less
-  // only asks wider, and the next run learns again). At least one bound is proved again here.
-  it('fixed cases on UTC days: an inclusive bound is proved again, and UTC-5 days are no longer taken for UTC', async () => {
+  // Which bounds a stored reading has proved again depends on which windows its writer ran (the
+  // first worker to store over the old reading keeps it, src/sync/server-readings.ts): a reading
+  // that proved less only asks wider, and the next run learns again. What must hold is safety.
+  it('a fixed case on UTC days: UTC-5 days are no longer taken for UTC', async () => {
     const of = async (name: string) => {
       const source = names[CASES.findIndex((c) => c.name === name)] as string;
       return t.db.selectFrom('server_readings').selectAll().where('source_id', '=', source).execute();
     };
-    for (const r of await of('bounds exclusive, now inclusive'))
-      expect([r.start_inclusive, r.end_inclusive], r.resource).toContain(true);
     for (const r of await of('UTC days, now UTC-5 days')) expect(r.server_day, r.resource).not.toBe('utc');
   });
 
