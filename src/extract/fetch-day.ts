@@ -238,7 +238,14 @@ export async function fetchDay(
       return false;
     }
     const seen = new Set(answer.map((item) => JSON.stringify(item)));
-    if (held.every((item) => seen.has(JSON.stringify(item)))) return false;
+    if (held.every((item) => seen.has(JSON.stringify(item)))) {
+      // The reading holds as far as these items tell. Only the day's own items make that the
+      // run's verdict: a neighbour's may sit where old and new readings agree while the day's are
+      // all where they differ (a server now 5 h behind with an exclusive startdate answers the old
+      // request with the next day's items alone). Without one, a later day checks again.
+      if (!held.some((item) => itemDay(item) === day)) knowledge.staleChecked = false;
+      return false;
+    }
     forgetReading();
     knowledge.relearned = (knowledge.relearned ?? 0) + 1;
     learnFromResponse(reading, widest, wide);

@@ -256,6 +256,24 @@ describe('fetchDay notices a server that changed its reading', () => {
     expect(knowledge.relearned).toBe(1);
   });
 
+  it("a check settles the run only on the day's own items: a server now 5 h behind with an exclusive startdate answers the old request with the next day's items alone", async () => {
+    // Quiet (0-3 items a day). The newest day is taken first, as a queued backfill does; it has
+    // no item of its own in the check's answer, and the next day's items it holds are all there.
+    const values = Array.from({ length: 16 }, (_, i) => (6 * 7 + i * 3) % 4);
+    const data = counts('2026-11-08', values);
+    const before = new FakeServer({ ...UTC_INCLUSIVE, enddate: 'exclusive' }, data, 6);
+    const learned = await fetchRange(before, daysFrom('2026-11-09', '2026-11-13'));
+    const after = new FakeServer(
+      { ...UTC_INCLUSIVE, startdate: 'exclusive', cap: 30, maxLimit: 300, offsetMinutes: -300 },
+      data,
+      6,
+    );
+    const days = daysFrom('2026-11-14', '2026-11-22').reverse();
+    const { results } = await fetchRange(after, days, POLICY, { reading: { ...learned.knowledge.reading } });
+    for (const { day, fetched } of results)
+      expect(ids(fetched.onDay), day).toEqual(after.itemsOn(day).sort());
+  });
+
   it('a day without items proves nothing: the check is made again on a later day', async () => {
     const data = counts('2026-03-01', [20, 20, 20, 20, 0, 0, 20, 20, 20]);
     const learned = await fetchRange(
