@@ -274,6 +274,13 @@ export async function fetchDay(
     return truncated;
   };
 
+  /**
+   * A whole answer settles the day when the day reaches no further than what was asked, under the
+   * reading as it now stands, and the reading it was asked under still holds.
+   */
+  const settles = async (range: DayRange, answer: readonly unknown[]): Promise<boolean> =>
+    covers(range, requestFor(day, reading)) && !(await staleReading(range, answer));
+
   let asked: DayRange | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const range = requestFor(day, reading);
@@ -285,8 +292,7 @@ export async function fetchDay(
     let saturation = judge(response.length, largestBefore);
     if (saturation === 'complete') {
       // Whole for what was asked; ask again only if the day may reach beyond it.
-      if (covers(range, requestFor(day, reading)) && !(await staleReading(range, response)))
-        return done(false);
+      if (await settles(range, response)) return done(false);
       continue;
     }
     // The answer may be cut. If it proved something that moves the request, ask that first.
@@ -296,17 +302,17 @@ export async function fetchDay(
       if (verdict !== 'capped') {
         // The check's own items may have moved the request: then the answer is not settled yet.
         if (!covers(range, requestFor(day, reading))) continue;
-        if (verdict === 'whole' || sameRange(range, requestFor(day, reading))) {
-          // Whole for what was asked, as on the path above: the reading it was asked under is checked too.
-          if (await staleReading(range, response)) continue;
+        // Whole for what was asked, as on the path above: the reading it was asked under is checked too.
+        if (
+          (verdict === 'whole' || sameRange(range, requestFor(day, reading))) &&
+          (await settles(range, response))
+        )
           return done(false);
-        }
         continue;
       }
       // A cap proved above this answer did not cut it: it is whole for what was asked.
       if (!cut(response.length)) {
-        if (covers(range, requestFor(day, reading)) && !(await staleReading(range, response)))
-          return done(false);
+        if (await settles(range, response)) return done(false);
         continue;
       }
       saturation = 'cap';

@@ -53,10 +53,11 @@ interface RunSourceState {
   knowledge: Record<WindowedResource, ResourceKnowledge>;
   fatal: boolean;
   refused: Set<WindowedResource>;
-  /** The reading as last stored (or read, or tried), per resource: unchanged ones are not written again. */
-  saved: Map<WindowedResource, ServerReading>;
-  /** knowledge.relearned when last stored, per resource. */
-  relearnedSaved: Map<WindowedResource, number>;
+  /**
+   * The reading as last stored (or read, or tried), and knowledge.relearned then, per resource:
+   * unchanged ones are not written again.
+   */
+  saved: Map<WindowedResource, { reading: ServerReading; relearned: number }>;
   /** Resources whose check this worker has recorded in queue_run_checks (or found there). */
   checkShared: Set<WindowedResource>;
 }
@@ -124,15 +125,14 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
             survey: knowledgeOf('survey'),
             recordings: knowledgeOf('recordings'),
           };
-          const saved = new Map<WindowedResource, ServerReading>();
+          const saved: RunSourceState['saved'] = new Map();
           for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
-            if (learned.has(resource)) saved.set(resource, { ...k.reading });
+            if (learned.has(resource)) saved.set(resource, { reading: { ...k.reading }, relearned: 0 });
           return {
             knowledge,
             fatal: false,
             refused: new Set<WindowedResource>(),
             saved,
-            relearnedSaved: new Map<WindowedResource, number>(),
             checkShared: new Set([...checked].filter((r): r is WindowedResource => r in knowledge)),
           };
         });
@@ -198,16 +198,15 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
         // change of this worker's own.
         const last = state.saved.get(data.resource);
         const relearned = knowledge.relearned ?? 0;
-        const fresh = relearned !== (state.relearnedSaved.get(data.resource) ?? 0);
-        if (responses && (fresh || JSON.stringify(reading) !== JSON.stringify(last))) {
-          state.saved.set(data.resource, { ...reading });
-          state.relearnedSaved.set(data.resource, relearned);
+        const fresh = relearned !== (last?.relearned ?? 0);
+        if (responses && (fresh || JSON.stringify(reading) !== JSON.stringify(last?.reading))) {
+          state.saved.set(data.resource, { reading: { ...reading }, relearned });
           await saveServerReading(
             db,
             source.name,
             data.resource,
             reading,
-            fresh ? undefined : (last ?? null),
+            fresh ? undefined : (last?.reading ?? null),
           );
         }
         // This worker made the run's check of the stored reading: the run's other workers need not.
