@@ -43,3 +43,14 @@ export async function createTestDatabase(options: { schema?: string } = {}): Pro
 export function databaseServerUrl(): string {
   return inject('testDatabase').adminUrl;
 }
+
+/**
+ * `url` carrying a password that output must never show. A server that checks passwords (the
+ * embedded one, a user's own) needs its real one, which is then the secret to look for; a
+ * trust-auth server ignores passwords, so `canary` stands in.
+ */
+export function withSecretPassword(url: string, canary: string): { url: string; secret: string } {
+  const parsed = new URL(url);
+  if (parsed.password === '') parsed.password = canary;
+  return { url: parsed.toString(), secret: decodeURIComponent(parsed.password) };
+}

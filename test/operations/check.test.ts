@@ -4,7 +4,7 @@ import { acquireRunLock } from '../../src/db/run-lock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { type CliResult, cliEnv, runCli } from '../helpers/cli.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, type TestDatabase, withSecretPassword } from '../helpers/database.js';
 
 /** Issue 16, item 6: `insights-sync check`, run as a user runs it. */
 
@@ -36,25 +36,17 @@ async function closedPort(): Promise<number> {
   return address.port;
 }
 
-/** The test database's URL with a password (trust auth ignores it): it must be masked. */
-function withPassword(url: string): string {
-  const parsed = new URL(url);
-  parsed.password = `${CANARY}-password`;
-  return parsed.toString();
-}
-
-function noSecret(result: CliResult): void {
-  expect(`${result.stdout}${result.stderr}`).not.toContain(CANARY);
-}
-
 describe('insights-sync check', () => {
   let t: TestDatabase;
+  /** The test database's URL with a password in it: every output must mask it. */
+  let database: { url: string; secret: string };
   let sim: Simulator;
   let broken: Simulator;
   let env: Record<string, string>;
 
   beforeAll(async () => {
     t = await createTestDatabase();
+    database = withSecretPassword(t.url, `${CANARY}-password`);
     sim = await startSimulator({ seed: 5, from: addDays(TODAY, -3), to: addDays(TODAY, -1), apiKey: KEY });
     // One endpoint the server does not serve (404): its row fails, the others pass.
     broken = await startSimulator({
@@ -64,7 +56,7 @@ describe('insights-sync check', () => {
       apiKey: KEY,
       missing: ['heatmaps'],
     });
-    env = cliEnv({ DATABASE_URL: withPassword(t.url), INSIGHTS_API_URL: sim.url, INSIGHTS_API_KEY: KEY });
+    env = cliEnv({ DATABASE_URL: database.url, INSIGHTS_API_URL: sim.url, INSIGHTS_API_KEY: KEY });
   });
   afterAll(async () => {
     await Promise.all([sim.stop(), broken.stop()]);
@@ -77,6 +69,12 @@ describe('insights-sync check', () => {
     return { result, report: JSON.parse(result.stdout) as Report };
   }
 
+  function noSecret(result: CliResult): void {
+    const output = `${result.stdout}${result.stderr}`;
+    expect(output).not.toContain(CANARY);
+    expect(output).not.toContain(database.secret);
+  }
+
   const row = (report: Report, check: string, subject?: string): Row | undefined =>
     report.checks.find((r) => r.check === check && (subject === undefined || r.subject === subject));
 
@@ -86,7 +84,9 @@ describe('insights-sync check', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(report.ok).toBe(true);
     expect(report.checks.filter((r) => r.status === 'failed')).toEqual([]);
-    expect(row(report, 'database')?.subject).toBe(withPassword(t.url).replace(`${CANARY}-password`, '***'));
+    const masked = new URL(database.url);
+    masked.password = '***';
+    expect(row(report, 'database')?.subject).toBe(masked.toString());
     expect(row(report, 'migrations')?.detail).toMatch(/^at \S+ \(latest\)$/);
     expect(row(report, 'run lock')?.detail).toBe('free');
     expect(row(report, 'api key')?.detail).toBe('accepted');
