@@ -53,7 +53,7 @@ describe('the HTML report, in a browser', () => {
     sim = filled.sim;
     range = { from: filled.from, to: filled.to };
     failedDay = addDays(range.to, -9);
-    truncatedDay = addDays(range.to, -6);
+    truncatedDay = await latestDayWithItems(t, addDays(range.to, -6), addDays(failedDay, 1));
     await markFailedAndTruncated(t, failedDay, truncatedDay);
     await mkdir(OUTPUT, { recursive: true });
     browser = await launchChromium();
@@ -522,6 +522,23 @@ async function markFailedAndTruncated(t: TestDatabase, failed: string, truncated
             where day = ${failed} and resource in ('feedback', 'recordings')`.execute(t.db);
   await sql`update sync_windows set truncated = true
             where day = ${truncated} and resource in ('feedback', 'recordings')`.execute(t.db);
+}
+
+/**
+ * The latest day from `latest` back to `earliest` on which both feedback and recordings have items:
+ * the simulator leaves about one day in 14 empty, drawn from the calendar date, so a fixed offset
+ * from today would be an empty day on some dates, and a truncated day's lower bound would be 0.
+ */
+async function latestDayWithItems(t: TestDatabase, latest: string, earliest: string): Promise<string> {
+  const { rows } = await sql<{ day: string | null }>`
+    select max(day)::text as day from (
+      select day from sync_windows
+      where source_id = 'main' and resource in ('feedback', 'recordings')
+        and day between ${earliest} and ${latest}
+      group by day having count(*) filter (where item_count > 0) = 2) as days`.execute(t.db);
+  const day = rows[0]?.day;
+  if (day === null || day === undefined) throw new Error(`no day from ${earliest} to ${latest} has items`);
+  return day;
 }
 
 /** A second source with a full ledger and three feedback items on two days, one comment hard to quote. */
