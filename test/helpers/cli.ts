@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { type ChildOutput, collectOutput } from '../../bench/child-process.js';
 
 export { collectOutput };
-
-const BIN = fileURLToPath(new URL('../../bin/insights-sync-dev.js', import.meta.url));
 
 export type CliResult = ChildOutput;
 
@@ -23,7 +21,12 @@ export function startCli(
   args: string[],
   env: Record<string, string>,
 ): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The current sources, transpiled once for the run (test-cli-build.ts), as bin/insights-sync-dev.js
+  // would run them through tsx in each process.
+  const child = spawn(process.execPath, [inject('testCliBin'), ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const done = collectOutput(child);
   return { child, done };
 }

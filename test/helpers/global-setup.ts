@@ -7,6 +7,7 @@ import {
   migrateTemplate,
 } from '../../scripts/dev-database/template.js';
 import type { TestDatabaseContext } from './provided-context.js';
+import { buildTestCli } from './test-cli-build.js';
 
 const SCHEMA = 'insights';
 /** Test runs never last this long: older leftovers are from runs killed before their teardown. */
@@ -15,7 +16,8 @@ const LEFTOVER_AGE_MS = 60 * 60 * 1000;
 /**
  * Runs once per `vitest run`, in the main process: finds a PostgreSQL server, migrates a template
  * database once, and hands its name to the test files, which clone it (createTestDatabase()):
- * a clone takes milliseconds, migrating each test database would take seconds.
+ * a clone takes milliseconds, migrating each test database would take seconds. It also
+ * transpiles the CLI once for the processes the tests start (test-cli-build.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
@@ -36,6 +38,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
 
+  const cli = await buildTestCli(runTag).catch(async (error: unknown) => {
+    await dropClonesAndTemplate(server.adminUrl, databasePrefix, template).catch(() => {});
+    await server.stop();
+    throw error;
+  });
+  project.provide('testCliBin', cli.bin);
+
   const context: TestDatabaseContext = {
     adminUrl: server.adminUrl,
     template,
@@ -51,7 +60,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     try {
       await dropClonesAndTemplate(server.adminUrl, databasePrefix, template);
     } finally {
-      await server.stop();
+      await Promise.all([server.stop(), cli.remove()]);
     }
   };
 }

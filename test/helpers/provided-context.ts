@@ -16,5 +16,7 @@ export interface TestDatabaseContext {
 declare module 'vitest' {
   export interface ProvidedContext {
     testDatabase: TestDatabaseContext;
+    /** The CLI entry test processes start: the current sources, transpiled once (test-cli-build.ts). */
+    testCliBin: string;
   }
 }
