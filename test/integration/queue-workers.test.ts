@@ -1,6 +1,4 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { queueSchema } from '../../src/db/bookkeeping.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
@@ -120,53 +118,6 @@ describe('sync and backfill through the queue, with several worker processes', (
       } finally {
         const stopped = await cluster.stop();
         expect(stopped.map((r) => r.code)).toEqual([0, 0, 0]);
-      }
-    },
-    PROCESS_TEST_MS,
-  );
-});
-
-describe('a 429 storm on one source', () => {
-  it(
-    'slows that source only: the other source finishes its windows while the stormed one is still retrying',
-    async () => {
-      const sim = await startSimulator({
-        seed: 15,
-        from: FROM,
-        to: TODAY,
-        latencyMs: 30,
-        apiKeys: sourceKeys(2),
-        // Six answers in ten are 429 with Retry-After, for source s1's key only.
-        faultRate: 0.6,
-        faults: ['429'],
-        faultKeys: ['key-s1'],
-        volume: { feedbackPerDay: 3, surveyPerDay: 2, recordingsPerDay: 2, busyDayFeedback: 6 },
-      });
-      const t = await createTestDatabase();
-      const cluster = startCluster(t, sim, {
-        sources: 2,
-        workers: 2,
-        env: { INSIGHTS_MAX_ATTEMPTS: '20', INSIGHTS_RETRY_AFTER_CAP_MS: '400' },
-      });
-      try {
-        const backfill = await runCli(['backfill', '--queue', '--from', FROM, '--to', TO], cluster.env);
-        expect(backfill.code).toBe(0);
-        const spans = await sql<{ name: string; seconds: number }>`
-          select name, extract(epoch from max(completed_on) - min(created_on))::float8 as seconds
-            from ${sql.id(queueSchema(t.schema), 'job')} group by name order by name`.execute(t.db);
-        const span = Object.fromEntries(spans.rows.map((r) => [r.name, r.seconds]));
-        const stormed = span[windowQueueName('s1')] ?? 0;
-        const calm = span[windowQueueName('s2')] ?? Number.POSITIVE_INFINITY;
-        expect(sim.stats().byKey['key-s2']?.requests).toBeGreaterThan(0);
-        expect(calm).toBeLessThan(stormed / 2);
-        for (const source of cluster.sources) {
-          const compared = await compareWithTruth(t, source, sim.truth(), { from: FROM, to: TO });
-          for (const resource of Object.values(compared)) expect(resource.stored).toBe(resource.expected);
-        }
-      } finally {
-        await cluster.stop();
-        await t.drop();
-        await sim.stop();
       }
     },
     PROCESS_TEST_MS,

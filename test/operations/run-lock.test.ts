@@ -131,7 +131,8 @@ describe('the warehouse lock', () => {
           select backend_xid::text as xid, backend_xmin::text as xmin, state
             from pg_stat_activity
            where pid = (select l.pid from pg_locks l
-                         where l.relation = 'run_lock'::regclass and l.mode = 'ShareUpdateExclusiveLock' and l.granted)`.execute(
+                         where l.relation = 'run_lock'::regclass and l.mode = 'ShareUpdateExclusiveLock' and l.granted
+                           and l.database = (select oid from pg_database where datname = current_database()))`.execute(
           t.db,
         );
         expect(session.rows).toHaveLength(1);

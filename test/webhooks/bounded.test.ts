@@ -32,7 +32,8 @@ async function whileLocked<T>(
     await blocker.query('lock table webhook_events in exclusive mode');
     const waiting = async () => {
       const result = await blocker.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass`,
+        `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass
+           and database = (select oid from pg_database where datname = current_database())`,
       );
       return result.rows[0]?.n ?? 0;
     };

@@ -90,7 +90,8 @@ describe('insights-sync serve', () => {
       await expect
         .poll(async () => {
           const waiting = await blocker.query<{ n: number }>(
-            `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass`,
+            `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass
+           and database = (select oid from pg_database where datname = current_database())`,
           );
           return waiting.rows[0]?.n;
         })
