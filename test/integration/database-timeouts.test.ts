@@ -200,11 +200,13 @@ describe('createPool timeouts', () => {
   });
 
   test('waiting for a free pooled connection is not limited by the connect timeout', async () => {
-    const pool = createPool({ url: t.url, schema: t.schema, max: 1, connectTimeoutMs: 200 });
+    // Room for a real connect: a password-checking server (scram-sha-256, the embedded one) takes
+    // hundreds of milliseconds on a loaded machine. The wait below is well past it.
+    const pool = createPool({ url: t.url, schema: t.schema, max: 1, connectTimeoutMs: 1_000 });
     try {
       const held = await pool.connect();
       const waiting = pool.query('select 2 as two');
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
       held.release();
       expect((await waiting).rows).toEqual([{ two: 2 }]);
     } finally {
