@@ -10,8 +10,8 @@ import { createTestDatabase } from '../helpers/database.js';
 import { sourceKeys, startCluster } from '../helpers/queue-cluster.js';
 
 /**
- * Worker processes share the sources fairly: one source's 429 storm slows that source only. A file
- * of its own (beside queue-workers.test.ts) so that the two long process tests run side by side.
+ * Worker processes share the sources fairly: one source's 429 storm slows that source only. A trial
+ * of `npm run test:reliability` (worker processes over a minute), beside queue-workers.trials.ts.
  */
 
 const TODAY = todayUtc(new Date());

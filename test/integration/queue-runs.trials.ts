@@ -11,7 +11,7 @@ import { sourceKeys, startCluster } from '../helpers/queue-cluster.js';
 /**
  * Issue 14: how a queued run ends when it cannot finish normally (Ctrl+C, a rejected key), and
  * the scheduler's setting. The happy path, the bounds and a dying worker are in
- * queue-workers.test.ts and test/reliability/queue-kill.trials.ts.
+ * queue-workers.trials.ts and test/reliability/queue-kill.trials.ts.
  */
 
 const TODAY = todayUtc(new Date());

@@ -1,13 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import {
-  ensureWindowQueue,
-  openQueue,
-  sendWindowJobs,
-  type WindowJob,
-  windowQueueName,
-} from '../../src/sync/window-queue.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { runCli } from '../helpers/cli.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
@@ -15,9 +7,10 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { jobTally, sourceKeys, startCluster } from '../helpers/queue-cluster.js';
 
 /**
- * Issue 14: windows as jobs on pg-boss, run by several `worker` processes (the dev CLI), planned
- * by `backfill --queue` and `sync --queue`. Against the simulator, several sources on one server,
- * each with its own key so the simulator counts each source's requests in flight.
+ * Windows as jobs on pg-boss, run by several `worker` processes (the CLI), planned by
+ * `backfill --queue` and `sync --queue`. Against the simulator, several sources on one server,
+ * each with its own key so the simulator counts each source's requests in flight. A trial of
+ * `npm run test:reliability`: processes over a minute or more.
  */
 
 const TODAY = todayUtc(new Date());
@@ -122,56 +115,4 @@ describe('sync and backfill through the queue, with several worker processes', (
     },
     PROCESS_TEST_MS,
   );
-});
-
-describe('priorities', () => {
-  it("a sync's windows go ahead of a backfill's already queued; a backfill's run newest day first", async () => {
-    const t = await createTestDatabase();
-    const settings = {
-      sourceConcurrency: 2,
-      queueExpireSeconds: 60,
-      queueMaintenanceSeconds: 60,
-      queueRetryLimit: 1,
-    };
-    const boss = await openQueue(t.url, t.schema, settings, silentLogger());
-    try {
-      await ensureWindowQueue(boss, 'main', settings);
-      const job = (runId: number, day: string): WindowJob => ({
-        runId,
-        source: 'main',
-        resource: 'feedback',
-        day,
-        startDay: '2026-01-01',
-        today: '2026-02-01',
-      });
-      await sendWindowJobs(
-        boss,
-        'backfill',
-        ['2026-01-01', '2026-01-02', '2026-01-03'].map((d) => job(1, d)),
-        settings,
-      );
-      await sendWindowJobs(
-        boss,
-        'sync',
-        ['2026-01-30', '2026-01-31'].map((d) => job(2, d)),
-        settings,
-      );
-      // One at a time, as a worker's lane takes them (a batch comes back in no particular order).
-      const fetched: WindowJob[] = [];
-      for (let i = 0; i < 5; i++) {
-        const [next] = await boss.fetch<WindowJob>(windowQueueName('main'));
-        if (next) fetched.push(next.data);
-      }
-      expect(fetched.map((j) => `${j.runId} ${j.day}`)).toEqual([
-        '2 2026-01-30',
-        '2 2026-01-31',
-        '1 2026-01-03',
-        '1 2026-01-02',
-        '1 2026-01-01',
-      ]);
-    } finally {
-      await boss.stop({ graceful: false, wait: true, timeout: 1000 });
-      await t.drop();
-    }
-  });
 });
