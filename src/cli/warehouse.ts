@@ -192,6 +192,8 @@ const PROBE: pg.QueryConfig & { query_timeout: number } = {
 
 /** One clear line: which directory, and what to do. */
 function embeddedStartError(dataDir: string, error: unknown): Error {
+  // A data directory or server that is not this tool's: the operator's setting to fix, as is.
+  if (error instanceof CliError) return error;
   const message = errorMessage(error);
   const options = { cause: error };
   // Another command of this tool owns the server: like the warehouse lock, one at a time.
