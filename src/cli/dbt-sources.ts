@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeDbtSources } from '../dbt/dbt-sources.js';
 import { CliError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import type { CommandContext } from './command-context.js';
 import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
 
@@ -27,7 +28,7 @@ export async function runDbtSources(
     { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS, access: 'read' },
   );
   if (options.out === undefined) {
-    process.stdout.write(text);
+    printOut(text);
     return;
   }
   const out = path.resolve(options.out);
@@ -38,5 +39,5 @@ export async function runDbtSources(
     throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
   }
   const tables = (text.match(/^ {6}- name: /gm) ?? []).length;
-  process.stdout.write(`wrote ${options.out}: source ${config.schema}, ${tables} tables and views\n`);
+  printOut(`wrote ${options.out}: source ${config.schema}, ${tables} tables and views\n`);
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError, CommandFailedError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
 
 const DEFAULT_DAYS = 30;
@@ -70,7 +71,7 @@ export function registerReport(program: Command): void {
             { cause: error },
           );
         });
-        process.stdout.write(
+        printOut(
           `wrote ${options.out} (${Math.round(html.length / 1024)} KB): ${from} to ${to}, ${data.sources.length} source(s), ${data.totals.feedback} feedback items, ${data.abResults.length + data.personalizationResults.length} test variants\n`,
         );
       },

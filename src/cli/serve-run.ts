@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { printOut } from '../log/terminal-text.js';
 import { createWebhookServer, type WebhookServer } from '../webhooks/server.js';
 import type { CommandContext } from './command-context.js';
 import { usingWarehouse } from './warehouse.js';
@@ -31,10 +32,10 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
     });
     const { port } = app.server.address() as AddressInfo;
     const base = `http://${displayHost(config.webhookHost)}:${port}`;
-    process.stdout.write(`webhook receiver listening on ${base}\n`);
-    for (const source of receiving) process.stdout.write(`  POST ${base}/webhooks/${source.name}/<token>\n`);
+    printOut(`webhook receiver listening on ${base}\n`);
+    for (const source of receiving) printOut(`  POST ${base}/webhooks/${source.name}/<token>\n`);
     await stopOnSignal(app, logger, config.shutdownGraceMs);
-    process.stdout.write('webhook receiver stopped\n');
+    printOut('webhook receiver stopped\n');
   });
 }
 

@@ -21,6 +21,7 @@ import {
   LockError,
 } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { printErr } from '../log/terminal-text.js';
 
 export interface Warehouse {
   pool: pg.Pool;
@@ -96,7 +97,7 @@ export async function usingWarehouse<T>(
     url = embedded.url;
     // Printed, not logged: psql and BI tools can connect while this command runs. The password
     // is masked (this line ends up in cron logs); it is in a file only its owner can read.
-    process.stderr.write(
+    printErr(
       `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${maskPassword(url)} while this command runs; password in ${embedded.passwordFile}\n`,
     );
   }

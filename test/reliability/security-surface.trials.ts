@@ -1,9 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopStaleServer } from '../../src/db/embedded.js';
+import { createLogger } from '../../src/log/logger.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { type ForeignCluster, freePort, startForeignCluster } from './foreign-cluster.js';
 
 /**
@@ -61,5 +65,81 @@ describe('security: the embedded database never stops a server it did not start'
     await expect(stopStaleServer(cluster.dataDir)).rejects.toThrow(/did not initialise/);
     expect(isAlive(cluster.pid)).toBe(true);
     expect(await answers(cluster.port)).toBe(true);
+  });
+});
+
+/** What a terminal would act on: every C0 control but newline, DEL, C1, and the bidi overrides. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const TERMINAL_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+describe('security: text from the database never drives the terminal', () => {
+  // Clears the screen, homes the cursor, prints a forged line; then a carriage return and a C1 CSI.
+  const EVIL = 'shop\u001b[2J\u001b[Hforged: every source ok\nforged line\r\u009b31m\u202e';
+  let t: TestDatabase;
+  let env: Record<string, string>;
+  let dir: string;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    env = cliEnv({ DATABASE_URL: t.url, INSIGHTS_SCHEMA: t.schema });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'insights-sync-terminal-'));
+    await t.db.insertInto('sources').values({ source_id: EVIL, base_url: 'http://insights.test' }).execute();
+    await t.db
+      .insertInto('sync_windows')
+      .values({
+        source_id: EVIL,
+        resource: 'feedback',
+        day: '2026-01-02',
+        status: 'failed',
+        attempts: 1,
+        last_error: `HTTP 500 ${EVIL}`,
+      })
+      .execute();
+  });
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await t.drop();
+  });
+
+  const COMMANDS: readonly (readonly string[])[] = [
+    ['status'],
+    ['status', '--details'],
+    ['status', '--source', 'nowhere'],
+    ['report', '--source', 'nowhere', '--out', 'REPORT'],
+    ['report', '--source', EVIL, '--out', 'REPORT'],
+  ];
+
+  it(`a source name and an error text with ESC, CR, C1 and bidi controls: ${COMMANDS.length} commands print no control character and no forged line`, async () => {
+    const results = await Promise.all(
+      COMMANDS.map((command) =>
+        runCli(
+          command.map((arg) => (arg === 'REPORT' ? path.join(dir, 'report.html') : arg)),
+          env,
+        ),
+      ),
+    );
+    for (const [i, result] of results.entries()) {
+      const shown = `${COMMANDS[i]?.join(' ')}: exit ${result.code}`;
+      expect(result.stdout, shown).not.toMatch(TERMINAL_CONTROL);
+      expect(result.stderr, shown).not.toMatch(TERMINAL_CONTROL);
+      expect(`${result.stdout}${result.stderr}`, shown).not.toMatch(/^forged/m);
+      // Each but the last (a report written, no name printed) shows the name, escaped.
+      if (i < COMMANDS.length - 1)
+        expect(`${result.stdout}${result.stderr}`, shown).toContain('shop\\u001b[2J');
+    }
+  }, 180_000);
+
+  it('a log line drawn for a terminal (LOG_FORMAT=pretty) shows the same text escaped', () => {
+    let written = '';
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        written += chunk.toString();
+        callback();
+      },
+    });
+    const logger = createLogger({ pretty: true, destination, level: 'info' });
+    logger.warn({ source: EVIL, err: new Error(`failed: ${EVIL}`) }, `window of ${EVIL} failed`);
+    expect(written).toContain('shop\\u001b[2J');
+    expect(written).not.toMatch(TERMINAL_CONTROL);
+    expect(written).not.toMatch(/^forged/m);
   });
 });
