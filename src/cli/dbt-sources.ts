@@ -1,10 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeDbtSources } from '../dbt/dbt-sources.js';
 import { CliError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
 import type { CommandContext } from './command-context.js';
 import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
+import { writeOutputFile } from './write-output-file.js';
 
 export interface DbtSourcesCommandOptions {
   /** The file to write, e.g. models/sources.yml; unset: stdout. */
@@ -34,7 +35,8 @@ export async function runDbtSources(
   const out = path.resolve(options.out);
   try {
     await mkdir(path.dirname(out), { recursive: true });
-    await writeFile(out, text);
+    // Table and column names only: readable by the dbt project's other users.
+    await writeOutputFile(out, text, 0o644);
   } catch (error) {
     throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
   }

@@ -1,10 +1,10 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError, CommandFailedError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
+import { writeOutputFile } from './write-output-file.js';
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 3660;
@@ -64,7 +64,8 @@ export function registerReport(program: Command): void {
           { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
         );
         const out = path.resolve(options.out);
-        await writeFile(out, html).catch((error: unknown) => {
+        // Only its owner may read it: it holds what visitors wrote.
+        await writeOutputFile(out, html, 0o600).catch((error: unknown) => {
           throw new CommandFailedError(
             `cannot write ${options.out}: ${(error as Error).message}`,
             {},

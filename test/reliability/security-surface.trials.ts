@@ -1,4 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -142,4 +150,41 @@ describe('security: text from the database never drives the terminal', () => {
     expect(written).not.toMatch(TERMINAL_CONTROL);
     expect(written).not.toMatch(/^forged/m);
   });
+});
+
+describe('security: files the tool writes are never written through a symlink', () => {
+  let t: TestDatabase;
+  let dir: string;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'insights-sync-symlink-'));
+  });
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await t.drop();
+  });
+
+  it('report --out and dbt-sources --out at a planted link: the link is replaced, its target untouched; the report is 0600', async () => {
+    const env = cliEnv({ DATABASE_URL: t.url, INSIGHTS_SCHEMA: t.schema });
+    const commands = [
+      { args: ['report'], file: 'report.html', mode: 0o600 },
+      { args: ['dbt-sources'], file: 'sources.yml', mode: 0o644 },
+    ];
+    const results = await Promise.all(
+      commands.map(({ args, file }) => {
+        const victim = path.join(dir, `victim-of-${file}`);
+        writeFileSync(victim, 'precious\n', { mode: 0o644 });
+        symlinkSync(victim, path.join(dir, file));
+        return runCli([...args, '--out', path.join(dir, file)], env);
+      }),
+    );
+    for (const [i, { file, mode }] of commands.entries()) {
+      expect(results[i]?.code, results[i]?.stderr).toBe(0);
+      expect(readFileSync(path.join(dir, `victim-of-${file}`), 'utf8'), file).toBe('precious\n');
+      const written = lstatSync(path.join(dir, file));
+      expect(written.isFile(), file).toBe(true);
+      expect(written.mode & 0o777, file).toBe(mode);
+    }
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 180_000);
 });
