@@ -160,7 +160,7 @@ const DOCUMENTED = [
 ];
 
 describe('documented command lines', () => {
-  it(`run the installed binary by its path, never \`npx insights-sync\` or \`npm exec insights-sync\` (${DOCUMENTED.length} files)`, () => {
+  it(`run the installed binary by its path, never through npx or npm exec (${DOCUMENTED.length} files)`, () => {
     const found = DOCUMENTED.flatMap((file) =>
       read(file)
         .split('\n')
