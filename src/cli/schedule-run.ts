@@ -33,8 +33,9 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
           ? undefined
           : await (await import('../metrics/metrics-server.js')).startMetricsServer({
               port: config.metricsPort,
+              host: config.metricsHost,
             });
-      if (metrics !== undefined) printOut(`metrics: GET http://0.0.0.0:${metrics.port}/metrics\n`);
+      if (metrics !== undefined) printOut(`metrics: GET ${metrics.url}\n`);
       const scheduler = startScheduler({
         schedule,
         clock: systemClock,

@@ -24,6 +24,7 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
       batching: { maxQueued: config.webhookMaxQueued, maxQueuedBytes: config.webhookMaxQueuedBytes },
       rateLimitPerMinute: config.webhookRateLimit,
       retentionDays: config.webhookRetentionDays,
+      maxConnectionsPerAddress: config.webhookMaxConnectionsPerAddress,
     });
     await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
       throw new CliError(
@@ -34,7 +35,20 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
     const base = `http://${displayHost(config.webhookHost)}:${port}`;
     printOut(`webhook receiver listening on ${base}\n`);
     for (const source of receiving) printOut(`  POST ${base}/webhooks/${source.name}/<token>\n`);
-    await stopOnSignal(app, logger, config.shutdownGraceMs);
+    // Its own address, loopback by default: the webhook port faces the internet.
+    const metrics =
+      config.metricsPort === undefined
+        ? undefined
+        : await (await import('../metrics/metrics-server.js')).startMetricsServer({
+            port: config.metricsPort,
+            host: config.metricsHost,
+          });
+    if (metrics !== undefined) printOut(`metrics: GET ${metrics.url}\n`);
+    try {
+      await stopOnSignal(app, logger, config.shutdownGraceMs);
+    } finally {
+      await metrics?.close();
+    }
     printOut('webhook receiver stopped\n');
   });
 }

@@ -7,6 +7,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -14,8 +16,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopStaleServer } from '../../src/db/embedded.js';
 import { createLogger } from '../../src/log/logger.js';
-import { cliEnv, runCli } from '../helpers/cli.js';
+import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { feedbackBody, listen, MAIN_URL, receiver, TOKEN } from '../webhooks/webhook-helpers.js';
 import { type ForeignCluster, freePort, startForeignCluster } from './foreign-cluster.js';
 
 /**
@@ -187,4 +190,106 @@ describe('security: files the tool writes are never written through a symlink', 
     }
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   }, 180_000);
+});
+
+/** One delivery from `localAddress` on a connection of its own; its status, or 0 without an answer. */
+function deliverFrom(base: string, localAddress: string, id: number): Promise<number> {
+  const body = JSON.stringify(feedbackBody({ id }));
+  return new Promise((resolve) => {
+    const request = http.request(
+      `${base}${MAIN_URL}`,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        timeout: 20_000,
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(0));
+    request.end(body);
+  });
+}
+
+describe('security: one client cannot starve the others of the receiver', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('one client holding 2,000 sockets (each re-opened once closed): every one of 77 deliveries of a second client is answered 200', async () => {
+    const app = receiver(t.pool);
+    const base = await listen(app);
+    const port = Number(new URL(base).port);
+    const greedy = new Set<net.Socket>();
+    let holding = true;
+    const hold = () => {
+      if (!holding) return;
+      const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.1' });
+      greedy.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        greedy.delete(socket);
+        setTimeout(hold, 50).unref();
+      });
+    };
+    try {
+      for (let i = 0; i < 2_000; i += 1) hold();
+      // The greedy client has taken what it can before the other one starts.
+      await expect
+        .poll(() => new Promise((r) => app.server.getConnections((_e, n) => r(n))), { timeout: 20_000 })
+        .toBeGreaterThan(200);
+      const statuses: number[] = [];
+      for (let batch = 0; batch < 77; batch += 11) {
+        const ids = Array.from({ length: Math.min(11, 77 - batch) }, (_, i) => 900_000 + batch + i);
+        statuses.push(...(await Promise.all(ids.map((id) => deliverFrom(base, '127.0.0.2', id)))));
+      }
+      const answered = statuses.filter((status) => status === 200).length;
+      expect(answered, `answers: ${statuses.join(',')}`).toBe(77);
+    } finally {
+      holding = false;
+      for (const socket of greedy) socket.destroy();
+      await app.close();
+    }
+  }, 180_000);
+
+  it('serve with INSIGHTS_METRICS_PORT: /metrics on the webhook port is 404; the metrics server answers on 127.0.0.1 only', async () => {
+    const [webhookPort, metricsPort] = [await freePort(), await freePort()];
+    const cli = startCli(
+      ['serve'],
+      cliEnv({
+        DATABASE_URL: t.url,
+        INSIGHTS_SCHEMA: t.schema,
+        INSIGHTS_WEBHOOK_TOKEN: TOKEN,
+        INSIGHTS_SOURCE_NAME: 'main',
+        INSIGHTS_WEBHOOK_PORT: String(webhookPort),
+        INSIGHTS_METRICS_PORT: String(metricsPort),
+      }),
+    );
+    try {
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          { timeout: 60_000, interval: 250 },
+        )
+        .toBe(200);
+      expect((await fetch(`http://127.0.0.1:${webhookPort}/metrics`)).status).toBe(404);
+      // Bound to loopback, not every interface: another local address of the machine is refused.
+      await expect(fetch(`http://127.0.0.2:${metricsPort}/metrics`)).rejects.toThrow();
+      expect((await fetch(`http://127.0.0.2:${webhookPort}/healthz`)).status).toBe(200);
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.done;
+    }
+  }, 120_000);
 });
