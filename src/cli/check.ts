@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { printOut } from '../log/terminal-text.js';
 
 export function registerCheck(program: Command): void {
   program
@@ -19,7 +20,7 @@ export function registerCheck(program: Command): void {
     .action(async (options: { json?: boolean }) => {
       const { renderChecks, runChecks } = await import('./check-run.js');
       const report = await runChecks();
-      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
+      printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
       process.exitCode = report.exitCode;
     });
 }

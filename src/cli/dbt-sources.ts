@@ -1,9 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeDbtSources } from '../dbt/dbt-sources.js';
 import { CliError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import type { CommandContext } from './command-context.js';
 import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
+import { writeOutputFile } from './write-output-file.js';
 
 export interface DbtSourcesCommandOptions {
   /** The file to write, e.g. models/sources.yml; unset: stdout. */
@@ -27,16 +29,17 @@ export async function runDbtSources(
     { statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS, access: 'read' },
   );
   if (options.out === undefined) {
-    process.stdout.write(text);
+    printOut(text);
     return;
   }
   const out = path.resolve(options.out);
   try {
     await mkdir(path.dirname(out), { recursive: true });
-    await writeFile(out, text);
+    // Table and column names only: readable by the dbt project's other users.
+    await writeOutputFile(out, text, 0o644);
   } catch (error) {
     throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
   }
   const tables = (text.match(/^ {6}- name: /gm) ?? []).length;
-  process.stdout.write(`wrote ${options.out}: source ${config.schema}, ${tables} tables and views\n`);
+  printOut(`wrote ${options.out}: source ${config.schema}, ${tables} tables and views\n`);
 }

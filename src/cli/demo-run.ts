@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { loadConfig } from '../config/config.js';
 import { createLogger } from '../log/logger.js';
+import { printOut } from '../log/terminal-text.js';
 import { startSimulator } from '../simulator/server.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
@@ -43,7 +44,7 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
     ...loggerOptions(config),
     level: config.logLevel === 'info' ? 'warn' : config.logLevel,
   });
-  const out = (text: string) => process.stdout.write(text);
+  const out = (text: string) => printOut(text);
   const today = todayUtc(new Date());
   const from = addDays(today, -(options.days - 1));
   const sim = await startSimulator({ seed: options.seed, from, to: today });
@@ -84,7 +85,7 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
       if (!warehouse.embedded) return;
       if (!options.keepRunning) {
         out(
-          `The embedded PostgreSQL (data in ${config.dataDir}) runs while a command runs: \`npx insights-sync demo --keep-running\` keeps it up.\n`,
+          `The embedded PostgreSQL (data in ${config.dataDir}) runs while a command runs: \`node bin/insights-sync.js demo --keep-running\` keeps it up.\n`,
         );
         return;
       }
@@ -115,7 +116,7 @@ function printRunQuietly(result: Parameters<typeof printRun>[0]): void {
   try {
     printRun(result);
   } catch (error) {
-    process.stdout.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    printOut(`${error instanceof Error ? error.message : String(error)}\n`);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import type { ListedSuppression } from '../privacy/suppression.js';
 import { formatTable } from './format-table.js';
 import { embeddedOption } from './run-options.js';
@@ -45,15 +46,15 @@ export function registerForget(program: Command): void {
       const counts = Object.entries(deleted)
         .map(([table, n]) => `${table} ${n}`)
         .join(', ');
-      process.stdout.write(`deleted ${total} rows of the visitor: ${counts}\n`);
+      printOut(`deleted ${total} rows of the visitor: ${counts}\n`);
       const sources = suppressed.map((s) => `${s.sourceId}${s.hashed ? ' (pseudonym)' : ''}`).join(', ');
-      process.stdout.write(
+      printOut(
         suppressed.length === 0
           ? 'no source known yet: nothing put on the suppression list (name one with --source)\n'
           : `on the suppression list of ${sources}: later syncs and webhook deliveries store nothing of the visitor (\`unforget --visitor\` undoes this)\n`,
       );
       if (total === 0 && config.piiKey === undefined)
-        process.stdout.write(
+        printOut(
           'no row matched; if a source hashes visitor ids (pii hash or drop), set INSIGHTS_PII_KEY so the pseudonym can be found\n',
         );
     });
@@ -69,7 +70,7 @@ async function printList(source: string | undefined, embedded: boolean | undefin
   const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source), {
     access: 'read',
   });
-  process.stdout.write(renderSuppressions(entries));
+  printOut(renderSuppressions(entries));
 }
 
 export function renderSuppressions(entries: readonly ListedSuppression[]): string {

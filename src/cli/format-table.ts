@@ -1,9 +1,11 @@
+import { oneLine } from '../log/terminal-text.js';
+
 /** Left-aligned text columns, numbers right-aligned: enough for a terminal summary. */
 export function formatTable(
   header: readonly string[],
   rows: readonly (readonly (string | number)[])[],
 ): string {
-  const cells = [header, ...rows].map((row) => row.map((cell) => String(cell)));
+  const cells = [header, ...rows].map((row) => row.map((cell) => oneLine(String(cell))));
   const widths = header.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
   return cells
     .map((row, r) =>

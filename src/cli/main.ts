@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { InsightsError } from '../errors.js';
+import { oneLine, printErr } from '../log/terminal-text.js';
 import { registerCommands } from './commands.js';
 
 /**
@@ -23,12 +24,11 @@ export async function runCli(argv: string[]): Promise<number> {
       return SUCCESSFUL_ENDS.has(error.code) ? 0 : USAGE_EXIT_CODE;
     }
     if (error instanceof InsightsError) {
-      process.stderr.write(`insights-sync: ${error.message}\n`);
+      // One line, whatever a name from the database or an argument that it quotes holds.
+      printErr(`insights-sync: ${oneLine(error.message)}\n`);
       return error.exitCode;
     }
-    process.stderr.write(
-      `insights-sync: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`,
-    );
+    printErr(`insights-sync: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`);
     return 1;
   }
 }

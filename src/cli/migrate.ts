@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
 
 export function registerMigrate(program: Command): void {
@@ -19,8 +20,8 @@ export function registerMigrate(program: Command): void {
         logger,
         async ({ applied, displayUrl, embedded }) => {
           const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
-          process.stdout.write(`schema ${config.schema} is up to date: ${what}\n`);
-          if (embedded) process.stdout.write(`embedded database: ${displayUrl}\n`);
+          printOut(`schema ${config.schema} is up to date: ${what}\n`);
+          if (embedded) printOut(`embedded database: ${displayUrl}\n`);
         },
         { access: 'migrate' },
       );

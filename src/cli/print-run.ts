@@ -1,9 +1,13 @@
 import { RunFailedError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import type { RunResult, RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
 
 /** The run summary table on stdout, then the exit decision: anything but ok is non-zero. */
-export function printRun(result: RunResult, out: NodeJS.WritableStream = process.stdout): void {
+export function printRun(
+  result: RunResult,
+  out: { write(text: string): unknown } = { write: printOut },
+): void {
   const rows: (string | number)[][] = [];
   for (const [source, resources] of Object.entries(result.summary)) {
     for (const [resource, s] of Object.entries(resources)) {

@@ -1,9 +1,10 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError, CommandFailedError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
+import { writeOutputFile } from './write-output-file.js';
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 3660;
@@ -63,14 +64,15 @@ export function registerReport(program: Command): void {
           { access: 'read', statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS },
         );
         const out = path.resolve(options.out);
-        await writeFile(out, html).catch((error: unknown) => {
+        // Only its owner may read it: it holds what visitors wrote.
+        await writeOutputFile(out, html, 0o600).catch((error: unknown) => {
           throw new CommandFailedError(
             `cannot write ${options.out}: ${(error as Error).message}`,
             {},
             { cause: error },
           );
         });
-        process.stdout.write(
+        printOut(
           `wrote ${options.out} (${Math.round(html.length / 1024)} KB): ${from} to ${to}, ${data.sources.length} source(s), ${data.totals.feedback} feedback items, ${data.abResults.length + data.personalizationResults.length} test variants\n`,
         );
       },

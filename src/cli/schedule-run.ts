@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { nightlySync } from '../../jobs/nightly-sync.js';
 import { LockError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import { systemClock } from '../schedule/clock.js';
 import { startScheduler } from '../schedule/scheduler.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
@@ -32,9 +33,9 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
           ? undefined
           : await (await import('../metrics/metrics-server.js')).startMetricsServer({
               port: config.metricsPort,
+              host: config.metricsHost,
             });
-      if (metrics !== undefined)
-        process.stdout.write(`metrics: GET http://0.0.0.0:${metrics.port}/metrics\n`);
+      if (metrics !== undefined) printOut(`metrics: GET ${metrics.url}\n`);
       const scheduler = startScheduler({
         schedule,
         clock: systemClock,
@@ -59,7 +60,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
           }
         },
       });
-      process.stdout.write(
+      printOut(
         `${job.name}: "${job.cron}" in ${job.timezone}; next run ${describeNextRun(scheduler.nextRun(), job.timezone)}. Stop with Ctrl+C or SIGTERM.\n`,
       );
       await new Promise<void>((resolve) => {
@@ -69,7 +70,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
       await scheduler.stop();
       await metrics?.close();
     });
-    process.stdout.write(`${job.name}: stopped.\n`);
+    printOut(`${job.name}: stopped.\n`);
   } finally {
     shutdown.dispose();
   }

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { printOut } from '../log/terminal-text.js';
 import { createWebhookServer, type WebhookServer } from '../webhooks/server.js';
 import type { CommandContext } from './command-context.js';
 import { usingWarehouse } from './warehouse.js';
@@ -23,6 +24,7 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
       batching: { maxQueued: config.webhookMaxQueued, maxQueuedBytes: config.webhookMaxQueuedBytes },
       rateLimitPerMinute: config.webhookRateLimit,
       retentionDays: config.webhookRetentionDays,
+      maxConnectionsPerAddress: config.webhookMaxConnectionsPerAddress,
     });
     await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
       throw new CliError(
@@ -31,10 +33,23 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
     });
     const { port } = app.server.address() as AddressInfo;
     const base = `http://${displayHost(config.webhookHost)}:${port}`;
-    process.stdout.write(`webhook receiver listening on ${base}\n`);
-    for (const source of receiving) process.stdout.write(`  POST ${base}/webhooks/${source.name}/<token>\n`);
-    await stopOnSignal(app, logger, config.shutdownGraceMs);
-    process.stdout.write('webhook receiver stopped\n');
+    printOut(`webhook receiver listening on ${base}\n`);
+    for (const source of receiving) printOut(`  POST ${base}/webhooks/${source.name}/<token>\n`);
+    // Its own address, loopback by default: the webhook port faces the internet.
+    const metrics =
+      config.metricsPort === undefined
+        ? undefined
+        : await (await import('../metrics/metrics-server.js')).startMetricsServer({
+            port: config.metricsPort,
+            host: config.metricsHost,
+          });
+    if (metrics !== undefined) printOut(`metrics: GET ${metrics.url}\n`);
+    try {
+      await stopOnSignal(app, logger, config.shutdownGraceMs);
+    } finally {
+      await metrics?.close();
+    }
+    printOut('webhook receiver stopped\n');
   });
 }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import type { QueueStatus } from '../sync/queue-status.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
@@ -66,7 +67,7 @@ export function registerStatus(program: Command): void {
         );
         const shown = options.source === undefined ? report : forSource(report, options.source);
         // Which warehouse this is (password masked): a status of the wrong database looks healthy too.
-        process.stdout.write(
+        printOut(
           options.json
             ? `${JSON.stringify({ warehouse, ...shown }, null, 2)}\n`
             : `warehouse: ${warehouse.url} (schema ${warehouse.schema})\n${renderStatus(shown, {

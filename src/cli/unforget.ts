@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
 
 export function registerUnforget(program: Command): void {
@@ -33,15 +34,15 @@ export function registerUnforget(program: Command): void {
       );
       // The id is not echoed: this output may end up in a log.
       if (removed.length === 0) {
-        process.stdout.write('the visitor was not on the suppression list\n');
+        printOut('the visitor was not on the suppression list\n');
         if (config.piiKey === undefined)
-          process.stdout.write(
+          printOut(
             'if a source hashes visitor ids (pii hash or drop), set INSIGHTS_PII_KEY so the pseudonym can be found\n',
           );
         return;
       }
       const sources = [...new Set(removed.map((entry) => entry.sourceId))].sort().join(', ');
-      process.stdout.write(
+      printOut(
         `removed from the suppression list of ${sources}: the next sync stores the visitor's items of the lookback days again, a backfill older days\n`,
       );
     });

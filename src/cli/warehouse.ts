@@ -21,6 +21,7 @@ import {
   LockError,
 } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { printErr } from '../log/terminal-text.js';
 
 export interface Warehouse {
   pool: pg.Pool;
@@ -96,7 +97,7 @@ export async function usingWarehouse<T>(
     url = embedded.url;
     // Printed, not logged: psql and BI tools can connect while this command runs. The password
     // is masked (this line ends up in cron logs); it is in a file only its owner can read.
-    process.stderr.write(
+    printErr(
       `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${maskPassword(url)} while this command runs; password in ${embedded.passwordFile}\n`,
     );
   }
@@ -192,6 +193,8 @@ const PROBE: pg.QueryConfig & { query_timeout: number } = {
 
 /** One clear line: which directory, and what to do. */
 function embeddedStartError(dataDir: string, error: unknown): Error {
+  // A data directory or server that is not this tool's: the operator's setting to fix, as is.
+  if (error instanceof CliError) return error;
   const message = errorMessage(error);
   const options = { cause: error };
   // Another command of this tool owns the server: like the warehouse lock, one at a time.

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
+import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
 
 export function registerWebhooks(program: Command): void {
@@ -44,7 +45,7 @@ export function registerWebhooks(program: Command): void {
             source: options.source,
           }),
         );
-        process.stdout.write(
+        printOut(
           `replayed ${result.replayed} deliveries: ${result.applied} applied, ${result.rejected} rejected` +
             ` (${result.nowApplied} rejected before and applied now, ${result.nowRejected} applied before and rejected now)\n`,
         );

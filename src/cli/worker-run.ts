@@ -1,3 +1,4 @@
+import { printOut } from '../log/terminal-text.js';
 import { shutdownSignal } from '../sync/shutdown.js';
 import { openQueue } from '../sync/window-queue.js';
 import { runWorker } from '../sync/window-worker.js';
@@ -12,7 +13,7 @@ export async function runWorkerCommand(context: CommandContext): Promise<void> {
     const result = await usingWarehouse(config, logger, async (warehouse) => {
       const boss = await openQueue(warehouse.url, config.schema, config, logger);
       try {
-        process.stdout.write(
+        printOut(
           `worker: taking window jobs of ${config.sources.map((s) => s.name).join(', ')} (${config.workerConcurrency} at once). Stop with Ctrl+C or SIGTERM.\n`,
         );
         return await runWorker({
@@ -30,7 +31,7 @@ export async function runWorkerCommand(context: CommandContext): Promise<void> {
         await boss.stop({ graceful: false, wait: true, timeout: 1000 });
       }
     });
-    process.stdout.write(`worker: stopped after ${result.done} window(s) done, ${result.failed} failed.\n`);
+    printOut(`worker: stopped after ${result.done} window(s) done, ${result.failed} failed.\n`);
   } finally {
     shutdown.dispose();
   }

@@ -68,6 +68,11 @@ export interface Config {
   /** `serve`: most deliveries and bytes of bodies waiting for the database; beyond them 503 at once. */
   webhookMaxQueued: number;
   webhookMaxQueuedBytes: number;
+  /**
+   * `serve`: sockets one client address may hold at once (beyond: closed as accepted), so one
+   * client cannot take the whole connection cap from the others.
+   */
+  webhookMaxConnectionsPerAddress: number;
   /** `serve`: deliveries per minute each source may make (beyond: 429); undefined: no limit. */
   webhookRateLimit: number | undefined;
   /** `serve`: stored webhook bodies older than this many days are cleared; undefined: kept. */
@@ -86,8 +91,10 @@ export interface Config {
   piiKey: string | undefined;
   /** sync, backfill, schedule: the run's metrics go to this file (node_exporter textfile collector). */
   metricsFile: string | undefined;
-  /** schedule: serves GET /metrics on this port; unset: no metrics server. */
+  /** schedule and serve: serve GET /metrics on this port; unset: no metrics server. */
   metricsPort: number | undefined;
+  /** The address of that metrics server: loopback by default, never the webhook listener. */
+  metricsHost: string;
   /**
    * --max-old-space-size of sync, backfill, schedule and serve, 0 for none. Applied by bin/launch.js
    * before this code runs (node takes it only at start); checked here to refuse a bad value.
@@ -240,6 +247,7 @@ const ENV_SETTINGS = {
     schema: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/),
     expected: 'an address to listen on, such as 0.0.0.0, 127.0.0.1 or ::',
   },
+  INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS: { schema: int(1, 1024), expected: 'an integer 1-1024' },
   INSIGHTS_WEBHOOK_BODY_LIMIT: { schema: int(1024, 16 * 1024 * 1024), expected: 'bytes 1024-16777216' },
   INSIGHTS_WEBHOOK_MAX_QUEUED: { schema: int(1, 1_000_000), expected: 'an integer 1-1000000' },
   INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES: { schema: int(1024, 4 * 1024 ** 3), expected: 'bytes 1024-4294967296' },
@@ -259,6 +267,10 @@ const ENV_SETTINGS = {
     expected: 'a file path ending in .prom, in the directory of node_exporter --collector.textfile.directory',
   },
   INSIGHTS_METRICS_PORT: { schema: int(1, 65535), expected: 'a TCP port 1-65535' },
+  INSIGHTS_METRICS_HOST: {
+    schema: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/),
+    expected: 'an address to listen on, such as 127.0.0.1, 0.0.0.0 or ::',
+  },
   // The same rule as parseHeapSetting in bin/launch.js (test/reliability/launcher.trials.ts compares them).
   INSIGHTS_MAX_HEAP_MB: {
     schema: int(0, 65_536).refine((mb) => mb === 0 || mb >= 64),
@@ -337,12 +349,19 @@ export const SCHEDULE_SETTINGS = [
   'INSIGHTS_SCHEDULE_QUEUE',
 ] as const satisfies readonly EnvName[];
 
+/**
+ * A quarter of the receiver's 1,024 sockets: far above one sender's parallelism (the webhook
+ * benchmark uses 32), and three quarters stay for everyone else.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+
 /** Used by `serve` alone: where and how the webhook receiver listens. */
 export const SERVE_SETTINGS = [
   'INSIGHTS_WEBHOOK_PORT',
   'INSIGHTS_WEBHOOK_HOST',
   'INSIGHTS_WEBHOOK_BODY_LIMIT',
   'INSIGHTS_WEBHOOK_MAX_QUEUED',
+  'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS',
   'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES',
   'INSIGHTS_WEBHOOK_RATE_LIMIT',
   'INSIGHTS_WEBHOOK_RETENTION_DAYS',
@@ -413,6 +432,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     webhookBodyLimit: setting('INSIGHTS_WEBHOOK_BODY_LIMIT', 256 * 1024),
     // Bounds of the delivery queue while the database is slow (src/webhooks/delivery-batcher.ts).
     webhookMaxQueued: setting('INSIGHTS_WEBHOOK_MAX_QUEUED', 2_000),
+    webhookMaxConnectionsPerAddress: setting(
+      'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS',
+      DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    ),
     webhookMaxQueuedBytes: setting('INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', 32 * 1024 * 1024),
     // Both off unless set: no default limit or retention suits every deployment.
     webhookRateLimit: given('INSIGHTS_WEBHOOK_RATE_LIMIT')
@@ -429,6 +452,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     piiKey,
     metricsFile: setting('INSIGHTS_METRICS_FILE', '') || undefined,
     metricsPort: given('INSIGHTS_METRICS_PORT') ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
+    metricsHost: setting('INSIGHTS_METRICS_HOST', '127.0.0.1'),
     maxHeapMb: setting('INSIGHTS_MAX_HEAP_MB', 96),
     // 2: what a typical API key allows in parallel; a source's own limit is the operator's to set.
     sourceConcurrency: setting('INSIGHTS_SOURCE_CONCURRENCY', 2),

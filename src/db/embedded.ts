@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 
 /**
@@ -88,6 +89,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
   if (initialised) {
+    await assertOwnDataDir(dataDir);
     await stopStaleServer(dataDir, logger);
   } else {
     const entries = await fs.readdir(dataDir).catch(() => []);
@@ -230,11 +232,27 @@ function postgresUser(): { uid: number; gid: number } | undefined {
 }
 
 /**
- * Clears what a crashed run left in an initialised dataDir: a postmaster.pid whose process is gone
- * (or is now another program), or a server still running for an owner process that no longer
- * exists, which is shut down. Throws if the server's owner is alive: the directory is in use.
+ * A data directory this tool did not initialise (another cluster's, through a typo in
+ * INSIGHTS_DATA_DIR or a stray .env) is refused before anything in it is read, removed or
+ * signalled: as root or postgres, stopping its server would stop the machine's real database.
+ * The password file, written only by this tool's initialisation, is the proof.
+ */
+export async function assertOwnDataDir(dataDir: string): Promise<void> {
+  if (await exists(path.join(dataDir, PASSWORD_FILE))) return;
+  throw new CliError(
+    `${dataDir} is a PostgreSQL data directory that insights-sync did not initialise (no ${PASSWORD_FILE}); refusing to touch it: set INSIGHTS_DATA_DIR to a directory of its own, or DATABASE_URL to use that server`,
+  );
+}
+
+/**
+ * Clears what a crashed run of this tool left in its own initialised dataDir: a postmaster.pid
+ * whose process is gone (or is now another program), or a server still running for an owner
+ * process that no longer exists, which is shut down. Throws if the directory is not this tool's
+ * (assertOwnDataDir), if the running server was not started by this tool (no owner file: someone
+ * ran pg_ctl on it), or if the server's owner is alive: the directory is in use.
  */
 export async function stopStaleServer(dataDir: string, logger?: Logger): Promise<void> {
+  await assertOwnDataDir(dataDir);
   const pid = readPostmasterPid(dataDir);
   if (pid === undefined) return;
   if (!isRunning(pid) || !isPostmasterOf(pid, dataDir)) {
@@ -246,7 +264,12 @@ export async function stopStaleServer(dataDir: string, logger?: Logger): Promise
     await fs.readFile(path.join(dataDir, OWNER_FILE), 'utf8').catch(() => ''),
     10,
   );
-  if (Number.isInteger(owner) && owner !== pid && isRunning(owner)) {
+  if (!Number.isInteger(owner)) {
+    throw new CliError(
+      `the PostgreSQL server running in ${dataDir} (pid ${pid}) was not started by insights-sync (no ${OWNER_FILE}); refusing to stop it: stop it yourself, or set DATABASE_URL to use it`,
+    );
+  }
+  if (owner !== pid && isRunning(owner)) {
     throw new Error(
       `the embedded PostgreSQL in ${dataDir} is in use by process ${owner} (server pid ${pid})`,
     );

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { type Logger, pino } from 'pino';
+import { oneLine, terminalText } from './terminal-text.js';
 
 export type { Logger } from 'pino';
 
@@ -86,13 +87,41 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     // In this thread (not a transport's worker, which would write to fd 2 past stderrLines).
     const prettyStream = require('pino-pretty') as typeof import('pino-pretty');
     return pino(
-      base,
+      // JSON escapes what it carries; a line drawn for a terminal shows it: its text is made safe.
+      { ...base, hooks: { logMethod: terminalSafeArguments }, formatters: { log: terminalSafeFields } },
       prettyStream({ colorize: Boolean(process.stderr.isTTY), destination: destination ?? process.stderr }),
     );
   }
   if (destination) return pino(base, destination as pino.DestinationStream);
   // Logs go to stderr so stdout stays clean for command output (status --json, tables).
   return pino(base, pino.destination(2));
+}
+
+function terminalSafeArguments(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn): void {
+  const safe = args.map((arg) => (typeof arg === 'string' ? oneLine(arg) : arg));
+  method.apply(this, safe as Parameters<pino.LogFn>);
+}
+
+/** Every string of a log line's fields, at any depth (an error's message included). */
+function terminalSafeFields(object: Record<string, unknown>): Record<string, unknown> {
+  return terminalSafe(object, 0) as Record<string, unknown>;
+}
+
+function terminalSafe(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return oneLine(value);
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => terminalSafe(item, depth + 1));
+  const fields = Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, terminalSafe(item, depth + 1)]),
+  );
+  if (!(value instanceof Error)) return fields;
+  // Its stack keeps its lines; what pino's error serializer would have taken, in the same shape.
+  return {
+    type: value.name,
+    message: oneLine(value.message),
+    stack: terminalText(value.stack ?? ''),
+    ...fields,
+  };
 }
 
 /** A logger that drops everything: for tests that do not look at logs. */

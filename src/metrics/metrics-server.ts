@@ -13,7 +13,7 @@ export interface MetricsServer {
 export interface MetricsServerOptions {
   /** 0: any free port (see `port` of the result). */
   port: number;
-  /** Default 0.0.0.0. */
+  /** Default 127.0.0.1: metrics say how busy and how healthy the host is, not for the internet. */
   host?: string;
   /** Default: the process registry. */
   registry?: Registry;
@@ -49,7 +49,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   });
   // A scraper keeps its connection; one idle for long is closed.
   server.keepAliveTimeout = 65_000;
-  const host = options.host ?? '0.0.0.0';
+  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
  * Limits of the node HTTP server under the receiver, so that no sender, authenticated or not,
@@ -10,6 +11,8 @@ export interface HttpLimits {
   requestTimeoutMs: number;
   /** Longest a socket may stay silent, an answer being prepared included (> the persist timeout). */
   idleTimeoutMs: number;
+  /** Sockets one peer address may hold at once; one more is closed as soon as it is accepted. */
+  maxConnectionsPerAddress: number;
 }
 
 /**
@@ -23,13 +26,21 @@ export const MAX_CONNECTIONS = 1_024;
  * may then meet a closed one: set its upstream keep-alive below 5 s.
  */
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** A kept-alive socket is closed after this many requests, so no connection lives forever. */
-const MAX_REQUESTS_PER_SOCKET = 1_000;
+/**
+ * A kept-alive socket is closed after its answer to this many requests, so no connection lives
+ * forever. Not node's maxRequestsPerSocket: past it node answers every further request on the
+ * socket 503, and a client that keeps sending on it (load generators, some HTTP clients) would
+ * get a 503 for a delivery the receiver could take. Here the last answer carries
+ * `Connection: close` and the socket ends after it; what the client sends later is never answered,
+ * so it delivers again on a new connection.
+ */
+export const MAX_REQUESTS_PER_SOCKET = 1_000;
 /** Node checks the request timeout only this often (default 30 s): 1 s keeps it close to exact. */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** For fastify's serverFactory: fastify applies none of its timeout options to such a server. */
 export function createLimitedHttpServer(handler: http.RequestListener, limits: HttpLimits): http.Server {
+  const served = new WeakMap<object, number>();
   const server = http.createServer(
     {
       requestTimeout: limits.requestTimeoutMs,
@@ -37,10 +48,39 @@ export function createLimitedHttpServer(handler: http.RequestListener, limits: H
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
-    handler,
+    (request, response) => {
+      const count = (served.get(request.socket) ?? 0) + 1;
+      served.set(request.socket, count);
+      if (count >= MAX_REQUESTS_PER_SOCKET) response.setHeader('connection', 'close');
+      handler(request, response);
+    },
   );
   server.setTimeout(limits.idleTimeoutMs);
   server.maxConnections = MAX_CONNECTIONS;
-  server.maxRequestsPerSocket = MAX_REQUESTS_PER_SOCKET;
+  limitPerAddress(server, limits.maxConnectionsPerAddress);
   return server;
+}
+
+/**
+ * One client (one peer address) holding idle sockets up to the global cap would leave every
+ * other sender without a connection: beyond its share its new sockets are closed as accepted.
+ * Behind a reverse proxy every connection comes from the proxy: the share must then exceed the
+ * proxy's upstream pool.
+ */
+function limitPerAddress(server: http.Server, perAddress: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = open.get(address) ?? 0;
+    if (count >= perAddress) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }

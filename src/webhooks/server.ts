@@ -8,12 +8,11 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type pg from 'pg';
-import type { SourceConfig } from '../config/config.js';
+import { DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type SourceConfig } from '../config/config.js';
 import { classifyDatabaseError } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { deliveryOutcome, recordDelivery } from '../metrics/receiver-metrics.js';
-import { METRICS_CONTENT_TYPE, metricsText } from '../metrics/registry.js';
 import {
   createDeliveryBatcher,
   DeliveryAbandonedError,
@@ -62,6 +61,8 @@ export interface WebhookServerOptions {
    */
   retentionDays?: number;
   retentionIntervalMs?: number;
+  /** Sockets one client address may hold (INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS). */
+  maxConnectionsPerAddress?: number;
 }
 
 export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger> & {
@@ -92,6 +93,11 @@ const COUNTED_REFUSALS = new Set([403, 404, 429]);
 interface FailureNote {
   msg: string;
   context: Record<string, unknown>;
+  /**
+   * Counted in the refusal log under this reason instead of a line of its own: a slow database
+   * answers every delivery 503, and one warn line each filled the log (489 in 20 s).
+   */
+  counted?: string;
 }
 
 /** What the route's handlers share, per server. */
@@ -131,7 +137,9 @@ class RateLimitedError extends Error {
  * 403/404/413/415/429 close the connection without reading the rest of the body; every request
  * must arrive within requestTimeoutMs (http-server.ts); refusals are logged as counts
  * (refusal-log.ts).
- * GET /healthz: the process is up. GET /readyz: the database answers.
+ * GET /healthz: the process is up. GET /readyz: the database answers. /metrics is not here: it
+ * is served on its own address (INSIGHTS_METRICS_HOST/PORT, loopback by default), never to the
+ * internet the webhooks come from.
  */
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
   const logger = options.logger.child({ component: 'webhooks' });
@@ -174,6 +182,7 @@ function createApp(options: WebhookServerOptions, logger: Logger, persistTimeout
         requestTimeoutMs,
         // An answer may wait persistTimeoutMs for its commit with the socket silent.
         idleTimeoutMs: persistTimeoutMs + requestTimeoutMs,
+        maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
       }),
     loggerInstance: logger,
     // Fastify's own request lines carry the URL, and with it the token: onResponse logs instead.
@@ -183,6 +192,10 @@ function createApp(options: WebhookServerOptions, logger: Logger, persistTimeout
     onConstructorPoisoning: 'error',
     trustProxy: trustedProxy.length > 0 ? [...trustedProxy] : false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A token too long for the router (414) or not valid percent-encoding (400): fastify's own
+    // answers echo the path, token included, and tell such a token from a wrong one. Neither is
+    // any source's token: the one answer of a wrong token.
+    frameworkErrors: (_error, _request, reply) => notFound(reply),
     // A malformed request line holds the URL too (err.rawPacket): logged by its code only.
     clientErrorHandler: (error: NodeJS.ErrnoException, socket: Socket) => {
       // Or one whose headers and body did not arrive within the request timeout: 408.
@@ -264,6 +277,9 @@ function logRequests(app: App, receiver: Receiver, refusals: RefusalLog, knownSo
     if (COUNTED_REFUSALS.has(status) || queueFull.has(request)) {
       refusals.count(queueFull.has(request) ? 'queue_full' : String(status), request.ip);
       logger.debug(line, 'request refused');
+    } else if (failure?.counted !== undefined) {
+      refusals.count(failure.counted, request.ip);
+      logger.debug({ ...line, ...failure.context }, failure.msg);
     } else if (failure !== undefined) {
       const log = status >= 500 && status !== 503 ? logger.error : logger.warn;
       log.call(logger, { ...line, ...failure.context }, failure.msg);
@@ -296,8 +312,6 @@ function handleErrors(app: App, logger: Logger, bodyLimit: number, knownSources:
 
 function addProbes(app: App, pool: pg.Pool, logger: Logger, readyTimeoutMs: number): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
-  // Counts only: no source name, token or body reaches a label (src/metrics/receiver-metrics.ts).
-  app.get('/metrics', async (_request, reply) => reply.type(METRICS_CONTENT_TYPE).send(await metricsText()));
   app.get('/readyz', async (_request, reply) => {
     try {
       await withTimeout(pool.query('select 1'), readyTimeoutMs, 'database did not answer');
@@ -405,13 +419,14 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
     }
     const context = { source: source.name, err: errorMessage(error) };
     if (classifyDatabaseError(error) === 'unavailable') {
-      // Logged once, by logRequests, with the request's line.
+      // Counted by logRequests, with the refusals; the request's own line at debug.
+      const abandoned = error instanceof DeliveryAbandonedError;
       receiver.failures.set(request, {
         context,
-        msg:
-          error instanceof DeliveryAbandonedError
-            ? 'delivery not stored in time; answered 503'
-            : 'delivery not stored: the database is unavailable; answered 503',
+        msg: abandoned
+          ? 'delivery not stored in time; answered 503'
+          : 'delivery not stored: the database is unavailable; answered 503',
+        counted: abandoned ? 'not_stored_in_time' : 'database_unavailable',
       });
       return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send({ error: 'unavailable' });
     }

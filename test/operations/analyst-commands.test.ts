@@ -53,7 +53,7 @@ describe('the analyst-facing commands', () => {
     const port = await new Promise<number>((resolve, reject) => {
       cli.child.stdout?.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
-        const found = /metrics: GET http:\/\/0\.0\.0\.0:(\d+)\/metrics/.exec(stdout);
+        const found = /metrics: GET http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(stdout);
         if (found) resolve(Number(found[1]));
       });
       cli.done.then((r) => reject(new Error(`schedule ended: ${r.code} ${r.stderr}`)));
@@ -61,6 +61,9 @@ describe('the analyst-facing commands', () => {
     try {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(response.status).toBe(200);
+      // Bound to loopback by default (INSIGHTS_METRICS_HOST), not every interface: another local
+      // address of the machine is refused.
+      await expect(fetch(`http://127.0.0.2:${port}/metrics`)).rejects.toThrow();
       const text = await response.text();
       const check = await promtoolCheck(text);
       expect(check, check.output).toEqual({ code: 0, output: '' });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -55,8 +55,8 @@ function shellCommands(): Command[] {
 function scheduledCommands(): Command[] {
   return codeBlocks(README)
     .filter((b) => b.lang === 'crontab' || b.lang === 'ini')
-    .flatMap((b) => [...b.body.matchAll(/npx insights-sync [^>&\n]*/g)])
-    .map((m) => ({ text: m[0].trim(), exports: [] }));
+    .flatMap((b) => [...b.body.matchAll(/bin\/insights-sync\.js [^>&\n]*/g)])
+    .map((m) => ({ text: `node ${m[0].trim()}`, exports: [] }));
 }
 
 /** Exported example values the tests replace: the warehouse and the service. */
@@ -69,26 +69,29 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
   'npm run typecheck': { file: '.ci/run', contains: 'npm run typecheck' },
   'npm run lint': { file: '.ci/run', contains: 'npm run lint' },
   'npm run demo': { file: 'test/operations/demo.test.ts', contains: "spawn('npm', ['run', 'demo']" },
-  'npx insights-sync demo --keep-running': {
+  'node bin/insights-sync.js demo --keep-running': {
     file: 'test/operations/demo.test.ts',
     contains: "startCli(['demo', '--keep-running']",
   },
   // Long-running: started, used and stopped by the tests of their own.
-  'npx insights-sync schedule': {
+  'node bin/insights-sync.js schedule': {
     file: 'test/reliability/lock-processes.trials.ts',
     contains: "startCli(['schedule', '--run-now']",
   },
-  'npx insights-sync serve': { file: 'test/webhooks/serve-command.test.ts', contains: "startCli(['serve']" },
+  'node bin/insights-sync.js serve': {
+    file: 'test/webhooks/serve-command.test.ts',
+    contains: "startCli(['serve']",
+  },
   // They write files: run with the same arguments by the report's own test, into a temporary directory.
-  'npx insights-sync report --out report.html': {
+  'node bin/insights-sync.js report --out report.html': {
     file: 'test/report/report-command.test.ts',
     contains: "runCli(['report', '--out', out], env)",
   },
-  'npx insights-sync report --out march.html --source shop --from 2026-03-01 --to 2026-03-31': {
+  'node bin/insights-sync.js report --out march.html --source shop --from 2026-03-01 --to 2026-03-31': {
     file: 'test/report/report-command.test.ts',
     contains: "['report', '--out', out, '--source', 'shop', '--from', '2026-03-01', '--to', '2026-03-31']",
   },
-  'npx insights-sync dbt-sources --out models/sources.yml': {
+  'node bin/insights-sync.js dbt-sources --out models/sources.yml': {
     file: 'test/operations/analyst-commands.test.ts',
     contains: "['dbt-sources', '--out', out]",
   },
@@ -138,6 +141,41 @@ function configVariables(): string[] {
   return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL|LOG_FORMAT)\b/g))].sort();
 }
 
+/**
+ * Every file an operator copies a command line from. The package is private and not on the public
+ * registry: `npx insights-sync` run outside the install folder (cron has no terminal to ask)
+ * would fetch and run whatever public package holds that name.
+ */
+const DOCUMENTED = [
+  'README.md',
+  '.env.example',
+  'Dockerfile',
+  'docker-compose.yml',
+  'scripts/docker-initdb/10-roles.sh',
+  ...readdirSync(`${ROOT}docs`)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+  // What the CLI itself tells the operator to run.
+  ...readdirSync(`${ROOT}src/cli`).map((name) => `src/cli/${name}`),
+];
+
+describe('documented command lines', () => {
+  it(`run the installed binary by its path, never through npx or npm exec (${DOCUMENTED.length} files)`, () => {
+    const found = DOCUMENTED.flatMap((file) =>
+      read(file)
+        .split('\n')
+        .flatMap((line, i) =>
+          /\bnpx\s+(?:-\S+\s+)*insights-sync\b|\bnpm\s+exec\s+(?!--no\b)(?:-\S+\s+)*insights-sync\b/.test(
+            line,
+          )
+            ? [`${file}:${i + 1}: ${line.trim()}`]
+            : [],
+        ),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
 describe('the README', () => {
   let t: TestDatabase;
   let sim: Simulator;
@@ -154,7 +192,7 @@ describe('the README', () => {
 
   it('every insights-sync command in it runs as written, in order, against a warehouse and the service', async () => {
     const commands = [...shellCommands(), ...scheduledCommands()].filter(
-      (c) => c.text.startsWith('npx insights-sync') && !(c.text in RUN_ELSEWHERE),
+      (c) => c.text.startsWith('node bin/insights-sync.js') && !(c.text in RUN_ELSEWHERE),
     );
     expect(commands.length).toBeGreaterThanOrEqual(6);
     // A test database and the simulator in place of the examples.
@@ -167,10 +205,10 @@ describe('the README', () => {
       const exports = command.exports.filter(
         (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
       );
-      // The sources, not the build (`npx insights-sync` runs dist/, which may be stale in a
-      // checkout): compiled-bin.trials.ts runs `npx insights-sync` on a fresh build, and
+      // The sources, not the build (`node bin/insights-sync.js` runs dist/, which may be stale in a
+      // checkout): compiled-bin.trials.ts runs `node bin/insights-sync.js` on a fresh build, and
       // test/reliability/package.trials.ts these very commands from the packed tarball.
-      const text = command.text.replace(/^npx insights-sync/, 'node bin/insights-sync-dev.js');
+      const text = command.text.replace(/^node bin\/insights-sync\.js/, 'node bin/insights-sync-dev.js');
       const result = await sh([...exports, text].join('\n'), env);
       expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
       if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });
@@ -183,7 +221,7 @@ describe('the README', () => {
   it('every other command in it is run by .ci/run or a test, or checked against docker-compose.yml', () => {
     const others = shellCommands()
       .map((c) => c.text)
-      .filter((c) => !c.startsWith('npx insights-sync') || c in RUN_ELSEWHERE);
+      .filter((c) => !c.startsWith('node bin/insights-sync.js') || c in RUN_ELSEWHERE);
     expect(others.length).toBeGreaterThan(5);
     for (const command of others) {
       if (DOCKER_ONLY.includes(command)) continue;
@@ -214,13 +252,13 @@ describe('the README', () => {
         ?.body.trim() ?? '';
     const fields = cron.split(/\s+/);
     expect(cronProblem(fields.slice(0, 5).join(' '), 'UTC')).toBeUndefined();
-    expect(cron).toContain('npx insights-sync sync --wait');
+    expect(cron).toContain('node bin/insights-sync.js sync --wait');
     expect(scheduledCommands().map((c) => c.text)).toEqual([
-      'npx insights-sync sync --wait',
-      'npx insights-sync sync --wait',
+      'node bin/insights-sync.js sync --wait',
+      'node bin/insights-sync.js sync --wait',
     ]);
     const systemd = codeBlocks(README).find((b) => b.lang === 'ini')?.body ?? '';
-    expect(systemd).toContain('ExecStart=/usr/bin/npx insights-sync sync --wait');
+    expect(systemd).toContain('ExecStart=/usr/bin/node /srv/insights-sync/bin/insights-sync.js sync --wait');
     expect(systemd).toMatch(/OnCalendar=\*-\*-\* 03:00:00/);
   });
 
@@ -251,7 +289,7 @@ describe('the README', () => {
     expect(fromExample).toEqual(defaults);
   });
 
-  it('docker-compose.yml runs postgres, the scheduler and the webhook receiver from .env', () => {
+  it('docker-compose.yml runs postgres, the scheduler and the webhook receiver, each handed only the variables of .env it uses', () => {
     const compose = parseYaml(read('docker-compose.yml'), { merge: true }) as {
       services: Record<
         string,
@@ -283,7 +321,8 @@ describe('the README', () => {
     expect(webhooks?.command).toEqual(['serve']);
     for (const service of [migrate, scheduler, webhooks, worker]) {
       expect(service?.build).toBe('.');
-      expect(service?.env_file?.[0]?.path).toBe('.env');
+      // Never the whole .env: each service is handed the variables it uses, by name.
+      expect(service?.env_file).toBeUndefined();
       expect(service?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
       // docker stop waits longer than the default grace period before SIGKILL.
       expect(Number.parseInt(service?.stop_grace_period ?? '0', 10) * 1000).toBeGreaterThan(25_000);
@@ -307,6 +346,44 @@ describe('the README', () => {
         /^insights_(owner|sync|serve)$/,
       );
     }
+    // What each service is handed: settings of the tool only, and no secret it does not use.
+    const known = new Set(configVariables());
+    const secrets = (name: string) => {
+      const text = JSON.stringify(compose.services[name]?.environment ?? {});
+      return [...text.matchAll(/\$\{(\w*PASSWORD)|"(\w*(?:API_KEY|TOKEN|PII_KEY))"/g)].map(
+        (m) => m[1] ?? m[2],
+      );
+    };
+    for (const name of ['migrate', 'scheduler', 'worker', 'webhooks']) {
+      for (const variable of Object.keys(compose.services[name]?.environment ?? {}))
+        expect(known.has(variable), `${name}: ${variable} is no setting of the tool`).toBe(true);
+    }
+    expect(secrets('migrate')).toEqual(['INSIGHTS_OWNER_PASSWORD']);
+    expect(secrets('scheduler').sort()).toEqual([
+      'INSIGHTS_API_KEY',
+      'INSIGHTS_PII_KEY',
+      'INSIGHTS_SYNC_PASSWORD',
+    ]);
+    expect(secrets('worker').sort()).toEqual([
+      'INSIGHTS_API_KEY',
+      'INSIGHTS_PII_KEY',
+      'INSIGHTS_SYNC_PASSWORD',
+    ]);
+    // The internet-facing receiver: its database URL, its token, the pii key; nothing else secret.
+    expect(secrets('webhooks').sort()).toEqual([
+      'INSIGHTS_PII_KEY',
+      'INSIGHTS_SERVE_PASSWORD',
+      'INSIGHTS_WEBHOOK_TOKEN',
+    ]);
+    for (const variable of [
+      'INSIGHTS_WEBHOOK_TOKEN',
+      'INSIGHTS_PII',
+      'INSIGHTS_PII_KEY',
+      'INSIGHTS_SOURCE_NAME',
+    ])
+      expect(webhooks?.environment, variable).toHaveProperty(variable);
+    for (const variable of ['INSIGHTS_API_URL', 'INSIGHTS_API_KEY', 'INSIGHTS_SCHEDULE'])
+      expect(scheduler?.environment, variable).toHaveProperty(variable);
     // migrate, then the receiver's grants, run once and in order before the services that need them.
     expect(migrate?.restart).toBe('no');
     expect(grants?.restart).toBe('no');

@@ -59,6 +59,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_WEBHOOK_BODY_LIMIT', value: 'CANARY-262144', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED', value: 'CANARY-2000', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', value: 'CANARY-33554432', command: 'serve' },
+  { variable: 'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS', value: 'CANARY-256', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_RATE_LIMIT', value: 'CANARY-600', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_RETENTION_DAYS', value: 'CANARY-30', command: 'serve' },
   { variable: 'INSIGHTS_TRUSTED_PROXY', value: 'CANARY-proxy', command: 'serve' },
@@ -68,6 +69,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_PII_EXTRA_KEYS', value: 'CANARY,,x' },
   { variable: 'INSIGHTS_METRICS_FILE', value: 'CANARY-metrics.txt' },
   { variable: 'INSIGHTS_METRICS_PORT', value: 'CANARY-9464' },
+  { variable: 'INSIGHTS_METRICS_HOST', value: 'CANARY host' },
   // bin/launch.js sets no limit for a bad value, so that this refusal speaks.
   { variable: 'INSIGHTS_MAX_HEAP_MB', value: 'CANARY-128' },
   { variable: 'LOG_LEVEL', value: 'CANARY-verbose' },

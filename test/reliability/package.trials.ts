@@ -37,9 +37,9 @@ function readmeCommands(): { text: string; exports: string[] }[] {
 
 /** They run until stopped: test/operations runs them from the sources. */
 const LONG_RUNNING = [
-  'npx insights-sync schedule',
-  'npx insights-sync serve',
-  'npx insights-sync demo --keep-running',
+  'node bin/insights-sync.js schedule',
+  'node bin/insights-sync.js serve',
+  'node bin/insights-sync.js demo --keep-running',
 ];
 const PLACEHOLDERS = ['DATABASE_URL', 'INSIGHTS_API_URL', 'INSIGHTS_API_KEY'];
 
@@ -125,7 +125,7 @@ describe('the packed tarball, installed', () => {
 
   it('every README command that ends by itself runs as written from the installed binary', async () => {
     const commands = readmeCommands().filter(
-      (c) => c.text.startsWith('npx insights-sync') && !LONG_RUNNING.includes(c.text),
+      (c) => c.text.startsWith('node bin/insights-sync.js') && !LONG_RUNNING.includes(c.text),
     );
     expect(commands.length).toBeGreaterThanOrEqual(8);
     // The source is named as in the README's report example (`--source shop`).
@@ -142,7 +142,7 @@ describe('the packed tarball, installed', () => {
       const exports = command.exports.filter(
         (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
       );
-      const text = command.text.replace(/^npx insights-sync/, bin);
+      const text = command.text.replace(/^node bin\/insights-sync\.js/, bin);
       const result = await sh([...exports, text].join('\n'), work, env);
       expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
       if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });
