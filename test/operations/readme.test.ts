@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { type Env, loadConfig } from '../../src/config/config.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -206,9 +206,10 @@ describe('the README', () => {
         (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
       );
       // The sources, not the build (`node bin/insights-sync.js` runs dist/, which may be stale in a
-      // checkout): compiled-bin.trials.ts runs `node bin/insights-sync.js` on a fresh build, and
+      // checkout): the test run's transpiled CLI (test/helpers/test-cli-build.ts).
+      // compiled-bin.trials.ts runs `node bin/insights-sync.js` on a fresh build, and
       // test/reliability/package.trials.ts these very commands from the packed tarball.
-      const text = command.text.replace(/^node bin\/insights-sync\.js/, 'node bin/insights-sync-dev.js');
+      const text = command.text.replace(/^node bin\/insights-sync\.js/, `node '${inject('testCliBin')}'`);
       const result = await sh([...exports, text].join('\n'), env);
       expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
       if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });
