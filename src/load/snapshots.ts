@@ -6,7 +6,7 @@ import type { Heatmap } from '../schemas/heatmap.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
 import { dedupeByKey } from './dedupe.js';
 import { lockSourceSnapshots, recordVersions, VERSIONED_LISTS } from './snapshot-versions.js';
-import { type UpsertCounts, type UpsertSpec, upsertRows } from './upsert.js';
+import { stageRows, type UpsertCounts, type UpsertSpec, upsertRows, upsertStaged } from './upsert.js';
 
 export interface SnapshotLoad extends UpsertCounts {
   /** Rows marked removed_at now, on evidence. */
@@ -127,7 +127,7 @@ export async function loadTests(
           .set({ removed_at: sql<Date>`now()` })
           .where('source_id', '=', sourceId)
           .where('test_kind', '=', kind)
-          .where('test_id', 'in', absence.removed)
+          .where(sql<boolean>`test_id = any(${absence.removed}::text[])`)
           .where('removed_at', 'is', null)
           .returning('variant')
           .execute();
@@ -161,7 +161,8 @@ export async function loadTestResults(
     r.total,
     JSON.stringify(r),
   ]);
-  const counts = await upsertRows(trx, resultSpec, rows);
+  const staged = await stageRows(trx, resultSpec, rows);
+  const counts = await upsertStaged(trx, staged);
   const variants = items.map((r) => r.variant);
   const scope: Scope = {
     table: 'test_results',
@@ -170,37 +171,15 @@ export async function loadTestResults(
   };
   const revived = await markSeen(trx.db, scope, variants);
   const absence = await judgeAbsent(trx.db, scope, variants, evidence);
-  if (items.length > 0) {
-    await trx.db
-      .insertInto('test_result_history')
-      .values(
-        items.map((r) => ({
-          source_id: sourceId,
-          test_kind: kind,
-          test_id: testId,
-          variant: r.variant,
-          day,
-          complete: r.complete,
-          total: r.total,
-        })),
-      )
-      .onConflict((oc) =>
-        oc
-          .columns(['source_id', 'test_kind', 'test_id', 'variant', 'day'])
-          .doUpdateSet((eb) => ({
-            complete: eb.ref('excluded.complete'),
-            total: eb.ref('excluded.total'),
-            captured_at: sql<Date>`now()`,
-          }))
-          .where((eb) =>
-            eb.or([
-              eb('test_result_history.complete', '!=', eb.ref('excluded.complete')),
-              eb('test_result_history.total', '!=', eb.ref('excluded.total')),
-            ]),
-          ),
-      )
-      .execute();
-  }
+  // From the staged rows, not a VALUES list: 7 parameters a variant would pass PostgreSQL's
+  // 65,535 at about 9,000 variants.
+  await sql`
+    insert into test_result_history (source_id, test_kind, test_id, variant, day, complete, total)
+    select source_id, test_kind, test_id, variant, ${day}::date, complete, total from ${sql.id(staged.stage)}
+    on conflict (source_id, test_kind, test_id, variant, day) do update
+      set complete = excluded.complete, total = excluded.total, captured_at = now()
+      where test_result_history.complete <> excluded.complete
+         or test_result_history.total <> excluded.total`.execute(trx.db);
   return { ...counts, removed: absence.removed.length, revived, suspicious: absence.suspicious, conflicts };
 }
 

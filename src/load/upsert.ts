@@ -71,7 +71,28 @@ export async function upsertRows(
   options: UpsertOptions = {},
 ): Promise<UpsertCounts> {
   if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
-  const mode = options.mode ?? 'update';
+  return upsertStaged(trx, await stageRows(trx, spec, rows), options);
+}
+
+/** Rows of one table COPYed into its staging table, where any statement can join them. */
+export interface StagedRows {
+  spec: CheckedUpsertSpec;
+  /** The staging table's name (a temporary table of the transaction's connection). */
+  stage: string;
+  count: number;
+}
+
+/**
+ * COPYs rows into the table's staging table (emptied first if this transaction filled it
+ * already). A lookup keyed by the rows joins it: the statement's text then stays the same
+ * whatever the row count, where a literal list of keys would exceed PostgreSQL's stack depth or
+ * its 65,535 bind parameters on a busy day.
+ */
+export async function stageRows(
+  trx: LoadTransaction,
+  spec: CheckedUpsertSpec,
+  rows: readonly (readonly CopyValue[])[],
+): Promise<StagedRows> {
   const stage = `stage_${spec.table}`;
   // Lives as long as the connection, created once per connection; emptied at every commit or
   // rollback. Two round trips per table and window saved: the window's transaction is short.
@@ -86,8 +107,19 @@ export async function upsertRows(
   stagedIn.set(trx, used);
   if (used.has(stage)) await sql`delete from ${sql.id(stage)}`.execute(trx.db);
   used.add(stage);
-  await trx.copyRows(stage, spec.columns, rows);
+  if (rows.length > 0) await trx.copyRows(stage, spec.columns, rows);
+  return { spec, stage, count: rows.length };
+}
 
+/** The upsert of upsertRows, from rows stageRows has staged (and nothing has staged since). */
+export async function upsertStaged(
+  trx: LoadTransaction,
+  staged: StagedRows,
+  options: UpsertOptions = {},
+): Promise<UpsertCounts> {
+  const { spec, stage } = staged;
+  if (staged.count === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  const mode = options.mode ?? 'update';
   const cols = sql.join(spec.columns.map((c) => sql.id(c)));
   const stagedCols = sql.join(spec.columns.map((c) => sql.ref(`s.${c}`)));
   const keyMatch = sql.join(
@@ -146,7 +178,7 @@ export async function upsertRows(
       : { collisions: 0, withheld: 0 };
   return {
     ...counts,
-    unchanged: rows.length - counts.inserted - counts.updated - withheld,
+    unchanged: staged.count - counts.inserted - counts.updated - withheld,
     ...(spec.collisions ? { collisions } : {}),
   };
 }

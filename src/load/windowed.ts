@@ -9,7 +9,13 @@ import { dedupeByKey } from './dedupe.js';
 import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
 import { recordingKey, recordingRow, recordingSpec } from './recordings.js';
 import { surveyAnswerKey, surveyAnswerRow, surveyAnswerSpec } from './survey-answers.js';
-import { type CheckedUpsertSpec, type UpsertCounts, type UpsertOptions, upsertRows } from './upsert.js';
+import {
+  type CheckedUpsertSpec,
+  stageRows,
+  type UpsertCounts,
+  type UpsertOptions,
+  upsertStaged,
+} from './upsert.js';
 import {
   contradictedWebhookVisitors,
   loadVisitors,
@@ -71,13 +77,14 @@ export async function loadWindowItems<R extends WindowedResource>(
   const kept = suppressed.size === 0 ? items : items.filter((item) => !suppressed.has(idOf(item)));
   const deduped = dedupeByKey(kept, table.key);
   const rows = deduped.items.map((item) => table.row(sourceId, item));
+  const staged = await stageRows(trx, table.spec, rows);
   // Read before the rows change: webhook-only rows whose visitor the API's copy contradicts.
-  const contradicted = visitorOf ? await contradictedWebhookVisitors(trx, table.spec, rows) : [];
+  const contradicted = visitorOf ? await contradictedWebhookVisitors(trx, staged) : [];
   // Visitors first: rows then reference an existing visitor.
   const visitors = visitorOf
     ? await loadVisitors(trx, sourceId, deduped.items.map(visitorOf))
     : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
-  const counts = await upsertRows(trx, table.spec, rows, options);
+  const counts = await upsertStaged(trx, staged, options);
   await removeOrphanVisitors(trx, sourceId, contradicted);
   return {
     ...counts,

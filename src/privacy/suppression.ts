@@ -58,7 +58,8 @@ export async function suppressedVisitors(
     .selectFrom('suppressed_visitors')
     .select('visitor_id')
     .where('source_id', '=', sourceId)
-    .where('visitor_id', 'in', ids)
+    // One array parameter, not one per id: a window passes the visitors of all its items.
+    .where(sql<boolean>`visitor_id = any(${ids}::text[])`)
     .execute();
   return new Set(rows.map((row) => row.visitor_id));
 }

@@ -6,6 +6,7 @@ import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
 import type { PiiPolicy } from '../schemas/pii.js';
 import type { WindowedResource } from '../schemas/resources.js';
+import type { WindowMemory } from './window-memory.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
 export interface SyncContext {
@@ -17,6 +18,8 @@ export interface SyncContext {
   /** The share of invalid items a sound response may hold: a day fails only above it, on evidence (judgeInvalid). */
   maxInvalidShare: number;
   runId: number | null;
+  /** The byte budget the windows in flight share (src/sync/window-memory.ts). */
+  memory: WindowMemory;
   /** Aborted on shutdown: windows not yet started are skipped. */
   signal?: AbortSignal;
 }

@@ -38,6 +38,9 @@ export const RUN_HEARTBEAT_MS = 5_000;
 /** Six heartbeats missed: the planner is gone. */
 const RUN_ALIVE_SECONDS = 30;
 
+/** Of a sync_runs row: its planner beat within RUN_ALIVE_SECONDS (a queued run waiting for its jobs). */
+export const runBeating = sql<boolean>`coalesce(heartbeat_at >= now() - make_interval(secs => ${RUN_ALIVE_SECONDS}), false)`;
+
 /**
  * Ends as interrupted every run still marked running whose process is gone. Only for a caller
  * holding the warehouse lock (src/db/run-lock.ts): then the only runs in progress are queued runs

@@ -36,6 +36,7 @@ import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
+import { defaultWindowBudget, windowMemory } from './window-memory.js';
 
 export type SyncSettings = Pick<
   Config,
@@ -156,6 +157,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
     maxInvalidShare: deps.settings.maxInvalidShare,
     runId,
+    memory: windowMemory(defaultWindowBudget()),
     signal: deps.signal,
   };
   const makeClient =

@@ -16,6 +16,7 @@ import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
+import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
 
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their
@@ -29,6 +30,23 @@ export async function runWindow(
   day: DayString,
   plan: { today: DayString; startDay: DayString },
 ): Promise<WindowOutcome> {
+  // Admitted while what it will hold fits the run's byte budget (src/sync/window-memory.ts).
+  const lease = await ctx.memory.admit(`${source.name}/${resource}`);
+  try {
+    return await fetchAndStore(ctx, source, resource, day, plan, lease);
+  } finally {
+    lease.release();
+  }
+}
+
+async function fetchAndStore(
+  ctx: SyncContext,
+  source: SourceHandle,
+  resource: WindowedResource,
+  day: DayString,
+  plan: { today: DayString; startDay: DayString },
+  lease: WindowLease,
+): Promise<WindowOutcome> {
   const { today, startDay } = plan;
   const base = { source: source.name, resource, day };
   const log = ctx.logger.child({ source: source.name, resource, day });
@@ -36,6 +54,9 @@ export async function runWindow(
   try {
     const fetched = await fetchDay(source.client, resource, day, ctx.limits, source.knowledge[resource]);
     requests = fetched.requests;
+    await lease.holds(
+      HELD_PER_JSON_BYTE * (approxJsonBytes(fetched.onDay) + approxJsonBytes(fetched.otherDays)),
+    );
     const schema = windowedItemSchemas[resource];
     // Validated as served, then personal data hashed or dropped (the source's pii) before any write.
     const { valid, rejected } = protectPersonalData(validateItems(schema, fetched.onDay), source.pii);

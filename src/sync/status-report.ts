@@ -7,6 +7,7 @@ import { describeReading, type ServerReading } from '../extract/server-reading.j
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import type { RunSummary } from './outcomes.js';
+import { runBeating } from './run-log.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {
@@ -68,6 +69,10 @@ export interface StatusReport {
   runLock: LockHolder | null;
 }
 
+/** Why status shows a run marked running as interrupted. */
+export const RUN_GONE =
+  'its process ended without recording the end (killed, or out of memory): it holds no run lock and sends no heartbeat; the next run records it as interrupted';
+
 /** What `status` shows: per source and resource, and the last runs. */
 export async function statusReport(
   db: Kysely<Database>,
@@ -128,6 +133,7 @@ export async function statusReport(
       });
     }
   }
+  const runLock = await runLockHolder(db);
   const runs = await db
     .selectFrom('sync_runs')
     .select([
@@ -140,22 +146,28 @@ export async function statusReport(
       'from_day',
       'to_day',
       'summary',
+      runBeating.as('beating'),
     ])
     .orderBy('run_id', 'desc')
     .limit(lastRuns)
     .execute();
-  const runRows = runs.map((r) => ({
-    runId: r.run_id,
-    trigger: r.trigger,
-    status: r.status,
-    startedAt: r.started_at.toISOString(),
-    finishedAt: r.finished_at?.toISOString() ?? null,
-    durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
-    error: r.error,
-    fromDay: r.from_day,
-    toDay: r.to_day,
-    summary: r.summary as RunSummary | null,
-  }));
+  const runRows = runs.map((r) => {
+    // A run in progress holds the run lock, or (queued, waiting for its jobs) beats; one that
+    // does neither has a process that is gone: killed, or out of memory.
+    const gone = r.status === 'running' && !r.beating && runLock === null;
+    return {
+      runId: r.run_id,
+      trigger: r.trigger,
+      status: gone ? 'interrupted' : r.status,
+      startedAt: r.started_at.toISOString(),
+      finishedAt: r.finished_at?.toISOString() ?? null,
+      durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
+      error: gone ? RUN_GONE : r.error,
+      fromDay: r.from_day,
+      toDay: r.to_day,
+      summary: r.summary as RunSummary | null,
+    };
+  });
   const lastFinished = runRows.find((r) => r.status !== 'running');
   const healthy =
     resources.every((r) => r.failedWindows.length === 0) &&
@@ -167,7 +179,6 @@ export async function statusReport(
     now: webhookOptions.now ?? new Date(),
     confirmDays: webhookConfirmDays,
   });
-  const runLock = await runLockHolder(db);
   return { today, resources, runs: runRows, webhooks, webhookConfirmDays, healthy, runLock };
 }
 

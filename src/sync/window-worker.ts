@@ -20,6 +20,7 @@ import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
 import { openSlotSession, type SlotSession } from './source-slots.js';
+import { defaultWindowBudget, windowMemory } from './window-memory.js';
 import { type WindowJob, windowQueueName } from './window-queue.js';
 
 export interface WorkerDeps {
@@ -82,6 +83,8 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
   const runs = new Map<string, Promise<RunSourceState>>();
   const counts = { done: 0, failed: 0 };
+  // One budget for the worker's lanes: they share its heap.
+  const memory = windowMemory(defaultWindowBudget());
 
   await db
     .insertInto('queue_workers')
@@ -182,6 +185,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
           limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
           maxInvalidShare: deps.settings.maxInvalidShare,
           runId: data.runId,
+          memory,
         };
         outcome = await runWindow(ctx, handle, data.resource, data.day, {
           today: data.today,

@@ -4,7 +4,10 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireRunLock } from '../../src/db/run-lock.js';
 import { beatRun, interruptAbandonedRuns, interruptRun } from '../../src/sync/run-log.js';
+import { RUN_GONE, statusReport } from '../../src/sync/status-report.js';
+import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 describe('runs left running', () => {
@@ -61,5 +64,48 @@ describe('runs left running', () => {
     await interruptRun(t.db, mine, 'forced exit', { windows: 0 });
     expect(await statusOf(mine)).toBe('interrupted');
     expect(await statusOf(other)).toBe('running');
+  });
+});
+
+describe('status of a run marked running', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  const addRun = async (beat: boolean) =>
+    (
+      await t.db
+        .insertInto('sync_runs')
+        .values({ trigger: 'backfill', status: 'running', heartbeat_at: beat ? sql<Date>`now()` : null })
+        .returning('run_id')
+        .executeTakeFirstOrThrow()
+    ).run_id;
+  const shown = async (runId: number) => {
+    const report = await statusReport(t.db, '2026-03-01' as DayString);
+    return { run: report.runs.find((r) => r.runId === runId), healthy: report.healthy };
+  };
+
+  it('whose process is gone (no run lock, no heartbeat: killed, out of memory) is shown interrupted, and unhealthy', async () => {
+    const dead = await addRun(false);
+    expect(await shown(dead)).toMatchObject({
+      run: { status: 'interrupted', error: RUN_GONE },
+      healthy: false,
+    });
+    await t.db.deleteFrom('sync_runs').where('run_id', '=', dead).execute();
+  });
+
+  it('that holds the run lock, or beats (a queued run waiting for its jobs), is shown running', async () => {
+    const queued = await addRun(true);
+    expect((await shown(queued)).run?.status).toBe('running');
+    await t.db.deleteFrom('sync_runs').where('run_id', '=', queued).execute();
+    const underLock = await addRun(false);
+    const lock = await acquireRunLock({ url: t.url, schema: t.schema });
+    try {
+      expect((await shown(underLock)).run).toMatchObject({ status: 'running', error: null });
+    } finally {
+      await lock.release();
+    }
   });
 });

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import {
+  approxJsonBytes,
+  defaultWindowBudget,
+  type WindowLease,
+  windowMemory,
+} from '../../src/sync/window-memory.js';
+
+const MB = 1024 * 1024;
+
+/** Admits `key`, and records the lease once admitted (a pending admission stays undefined). */
+function admitted(memory: ReturnType<typeof windowMemory>, key: string) {
+  const state: { lease?: WindowLease } = {};
+  const done = memory.admit(key).then((lease) => {
+    state.lease = lease;
+    return lease;
+  });
+  return { state, done };
+}
+
+/** Lets every settled promise run its callbacks. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('windows go on while what they hold fits the byte budget', () => {
+  it('the first window of a key goes at once, holding nothing; the others of the key wait for its size', async () => {
+    const memory = windowMemory(40 * MB);
+    const scout = await memory.admit('s/feedback');
+    const second = admitted(memory, 's/feedback');
+    // Another key is not held up by a scout still waiting for its answers (a 429 storm, say).
+    const other = admitted(memory, 't/feedback');
+    await settle();
+    expect(second.state.lease).toBeUndefined();
+    expect(other.state.lease).toBeDefined();
+    await scout.holds(15 * MB);
+    await second.done;
+    // Estimated at 15 MB: the 15 MB of the first and the second fit, a third does not.
+    const third = admitted(memory, 's/feedback');
+    await settle();
+    expect(third.state.lease).toBeUndefined();
+    scout.release();
+    await third.done;
+  });
+
+  it('a window whose answers do not fit waits with them before it goes on', async () => {
+    const memory = windowMemory(40 * MB);
+    const a = await memory.admit('s/feedback');
+    const b = await memory.admit('s/survey');
+    await a.holds(30 * MB);
+    let bGoesOn = false;
+    const grown = b.holds(30 * MB).then(() => {
+      bGoesOn = true;
+    });
+    await settle();
+    expect(bGoesOn).toBe(false);
+    a.release();
+    await grown;
+  });
+
+  it('when every window in flight waits, the first goes on: a day above the budget loads alone', async () => {
+    const memory = windowMemory(40 * MB);
+    const a = await memory.admit('s/feedback');
+    const b = await memory.admit('s/survey');
+    await a.holds(10 * MB);
+    const bHolds = b.holds(35 * MB);
+    await settle();
+    // b waits for a; then a needs more than the budget and waits too. Nothing would free bytes
+    // now: the first to have asked, b, goes on; a goes on once b is done, alone.
+    const aHolds = a.holds(100 * MB);
+    await bHolds;
+    let aGoesOn = false;
+    void aHolds.then(() => {
+      aGoesOn = true;
+    });
+    await settle();
+    expect(aGoesOn).toBe(false);
+    b.release();
+    await aHolds;
+    a.release();
+  });
+
+  it('a scout that fails before its answers hands the scouting to the next window of its key', async () => {
+    const memory = windowMemory(40 * MB);
+    const scout = await memory.admit('s/recordings');
+    const next = admitted(memory, 's/recordings');
+    await settle();
+    expect(next.state.lease).toBeUndefined();
+    scout.release();
+    const lease = await next.done;
+    // It scouts in turn: nothing reserved, and the one after it waits for its size.
+    const after = admitted(memory, 's/recordings');
+    await settle();
+    expect(after.state.lease).toBeUndefined();
+    await lease.holds(1 * MB);
+    await after.done;
+  });
+
+  it('new windows wait in arrival order, and a release counts once', async () => {
+    const memory = windowMemory(40 * MB);
+    const learn = await memory.admit('s/feedback');
+    await learn.holds(15 * MB);
+    learn.release();
+    const windows = [0, 1, 2, 3].map(() => admitted(memory, 's/feedback'));
+    await settle();
+    expect(windows.map((w) => w.state.lease !== undefined)).toEqual([true, true, false, false]);
+    windows[0]?.state.lease?.release();
+    await settle();
+    expect(windows.map((w) => w.state.lease !== undefined)).toEqual([true, true, true, false]);
+    windows[0]?.state.lease?.release();
+    await settle();
+    expect(windows[3]?.state.lease).toBeUndefined();
+  });
+});
+
+describe('sizes', () => {
+  it('the JSON text of items, from a sample', () => {
+    const items = Array.from({ length: 1000 }, (_, i) => ({ id: i % 10, text: 'x'.repeat(90) }));
+    const exact = items.reduce((sum, item) => sum + JSON.stringify(item).length, 0);
+    expect(approxJsonBytes(items)).toBe(exact);
+    expect(approxJsonBytes([])).toBe(0);
+  });
+
+  it('the default budget is a share of the heap limit, bounded without one', () => {
+    expect(defaultWindowBudget(100 * MB)).toBe(40 * MB);
+    expect(defaultWindowBudget(4096 * MB)).toBe(256 * MB);
+  });
+});
