@@ -3,13 +3,14 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
-import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
+import { bookkeepingSchema, queueSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
 import { lockSourceSnapshots } from '../../src/load/snapshot-versions.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
 import { advanceWatermark } from '../../src/watermark/watermark.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
 /**
@@ -474,6 +475,140 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
       await sync.query('rollback').catch(() => {});
       await analyst.end();
       await sync.end();
+    }
+  });
+});
+
+const QUEUE = queueSchema(SCHEMA);
+
+/** Each role's attributes and every grant in the warehouse's schemas: what a trojan would change. */
+async function rightsSnapshot(roles: RolesDatabase): Promise<string> {
+  return withClient(roles.adminUrl, async (admin) => {
+    const attributes = await admin.query(
+      `select rolname, rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls
+         from pg_roles where rolname like $1 order by 1`,
+      [`%${roles.tag}`],
+    );
+    const grants = await admin.query(
+      `select n.nspname, c.relname, c.relowner::regrole::text as owner, c.relacl::text as acl
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = any($1) order by 1, 2`,
+      [[SCHEMA, BOOKKEEPING, QUEUE]],
+    );
+    return JSON.stringify([attributes.rows, grants.rows]);
+  });
+}
+
+/** The attack as the sync role could make it when it owned the queue schema: rename, view, function. */
+const QUEUE_TROJAN = (role: string) => [
+  `alter table ${QUEUE}.job rename to job_real`,
+  `create function ${QUEUE}.pwn() returns boolean language plpgsql as $$ begin execute 'alter role ${role} superuser'; return false; end $$`,
+  `create view ${QUEUE}.job as select * from ${QUEUE}.job_real union all select * from ${QUEUE}.job_real where ${QUEUE}.pwn()`,
+];
+
+describe('security: the trojan view in every schema the tool reads, the queue included', () => {
+  let roles: RolesDatabase;
+
+  beforeAll(async () => {
+    roles = await createRolesDatabase();
+    await withClient(roles.adminUrl, (admin) =>
+      admin.query(
+        `insert into ${SCHEMA}.sources (source_id, base_url) values ('main', 'http://127.0.0.1:1')`,
+      ),
+    );
+    // A queued run has created its source's queue: the queue's tables are there to be swapped.
+    await withClient(roles.url.sync, (client) =>
+      client.query(`select ${BOOKKEEPING}.create_window_queue('windows.main', '{"policy":"standard"}')`),
+    );
+  });
+  afterAll(() => roles?.drop());
+
+  it('as the sync, serve and analyst roles, 4 statements in each of the 3 schemas (rename a table, a view, a function, the table taken over): 36 of 36 refused; the runtime roles own nothing in any of them', async () => {
+    const tables: Record<string, string> = {
+      [SCHEMA]: 'feedback',
+      [BOOKKEEPING]: 'sync_windows',
+      [QUEUE]: 'job',
+    };
+    let refused = 0;
+    for (const role of ['sync', 'serve', 'analyst'] as const)
+      for (const [schema, table] of Object.entries(tables))
+        for (const statement of [
+          `alter table ${schema}.${table} rename to ${table}_real`,
+          `create view ${schema}.trojan_view as select 1 as x`,
+          `create function ${schema}.trojan() returns int language sql as $$ select 1 $$`,
+          `alter table ${schema}.${table} owner to current_user`,
+        ]) {
+          const outcome = await attempt(roles, role, statement);
+          expect(outcome, `${role}: ${statement}`).toMatch(/permission denied|must be owner/);
+          refused += 1;
+        }
+    expect(refused).toBe(36);
+    const owned = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ owner: string }>(
+        `select distinct r.rolname as owner from (
+           select relowner as o from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any($1)
+           union all select proowner from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any($1)
+           union all select typowner from pg_type t join pg_namespace n on n.oid = t.typnamespace where n.nspname = any($1)
+           union all select nspowner from pg_namespace where nspname = any($1)) x
+         join pg_roles r on r.oid = x.o`,
+        [[SCHEMA, BOOKKEEPING, QUEUE]],
+      ),
+    );
+    expect(owned.rows.map((r) => r.owner)).toEqual([roles.role.owner]);
+  });
+
+  it("the queue trojan as the sync role is refused at its first statement, and a superuser's status then leaves every role's rights unchanged", async () => {
+    const sync = await connect(roles.url.sync);
+    try {
+      await expect(sync.query(QUEUE_TROJAN(roles.role.sync)[0] ?? '')).rejects.toThrow(/must be owner/);
+    } finally {
+      await sync.end();
+    }
+    const before = await rightsSnapshot(roles);
+    const status = await runCli(
+      ['status'],
+      cliEnv({ DATABASE_URL: roles.adminUrl, INSIGHTS_SCHEMA: SCHEMA }),
+    );
+    expect(status.stderr).not.toMatch(/\n\s+at /);
+    expect([0, 1]).toContain(status.code);
+    expect(await rightsSnapshot(roles)).toBe(before);
+  });
+
+  it("control: with the queue schema the sync role's (the layout before), the trojan is built; a superuser's status refuses to read it in one line (exit 2) and the sync role stays no superuser, where a plain read of the queue makes it one", async () => {
+    await withClient(roles.adminUrl, async (admin) => {
+      await admin.query(`alter schema ${QUEUE} owner to ${roles.role.sync}`);
+      await admin.query(`alter table ${QUEUE}.job owner to ${roles.role.sync}`);
+    });
+    try {
+      await withClient(roles.url.sync, async (client) => {
+        for (const statement of QUEUE_TROJAN(roles.role.sync)) await client.query(statement);
+      });
+      const status = await runCli(
+        ['status'],
+        cliEnv({ DATABASE_URL: roles.adminUrl, INSIGHTS_SCHEMA: SCHEMA }),
+      );
+      expect(status.code, status.stderr).toBe(2);
+      expect(status.stderr).toMatch(
+        new RegExp(
+          `^insights-sync: schema ${QUEUE} is owned by ${roles.role.sync}, not by ${roles.role.owner}.*\\n$`,
+        ),
+      );
+      const isSuper = () =>
+        withClient(
+          roles.adminUrl,
+          async (admin) =>
+            (
+              await admin.query<{ s: boolean }>('select rolsuper as s from pg_roles where rolname = $1', [
+                roles.role.sync,
+              ])
+            ).rows[0]?.s,
+        );
+      expect(await isSuper()).toBe(false);
+      // What status read before it checked the owners: the queue's jobs.
+      await withClient(roles.adminUrl, (admin) => admin.query(`select count(*) from ${QUEUE}.job`));
+      expect(await isSuper()).toBe(true);
+    } finally {
+      await withClient(roles.adminUrl, (admin) => admin.query(`alter role ${roles.role.sync} nosuperuser`));
     }
   });
 });
