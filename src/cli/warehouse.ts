@@ -11,6 +11,7 @@ import {
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
+import { type LockWatch, watchLockWaits } from '../db/lock-watch.js';
 import { type MigrationState, migrateToLatest, migrationState } from '../db/migrator.js';
 import { assertTrustedOwners } from '../db/trusted-owners.js';
 import {
@@ -108,6 +109,10 @@ export async function usingWarehouse<T>(
   });
   const db = createDb(pool);
   const where = describeServer(url);
+  // A writing command that waits on another session's lock says so (a sync window held up by
+  // the webhook receiver's lock on feedback, for one).
+  const watch: LockWatch | undefined =
+    (options.access ?? 'write') === 'write' ? watchLockWaits(pool, url, logger) : undefined;
   try {
     try {
       // Bounded even without a statement timeout: `select 1` answers at once on a live server.
@@ -151,6 +156,7 @@ export async function usingWarehouse<T>(
       );
     throw error;
   } finally {
+    await watch?.stop();
     await db.destroy();
     await embedded?.stop();
   }

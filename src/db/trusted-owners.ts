@@ -44,7 +44,7 @@ export async function foreignObjects(db: Kysely<Database>, schema: string): Prom
       join pg_catalog.pg_roles r on r.oid = o.owner
       cross join warehouse w
      where o.owner <> w.owner and not r.rolsuper
-     order by o.schema, o.object`.execute(db);
+     order by o.object not like 'schema %', o.schema, o.object`.execute(db);
   return rows;
 }
 

@@ -24,6 +24,7 @@ import {
   windowQueueName,
 } from '../../src/sync/window-queue.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
+import { BOOKKEEPING_TABLES } from '../helpers/bookkeeping-tables.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { databaseServerUrl } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
@@ -190,6 +191,30 @@ describe('docs/roles.sql', () => {
       const health = await client.query('select * from sync_health');
       expect(health.rows.length).toBeGreaterThan(0);
     });
+  });
+
+  it('the bookkeeping tables grant SELECT to the roles that read them only: the sync role and the monitor each, the serve role what it checks, the analyst none', async () => {
+    const readers = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ role: string; tables: string[] }>(
+        `select r.role, coalesce(array_agg(c.relname::text order by c.relname)
+                  filter (where has_table_privilege(r.oid, c.oid, 'SELECT')), '{}'::text[]) as tables
+           from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          cross join (select oid, rolname as role from pg_roles where rolname = any($2)) r
+          where n.nspname = $1 and c.relkind = 'r'
+          group by r.role`,
+        [BOOKKEEPING, [roles.role.sync, roles.role.serve, roles.role.analyst, roles.role.monitor]],
+      ),
+    );
+    const byRole = Object.fromEntries(readers.rows.map((r) => [r.role, r.tables]));
+    expect(byRole[roles.role.sync]).toEqual([...BOOKKEEPING_TABLES]);
+    expect(byRole[roles.role.monitor]).toEqual([...BOOKKEEPING_TABLES]);
+    expect(byRole[roles.role.serve]).toEqual([
+      'kysely_migration',
+      'kysely_migration_lock',
+      'suppressed_visitors',
+      'webhook_events',
+    ]);
+    expect(byRole[roles.role.analyst]).toEqual([]);
   });
 
   it('a member of the monitor group runs status (it reads the bookkeeping), and changes nothing', async () => {
