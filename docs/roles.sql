@@ -8,13 +8,18 @@
 -- It creates five roles, none of them superuser, none with CREATEDB, CREATEROLE or REPLICATION:
 --   insights_owner    runs `insights-sync migrate` and nothing else. Owns the data schema
 --                     `insights`, the bookkeeping schema `insights_state` (the tool's own tables:
---                     runs, ledger, watermarks, rejects, webhook deliveries, locks, migrations)
---                     and every table and view the migrations create: the only role that runs DDL.
---   insights_sync     runs sync, backfill, schedule, forget and unforget: reads and writes the
---                     tables of the schema, stages rows in temporary tables, takes the run lock.
---                     Owns nothing.
+--                     runs, ledger, watermarks, rejects, webhook deliveries, locks, migrations),
+--                     the queue schema `insights_queue` (pg-boss's tables, which `migrate`
+--                     installs) and every table, view and function in them: the only role that
+--                     runs DDL.
+--   insights_sync     runs sync, backfill, schedule, worker, forget and unforget: reads and writes
+--                     the tables of the schemas, stages rows in temporary tables, takes the run
+--                     lock, creates a source's queue through the owner's create_window_queue().
+--                     Owns nothing, in any schema.
 --   insights_serve    runs serve and `webhooks replay` (internet-facing): writes the webhook
---                     deliveries and the rows they carry, reads what it checks. Owns nothing.
+--                     deliveries and the rows they carry, reads what it checks, takes the
+--                     suppression list's shared lock through the owner's share_suppression_lock().
+--                     Owns nothing; its lock waits and idle transactions are cut short (step 5).
 --   insights_analyst  read-only: SELECT on every table and view of the data schema, including
 --                     those later migrations add; no access to the bookkeeping schema (it reads
 --                     sync_health instead). A group: people and BI tools log in as members of it.
@@ -22,16 +27,19 @@
 --                     ledger, the runs, the watermarks). A group, member of insights_analyst: the
 --                     data team's logins that run the report or watch the loads join it.
 -- `status` and `report` only read: the owner, the sync role and members of insights_monitor
--- can run them.
+-- can run them (an analyst or the serve role is told so in one line). They refuse to read a
+-- warehouse whose schemas hold anything not owned by insights_owner (or a superuser).
 --
 -- Why no runtime role owns anything: the owner of a view decides what runs when someone reads
 -- it. A role that owned `sync_health` could replace it with a view that calls a function of its
 -- own, and that function would run with the rights of whoever reads the view, a superuser too.
--- The runtime roles (one of them reachable from the internet) can change rows, never code.
+-- The runtime roles (one of them reachable from the internet) can change rows, never code. The
+-- queue's schema is no exception: a sync role owning pg-boss's `job` table could rename it and put
+-- a view calling its function in its place, run by the next superuser's `status`.
 --
 -- Other names (or another INSIGHTS_SCHEMA): replace insights_owner, insights_sync,
--- insights_serve, insights_analyst, insights and insights_state (the schema: INSIGHTS_SCHEMA
--- followed by _state) in a copy of this file.
+-- insights_serve, insights_analyst, insights, insights_state and insights_queue (the schemas:
+-- INSIGHTS_SCHEMA followed by _state and _queue) in a copy of this file.
 --
 -- A warehouse set up with an earlier version of this file (one schema), as a superuser: create
 -- the bookkeeping schema and the monitor group as below (`create schema insights_state
@@ -40,6 +48,11 @@
 -- gives USAGE on the new schema to the roles that write them. Then the remaining lines that name
 -- insights_state or insights_monitor (USAGE for the monitor, the default privileges), and the
 -- create function of insights.grant_serve() again (as create or replace).
+-- Set up before the queue schema changed hands (the sync role owned insights_queue), as a
+-- superuser: `reassign owned by insights_sync to insights_owner;` (in this database: the sync
+-- role owns nothing here), then the queue part of step 2 and its default privileges in step 3
+-- below, then `insights-sync migrate` as the owner and `select insights.grant_serve()`. Until then
+-- `status` refuses, in one line, to read the queue, and the planner to create a queue.
 -- test/reliability/roles.test.ts runs this file as it is written (role names made unique).
 
 create role insights_owner login nosuperuser nocreatedb nocreaterole noreplication;
@@ -73,14 +86,13 @@ grant usage on schema insights to insights_sync, insights_serve, insights_analys
 create schema insights_state authorization insights_owner;
 revoke all on schema insights_state from public;
 grant usage on schema insights_state to insights_sync, insights_serve, insights_monitor;
--- The window queue's schema (pg-boss, `sync --queue` and `worker`, docs/scaling.md): the sync role
--- owns it, since pg-boss creates its tables on first use and a table per source's queue later.
--- It holds job data only (source, resource, day). The monitor reads it for `status`.
-create schema insights_queue authorization insights_sync;
+-- The window queue's schema (pg-boss, `sync --queue` and `worker`, docs/scaling.md): the owner's.
+-- `migrate` installs pg-boss's tables in it; a source's queue (a table pg-boss adds) is created by
+-- the owner's function create_window_queue(), which the sync role may run. It holds job data only
+-- (source, resource, day). The sync role reads and writes the jobs, the monitor reads them.
+create schema insights_queue authorization insights_owner;
 revoke all on schema insights_queue from public;
-grant usage on schema insights_queue to insights_monitor;
-alter default privileges for role insights_sync in schema insights_queue
-  grant select on tables to insights_monitor;
+grant usage on schema insights_queue to insights_sync, insights_monitor;
 
 -- 3. Rights on what the migrations create, given by the owner's default privileges: they apply
 -- to every table and view `insights_owner` creates in the schema, now and in later migrations.
@@ -99,6 +111,12 @@ alter default privileges for role insights_owner in schema insights_state
 alter default privileges for role insights_owner in schema insights_state
   grant usage on sequences to insights_sync, insights_serve;
 alter default privileges for role insights_owner in schema insights_state
+  grant select on tables to insights_monitor;
+-- The queue: the sync role plans runs and works windows (pg-boss's maintenance included: it
+-- archives and deletes old jobs), the monitor reads the jobs for `status`.
+alter default privileges for role insights_owner in schema insights_queue
+  grant select, insert, update, delete on tables to insights_sync;
+alter default privileges for role insights_owner in schema insights_queue
   grant select on tables to insights_monitor;
 -- The webhook receiver gets nothing by default: the grants below, after `migrate`.
 
@@ -122,8 +140,9 @@ begin
     insights.survey_answers, insights.visitors to insights_serve;
   grant delete on insights_state.webhook_events to insights_serve;
   -- The suppression list's lock: a delivery holds its one row FOR KEY SHARE while it checks the
-  -- list and writes (row locks need UPDATE; the row itself is never written).
-  grant select, update on insights_state.suppression_lock to insights_serve;
+  -- list and writes, through the owner's function. Not UPDATE on the table: it would let the
+  -- receiver take the row FOR UPDATE, or the table in any mode, and hold every sync up.
+  grant execute on function insights_state.share_suppression_lock() to insights_serve;
   -- What it checks before writing: the suppression list, and (for the schema check at start) the
   -- migrator's own tables.
   grant select on insights_state.suppressed_visitors, insights_state.kysely_migration,
@@ -132,7 +151,15 @@ end $$;
 alter function insights.grant_serve() owner to insights_owner;
 revoke all on function insights.grant_serve() from public;
 
--- 5. Passwords (psql: \password insights_owner, and so on), then:
+-- 5. The receiver is reachable from the internet: whatever it holds, it holds for seconds. It
+-- still has UPDATE on the rows it writes (sources, feedback, ...), and so may LOCK those tables:
+-- a sync window waiting on such a lock says so in its log after a few seconds. These are its
+-- defaults (a session may change them: they bound a stuck receiver, not an attacker holding
+-- its password, which the log line shows).
+alter role insights_serve set lock_timeout = '10s';
+alter role insights_serve set idle_in_transaction_session_timeout = '15s';
+
+-- 6. Passwords (psql: \password insights_owner, and so on), then:
 --   migrate:                     DATABASE_URL=postgres://insights_owner:<password>@host:5432/warehouse
 --   sync, backfill, schedule:    DATABASE_URL=postgres://insights_sync:<password>@host:5432/warehouse
 --   serve, webhooks replay:      DATABASE_URL=postgres://insights_serve:<password>@host:5432/warehouse

@@ -17,6 +17,8 @@ import * as provisionalDays from './0016-provisional-days.js';
 import * as queue from './0017-queue.js';
 import * as runHeartbeat from './0018-run-heartbeat.js';
 import * as requestBudgets from './0019-request-budgets.js';
+import * as ownerFunctions from './0020-owner-functions.js';
+import * as bookkeepingReaders from './0021-bookkeeping-readers.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -41,4 +43,6 @@ export const migrations: Record<string, Migration> = {
   '0017-queue': queue,
   '0018-run-heartbeat': runHeartbeat,
   '0019-request-budgets': requestBudgets,
+  '0020-owner-functions': ownerFunctions,
+  '0021-bookkeeping-readers': bookkeepingReaders,
 };

@@ -11,7 +11,9 @@ import {
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
+import { type LockWatch, watchLockWaits } from '../db/lock-watch.js';
 import { type MigrationState, migrateToLatest, migrationState } from '../db/migrator.js';
+import { assertTrustedOwners } from '../db/trusted-owners.js';
 import {
   CliError,
   CommandFailedError,
@@ -108,6 +110,10 @@ export async function usingWarehouse<T>(
   });
   const db = createDb(pool);
   const where = describeServer(url);
+  // A writing command that waits on another session's lock says so (a sync window held up by
+  // the webhook receiver's lock on feedback, for one).
+  const watch: LockWatch | undefined =
+    (options.access ?? 'write') === 'write' ? watchLockWaits(pool, url, logger) : undefined;
   try {
     try {
       // Bounded even without a statement timeout: `select 1` answers at once on a live server.
@@ -121,8 +127,10 @@ export async function usingWarehouse<T>(
         { cause: error },
       );
     }
-    const applied = await migrateFor(db, config.schema, options.access ?? 'write', where);
+    const access = options.access ?? 'write';
+    const applied = await migrateFor(db, config.schema, access, where);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    if (access === 'read') await assertTrustedOwners(db, config.schema);
     return await fn({
       pool,
       db,
@@ -133,6 +141,13 @@ export async function usingWarehouse<T>(
       applied,
     });
   } catch (error) {
+    // A role that may not read what the command reads (docs/roles.sql says who may): one line.
+    if (options.access === 'read' && (error as { code?: unknown }).code === INSUFFICIENT_PRIVILEGE)
+      throw new CliError(
+        `database user ${userOf(url)} may not read what this command reads (${errorMessage(error)}): run it as the owner, the sync role or a member of insights_monitor (docs/roles.sql)`,
+        {},
+        { cause: error },
+      );
     // A statement beyond its timeout, or a connection that did not open: one line, exit code 5.
     if (!(error instanceof InsightsError) && isDatabaseTimeout(error))
       throw new DatabaseUnavailableError(
@@ -142,6 +157,7 @@ export async function usingWarehouse<T>(
       );
     throw error;
   } finally {
+    await watch?.stop();
     await db.destroy();
     await embedded?.stop();
   }
@@ -209,6 +225,17 @@ function embeddedStartError(dataDir: string, error: unknown): Error {
     {},
     options,
   );
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/** The user of a connection string, never its password. */
+function userOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).username) || 'of DATABASE_URL';
+  } catch {
+    return 'of DATABASE_URL';
+  }
 }
 
 /** host:port/database of a connection string: names the server, never the user or password. */

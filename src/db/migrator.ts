@@ -1,6 +1,6 @@
 import { type Kysely, type MigrationResultSet, Migrator, sql } from 'kysely';
 import { migrations } from '../../migrations/index.js';
-import { bookkeepingSchema, MIGRATION_TABLES } from './bookkeeping.js';
+import { bookkeepingSchema, MIGRATION_TABLES, queueSchema } from './bookkeeping.js';
 import type { Database } from './database.js';
 
 export interface MigrationOutcome {
@@ -30,7 +30,16 @@ export async function migrateToLatest(db: Kysely<Database>, schema: string): Pro
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const applied = (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-  return result.error === undefined ? { applied } : { applied, error: result.error };
+  if (result.error !== undefined) return { applied, error: result.error };
+  try {
+    // The window queue's tables are pg-boss's to version, installed by the owner (queue-schema.ts).
+    await ensureSchema(db, queueSchema(schema));
+    const { installQueueSchema } = await import('./queue-schema.js');
+    await installQueueSchema(db, schema);
+  } catch (error) {
+    return { applied, error };
+  }
+  return { applied };
 }
 
 /**

@@ -29,12 +29,17 @@ export interface ListedSuppression extends Suppression {
   forgottenAt: Date;
 }
 
-/** Locks the one row of suppression_lock; a warehouse without it would silently lock nothing. */
+/**
+ * Locks the one row of suppression_lock; a warehouse without it would silently lock nothing.
+ * Writers take their shared lock through the owner's function (migration 0020): the receiver then
+ * needs no UPDATE on the table, which would let it take the row FOR UPDATE or lock the table.
+ */
 async function lockRow(db: Kysely<Database>, strength: 'key share' | 'update'): Promise<void> {
-  const locked = await sql<{ id: boolean }>`select id from suppression_lock for ${sql.raw(strength)}`.execute(
-    db,
-  );
-  if (locked.rows.length !== 1)
+  const locked =
+    strength === 'key share'
+      ? (await sql<{ n: number }>`select share_suppression_lock() as n`.execute(db)).rows[0]?.n
+      : (await sql<{ id: boolean }>`select id from suppression_lock for update`.execute(db)).rows.length;
+  if (locked !== 1)
     throw new Error(
       'the row of suppression_lock is missing: run `insights-sync migrate` as the schema owner',
     );

@@ -43,7 +43,7 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
   return {
     async runWindows(plans: readonly PlannedWindow[], run: DispatchRun): Promise<WindowOutcome[]> {
       const sources = [...new Set(plans.map((p) => p.handle.name))];
-      for (const source of sources) await ensureWindowQueue(boss, source, settings);
+      for (const source of sources) await ensureWindowQueue(boss, options.schema, source, settings);
       const jobs: WindowJob[] = plans.map((p) => ({
         runId: run.runId,
         source: p.handle.name,

@@ -42,12 +42,23 @@ export const HEARTBEAT_MS = 5_000;
 export const ALIVE_MS = 3 * HEARTBEAT_MS;
 const THROUGHPUT_MINUTES = 5;
 
+/**
+ * `migrate` installs pg-boss in every warehouse: the queue shows once a run has created a
+ * source's queue. Callers check first that its objects are the owner's (src/db/trusted-owners.ts).
+ */
 export async function queueStatus(db: Kysely<Database>, schema: string): Promise<QueueStatus | null> {
   const queueJobs = `"${queueSchema(schema)}".job`;
+  const queues = `"${queueSchema(schema)}".queue`;
   const installed = await sql<{
     found: boolean;
-  }>`select to_regclass(${queueJobs}) is not null as found`.execute(db);
+  }>`select to_regclass(${queueJobs}) is not null and to_regclass(${queues}) is not null as found`.execute(
+    db,
+  );
   if (installed.rows[0]?.found !== true) return null;
+  const used = await sql<{
+    found: boolean;
+  }>`select exists (select 1 from ${sql.raw(queues)}) as found`.execute(db);
+  if (used.rows[0]?.found !== true) return null;
   const workerRows = await db
     .selectFrom('queue_workers')
     .selectAll()

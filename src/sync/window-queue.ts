@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config/config.js';
-import { queueSchema } from '../db/bookkeeping.js';
-import { CONNECT_TIMEOUT_MS } from '../db/connection.js';
+import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
 import type { RunTrigger } from '../db/tables/bookkeeping.js';
-import { CliError } from '../errors.js';
+import { CliError, errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
@@ -51,10 +49,12 @@ export function windowPriority(trigger: RunTrigger, day: DayString): number {
 const SYNC_BAND = 1_000_000;
 
 /**
- * Opens pg-boss on the warehouse. It creates its schema on first use (migrate: true) and upgrades
- * it itself when pg-boss is upgraded: its tables are pg-boss's to version, so they are not in our
- * frozen migrations. `supervise` runs its maintenance (expiring jobs of dead workers, archiving)
- * every INSIGHTS_QUEUE_MAINTENANCE_SECONDS in whichever process gets there first.
+ * Opens pg-boss on the warehouse. Its tables are pg-boss's to version, so they are not in our
+ * frozen migrations: `migrate` installs and upgrades them, as the owner (src/db/queue-schema.ts),
+ * and this only checks they are there, at pg-boss's version (a runtime role owns nothing in the
+ * queue's schema, so it could not install them). `supervise` runs pg-boss's maintenance (expiring
+ * jobs of dead workers, archiving) every INSIGHTS_QUEUE_MAINTENANCE_SECONDS in whichever process
+ * gets there first.
  */
 export async function openQueue(
   url: string,
@@ -73,7 +73,7 @@ export async function openQueue(
     schema: name,
     application_name: 'insights-sync queue',
     max: 4,
-    migrate: true,
+    migrate: false,
     supervise: true,
     schedule: false,
     maintenanceIntervalSeconds: settings.queueMaintenanceSeconds,
@@ -82,62 +82,40 @@ export async function openQueue(
     retryLimit: settings.queueRetryLimit,
   });
   boss.on('error', (error) => logger.warn({ err: error.message }, 'queue error'));
-  await installIntoGivenSchema(url, name);
-  await boss.start();
+  try {
+    await boss.start();
+  } catch (error) {
+    await boss.stop({ graceful: false, wait: true }).catch(() => {});
+    // pg-boss's own words for a schema it is not installed in, or one at another version.
+    if (/not installed|requires migrations/.test(errorMessage(error)))
+      throw new CliError(
+        `the window queue's tables in schema ${name} are missing or of another pg-boss version: run insights-sync migrate as the schema owner`,
+        {},
+        { cause: error },
+      );
+    throw error;
+  }
   return boss;
 }
-
-/**
- * pg-boss installs its tables after a CREATE SCHEMA IF NOT EXISTS, which PostgreSQL refuses to a
- * role without CREATE on the database even when the schema is there. docs/roles.sql creates the
- * queue's schema for the sync role (which must own it: pg-boss adds a table per queue at run time),
- * so when the schema exists and pg-boss is not installed in it, its own construction plan runs
- * here without that one statement. Otherwise pg-boss installs or upgrades itself in start().
- */
-async function installIntoGivenSchema(url: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ schema: boolean; installed: boolean }>(
-      `select exists (select 1 from pg_namespace where nspname = $1) as schema,
-              to_regclass($2) is not null as installed`,
-      [name, `${client.escapeIdentifier(name)}.version`],
-    );
-    if (rows[0]?.schema !== true || rows[0]?.installed === true) return;
-    const plan = PgBoss.getConstructionPlans(name);
-    const withoutSchema = plan.replace(CREATE_SCHEMA, '');
-    if (withoutSchema === plan)
-      throw new Error(`pg-boss's construction plan has no ${CREATE_SCHEMA} statement`);
-    try {
-      await client.query(withoutSchema);
-    } catch (error) {
-      // Another process installed it first (the plan holds pg-boss's advisory lock): done.
-      const code = (error as { code?: unknown }).code;
-      if (code !== DUPLICATE_OBJECT && code !== DUPLICATE_TABLE) throw error;
-    }
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const CREATE_SCHEMA = /CREATE SCHEMA IF NOT EXISTS [^;]+;/;
-const DUPLICATE_OBJECT = '42710';
-const DUPLICATE_TABLE = '42P07';
 
 /** A source's queue, created once (pg-boss ignores a second create). */
 export async function ensureWindowQueue(
   boss: PgBoss,
+  schema: string,
   source: string,
   settings: QueueSettings,
 ): Promise<void> {
-  await boss.createQueue(windowQueueName(source), {
-    name: windowQueueName(source),
-    policy: 'standard',
-    retryLimit: settings.queueRetryLimit,
-    retryDelay: 0,
-    expireInSeconds: settings.queueExpireSeconds,
-  });
+  // Through the owner's function (migration 0020), not pg-boss's createQueue: a queue is a table
+  // of the queue schema, which no runtime role may create in.
+  await boss.getDb().executeSql(`select "${bookkeepingSchema(schema)}".create_window_queue($1, $2)`, [
+    windowQueueName(source),
+    {
+      policy: 'standard',
+      retryLimit: settings.queueRetryLimit,
+      retryDelay: 0,
+      expireInSeconds: settings.queueExpireSeconds,
+    },
+  ]);
 }
 
 /** Sends a run's windows as jobs; returns their ids in the order given. */

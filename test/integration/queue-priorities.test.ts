@@ -22,7 +22,7 @@ describe('priorities', () => {
     };
     const boss = await openQueue(t.url, t.schema, settings, silentLogger());
     try {
-      await ensureWindowQueue(boss, 'main', settings);
+      await ensureWindowQueue(boss, t.schema, 'main', settings);
       const job = (runId: number, day: string): WindowJob => ({
         runId,
         source: 'main',

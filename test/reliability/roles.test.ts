@@ -24,6 +24,8 @@ import {
   windowQueueName,
 } from '../../src/sync/window-queue.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
+import { BOOKKEEPING_TABLES } from '../helpers/bookkeeping-tables.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
 import { databaseServerUrl } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
@@ -191,6 +193,30 @@ describe('docs/roles.sql', () => {
     });
   });
 
+  it('the bookkeeping tables grant SELECT to the roles that read them only: the sync role and the monitor each, the serve role what it checks, the analyst none', async () => {
+    const readers = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ role: string; tables: string[] }>(
+        `select r.role, coalesce(array_agg(c.relname::text order by c.relname)
+                  filter (where has_table_privilege(r.oid, c.oid, 'SELECT')), '{}'::text[]) as tables
+           from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          cross join (select oid, rolname as role from pg_roles where rolname = any($2)) r
+          where n.nspname = $1 and c.relkind = 'r'
+          group by r.role`,
+        [BOOKKEEPING, [roles.role.sync, roles.role.serve, roles.role.analyst, roles.role.monitor]],
+      ),
+    );
+    const byRole = Object.fromEntries(readers.rows.map((r) => [r.role, r.tables]));
+    expect(byRole[roles.role.sync]).toEqual([...BOOKKEEPING_TABLES]);
+    expect(byRole[roles.role.monitor]).toEqual([...BOOKKEEPING_TABLES]);
+    expect(byRole[roles.role.serve]).toEqual([
+      'kysely_migration',
+      'kysely_migration_lock',
+      'suppressed_visitors',
+      'webhook_events',
+    ]);
+    expect(byRole[roles.role.analyst]).toEqual([]);
+  });
+
   it('a member of the monitor group runs status (it reads the bookkeeping), and changes nothing', async () => {
     const monitor = roles.as('monitor');
     expect((await statusReport(monitor.db, '2026-03-06')).resources.length).toBeGreaterThan(0);
@@ -200,7 +226,7 @@ describe('docs/roles.sql', () => {
     await expect(sql`delete from feedback`.execute(monitor.db)).rejects.toThrow(/permission denied/);
   });
 
-  it('as the sync role, a queued run installs pg-boss into the schema made for it (no CREATE on the database), sends and takes a job; the monitor reads the queue for status', async () => {
+  it('the owner installs pg-boss at migrate; as the sync role, a queued run creates its queue through the owner, sends and takes a job, and owns nothing; the monitor reads the queue for status', async () => {
     const settings = {
       sourceConcurrency: 2,
       queueExpireSeconds: 60,
@@ -209,7 +235,7 @@ describe('docs/roles.sql', () => {
     };
     const boss = await openQueue(roles.url.sync, SCHEMA, settings, silentLogger());
     try {
-      await ensureWindowQueue(boss, 'main', settings);
+      await ensureWindowQueue(boss, SCHEMA, 'main', settings);
       const [id] = await sendWindowJobs(
         boss,
         'backfill',
@@ -230,19 +256,49 @@ describe('docs/roles.sql', () => {
     } finally {
       await boss.stop({ graceful: false, wait: true });
     }
-    const owner = await withClient(roles.adminUrl, (admin) =>
-      admin.query<{ owner: string }>(
-        `select r.rolname as owner from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = $1`,
+    // The schema, pg-boss's tables, types and functions, and the source's queue (a table pg-boss
+    // added at run time): all the owner's.
+    const owners = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ owner: string; n: number }>(
+        `select r.rolname as owner, count(*)::int as n from (
+           select relowner as o from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1
+           union all select proowner from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = $1
+           union all select typowner from pg_type t join pg_namespace n on n.oid = t.typnamespace where n.nspname = $1
+           union all select nspowner from pg_namespace where nspname = $1) x
+         join pg_roles r on r.oid = x.o group by 1`,
         [queueSchema(SCHEMA)],
       ),
     );
-    expect(owner.rows).toEqual([{ owner: roles.role.sync }]);
+    expect(owners.rows.map((r) => r.owner)).toEqual([roles.role.owner]);
+    expect(owners.rows[0]?.n).toBeGreaterThan(10);
     const status = await queueStatus(roles.as('monitor').db, SCHEMA);
     expect(status?.sources.map((s) => s.source)).toEqual(['main']);
     await expect(
       sql`select count(*) from ${sql.id(queueSchema(SCHEMA), 'job')}`.execute(roles.as('analyst').db),
     ).rejects.toThrow(/permission denied/);
   });
+
+  it('status, once the queue is used, as each role the README names: the owner, the sync role and a monitor get the report with the queue; an analyst and the serve role one line saying who may (exit 2); never a stack trace', async () => {
+    const outcomes: Record<string, { code: number | null; stderr: string; queue: boolean }> = {};
+    for (const role of ['owner', 'sync', 'monitor', 'analyst', 'serve'] as const) {
+      const result = await runCli(
+        ['status', '--json'],
+        cliEnv({ DATABASE_URL: roles.url[role], INSIGHTS_SCHEMA: SCHEMA }),
+      );
+      expect(result.stderr, role).not.toMatch(/\n\s+at /);
+      const queue =
+        result.stdout === '' ? false : (JSON.parse(result.stdout) as { queue: unknown }).queue !== null;
+      outcomes[role] = { code: result.code, stderr: result.stderr, queue };
+    }
+    for (const role of ['owner', 'sync', 'monitor'])
+      expect(outcomes[role], role).toMatchObject({ code: expect.toBeOneOf([0, 1]), queue: true });
+    for (const role of ['analyst', 'serve'])
+      expect(outcomes[role]?.stderr, role).toMatch(
+        /^insights-sync: database user \w+ may not read what this command reads \(permission denied for [^)]*\): run it as the owner, the sync role or a member of insights_monitor \(docs\/roles\.sql\)\n$/,
+      );
+    expect(outcomes.analyst?.code).toBe(2);
+    expect(outcomes.serve?.code).toBe(2);
+  }, 120_000);
 
   it('tables a later migration creates get the same grants (the owner default privileges)', async () => {
     await sql`create table later_migration (x int)`.execute(roles.as('owner').db);

@@ -1,15 +1,20 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
-import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
+import { bookkeepingSchema, queueSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
 import { lockSourceSnapshots } from '../../src/load/snapshot-versions.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
 import { advanceWatermark } from '../../src/watermark/watermark.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
 /**
@@ -24,11 +29,12 @@ import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from '
  * test/reliability/pii-variants.test.ts; the report's CSP: test/report/report-browser.test.ts.
  */
 
-const ROLES: readonly RoleName[] = ['owner', 'sync', 'serve', 'analyst'];
+const ROLES: readonly RoleName[] = ['owner', 'sync', 'serve', 'analyst', 'monitor'];
 const BOOKKEEPING = bookkeepingSchema(SCHEMA);
+const QUEUE = queueSchema(SCHEMA);
 
 interface Row {
-  kind: 'select' | 'insert' | 'update' | 'delete' | 'ddl' | 'lock' | 'temp' | 'role';
+  kind: 'select' | 'insert' | 'update' | 'delete' | 'ddl' | 'lock' | 'temp' | 'role' | 'execute';
   statement: string;
   /** The roles for which it succeeds; it is refused for the others. */
   allowed: readonly RoleName[];
@@ -39,15 +45,30 @@ const MATRIX: readonly Row[] = [
   {
     kind: 'select',
     statement: 'select count(*) from feedback',
-    allowed: ['owner', 'sync', 'serve', 'analyst'],
+    allowed: ['owner', 'sync', 'serve', 'analyst', 'monitor'],
   },
-  { kind: 'select', statement: 'select count(*) from sync_health', allowed: ['owner', 'sync', 'analyst'] },
-  // The bookkeeping schema is not the analyst's (it reads sync_health): no USAGE on it.
-  { kind: 'select', statement: `select count(*) from ${BOOKKEEPING}.watermarks`, allowed: ['owner', 'sync'] },
+  {
+    kind: 'select',
+    statement: 'select count(*) from sync_health',
+    allowed: ['owner', 'sync', 'analyst', 'monitor'],
+  },
+  // The bookkeeping schema is not the analyst's (it reads sync_health): no USAGE on it, and no
+  // grant on its tables either. The monitor reads it for status.
+  {
+    kind: 'select',
+    statement: `select count(*) from ${BOOKKEEPING}.watermarks`,
+    allowed: ['owner', 'sync', 'monitor'],
+  },
   {
     kind: 'select',
     statement: `select count(*) from ${BOOKKEEPING}.kysely_migration`,
-    allowed: ['owner', 'sync', 'serve'],
+    allowed: ['owner', 'sync', 'serve', 'monitor'],
+  },
+  { kind: 'select', statement: `select count(*) from ${QUEUE}.job`, allowed: ['owner', 'sync', 'monitor'] },
+  {
+    kind: 'insert',
+    statement: `insert into ${QUEUE}.job (name, data) values ('windows.main', '{}')`,
+    allowed: ['owner', 'sync'],
   },
   {
     kind: 'insert',
@@ -109,6 +130,8 @@ const MATRIX: readonly Row[] = [
     allowed: ['owner'],
   },
   { kind: 'ddl', statement: 'create table public.matrix_table (x int)', allowed: [] },
+  { kind: 'ddl', statement: `alter table ${QUEUE}.job rename to job_real`, allowed: ['owner'] },
+  { kind: 'ddl', statement: `create view ${QUEUE}.matrix_view as select 1 as x`, allowed: ['owner'] },
   {
     kind: 'lock',
     statement: `lock table ${BOOKKEEPING}.run_lock in share update exclusive mode nowait`,
@@ -132,7 +155,34 @@ const MATRIX: readonly Row[] = [
   {
     kind: 'lock',
     statement: 'lock table feedback in access share mode nowait',
-    allowed: ['owner', 'sync', 'serve', 'analyst'],
+    allowed: ['owner', 'sync', 'serve', 'analyst', 'monitor'],
+  },
+  // What the receiver may still do, since it updates feedback: bounded by its
+  // idle_in_transaction_session_timeout, and a sync waiting on it says so (the trial below).
+  {
+    kind: 'lock',
+    statement: 'lock table feedback in access exclusive mode nowait',
+    allowed: ['owner', 'sync', 'serve'],
+  },
+  {
+    kind: 'lock',
+    statement: `select * from ${BOOKKEEPING}.suppression_lock for update nowait`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'lock',
+    statement: `lock table ${BOOKKEEPING}.suppression_lock in access exclusive mode nowait`,
+    allowed: ['owner', 'sync'],
+  },
+  {
+    kind: 'execute',
+    statement: `select ${BOOKKEEPING}.share_suppression_lock()`,
+    allowed: ['owner', 'sync', 'serve'],
+  },
+  {
+    kind: 'execute',
+    statement: `select ${BOOKKEEPING}.create_window_queue('windows.matrix', '{"policy":"standard"}')`,
+    allowed: ['owner', 'sync'],
   },
   {
     kind: 'lock',
@@ -166,6 +216,44 @@ const HOLD_ATTEMPTS: readonly string[] = [
   'select pg_advisory_lock(hashtext($$insights-sync$$), hashtext($$insights$$))',
 ];
 
+const SECURITY_DOC = fileURLToPath(new URL('../../docs/security.md', import.meta.url));
+const MATRIX_START =
+  '<!-- role-matrix: written by test/reliability/security.trials.ts (INSIGHTS_WRITE_DOCS=1 rewrites it) -->';
+const MATRIX_END = '<!-- /role-matrix -->';
+
+/** docs/security.md's role matrix: each statement, which roles it ran for, the counts per role. */
+function matrixSection(
+  outcomes: ReadonlyMap<string, boolean>,
+  counts: Record<string, { allowed: number; refused: number } | undefined>,
+): string {
+  const cell = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;
+  const lines = [
+    `| kind | statement | ${ROLES.join(' | ')} |`,
+    `|---|---|${ROLES.map(() => '---').join('|')}|`,
+    ...MATRIX.map(
+      (row) =>
+        `| ${row.kind} | ${cell(row.statement)} | ${ROLES.map((role) => (outcomes.get(`${role} ${row.statement}`) ? 'yes' : '—')).join(' | ')} |`,
+    ),
+    `| | **allowed / refused** (${MATRIX.length} statements) | ${ROLES.map((r) => `${counts[r]?.allowed} / ${counts[r]?.refused}`).join(' | ')} |`,
+  ];
+  return `${MATRIX_START}\n${lines.join('\n')}\n${MATRIX_END}`;
+}
+
+/** The section as the doc has it must be the one just run; INSIGHTS_WRITE_DOCS=1 writes it. */
+async function checkMatrixSection(section: string): Promise<void> {
+  const doc = readFileSync(SECURITY_DOC, 'utf8');
+  const start = doc.indexOf(MATRIX_START);
+  const end = doc.indexOf(MATRIX_END);
+  expect(start, 'docs/security.md has no role matrix section').toBeGreaterThanOrEqual(0);
+  const current = doc.slice(start, end + MATRIX_END.length);
+  if (process.env.INSIGHTS_WRITE_DOCS === '1' && current !== section)
+    writeFileSync(SECURITY_DOC, `${doc.slice(0, start)}${section}${doc.slice(end + MATRIX_END.length)}`);
+  else
+    expect(current, 'docs/security.md: rerun with INSIGHTS_WRITE_DOCS=1 and commit the section').toBe(
+      section,
+    );
+}
+
 /** A client of `url`, with the warehouse's search_path; the caller ends it. */
 async function connect(url: string, applicationName = 'insights-sync-tests'): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, application_name: applicationName });
@@ -195,11 +283,14 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
 
   beforeAll(async () => {
     roles = await createRolesDatabase();
-    // A source for the statements whose rows reference one.
+    // A source for the statements whose rows reference one, and its queue.
     await withClient(roles.adminUrl, (admin) =>
       admin.query(
         `insert into ${SCHEMA}.sources (source_id, base_url) values ('main', 'http://127.0.0.1:1')`,
       ),
+    );
+    await withClient(roles.url.sync, (client) =>
+      client.query(`select ${BOOKKEEPING}.create_window_queue('windows.main', '{"policy":"standard"}')`),
     );
   });
   afterAll(() => roles?.drop());
@@ -207,9 +298,11 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
   it(`each role, ${MATRIX.length} statements each (${MATRIX.length * ROLES.length} in all): allowed ones run, every other is refused`, async () => {
     const wrong: string[] = [];
     const counts = Object.fromEntries(ROLES.map((r) => [r, { allowed: 0, refused: 0 }]));
+    const outcomes = new Map<string, boolean>();
     for (const row of MATRIX) {
       for (const role of ROLES) {
         const outcome = await attempt(roles, role, row.statement);
+        outcomes.set(`${role} ${row.statement}`, outcome === 'ok');
         const expected = row.allowed.includes(role);
         const refused = /permission denied|must be owner|must be superuser|must have .*privilege/.test(
           outcome,
@@ -226,7 +319,8 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
     );
     // Every kind of statement is tried, and every runtime role is refused something of each kind
     // it does not need.
-    expect(new Set(MATRIX.map((r) => r.kind)).size).toBe(8);
+    expect(new Set(MATRIX.map((r) => r.kind)).size).toBe(9);
+    await checkMatrixSection(matrixSection(outcomes, counts));
   });
 
   it('the trojan view: as the sync, serve and analyst roles, 5 statements each (replace a view, a function in the schema or in pg_temp, alter a table or view): 14 of 15 refused, the 15th harmless; they own nothing', async () => {
@@ -476,4 +570,194 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
       await sync.end();
     }
   });
+});
+
+/** Each role's attributes and every grant in the warehouse's schemas: what a trojan would change. */
+async function rightsSnapshot(roles: RolesDatabase): Promise<string> {
+  return withClient(roles.adminUrl, async (admin) => {
+    const attributes = await admin.query(
+      `select rolname, rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls
+         from pg_roles where rolname like $1 order by 1`,
+      [`%${roles.tag}`],
+    );
+    const grants = await admin.query(
+      `select n.nspname, c.relname, c.relowner::regrole::text as owner, c.relacl::text as acl
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = any($1) order by 1, 2`,
+      [[SCHEMA, BOOKKEEPING, QUEUE]],
+    );
+    return JSON.stringify([attributes.rows, grants.rows]);
+  });
+}
+
+/** The attack as the sync role could make it when it owned the queue schema: rename, view, function. */
+const QUEUE_TROJAN = (role: string) => [
+  `alter table ${QUEUE}.job rename to job_real`,
+  `create function ${QUEUE}.pwn() returns boolean language plpgsql as $$ begin execute 'alter role ${role} superuser'; return false; end $$`,
+  `create view ${QUEUE}.job as select * from ${QUEUE}.job_real union all select * from ${QUEUE}.job_real where ${QUEUE}.pwn()`,
+];
+
+describe('security: the trojan view in every schema the tool reads, the queue included', () => {
+  let roles: RolesDatabase;
+
+  beforeAll(async () => {
+    roles = await createRolesDatabase();
+    await withClient(roles.adminUrl, (admin) =>
+      admin.query(
+        `insert into ${SCHEMA}.sources (source_id, base_url) values ('main', 'http://127.0.0.1:1')`,
+      ),
+    );
+    // A queued run has created its source's queue: the queue's tables are there to be swapped.
+    await withClient(roles.url.sync, (client) =>
+      client.query(`select ${BOOKKEEPING}.create_window_queue('windows.main', '{"policy":"standard"}')`),
+    );
+  });
+  afterAll(() => roles?.drop());
+
+  it('as the sync, serve and analyst roles, 4 statements in each of the 3 schemas (rename a table, a view, a function, the table taken over): 36 of 36 refused; the runtime roles own nothing in any of them', async () => {
+    const tables: Record<string, string> = {
+      [SCHEMA]: 'feedback',
+      [BOOKKEEPING]: 'sync_windows',
+      [QUEUE]: 'job',
+    };
+    let refused = 0;
+    for (const role of ['sync', 'serve', 'analyst'] as const)
+      for (const [schema, table] of Object.entries(tables))
+        for (const statement of [
+          `alter table ${schema}.${table} rename to ${table}_real`,
+          `create view ${schema}.trojan_view as select 1 as x`,
+          `create function ${schema}.trojan() returns int language sql as $$ select 1 $$`,
+          `alter table ${schema}.${table} owner to current_user`,
+        ]) {
+          const outcome = await attempt(roles, role, statement);
+          expect(outcome, `${role}: ${statement}`).toMatch(/permission denied|must be owner/);
+          refused += 1;
+        }
+    expect(refused).toBe(36);
+    const owned = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ owner: string }>(
+        `select distinct r.rolname as owner from (
+           select relowner as o from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any($1)
+           union all select proowner from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any($1)
+           union all select typowner from pg_type t join pg_namespace n on n.oid = t.typnamespace where n.nspname = any($1)
+           union all select nspowner from pg_namespace where nspname = any($1)) x
+         join pg_roles r on r.oid = x.o`,
+        [[SCHEMA, BOOKKEEPING, QUEUE]],
+      ),
+    );
+    expect(owned.rows.map((r) => r.owner)).toEqual([roles.role.owner]);
+  });
+
+  it("the queue trojan as the sync role is refused at its first statement, and a superuser's status then leaves every role's rights unchanged", async () => {
+    const sync = await connect(roles.url.sync);
+    try {
+      await expect(sync.query(QUEUE_TROJAN(roles.role.sync)[0] ?? '')).rejects.toThrow(/must be owner/);
+    } finally {
+      await sync.end();
+    }
+    const before = await rightsSnapshot(roles);
+    const status = await runCli(
+      ['status'],
+      cliEnv({ DATABASE_URL: roles.adminUrl, INSIGHTS_SCHEMA: SCHEMA }),
+    );
+    expect(status.stderr).not.toMatch(/\n\s+at /);
+    expect([0, 1]).toContain(status.code);
+    expect(await rightsSnapshot(roles)).toBe(before);
+  });
+
+  it("control: with the queue schema the sync role's (the layout before), the trojan is built; a superuser's status refuses to read it in one line (exit 2) and the sync role stays no superuser, where a plain read of the queue makes it one", async () => {
+    await withClient(roles.adminUrl, async (admin) => {
+      // A queue with a job: the view's function runs for each row read.
+      await admin.query(`insert into ${QUEUE}.job (name, data) values ('windows.main', '{}')`);
+      await admin.query(`alter schema ${QUEUE} owner to ${roles.role.sync}`);
+      await admin.query(`alter table ${QUEUE}.job owner to ${roles.role.sync}`);
+    });
+    try {
+      await withClient(roles.url.sync, async (client) => {
+        for (const statement of QUEUE_TROJAN(roles.role.sync)) await client.query(statement);
+      });
+      const status = await runCli(
+        ['status'],
+        cliEnv({ DATABASE_URL: roles.adminUrl, INSIGHTS_SCHEMA: SCHEMA }),
+      );
+      expect(status.code, status.stderr).toBe(2);
+      expect(status.stderr).toMatch(
+        new RegExp(
+          `^insights-sync: schema ${QUEUE} is owned by ${roles.role.sync}, not by ${roles.role.owner}.*\\n$`,
+        ),
+      );
+      const isSuper = () =>
+        withClient(
+          roles.adminUrl,
+          async (admin) =>
+            (
+              await admin.query<{ s: boolean }>('select rolsuper as s from pg_roles where rolname = $1', [
+                roles.role.sync,
+              ])
+            ).rows[0]?.s,
+        );
+      expect(await isSuper()).toBe(false);
+      // What status read before it checked the owners: the queue's jobs.
+      await withClient(roles.adminUrl, (admin) => admin.query(`select count(*) from ${QUEUE}.job`));
+      expect(await isSuper()).toBe(true);
+    } finally {
+      await withClient(roles.adminUrl, (admin) => admin.query(`alter role ${roles.role.sync} nosuperuser`));
+    }
+  });
+});
+
+describe('security: the webhook receiver cannot hold the syncs up unseen', () => {
+  let roles: RolesDatabase;
+  let sim: Simulator;
+  const today = todayUtc(new Date());
+  const from = addDays(today, -2);
+
+  beforeAll(async () => {
+    roles = await createRolesDatabase();
+    sim = await startSimulator({ seed: 5, from, to: today, cap: 4000 });
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    await roles?.drop();
+  });
+
+  it("the serve role's lock on feedback (ACCESS EXCLUSIVE, in a transaction left open) while a 2-day backfill runs as the sync role: the backfill says it waits, naming the serve role, and finishes once the receiver's idle transaction is ended (its idle_in_transaction_session_timeout)", async () => {
+    const serve = await connect(roles.url.serve);
+    let ended = false;
+    serve.on('error', () => {
+      ended = true;
+    });
+    try {
+      // The suppression list's row cannot be taken for update by it any more.
+      await serve.query('begin');
+      await expect(serve.query(`select * from ${BOOKKEEPING}.suppression_lock for update`)).rejects.toThrow(
+        /permission denied/,
+      );
+      await serve.query('rollback');
+      await serve.query('begin');
+      await serve.query(`lock table ${SCHEMA}.feedback in access exclusive mode`);
+      const backfill = await runCli(
+        ['backfill', '--from', from, '--to', addDays(today, -1), '--resources', 'feedback'],
+        cliEnv({
+          DATABASE_URL: roles.url.sync,
+          INSIGHTS_SCHEMA: SCHEMA,
+          INSIGHTS_API_URL: sim.url,
+          INSIGHTS_API_KEY: sim.apiKey,
+          INSIGHTS_SOURCE_NAME: 'main',
+          INSIGHTS_MAX_HEAP_MB: '0',
+        }),
+      );
+      expect(backfill.code, backfill.stderr).toBe(0);
+      const waits = `${backfill.stdout}${backfill.stderr}`
+        .split('\n')
+        .filter((line) => line.includes('waits on a lock held by another session'));
+      expect(waits.length, backfill.stderr).toBeGreaterThan(0);
+      expect(waits[0]).toContain(`"user":"${roles.role.serve}"`);
+      // The receiver's session was ended by the server, not by this test.
+      await expect(serve.query('select 1')).rejects.toThrow();
+      expect(ended).toBe(true);
+    } finally {
+      await serve.end().catch(() => {});
+    }
+  }, 120_000);
 });
