@@ -36,7 +36,7 @@ describe('concurrent windows', () => {
       expect(result.status).toBe('ok');
       expect(await warehouseItems(t, `round-${round}`)).toEqual(truthItems(sim.truth()));
     }
-  });
+  }, 90_000); // three 30-day syncs of six resources, beside other test files
 
   it('keeps at most INSIGHTS_CONCURRENCY requests in flight, across every source and resource', async () => {
     sim.setOptions({ latencyMs: 30 });

@@ -79,7 +79,7 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
       ),
     );
     expect(result.stderr).toContain('DATABASE_URL is not set: embedded PostgreSQL');
-  });
+  }, 120_000); // npm, tsx, initdb of a new cluster and a 30-day backfill, beside other test files
 
   it('runs again without error and changes nothing; with --keep-running, psql can connect until Ctrl+C', async () => {
     const demo = startCli(['demo', '--keep-running'], env);
@@ -87,7 +87,7 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     demo.child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
     });
-    await expect.poll(() => stdout, { timeout: 20_000, interval: 100 }).toContain('stays up until Ctrl+C');
+    await expect.poll(() => stdout, { timeout: 60_000, interval: 100 }).toContain('stays up until Ctrl+C');
     // The password is in its file, never in the output.
     const [, passwordFile = '', url = ''] =
       /PGPASSWORD="\$\(cat '([^']+)'\)" psql '([^']+)'/.exec(stdout) ?? [];
@@ -115,5 +115,5 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     const backfill = summaryRows(result.stdout, '2. Backfill');
     expect(backfill).toHaveLength(6);
     expect(backfill.map((row) => [row[4], row[5]])).toEqual(Array(6).fill(['0', '0']));
-  });
+  }, 90_000);
 });

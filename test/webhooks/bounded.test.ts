@@ -1,8 +1,5 @@
 import net from 'node:net';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { withClient } from '../../scripts/dev-database/admin.js';
-import { searchPath } from '../../src/db/bookkeeping.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
@@ -12,47 +9,16 @@ import {
   listen,
   MAIN_URL,
   OTHER_TOKEN,
+  post,
   postJson,
   receiver,
+  whileLocked,
 } from './webhook-helpers.js';
 
 /**
  * Issue 17, findings 1, 2 and 5: the receiver holds a bounded queue while PostgreSQL is slow,
  * closes slow and refused sockets without reading their bodies, and logs refusals as counts.
  */
-
-/** Runs `fn` while another session holds `webhook_events` locked; every insert into it waits. */
-async function whileLocked<T>(
-  t: TestDatabase,
-  fn: (waiting: () => Promise<number>) => Promise<T>,
-): Promise<T> {
-  return withClient(t.url, async (blocker: pg.Client) => {
-    await blocker.query(`set search_path = ${searchPath(t.schema)}`);
-    await blocker.query('begin');
-    await blocker.query('lock table webhook_events in exclusive mode');
-    const waiting = async () => {
-      const result = await blocker.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass
-           and database = (select oid from pg_database where datname = current_database())`,
-      );
-      return result.rows[0]?.n ?? 0;
-    };
-    try {
-      return await fn(waiting);
-    } finally {
-      await blocker.query('commit');
-    }
-  });
-}
-
-async function post(base: string, body: unknown): Promise<number> {
-  const response = await fetch(`${base}${MAIN_URL}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  }).catch(() => undefined);
-  return response?.status ?? 0;
-}
 
 interface RawOutcome {
   /** What the server answered, as text. */
@@ -200,76 +166,7 @@ describe('a bounded delivery queue while the database is slow', () => {
     );
   });
 
-  // 100 senders push about 400 MB/s through one process until the lock goes; on a loaded machine
-  // the drain after it can take longer than the default 30 s. A bound on memory, not on time.
-  const FLOOD_TIMEOUT_MS = 120_000;
-  it(
-    '100 senders of 200 KB bodies redelivering for 5 s against the locked table: memory stays bounded',
-    async () => {
-      const maxQueuedBytes = 8 * 1024 * 1024;
-      const app = receiver(t.pool, {
-        bodyLimit: 256 * 1024,
-        persistTimeoutMs: 1_000,
-        batching: { maxQueuedBytes },
-        maxConnectionsPerAddress: 1_024,
-      });
-      onTestFinished(() => app.close());
-      const base = await listen(app);
-      const rssBefore = process.memoryUsage().rss;
-      let rssMost = rssBefore;
-      let heldBytesMost = 0;
-      const sampler = setInterval(() => {
-        rssMost = Math.max(rssMost, process.memoryUsage().rss);
-        heldBytesMost = Math.max(heldBytesMost, app.deliveryStats().heldBytes);
-      }, 5);
-      onTestFinished(() => clearInterval(sampler));
-      const answers = new Map<number, number>();
-      const acknowledged = new Set<number>();
-      let next = 400_000;
-      const lockedUntil = Date.now() + 5_000;
-      // Each sender delivers one body until it is acknowledged (a redelivery 50 ms after a 503),
-      // then the next, as the service would; until the lock is gone and its last body is stored.
-      const sender = async () => {
-        while (Date.now() < lockedUntil) {
-          const id = next++;
-          const body = feedbackBody({ id, comment: 'x'.repeat(200_000) });
-          for (;;) {
-            const status = await post(base, body);
-            answers.set(status, (answers.get(status) ?? 0) + 1);
-            if (status === 200) break;
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          acknowledged.add(id);
-        }
-      };
-      let senders: Promise<unknown> | undefined;
-      await whileLocked(t, async () => {
-        senders = Promise.all(Array.from({ length: 100 }, sender));
-        await new Promise((resolve) => setTimeout(resolve, lockedUntil - Date.now()));
-        expect(acknowledged.size).toBe(0);
-      });
-      await senders;
-      clearInterval(sampler);
-      console.info(
-        `200 KB flood: answers ${JSON.stringify(Object.fromEntries(answers))}; held at most ` +
-          `${(heldBytesMost / 2 ** 20).toFixed(1)} MiB; RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ` +
-          `at most ${(rssMost / 2 ** 20).toFixed(0)} MiB (client and server in one process)`,
-      );
-      expect(heldBytesMost).toBeLessThanOrEqual(maxQueuedBytes);
-      expect([...answers.keys()].sort()).toEqual([200, 503]);
-      const stored = await t.db
-        .selectFrom('feedback')
-        .select('id')
-        .where('id', '>=', 400_000)
-        .orderBy('id')
-        .execute();
-      expect(stored.map((row) => row.id)).toEqual([...acknowledged].sort((a, b) => a - b));
-      // Node's heap and the client's own bodies included: far from issue 17's 1.2 GB.
-      expect(rssMost - rssBefore).toBeLessThan(512 * 2 ** 20);
-    },
-    FLOOD_TIMEOUT_MS,
-  );
-
+  // The flood of 100 senders of 200 KB bodies: bounded-flood.trials.ts.
   it('a delivery that times out waiting is dropped from the queue, never applied later', async () => {
     // One transaction at a time: the first delivery holds it, the others wait in the queue.
     const app = receiver(t.pool, { persistTimeoutMs: 1_000, batching: { maxConcurrent: 1 } });

@@ -3,7 +3,9 @@ import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { pino } from 'pino';
+import { withClient } from '../../scripts/dev-database/admin.js';
 import type { SourceConfig } from '../../src/config/config.js';
+import { searchPath } from '../../src/db/bookkeeping.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
 import type { FeedbackWebhook, SurveyWebhook } from '../../src/schemas/webhook.js';
 import {
@@ -128,4 +130,37 @@ export function capturingLogger(): { logger: Logger; lines: () => string } {
     },
   });
   return { logger: pino({ level: 'trace' }, sink), lines: () => text };
+}
+
+/** Runs `fn` while another session holds `webhook_events` locked; every insert into it waits. */
+export async function whileLocked<T>(
+  t: TestDatabase,
+  fn: (waiting: () => Promise<number>) => Promise<T>,
+): Promise<T> {
+  return withClient(t.url, async (blocker: pg.Client) => {
+    await blocker.query(`set search_path = ${searchPath(t.schema)}`);
+    await blocker.query('begin');
+    await blocker.query('lock table webhook_events in exclusive mode');
+    const waiting = async () => {
+      const result = await blocker.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks where not granted and relation = 'webhook_events'::regclass
+           and database = (select oid from pg_database where datname = current_database())`,
+      );
+      return result.rows[0]?.n ?? 0;
+    };
+    try {
+      return await fn(waiting);
+    } finally {
+      await blocker.query('commit');
+    }
+  });
+}
+
+export async function post(base: string, body: unknown): Promise<number> {
+  const response = await fetch(`${base}${MAIN_URL}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).catch(() => undefined);
+  return response?.status ?? 0;
 }
