@@ -185,6 +185,7 @@ describe('the tables of the report', () => {
       rating: 2,
       device: 'mobile',
       comment: 'Too SLOW to load',
+      commentChars: 16,
     };
     expect(commentMatches(comment, all, '')).toBe(true);
     expect(commentMatches(comment, all, ' slow ')).toBe(true);
