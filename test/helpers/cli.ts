@@ -19,15 +19,17 @@ export function cliEnv(extra: Record<string, string>): Record<string, string> {
   };
 }
 
+/** `cwd`: where the CLI reads its .env (the test's own directory when unset). */
 export function startCli(
   args: string[],
   env: Record<string, string>,
+  cwd?: string,
 ): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const done = collectOutput(child);
   return { child, done };
 }
 
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return startCli(args, env).done;
+export function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
+  return startCli(args, env, cwd).done;
 }
