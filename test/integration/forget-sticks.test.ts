@@ -21,7 +21,8 @@ import { capturingLogger, listen } from '../webhooks/webhook-helpers.js';
 const FROM = '2026-03-01';
 const TO = '2026-03-06';
 const NOW = new Date('2026-03-07T05:00:00.000Z');
-const PII_KEY = 'forget-sticks-pii-key-0123456789abcdef';
+// Random hex at the end: a guessable key (a digit sequence) is refused.
+const PII_KEY = 'forget-sticks-pii-key-7f3b9e21c4d8a6f05e2b1d9c';
 const TOKEN = 'forget-sticks-token-0123456789abcdef';
 
 const POLICIES: Record<string, PiiPolicy> = {
