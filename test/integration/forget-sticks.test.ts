@@ -30,7 +30,15 @@ const POLICIES: Record<string, PiiPolicy> = {
   hashed: { mode: 'hash', key: PII_KEY },
 };
 
-describe('forget sticks: a forgotten visitor is never stored again, by the sync or the webhook receiver', () => {
+/**
+ * Several tests start the CLI a few times: each start with a pii key loads the key's strength
+ * estimator (about 1 s of CPU), which on a busy machine took them past the default 30 s.
+ */
+const CLI_TEST_MS = 90_000;
+
+describe('forget sticks: a forgotten visitor is never stored again, by the sync or the webhook receiver', {
+  timeout: CLI_TEST_MS,
+}, () => {
   let t: TestDatabase;
   let sim: Simulator;
   let sources: SourceConfig[];
