@@ -64,7 +64,7 @@ export function exitCodeOf(rows: readonly CheckRow[]): number {
  */
 export async function runChecks(): Promise<CheckReport> {
   const rows: CheckRow[] = [];
-  const { config, problem, databaseInvalid } = loadForCheck();
+  const { config, problem, databaseInvalid, dotEnvWarning } = loadForCheck();
   rows.push(
     problem === undefined
       ? {
@@ -83,6 +83,7 @@ export async function runChecks(): Promise<CheckReport> {
     return report(rows);
   }
   const logger = createLogger(loggerOptions(config));
+  if (dotEnvWarning !== undefined) logger.warn(dotEnvWarning);
   const [database, api] = await Promise.all([
     databaseInvalid
       ? Promise.resolve(
@@ -122,18 +123,31 @@ function loadForCheck(): {
   problem: string | undefined;
   /** DATABASE_URL itself is invalid: the API is checked still, the database is not. */
   databaseInvalid: boolean;
+  /** .env is open to others (logged once there is a logger). */
+  dotEnvWarning?: string | undefined;
 } {
   let problem: string;
+  let dotEnvWarning: string | undefined;
   try {
-    loadDotEnv();
-    return { config: loadConfig({ requireSources: false }), problem: undefined, databaseInvalid: false };
+    dotEnvWarning = loadDotEnv();
+    return {
+      config: loadConfig({ requireSources: false }),
+      problem: undefined,
+      databaseInvalid: false,
+      dotEnvWarning,
+    };
   } catch (error) {
     if (!(error instanceof InsightsError)) throw error;
     problem = error.message;
   }
   const ignore = [...SCHEDULE_SETTINGS, ...SERVE_SETTINGS];
   try {
-    return { config: loadConfig({ requireSources: false, ignore }), problem, databaseInvalid: false };
+    return {
+      config: loadConfig({ requireSources: false, ignore }),
+      problem,
+      databaseInvalid: false,
+      dotEnvWarning,
+    };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     if (!error.problems.some((p) => p.variable === 'DATABASE_URL'))
@@ -141,7 +155,12 @@ function loadForCheck(): {
   }
   try {
     const env = { ...process.env, DATABASE_URL: undefined };
-    return { config: loadConfig({ env, requireSources: false, ignore }), problem, databaseInvalid: true };
+    return {
+      config: loadConfig({ env, requireSources: false, ignore }),
+      problem,
+      databaseInvalid: true,
+      dotEnvWarning,
+    };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     return { config: undefined, problem, databaseInvalid: true };

@@ -27,14 +27,16 @@ export interface CommandContextOptions {
  * value fails before any connection or request), then the logger.
  */
 export function commandContext(options: CommandContextOptions): CommandContext {
-  loadDotEnv();
+  const dotEnvWarning = loadDotEnv();
   const loaded = loadConfig({
     requireSources: options.requireSources,
     ignore: ignoredSettings(options),
     sourcesFor: options.serve === true ? 'webhooks' : 'api',
   });
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
-  return { config, logger: createLogger(loggerOptions(config)) };
+  const logger = createLogger(loggerOptions(config));
+  if (dotEnvWarning !== undefined) logger.warn(dotEnvWarning);
+  return { config, logger };
 }
 
 /** The settings a command does not use: neither read nor checked (a bad one breaks only its own command). */

@@ -37,13 +37,14 @@ export const ANALYST_QUERIES = [
 ] as const;
 
 export async function runDemo(options: { days: number; seed: number; keepRunning: boolean }): Promise<void> {
-  loadDotEnv();
+  const dotEnvWarning = loadDotEnv();
   const config = loadConfig({ requireSources: false });
   // The demo's own output is the story; only warnings and errors are logged.
   const logger = createLogger({
     ...loggerOptions(config),
     level: config.logLevel === 'info' ? 'warn' : config.logLevel,
   });
+  if (dotEnvWarning !== undefined) logger.warn(dotEnvWarning);
   const out = (text: string) => printOut(text);
   const today = todayUtc(new Date());
   const from = addDays(today, -(options.days - 1));

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError } from '../errors.js';
 
@@ -11,16 +11,37 @@ const ASSIGNMENT = /^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*=(.*)$/;
  * (Node's process.loadEnvFile keeps them). Node skips a line it cannot read without a word, so
  * the file is checked first: a malformed line ends the command (exit 2) naming the line, never
  * its content, which may hold a secret.
+ *
+ * Returns a warning for the caller to log once it has a logger when the file is open to users
+ * other than its owner (see looseModeWarning); undefined otherwise.
  */
-export function loadDotEnv(path = '.env'): void {
+export function loadDotEnv(path = '.env'): string | undefined {
   const file = resolve(path);
-  if (!existsSync(file)) return;
+  if (!existsSync(file)) return undefined;
   const problem = malformedLine(readFileSync(file, 'utf8'));
   if (problem !== undefined)
     throw new CliError(
       `${path} line ${problem}: expected KEY=value, a # comment or an empty line (the line is not shown: it may hold a secret)`,
     );
   process.loadEnvFile(file);
+  return looseModeWarning(file, statSync(file).mode);
+}
+
+/**
+ * .env holds the database passwords, the API key and the PII key: any permission for its group or
+ * others (mode & 077) gets a warning, the rule libpq applies to ~/.pgpass and ssh to a private
+ * key. Group access too: the group of a file made with the usual umask 022 is often a wide one
+ * (users, staff). A warning, not a refusal: the command still runs, as before. Windows has no
+ * such mode bits.
+ */
+export function looseModeWarning(
+  file: string,
+  mode: number,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  if (platform === 'win32' || (mode & 0o077) === 0) return undefined;
+  const octal = (mode & 0o777).toString(8).padStart(4, '0');
+  return `${file} is open to users other than its owner (mode ${octal}) and holds passwords and keys: run chmod 600 ${file}`;
 }
 
 /** The 1-based number of the first line that is not KEY=value, a comment or blank; else undefined. */

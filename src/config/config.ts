@@ -8,6 +8,7 @@ import { isHeaderValue } from '../schemas/header-value.js';
 import { normalizeKey, PII_MODES, type PiiMode, type PiiPolicy } from '../schemas/pii.js';
 import { daySchema } from '../schemas/timestamp.js';
 import { cronProblem } from '../time/cron-schedule.js';
+import { isStrongPiiKey, PII_KEY_EXPECTED } from './pii-key.js';
 
 /** One Website Insights account the tool reads from. */
 export interface SourceConfig {
@@ -591,47 +592,6 @@ function readPiiMode(raw: string | undefined, problems: ConfigProblem[]): { piiM
   if (parsed.success) return { piiMode: parsed.data };
   problems.push({ variable: 'INSIGHTS_PII', expected: `one of ${PII_MODES.join(', ')}` });
   return {};
-}
-
-/**
- * INSIGHTS_PII_KEY must be a random secret: with a guessable key anyone holding the warehouse can
- * hash a list of candidate e-mail addresses and read the hashed ones back. A key cannot be proven
- * random, so these checks only refuse the obviously weak ones (a word, a pattern, a repetition):
- * - 32 to 4096 characters;
- * - at least 10 different characters (`openssl rand -hex 32` has 16 symbols, and a 64-character
- *   hex key has fewer than 10 different ones about once in 10^12);
- * - from at least two classes of lower case, upper case, digits and others;
- * - not one block repeated (`Secret123!Secret123!...`);
- * - at least 128 bits by its own character frequencies (length x Shannon entropy per character):
- *   `openssl rand -hex 32` gives about 240 (never below 200 in 200,000 draws), `-base64 32` about
- *   215 (never below 180), `passwordpasswordpasswordpassword` 88.
- */
-const PII_KEY_MIN_LENGTH = 32;
-const PII_KEY_MAX_LENGTH = 4096;
-const PII_KEY_MIN_DISTINCT = 10;
-const PII_KEY_MIN_BITS = 128;
-const PII_KEY_EXPECTED = `a random secret such as \`openssl rand -hex 32\` or \`openssl rand -base64 32\` (${PII_KEY_MIN_LENGTH}-${PII_KEY_MAX_LENGTH} characters, at least ${PII_KEY_MIN_DISTINCT} different ones of at least two kinds among lower case, upper case, digits and symbols, no repeated block, at least ${PII_KEY_MIN_BITS} bits of entropy by character frequency), required when a source's pii is hash or drop`;
-
-/** Whether a pii key passes the checks above. Never logs or returns anything of the key. */
-export function isStrongPiiKey(key: string): boolean {
-  const chars = [...key];
-  if (chars.length < PII_KEY_MIN_LENGTH || chars.length > PII_KEY_MAX_LENGTH) return false;
-  const counts = new Map<string, number>();
-  for (const char of chars) counts.set(char, (counts.get(char) ?? 0) + 1);
-  if (counts.size < PII_KEY_MIN_DISTINCT) return false;
-  const kinds = new Set(
-    chars.map((char) =>
-      /[a-z]/.test(char) ? 'lower' : /[A-Z]/.test(char) ? 'upper' : /\d/.test(char) ? 'digit' : 'other',
-    ),
-  );
-  if (kinds.size < 2) return false;
-  for (let period = 1; period <= chars.length / 2; period++) {
-    if (chars.length % period === 0 && key === key.slice(0, period).repeat(chars.length / period))
-      return false;
-  }
-  let bits = 0;
-  for (const count of counts.values()) bits -= count * Math.log2(count / chars.length);
-  return bits >= PII_KEY_MIN_BITS;
 }
 
 /** Taken as given (not trimmed: it is a key); empty counts as unset. */

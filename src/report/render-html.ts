@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { BREAKDOWN_ROWS, markRuns } from './browser/report-view.js';
 import { PAGE_SCRIPT } from './page-script.generated.js';
-import type { DayMark, HealthRow, ReportData, VariantResult } from './report-data.js';
+import {
+  COMMENT_CHARS,
+  type DayMark,
+  type FeedbackComment,
+  type HealthRow,
+  type ReportData,
+  type VariantResult,
+} from './report-data.js';
 
 /**
  * The report as one self-contained HTML page: styles, Chart.js, the data (JSON) and the script
@@ -240,7 +247,7 @@ function commentsSection(data: ReportData): string {
       (c) => `<tr data-source="${escapeHtml(c.source)}" data-day="${escapeHtml(c.day)}">
         <td>${escapeHtml(shortTime(c.dt))}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
         <td>${escapeHtml(c.question ?? '')}</td><td class="n">${c.rating ?? ''}</td><td>${escapeHtml(c.device ?? '')}</td>
-        <td class="comment">${escapeHtml(c.comment)}</td></tr>`,
+        <td class="comment">${escapeHtml(c.comment)}${cutNote(c)}</td></tr>`,
     )
     .join('\n');
   const partial =
@@ -257,6 +264,13 @@ function commentsSection(data: ReportData): string {
   </table></div>
   <p class="note">The most recent first.${partial}</p>
 </section>`;
+}
+
+/** What the reader sees at the end of a comment cut at COMMENT_CHARS. */
+function cutNote(c: FeedbackComment): string {
+  if (c.commentChars <= COMMENT_CHARS) return '';
+  const count = (n: number) => n.toLocaleString('en-US');
+  return `<span class="cut">… (cut at ${count(COMMENT_CHARS)} of ${count(c.commentChars)} characters)</span>`;
 }
 
 function healthSection(rows: HealthRow[]): string {
@@ -407,6 +421,7 @@ tr.mark-failed td { background: var(--loss); }
 tr.mark-truncated td, tr.mark-open td { background: var(--warn); }
 tr.mark-not-loaded td { background: #eef0f3; }
 td.comment { white-space: pre-wrap; max-width: 420px; }
+td.comment .cut { color: var(--muted); font-style: italic; }
 td.url { word-break: break-all; max-width: 260px; }
 .scroll { max-height: 480px; overflow: auto; }
 button.csv { font: inherit; font-size: 12px; margin-top: 6px; }

@@ -130,7 +130,10 @@ export interface FeedbackComment {
   question: string | null;
   rating: number | null;
   device: string | null;
+  /** The comment, its first COMMENT_CHARS characters when longer. */
   comment: string;
+  /** The comment's whole length in characters, so the page can say it was cut. */
+  commentChars: number;
 }
 
 /** Feedback of one source and day on one page (url) or device. */
@@ -189,6 +192,13 @@ const QUESTIONS_SHOWN = 12;
 const DURATION_EDGES = [0, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 /** Comments embedded in the page, the most recent first: enough to read, small enough to open. */
 export const COMMENTS_SHOWN = 1000;
+/**
+ * Characters of a comment embedded in the page: a comment of the API is not bounded, and 167 of
+ * 200 KB made a 66 MB page (each is in the HTML table and in the data). 2,000 holds the comments
+ * people write (a few sentences) whole and keeps 1,000 of them at about 4 MB (20 MB if every
+ * character were one that both HTML and JSON escape).
+ */
+export const COMMENT_CHARS = 2000;
 /** Pages kept by name in the breakdown by URL; the others are summed up as OTHER_PAGES. */
 const URLS_SHOWN = 200;
 export const OTHER_PAGES = '(other pages)';
@@ -470,7 +480,11 @@ async function loadComments(
     .where('comment', '<>', '')
     .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)));
   const rows = await inRange
-    .select(['source_id', 'day', 'dt', 'url', 'question', 'rating', 'device', 'comment'])
+    .select(['source_id', 'day', 'dt', 'url', 'question', 'rating', 'device'])
+    .select([
+      sql<string>`left(comment, ${sql.lit(COMMENT_CHARS)})`.as('comment'),
+      sql<number>`char_length(comment)`.as('comment_chars'),
+    ])
     .orderBy('dt', 'desc')
     .orderBy('source_id')
     .orderBy('id', 'desc')
@@ -488,6 +502,7 @@ async function loadComments(
       rating: r.rating,
       device: r.device,
       comment: r.comment ?? '',
+      commentChars: r.comment_chars ?? 0,
     })),
   };
 }

@@ -17,20 +17,23 @@ export function cliEnv(extra: Record<string, string>): Record<string, string> {
   };
 }
 
+/** `cwd`: where the CLI reads its .env (the test's own directory when unset). */
 export function startCli(
   args: string[],
   env: Record<string, string>,
+  cwd?: string,
 ): { child: ChildProcess; done: Promise<CliResult> } {
   // The current sources, transpiled once for the run (test-cli-build.ts), as bin/insights-sync-dev.js
   // would run them through tsx in each process.
   const child = spawn(process.execPath, [inject('testCliBin'), ...args], {
     env,
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const done = collectOutput(child);
   return { child, done };
 }
 
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return startCli(args, env).done;
+export function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
+  return startCli(args, env, cwd).done;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type Env, isStrongPiiKey, loadConfig } from '../../src/config/config.js';
+import { type Env, loadConfig } from '../../src/config/config.js';
+import { isStrongPiiKey, passesCharacterChecks } from '../../src/config/pii-key.js';
 import { ConfigError } from '../../src/errors.js';
 import { protectPersonalData } from '../../src/privacy/pii.js';
 
@@ -110,15 +111,46 @@ describe('INSIGHTS_PII_KEY must carry real entropy', () => {
     for (const [name, key] of Object.entries(weak)) expect(refused(key), name).toBe(true);
   });
 
-  it('accepts openssl rand -hex 32 and -base64 32 output, every time (10,000 draws each)', () => {
+  it('refuses guessable keys: words, sequences, keyboard walks, a phrase, a placeholder', () => {
+    const guessable = {
+      'the finding: the alphabet and digits': 'abcdefghijklmnopqrstuvwxyz012345',
+      'the finding: the placeholder of a template': 'change-me-to-a-random-32-char-secret',
+      'a keyboard walk, row by row': 'qwertyuiopasdfghjklzxcvbnm123456',
+      'a keyboard walk, column by column': '1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik,',
+      'a keyboard walk, up the columns': 'zaq1xsw2cde3vfr4bgt5nhy6mju7,ki8',
+      'words, a year and a sequence': 'ThisIsMyVerySecretPiiKey!2026abc',
+      'a name of the tool and a year': 'insights-sync-pii-key-production-2026',
+      'l33t passwords': 'P@ssw0rd!P@ssw0rd!Welcome1Summer2024',
+    };
+    for (const [name, key] of Object.entries(guessable)) {
+      // Each passes the character checks alone: only the estimator refuses it.
+      expect(passesCharacterChecks(key), name).toBe(true);
+      expect(refused(key), name).toBe(true);
+    }
+  });
+
+  it('the character checks accept openssl rand -hex 32 and -base64 32 output, every time (10,000 draws each)', () => {
     for (let i = 0; i < 10_000; i++) {
-      expect(isStrongPiiKey(randomBytes(32).toString('hex'))).toBe(true);
-      expect(isStrongPiiKey(randomBytes(32).toString('base64'))).toBe(true);
+      expect(passesCharacterChecks(randomBytes(32).toString('hex'))).toBe(true);
+      expect(passesCharacterChecks(randomBytes(32).toString('base64'))).toBe(true);
+    }
+  });
+
+  it('accepts random keys as a whole, estimator included (20 draws of each form; 10,000 in pii-key.trials.ts)', () => {
+    const forms = {
+      'openssl rand -hex 32': () => randomBytes(32).toString('hex'),
+      'openssl rand -base64 32': () => randomBytes(32).toString('base64'),
+      'openssl rand -base64 24 (32 characters, the shortest allowed)': () =>
+        randomBytes(24).toString('base64'),
+    };
+    for (const [name, draw] of Object.entries(forms)) {
+      for (let i = 0; i < 20; i++) expect(isStrongPiiKey(draw()), name).toBe(true);
     }
     expect(refused(randomBytes(32).toString('base64'))).toBe(false);
     const config = loadConfig({ env: { ...SOURCE, INSIGHTS_PII: 'hash', INSIGHTS_PII_KEY: KEY }, now });
     expect(config.piiKey).toBe(KEY);
-  });
+    // About 50 ms of CPU a key: 60 of them take seconds on a busy machine.
+  }, 120_000);
 
   it('is checked whenever it is set, also under keep', () => {
     expect(problems({ ...SOURCE, INSIGHTS_PII_KEY: 'passwordpasswordpasswordpassword' })).toEqual([

@@ -97,6 +97,7 @@ describe('the report page', () => {
             rating: 1,
             device: HOSTILE,
             comment: HOSTILE,
+            commentChars: HOSTILE.length,
           },
         ],
         commentCount: 1,

@@ -185,6 +185,7 @@ describe('the tables of the report', () => {
       rating: 2,
       device: 'mobile',
       comment: 'Too SLOW to load',
+      commentChars: 16,
     };
     expect(commentMatches(comment, all, '')).toBe(true);
     expect(commentMatches(comment, all, ' slow ')).toBe(true);
@@ -272,5 +273,18 @@ describe('CSV', () => {
     expect(csvField('+15.55 to +19.26')).toBe("'+15.55 to +19.26");
     expect(csvField('+15.55 to +19.26', true)).toBe('+15.55 to +19.26');
     expect(toCsv([['=1+1', '+1 to +2']], (_, column) => column === 1)).toBe("'=1+1,+1 to +2\r\n");
+  });
+
+  it('keeps a formula after leading white space, and one with a fullwidth sign, as text', () => {
+    expect(csvField(' =HYPERLINK("https://evil.example")')).toBe('"\' =HYPERLINK(""https://evil.example"")"');
+    expect(csvField('\n=1+1')).toBe('"\'\n=1+1"');
+    expect(csvField('\u3000 @SUM(A1)')).toBe("'\u3000 @SUM(A1)");
+    for (const sign of ['＝', '＋', '－', '＠']) {
+      expect(csvField(`${sign}HYPERLINK("x")`)).toBe(`"'${sign}HYPERLINK(""x"")"`);
+      expect(csvField(` ${sign}1`)).toBe(`' ${sign}1`);
+    }
+    // Text that only contains a sign further on is no formula.
+    expect(csvField('a = b')).toBe('a = b');
+    expect(csvField(' padded ')).toBe('" padded "');
   });
 });

@@ -5,8 +5,10 @@
  * A text a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a carriage
  * return) gets a leading apostrophe: comments, test names and pages are visitor or customer
  * input, and `=HYPERLINK(...)` in a feedback comment must stay text when an analyst opens the
- * export. Numbers (-1.5) are left alone, and so is what the page formatted itself (`ownText`:
- * "+15.55 to +19.26", an interval of lift), which is no one's input.
+ * export. Spreadsheets skip white space (spaces, line feeds) before a formula, and some read the
+ * fullwidth signs ＝ ＋ － ＠ as their ASCII forms, so those start a formula too. Numbers
+ * (-1.5) are left alone, and so is what the page formatted itself (`ownText`: "+15.55 to
+ * +19.26", an interval of lift), which is no one's input.
  */
 export function toCsv(
   rows: readonly (readonly string[])[],
@@ -15,7 +17,7 @@ export function toCsv(
   return `${rows.map((row, r) => row.map((value, c) => csvField(value, ownText(r, c))).join(',')).join('\r\n')}\r\n`;
 }
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_START = /^[\t\r]|^\s*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/;
 const NUMBER = /^[-+]?\d+(\.\d+)?(e[-+]?\d+)?%?$/i;
 
 export function csvField(value: string, ownText = false): string {
