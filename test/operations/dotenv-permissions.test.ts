@@ -4,22 +4,23 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { looseModeWarning } from '../../src/cli/dotenv.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, type TestDatabase, withSecretPassword } from '../helpers/database.js';
 
 /** .env holds every password and key: the CLI says so when others may read it. */
 describe('the permissions of .env', () => {
   let t: TestDatabase;
   let dir: string;
   let file: string;
+  /** The password in .env's DATABASE_URL: no output may show it. */
+  let secret: string;
 
   beforeAll(async () => {
     t = await createTestDatabase();
     dir = await mkdtemp(join(tmpdir(), 'insights-dotenv-mode-'));
     file = join(dir, '.env');
-    // The test server trusts local connections: the password is a canary that must not show.
-    const url = new URL(t.url);
-    url.password = 'CANARY-dotenv';
-    await writeFile(file, `DATABASE_URL=${url.toString()}\nINSIGHTS_SCHEMA=${t.schema}\n`);
+    const database = withSecretPassword(t.url, 'CANARY-dotenv');
+    secret = database.secret;
+    await writeFile(file, `DATABASE_URL=${database.url}\nINSIGHTS_SCHEMA=${t.schema}\n`);
   });
   afterAll(async () => {
     await t.drop();
@@ -38,7 +39,7 @@ describe('the permissions of .env', () => {
         level: 40,
         msg: `${file} is open to users other than its owner (mode ${mode}) and holds passwords and keys: run chmod 600 ${file}`,
       });
-      expect(`${result.stdout}${result.stderr}`).not.toContain('CANARY');
+      expect(`${result.stdout}${result.stderr}`).not.toContain(secret);
     },
     60_000,
   );
