@@ -22,7 +22,7 @@ import { feedbackBody, listen, MAIN_URL, receiver, TOKEN } from '../webhooks/web
 import { type ForeignCluster, freePort, startForeignCluster } from './foreign-cluster.js';
 
 /**
- * The security suite of issue 23, the tool's surface (docs/security.md names each row's proof):
+ * The security suite of the tool's surface (docs/security.md names each row's proof):
  * what an `--embedded` command may stop, what the receiver's listener serves and to how many
  * sockets of one client, where files are written, and what reaches a terminal.
  */

@@ -77,7 +77,7 @@ describe('a bounded delivery queue while the database is slow', () => {
         .orderBy('id')
         .execute();
       expect(stored.map((row) => row.id)).toEqual([...acknowledged].sort((a, b) => a - b));
-      // Node's heap and the client's own bodies included: far from issue 17's 1.2 GB.
+      // Node's heap and the client's own bodies included: far from the 1.2 GB an unbounded queue once held.
       expect(rssMost - rssBefore).toBeLessThan(512 * 2 ** 20);
     },
     FLOOD_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import { promtoolCheck, samples } from '../metrics/promtool.js';
 import { feedbackBody, MAIN_URL, postJson, receiver } from './webhook-helpers.js';
 
 /**
- * Issue 15, item 2: what `serve` received, in Prometheus's format: the registry its metrics
+ * What `serve` received, in Prometheus's format: the registry its metrics
  * server (INSIGHTS_METRICS_PORT, test/reliability/security-surface.trials.ts) serves; never on the
  * webhook listener (test/webhooks/sockets.test.ts).
  */
