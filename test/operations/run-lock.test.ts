@@ -43,25 +43,41 @@ describe('the warehouse lock', () => {
 
   it('with wait, queues until the holder releases', async () => {
     const first = await acquireRunLock({ url: t.url, schema: 'insights' });
-    const waits: (LockHolder | undefined)[] = [];
-    const second = acquireRunLock({
-      url: t.url,
-      schema: 'insights',
-      wait: true,
-      pollMs: 20,
-      onWait: (holder) => waits.push(holder),
-    });
-    let acquired = false;
-    void second.then(() => {
-      acquired = true;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(acquired).toBe(false);
-    expect(waits).toHaveLength(1);
-    expect(waits[0]).toMatchObject({ pid: process.pid, host: hostname(), user: 'postgres' });
-    await first.release();
-    const lock = await second;
-    await lock.release();
+    try {
+      // Told once, when it starts waiting: the wait begins after its own login, which a loaded
+      // machine can make slow, so the test waits for the signal rather than a fixed time.
+      const waits: (LockHolder | undefined)[] = [];
+      let started: () => void = () => {};
+      const waiting = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const second = acquireRunLock({
+        url: t.url,
+        schema: 'insights',
+        wait: true,
+        pollMs: 20,
+        onWait: (holder) => {
+          waits.push(holder);
+          started();
+        },
+      });
+      let acquired = false;
+      void second.then(() => {
+        acquired = true;
+      });
+      await waiting;
+      // Several polls later it still waits, and was told only once.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(acquired).toBe(false);
+      expect(waits).toHaveLength(1);
+      expect(waits[0]).toMatchObject({ pid: process.pid, host: hostname(), user: 'postgres' });
+      await first.release();
+      const lock = await second;
+      expect(acquired).toBe(true);
+      await lock.release();
+    } finally {
+      await first.release();
+    }
   });
 
   it('a wait ends when the shutdown signal fires', async () => {
