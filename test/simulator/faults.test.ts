@@ -77,8 +77,7 @@ describe('fault injection (faultRate, faults)', () => {
     });
     const request = get(simulator, '/v1/feedback');
     request.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(simulator.stats().inFlight).toBe(1);
+    await expect.poll(() => simulator.stats().inFlight).toBe(1);
     const started = Date.now();
     await simulator.stop();
     expect(Date.now() - started).toBeLessThan(1000);
