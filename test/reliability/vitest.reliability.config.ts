@@ -16,6 +16,9 @@ export default defineConfig({
     ...base.test,
     include: ['test/**/*.trials.ts'],
     fileParallelism: false,
+    // A fresh process per trial file: they are few and long, and they change process-wide state
+    // (environment, signal handlers) more freely than the quick tests do.
+    isolate: true,
     testTimeout: 120_000,
   },
 });
