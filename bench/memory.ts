@@ -114,9 +114,10 @@ export function rangeFor(items: number): { from: string; to: string; items: numb
   }
 }
 
-async function startSimulatorProcess(
+export async function startSimulatorProcess(
   from: string,
   to: string,
+  shape: { cap: number; volume: typeof VOLUME } = { cap: 4 * LIMIT, volume: VOLUME },
 ): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
@@ -130,15 +131,15 @@ async function startSimulatorProcess(
       '--to',
       to,
       '--cap',
-      String(4 * LIMIT),
+      String(shape.cap),
       '--feedback-per-day',
-      String(VOLUME.feedbackPerDay),
+      String(shape.volume.feedbackPerDay),
       '--survey-per-day',
-      String(VOLUME.surveyPerDay),
+      String(shape.volume.surveyPerDay),
       '--recordings-per-day',
-      String(VOLUME.recordingsPerDay),
+      String(shape.volume.recordingsPerDay),
       '--busy-day-feedback',
-      String(VOLUME.busyDayFeedback),
+      String(shape.volume.busyDayFeedback),
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv({ LOG_LEVEL: 'warn' }) },
   );
@@ -147,7 +148,7 @@ async function startSimulatorProcess(
 }
 
 /** The environment without any setting of the caller's own warehouse or sources. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (key.startsWith('INSIGHTS_') || key === 'DATABASE_URL' || key === 'LOG_LEVEL') continue;
@@ -187,7 +188,12 @@ export interface Backfill {
 }
 
 /** Runs the backfill command (`cli`: node's arguments before it) and samples its memory until it exits. */
-async function backfill(env: NodeJS.ProcessEnv, from: string, to: string, cli: string[]): Promise<Backfill> {
+export async function backfill(
+  env: NodeJS.ProcessEnv,
+  from: string,
+  to: string,
+  cli: string[] = [CLI],
+): Promise<Backfill> {
   const started = performance.now();
   const child = spawn(
     process.execPath,

@@ -74,6 +74,7 @@ const TITLES: Record<BenchmarkName, string> = {
   webhooks: 'Webhook receiver (target 5)',
   startup: 'Start-up and memory of the installed command (issue 16)',
   queue: 'Workers on the queue (issue 14)',
+  'busy-site': 'A busy site: days of up to 29,000 items, default settings',
 };
 
 export function renderDoc(input: DocInput): string {
@@ -124,6 +125,18 @@ export function renderDoc(input: DocInput): string {
 }
 
 const NOTES: Record<BenchmarkName, string[]> = {
+  'busy-site': [
+    'The CLI from its sources (`node bin/insights-sync-dev.js backfill`, so the launcher and its',
+    'default heap limit apply) with **default settings** (no `INSIGHTS_LIMIT`, no heap flag) in a',
+    'process of its own, against `insights-sync simulate` in another: 7 days, a mean of 7,000 items',
+    'a day of each of feedback, survey answers and recordings (a day varies from none to 4.2 times',
+    'the mean), every response capped at 10,000 (the default `INSIGHTS_MAX_LIMIT`). A whole-day',
+    'reading reaches the first 10,000 items of a larger day; the run must store exactly those, give',
+    'each day its ledger count, and flag exactly the days above the cap as truncated (any miss is',
+    'a correctness failure). The peak is the `VmHWM` of the process that runs the backfill.',
+    '',
+    'Reproduce only this section: `npm run bench -- --only busy-site --runs 1 --no-write`.',
+  ],
   extraction: [
     'A backfill of 365 days of feedback, survey answers and recordings (1,095 windows, the',
     "simulator's default data: about 19 items a window) with `runSync`, the code `backfill` runs,",

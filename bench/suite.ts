@@ -3,6 +3,7 @@
  * round-robin (one run of each in turn, so a noisy minute on a shared machine touches every
  * benchmark a little rather than one a lot), then the median, min and max of every figure.
  */
+import { type BusySiteOptions, busySite, runBusySite } from './busy-site.js';
 import type { BenchServer } from './database.js';
 import { type ExtractionOptions, extraction, runExtraction } from './extraction.js';
 import { type Benchmark, type FigureSpec, type RunResult, type Summary, summarize } from './figures.js';
@@ -20,6 +21,7 @@ export interface SuiteOptions {
   webhooks: WebhookOptions;
   startup: StartupOptions;
   queue: QueueBenchOptions;
+  busySite: BusySiteOptions;
 }
 
 export const FULL: SuiteOptions = {
@@ -29,6 +31,8 @@ export const FULL: SuiteOptions = {
   webhooks: { seconds: 30, healthSeconds: 10, connections: 32, fewerConnections: 16, duplicates: 0 },
   startup: { repeats: 7, backfillItems: 1_000_000 },
   queue: { days: 30, sources: 8, latencies: [200, 500], workers: [1, 2, 4] },
+  // Up to about 29,000 items a day of each resource (4.2 x the mean), a day in three above the cap.
+  busySite: { days: 7, perDay: 7_000, cap: 10_000 },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -39,9 +43,21 @@ export const SMOKE: SuiteOptions = {
   webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
   startup: { repeats: 1, backfillItems: 2_000 },
   queue: { days: 2, sources: 2, latencies: [10], workers: [1, 2] },
+  // Two days of 4,000 to 40,000 items of each resource: windows of the cap's size (10,000) at the
+  // least, so that a statement that grows with the window or a memory bound that does not hold
+  // fails CI.
+  busySite: { days: 2, perDay: 25_000, cap: 10_000 },
 };
 
-export const BENCHMARK_NAMES = ['extraction', 'load', 'memory', 'webhooks', 'startup', 'queue'] as const;
+export const BENCHMARK_NAMES = [
+  'extraction',
+  'load',
+  'memory',
+  'webhooks',
+  'startup',
+  'queue',
+  'busy-site',
+] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
 interface Entry {
@@ -84,6 +100,11 @@ function entries(
       benchmark: queue as Benchmark<never>,
       figures: queue.figures(options.queue),
       run: (server) => runQueue(server, options.queue),
+    },
+    'busy-site': {
+      benchmark: busySite as Benchmark<never>,
+      figures: busySite.figures(options.busySite),
+      run: (server) => runBusySite(server, options.busySite),
     },
   };
 }
