@@ -70,7 +70,12 @@ export function dayCounts(
   perDay: number,
   how: 'items' | 'plans' = 'items',
 ): Map<string, Record<Resource, number>> {
-  const volume = { feedbackPerDay: perDay, surveyPerDay: perDay, recordingsPerDay: perDay, busyDayFeedback: 0 };
+  const volume = {
+    feedbackPerDay: perDay,
+    surveyPerDay: perDay,
+    recordingsPerDay: perDay,
+    busyDayFeedback: 0,
+  };
   const dataset = generateDataset({ from, to, volume });
   const counts = new Map<string, Record<Resource, number>>();
   for (const day of daysFrom(from, to)) {
@@ -99,9 +104,9 @@ export function busyRange(options: BusySiteOptions): { from: string; to: string 
     const to = addDays(yesterday, -back);
     const from = addDays(to, -(options.days - 1));
     const counts = [...dayCounts(from, to, options.perDay, 'plans').values()];
-    if (RESOURCES.every((resource) => counts.some((day) => day[resource] > options.cap)))
-      return { from, to };
-    if (back > 365) throw new Error(`no ${options.days} days in the last year hold a day above ${options.cap}`);
+    if (RESOURCES.every((resource) => counts.some((day) => day[resource] > options.cap))) return { from, to };
+    if (back > 365)
+      throw new Error(`no ${options.days} days in the last year hold a day above ${options.cap}`);
   }
 }
 
@@ -151,15 +156,17 @@ export async function runBusySite(server: BenchServer, options: BusySiteOptions)
           );
         // A day of exactly the cap cannot be told from a full one: either flag is right.
         if (n !== options.cap && row.truncated !== n > options.cap)
-          failures.push(`busy site: ${resource} ${day} (${n} items, cap ${options.cap}): truncated ${row.truncated}`);
+          failures.push(
+            `busy site: ${resource} ${day} (${n} items, cap ${options.cap}): truncated ${row.truncated}`,
+          );
         if (row.truncated) truncatedDays += 1;
       }
     }
     let stored = 0;
     for (const resource of RESOURCES) {
-      const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.table(TABLE[resource])}`.execute(
-        warehouse.db,
-      );
+      const { rows } = await sql<{
+        n: string;
+      }>`select count(*) as n from ${sql.table(TABLE[resource])}`.execute(warehouse.db);
       stored += Number(rows[0]?.n ?? 0);
     }
     if (stored !== reachable)
