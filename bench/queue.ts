@@ -1,5 +1,5 @@
 /**
- * Issue 14, the queue: a latency-bound backfill of `sources` sources through `backfill --queue`'s
+ * The queue: a latency-bound backfill of `sources` sources through `backfill --queue`'s
  * code (runSync with the queue's dispatch), its windows run by 1, 2 and 4 `worker` processes
  * (the dev CLI, each INSIGHTS_WORKER_CONCURRENCY=4), every source allowing 2 windows in flight
  * (INSIGHTS_SOURCE_CONCURRENCY=2). The simulator answers after a fixed latency on a thread of its
@@ -45,7 +45,7 @@ const SPEEDUP_TARGETS: Record<number, number> = { 2: 1.8, 4: 3.2 };
 
 export const queue: Benchmark<QueueBenchOptions> = {
   name: 'queue',
-  targets: 'issue 14',
+  targets: 'queue',
   figures: ({ workers, sources, latencies }) => [
     { key: 'windows', label: 'windows (sources x days x 3 resources)', unit: '', digits: 0 },
     ...latencies.flatMap((latency) => workerFigures(workers, latency)),

@@ -72,8 +72,8 @@ const TITLES: Record<BenchmarkName, string> = {
   load: 'Load throughput, no-op re-sync, naive baseline (targets 2, 3, 6)',
   memory: 'Memory of a large backfill (target 4)',
   webhooks: 'Webhook receiver (target 5)',
-  startup: 'Start-up and memory of the installed command (issue 16)',
-  queue: 'Workers on the queue (issue 14)',
+  startup: 'Start-up and memory of the installed command',
+  queue: 'Workers on the queue',
   'busy-site': 'A busy site: days of up to 29,000 items, default settings',
 };
 
@@ -229,7 +229,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'The command as a user has it: `npm pack` of the checkout (its `prepare` script compiles',
     '`dist/`), installed with `npm install -g --prefix <tmp>` from the tarball, and run as',
     '`<tmp>/bin/insights-sync`. Each figure stands beside the same one through the path every',
-    'command took before issue 16 (bench/tsx-entry.mjs: the TypeScript sources through tsx, in one',
+    'command took before the compiled package (bench/tsx-entry.mjs: the TypeScript sources through tsx, in one',
     'process, no heap limit), measured in the same run. `--help` and `status` (against a migrated',
     "warehouse on the bench's PostgreSQL server) are timed from spawn to exit, 7 times each, one",
     "after the other; the peak RSS of `--help` is /usr/bin/time's maximum resident set size. The",

@@ -1,5 +1,5 @@
 /**
- * Issue 16, start-up and memory of the command as users run it: the package `npm pack` makes,
+ * Start-up and memory of the command as users run it: the package `npm pack` makes,
  * installed from its tarball into a temporary prefix (once per bench process), beside the same
  * figure through the path the CLI took before (bench/tsx-entry.mjs: the sources through tsx, one
  * process, no heap limit), measured in the same run.
@@ -42,7 +42,7 @@ export const startup: Benchmark<StartupOptions> = {
       digits: 2,
       target: { text: '≤ 0.30 s', met: (s) => s.median <= 0.3 },
     },
-    { key: 'helpTsxS', label: '`--help` through tsx (before issue 16)', unit: 's', digits: 2 },
+    { key: 'helpTsxS', label: '`--help` through tsx (the old path)', unit: 's', digits: 2 },
     {
       key: 'statusS',
       label: `\`status\` against a server database, installed (median of ${repeats})`,
@@ -50,10 +50,10 @@ export const startup: Benchmark<StartupOptions> = {
       digits: 2,
       target: { text: '≤ 0.60 s', met: (s) => s.median <= 0.6 },
     },
-    { key: 'statusTsxS', label: '`status` through tsx (before issue 16)', unit: 's', digits: 2 },
+    { key: 'statusTsxS', label: '`status` through tsx (the old path)', unit: 's', digits: 2 },
     {
       key: 'status200S',
-      label: `\`status\` with a sources file of 200 sources (issue 14), installed (median of ${repeats})`,
+      label: `\`status\` with a sources file of 200 sources, installed (median of ${repeats})`,
       unit: 's',
       digits: 2,
       target: { text: '≤ 0.60 s, as with one', met: (s) => s.median <= 0.6 },
@@ -67,7 +67,7 @@ export const startup: Benchmark<StartupOptions> = {
     },
     {
       key: 'helpRssTsxMb',
-      label: 'peak RSS of `--help` through tsx (before issue 16)',
+      label: 'peak RSS of `--help` through tsx (the old path)',
       unit: 'MB',
       digits: 0,
     },
@@ -86,7 +86,7 @@ export const startup: Benchmark<StartupOptions> = {
     },
     {
       key: 'backfillPeakTsxMb',
-      label: 'peak RSS of the same backfill through tsx, no limit (before issue 16)',
+      label: 'peak RSS of the same backfill through tsx, no limit (the old path)',
       unit: 'MB',
       digits: 0,
     },

@@ -1,4 +1,4 @@
-// The reference of bench/startup.ts: the CLI as bin/insights-sync.js ran it before issue 16, the
+// The reference of bench/startup.ts: the CLI as bin/insights-sync.js ran it before the compiled package and its launcher, the
 // TypeScript sources through tsx, every command in this one process, no heap limit.
 import { register } from 'tsx/esm/api';
 

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Forget sticks, and visitors are deterministic (issue 12, items 4 and 5). Frozen once shipped.
+ * Forget sticks, and visitors are deterministic. Frozen once shipped.
  *
  * - suppressed_visitors: the suppression list. `forget --visitor` adds the visitor (as the source
  *   stores the id: its HMAC under pii hash and drop), and the sync and the webhook receiver store

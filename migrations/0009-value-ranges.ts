@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 
 /**
- * Value ranges (issue 12): the columns follow the data. Frozen once shipped, like the others.
+ * Value ranges: the columns follow the data. Frozen once shipped, like the others.
  *
  * - feedback.rating, recordings.duration and heatmaps.heatmap_limit become bigint, like every
  *   other integer the API sends (ids, complete, total). The spec says "integer" and nothing of

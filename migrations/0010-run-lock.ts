@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The run lock (issue 17): one run at a time per warehouse schema. Frozen once shipped.
+ * The run lock: one run at a time per warehouse schema. Frozen once shipped.
  *
  * Every run locks this table (LOCK TABLE ... IN SHARE UPDATE EXCLUSIVE MODE NOWAIT, in a
  * transaction its dedicated connection keeps open; src/db/run-lock.ts). Locking a table in that

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Retention of stored webhook bodies (issue 17, INSIGHTS_WEBHOOK_RETENTION_DAYS). Frozen once
+ * Retention of stored webhook bodies (INSIGHTS_WEBHOOK_RETENTION_DAYS). Frozen once
  * shipped, like the others.
  *
  * A body older than the retention is cleared, its row kept: the row with its body_hash is what

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * What an experimenter checks before believing a result (issue 15, item 5). Frozen once shipped,
+ * What an experimenter checks before believing a result. Frozen once shipped,
  * like the others.
  *
  * - chi_square_p_value(x, df): the upper tail of the chi-square distribution, in closed form.

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The suppression list's lock (issue 17): writers and `forget` agree on one row. Frozen once shipped.
+ * The suppression list's lock: writers and `forget` agree on one row. Frozen once shipped.
  *
  * It replaces a transaction-level advisory lock, which any role may take: an analyst holding it
  * exclusively kept every sync window and every webhook delivery that names a visitor waiting,

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The bookkeeping tables move to a schema of their own (issue 15): `<schema>_state` beside the data
+ * The bookkeeping tables move to a schema of their own: `<schema>_state` beside the data
  * schema `<schema>`, so that Metabase, dbt and `\dt` list data only. Frozen once shipped.
  *
  * The migrator's own tables have moved already (src/db/migrator.ts: Kysely reads them before any

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * History of tests and heatmaps (issue 15, item 4). Frozen once shipped, like the others.
+ * History of tests and heatmaps. Frozen once shipped, like the others.
  *
  * ab_tests, personalization_tests and heatmaps keep only the latest copy of each row. Their
  * *_versions tables keep every set of attribute values a row has had, dated: valid_from (when a

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Webhook rows get a provisional day (issue 15, item 3). Frozen once shipped, like the others.
+ * Webhook rows get a provisional day. Frozen once shipped, like the others.
  *
  * A feedback item or survey answer only a webhook has delivered has no dt (spec 6: the bodies
  * carry none), so the daily views left it out until the nightly sync loaded its day. It now

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Window jobs on a queue (issue 14). Frozen once shipped.
+ * Window jobs on a queue. Frozen once shipped.
  *
  * pg-boss keeps the jobs in its own schema (`<schema>_queue`, created by pg-boss itself, which
  * versions its own tables). These two tables are ours:

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * A queued run's heartbeat (issue 14). Frozen once shipped.
+ * A queued run's heartbeat. Frozen once shipped.
  *
  * A queued run's planner holds the run lock only while it plans and enqueues; while its jobs run
  * it waits without it, so that the nightly sync can start (and its jobs go first) while a long

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The requests-per-second budget of a source (issue 14, item 3), held by the database so that it
+ * The requests-per-second budget of a source, held by the database so that it
  * holds across every process and machine. Frozen once shipped.
  *
  * One row per source that has a budget: `next_at`, the earliest time its next request may start.

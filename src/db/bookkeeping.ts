@@ -1,7 +1,7 @@
 /**
  * The tool's own tables (runs, the ledger, watermarks, rejects, stored webhook deliveries, what it
  * learned about the server, the suppression list, its locks and the migrator's tables) live in a
- * schema of their own beside the data schema (issue 15): Metabase, dbt and `\dt` list the data
+ * schema of their own beside the data schema: Metabase, dbt and `\dt` list the data
  * schema, and analysts see data only. `sync_health`, the analyst's view of the bookkeeping, stays
  * in the data schema. Every connection's search_path holds both, data first, so the code names
  * tables unqualified and a new table is created in the data schema unless it says otherwise.

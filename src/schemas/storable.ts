@@ -4,7 +4,7 @@ import { timestampSchema } from './timestamp.js';
 /**
  * What PostgreSQL cannot store of an item that passed its schema. zod checks shapes and types;
  * the warehouse has limits of its own, and one item that hits them must not fail its day's
- * transaction (issue 12). Found here, before anything is written, the item goes to `rejects`
+ * transaction. Found here, before anything is written, the item goes to `rejects`
  * with a precise reason instead.
  *
  * - U+0000 in a string or a key: PostgreSQL text and jsonb cannot hold it.

@@ -81,7 +81,7 @@ const DEFAULT_MAX_BATCH = 200;
 const DEFAULT_MAX_CONCURRENT = 2;
 /**
  * While PostgreSQL is slow, deliveries pile up here, and a redelivery by a sender that timed out
- * is one more: without a bound memory grew by 1.2 GB in 20 s (issue 17). 2,000 deliveries are
+ * is one more: without a bound memory grew by 1.2 GB in 20 s. 2,000 deliveries are
  * 10 full batches, about 10 s of a busy receiver's traffic; 32 MiB of bodies take a few times
  * that once parsed, well under 200 MB.
  */

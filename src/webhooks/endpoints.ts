@@ -35,7 +35,7 @@ export function webhookEndpoints(sources: readonly SourceConfig[]): Map<string, 
 
 /**
  * Who may deliver to /webhooks/<source>/<token>. An unknown source and a wrong token get the same
- * answer (issue 17: 404 versus 401 told which source names exist), and the token is checked
+ * answer (404 versus 401 told which source names exist), and the token is checked
  * before the sender's address, so a 403 too is only ever seen by someone holding the token.
  */
 export function admit(

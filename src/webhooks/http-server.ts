@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 
 /**
  * Limits of the node HTTP server under the receiver, so that no sender, authenticated or not,
- * holds a socket or memory for long (issue 17: a wrong-token request declaring 10 GB at 1 byte/s
+ * holds a socket or memory for long (a wrong-token request declaring 10 GB at 1 byte/s
  * kept its socket past 150 s).
  */
 export interface HttpLimits {

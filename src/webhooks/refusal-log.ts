@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.js';
  * Refused requests (a wrong token, an unknown source, a sender not allowed, a full queue, a
  * database too slow or down to store a delivery) cost
  * an attacker nothing, so one log line each let anyone fill the disk: 279k requests wrote 43 MB
- * in 10 s (issue 17). They are counted instead, one warn line per interval at most, with the
+ * in 10 s. They are counted instead, one warn line per interval at most, with the
  * counts by reason and the last sender's address.
  */
 export const REFUSAL_LOG_INTERVAL_MS = 10_000;

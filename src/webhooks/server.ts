@@ -127,7 +127,7 @@ class RateLimitedError extends Error {
  * listen on port 0; `serve` listens on the configured address.
  *
  * POST /webhooks/<source>/<token>, in this order:
- *   404 unknown source, source without a token, or wrong token (one answer, issue 17)
+ *   404 unknown source, source without a token, or wrong token (one answer for all three)
  *   -> 403 address not allowed -> 429 over the source's rate limit -> 415 not JSON, or not UTF-8
  *   -> 413 over the body limit -> 400 malformed JSON or prototype poisoning
  *   -> stored and applied in one transaction, then 200 (`applied`, or `suppressed` for a

@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 3: the tool's own tables live in the bookkeeping schema `<schema>_state`, and a
+ * The tool's own tables live in the bookkeeping schema `<schema>_state`, and a
  * warehouse made before migration 0014 (everything in one schema) is moved there by `migrate`,
  * its rows, grants and the analyst's view of them (sync_health) intact.
  */

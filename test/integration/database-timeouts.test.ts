@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase, withSecretPassword } from '../he
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
- * Issue 17, finding 6: a database that accepts connections and never answers must not hang a
+ * A database that accepts connections and never answers must not hang a
  * command (a monitoring check runs `status`); a statement beyond its timeout is cut by the server;
  * waiting for a free pooled connection is not limited (a sync's windows queue for connections).
  */

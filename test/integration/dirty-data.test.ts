@@ -11,7 +11,7 @@ import { runAgainst } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
 
 /**
- * The drift trial of issue 12: 92 days of real-world dirt, malformed items spread at random
+ * The drift trial: 92 days of real-world dirt, malformed items spread at random
  * (0.5% and 2%) and odd values that are valid by the spec's types yet break a careless client
  * (2147483648 in an int4 column, U+0000 in a string). With the default INSIGHTS_MAX_INVALID_SHARE
  * (0.05), where days hold 3-19 items:

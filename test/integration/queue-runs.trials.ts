@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { sourceKeys, startCluster } from '../helpers/queue-cluster.js';
 
 /**
- * Issue 14: how a queued run ends when it cannot finish normally (Ctrl+C, a rejected key), and
+ * How a queued run ends when it cannot finish normally (Ctrl+C, a rejected key), and
  * the scheduler's setting. The happy path, the bounds and a dying worker are in
  * queue-workers.trials.ts and test/reliability/queue-kill.trials.ts.
  */

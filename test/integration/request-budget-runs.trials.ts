@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 3: a source's requests-per-second budget holds across every process that
+ * A source's requests-per-second budget holds across every process that
  * requests from it (the planner's snapshots and each worker's windows), and in process too; a
  * source without one is not slowed by it. The simulator notes when each request of a key arrived.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 3: a source's requests-per-second budget is held by the database. Reservations
+ * A source's requests-per-second budget is held by the database. Reservations
  * made at once from several processes' connections get starts at least 1/rps apart.
  */
 import type { Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Issue 14: a queued run's planner waits for its jobs without the run lock, with a heartbeat on
+ * A queued run's planner waits for its jobs without the run lock, with a heartbeat on
  * its row. The next run to take the lock ends the runs whose process is gone, and only those.
  */
 import { sql } from 'kysely';

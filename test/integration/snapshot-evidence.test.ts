@@ -1,5 +1,5 @@
 /**
- * Snapshots remove only on evidence (issue 12): a transient empty or partial answer removes
+ * Snapshots remove only on evidence: a transient empty or partial answer removes
  * nothing; an absence confirmed by a second run, or a test's detail answering 404, does. A
  * malformed variant is quarantined and its stored row kept. The run summary, `status --json` and
  * the printed texts count removals, revivals and suspicious rows.

@@ -1,5 +1,5 @@
 /**
- * Test and heatmap history (issue 15, item 4): every change of a test's or heatmap's attributes,
+ * Test and heatmap history: every change of a test's or heatmap's attributes,
  * and every removal and comeback, is kept as a dated version (valid_from, valid_to) beside the
  * latest copy; an unchanged run writes none, and concurrent loads never leave two current versions.
  */

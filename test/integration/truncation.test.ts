@@ -11,7 +11,7 @@ const TO = '2026-03-10';
 const BUSY = '2026-03-10';
 const NIGHT = new Date('2026-03-12T03:00:00.000Z');
 
-describe('a day the server cannot serve whole is never silent (issue 11)', () => {
+describe('a day the server cannot serve whole is never silent', () => {
   let t: TestDatabase;
   let sim: Simulator;
 

@@ -8,7 +8,7 @@ import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { promtoolCheck, samples } from '../metrics/promtool.js';
 
-/** Issue 15, items 1 and 2, as a user runs them: the commands, not the functions behind them. */
+/** As a user runs them: the commands, not the functions behind them. */
 describe('the analyst-facing commands', () => {
   let t: TestDatabase;
   let dir: string;

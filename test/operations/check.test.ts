@@ -6,7 +6,7 @@ import { addDays, todayUtc } from '../../src/time/days.js';
 import { type CliResult, cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase, withSecretPassword } from '../helpers/database.js';
 
-/** Issue 16, item 6: `insights-sync check`, run as a user runs it. */
+/** `insights-sync check`, run as a user runs it. */
 
 const TODAY = todayUtc(new Date());
 /** In the API key and the database password: no output may ever contain it. */

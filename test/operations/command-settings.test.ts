@@ -6,8 +6,6 @@ import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
-/** Issue 16, item 8. */
-
 describe('a config file that is not valid JSON', () => {
   it('is named with the line and column where it breaks (a trailing comma), not its content', () => {
     const text =

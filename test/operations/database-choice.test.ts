@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase, withSecretPassword } from '../helpers/database.js';
 
-/** Issue 16, item 5: no DATABASE_URL is refused, not embedded silently; .env is read. */
+/** No DATABASE_URL is refused, not embedded silently; .env is read. */
 
 const BIN = fileURLToPath(new URL('../../bin/insights-sync.js', import.meta.url));
 

@@ -8,7 +8,7 @@ import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
- * Issue 16, item 4: every row of the README's exit-code table, checked by running the CLI.
+ * Every row of the README's exit-code table, checked by running the CLI.
  */
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from '../helpers/cli.js';
 
 /**
- * Issue 16, item 1: `--help` and each command load only their own modules. A resolve hook
+ * `--help` and each command load only their own modules. A resolve hook
  * (fixtures/module-log-hooks.mjs) lists every module URL the process resolved.
  */
 

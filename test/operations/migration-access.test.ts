@@ -8,7 +8,7 @@ import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, databaseServerUrl, type TestDatabase } from '../helpers/database.js';
 
 /**
- * Issue 13, item 2: reading commands never migrate; writing commands migrate only when something
+ * Reading commands never migrate; writing commands migrate only when something
  * is pending, and a role that cannot is told what to do, in one line.
  */
 

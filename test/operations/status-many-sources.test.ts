@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 7: `status` of an agency's warehouse stays readable. Above 10 sources the text
+ * `status` of an agency's warehouse stays readable. Above 10 sources the text
  * is one line per source; `--source NAME` shows one source's resources, `--details` all of them;
  * `--json` is always complete.
  */

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 
 /**
- * Issue 11's proof: under every reading of the spec's gaps the warehouse holds every item the
+ * The proof: under every reading of the spec's gaps the warehouse holds every item the
  * server can serve, and every day it cannot serve whole is flagged. 14 days of data; the 10th
  * (2026-03-10) is the busy day of 1,500 feedback items. Each case backfills the first week, then
  * a nightly sync (the day after the data) takes the rest and re-reads its lookback.
@@ -72,7 +72,7 @@ const NEUTRAL: SimulatorPatch = {
   reuseIds: 0,
 };
 
-describe('completeness under every reading of the API (issue 11)', () => {
+describe('completeness under every reading of the API', () => {
   let t: TestDatabase;
   let sim: Simulator;
   const falseAlarms: string[] = [];

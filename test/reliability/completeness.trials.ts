@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 
 /**
- * Issue 11's property: 200 random servers (every reading of bounds, order, caps, a maximum limit,
+ * The property: 200 random servers (every reading of bounds, order, caps, a maximum limit,
  * the server's day and reused ids, drawn together) over random data sets, each backfilled into a
  * real PostgreSQL and compared item by item with the simulator's ground truth. Nothing may be
  * missing outside the flagged days, nothing invented, every key held by its latest version.
@@ -36,7 +36,7 @@ const server = fc.record({
   }),
 });
 
-describe('completeness on random servers and data sets (issue 11)', () => {
+describe('completeness on random servers and data sets', () => {
   let t: TestDatabase;
   const sims = new Map<string, Simulator>();
   /** Flags and false alarms on servers cutting UTC days, and on servers cutting another zone's. */

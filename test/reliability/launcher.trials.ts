@@ -11,7 +11,7 @@ import { type CliResult, cliEnv } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
- * Memory bounded by default (issue 16): sync, backfill, schedule and serve run in a child node
+ * Memory bounded by default: sync, backfill, schedule and serve run in a child node
  * started with --max-old-space-size (bin/launch.js), and the launcher only relays. Every process
  * of the CLI here has a preloaded reporter that prints its V8 heap limit.
  */

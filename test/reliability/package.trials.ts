@@ -10,7 +10,7 @@ import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
- * An installable package (issue 16): `npm pack` of the checkout, installed from the tarball into
+ * An installable package: `npm pack` of the checkout, installed from the tarball into
  * a temporary prefix as the README says (`npm install -g`), and every command of the README that
  * ends by itself run from the installed binary: against a test database and the simulator in
  * place of the service, and `insights-sync demo` on its embedded database. Nothing here runs

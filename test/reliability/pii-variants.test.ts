@@ -8,7 +8,7 @@ import { capturingLogger, feedbackBody, visitor } from '../webhooks/webhook-help
 import { everyTextOf } from './warehouse-text.js';
 
 /**
- * Finding 7 of issue 17: personal keys spelled otherwise than the spec (`Email`, `EMAIL`,
+ * Personal keys spelled otherwise than the spec (`Email`, `EMAIL`,
  * `e-mail`, `ip_address`, `phone`) survived hash and drop in `raw` and `webhook_events`. Here they
  * go through the real receiver into a real warehouse, in a valid body (stored in feedback.raw and
  * webhook_events) and in a rejected one (webhook_events only), and not one clear value is left.

@@ -11,7 +11,7 @@ import { createTestDatabase } from '../helpers/database.js';
 import { jobTally, sourceKeys, startCluster } from '../helpers/queue-cluster.js';
 
 /**
- * Issue 14, guarantee 4: a `worker` killed with SIGKILL mid-window loses nothing. Each trial, on
+ * Guarantee 4: a `worker` killed with SIGKILL mid-window loses nothing. Each trial, on
  * a fresh warehouse: two workers and a `backfill --queue` planner; at a seeded point (after N
  * windows committed) one worker, chosen by the seed, is SIGKILLed; in half the trials a new
  * worker replaces it. The planner is never restarted: its run must end ok by itself, once the

@@ -18,7 +18,7 @@ import { cliEnv, runCli } from '../helpers/cli.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
 /**
- * The security suite of issue 17, database side (docs/security.md names each row's proof):
+ * The security suite, database side (docs/security.md names each row's proof):
  * - each role of docs/roles.sql, as written: every statement of the table below, run for real;
  * - the trojan view: no runtime role can replace a view, create a function in the schema or
  *   alter a table, and it owns nothing; under the old layout (a runtime role owning the views)

@@ -32,7 +32,7 @@ const contentTypes = fc.constantFrom(
   'application/json',
   'application/json; charset=utf-8',
   'application/json; charset=UTF8',
-  // JSON in another charset: 415 before the body is read (issue 17).
+  // JSON in another charset: 415 before the body is read.
   'application/json; charset=latin1',
   'application/json; charset=utf-16',
   'text/plain',

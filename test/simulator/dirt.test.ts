@@ -7,7 +7,7 @@ import { testResultSchema } from '../../src/schemas/test.js';
 import { ENDPOINT_NAMES, type EndpointName, type Simulator } from '../../src/simulator/server.js';
 import { expectAllValid, get, getArray, keyOf, withSimulator } from './sim-helpers.js';
 
-// Issue 12: dirty but deterministic servers (odd values, refused endpoints, transient empty
+// Dirty but deterministic servers (odd values, refused endpoints, transient empty
 // answers, broken variants), with the ground truth saying what a correct client keeps.
 
 const OVERFLOW = 2_147_483_648;

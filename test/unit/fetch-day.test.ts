@@ -167,7 +167,7 @@ describe('fetchDay learns the bounds from the items returned', () => {
     expect(asked.startdate < DAY || asked.enddate > DAY).toBe(true);
   });
 
-  it('never lets a busy neighbour crowd a day out, newest first under a cap (the crowding of issue 11)', async () => {
+  it('never lets a busy neighbour crowd a day out, newest first under a cap', async () => {
     // The day has 40 items, the next day 500; the server caps every answer at 100 and lists newest first.
     const server = new FakeServer(
       { ...UTC_INCLUSIVE, order: 'newest-first', cap: 100 },

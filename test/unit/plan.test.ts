@@ -55,7 +55,7 @@ describe('planSyncDays', () => {
     expect(days).toEqual(['2026-03-08', '2026-03-09', '2026-03-10']);
   });
 
-  it('keeps reading the last days when an old day keeps failing and holds the watermark (issue 11)', () => {
+  it('keeps reading the last days when an old day keeps failing and holds the watermark', () => {
     // 03-02 fails on every run: the watermark stays at 03-01, yet late items of 03-08..03-09 are read.
     const days = plan({
       watermark: '2026-03-01',

@@ -79,7 +79,7 @@ describe('validateItems', () => {
   });
 });
 
-describe('validateItems: values the warehouse cannot store (issue 12)', () => {
+describe('validateItems: values the warehouse cannot store', () => {
   it('accepts integers above int4: every integer column is bigint (migration 0009)', () => {
     const items = [
       { ...feedback(), rating: 2147483648 },

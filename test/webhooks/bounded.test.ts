@@ -16,7 +16,7 @@ import {
 } from './webhook-helpers.js';
 
 /**
- * Issue 17, findings 1, 2 and 5: the receiver holds a bounded queue while PostgreSQL is slow,
+ * The receiver holds a bounded queue while PostgreSQL is slow,
  * closes slow and refused sockets without reading their bodies, and logs refusals as counts.
  */
 
@@ -351,7 +351,7 @@ describe('refused requests are logged as counts', () => {
     for (let i = 0; i < 1_000; i += 1) {
       const url = i % 4 === 0 ? `/webhooks/nosuch/${OTHER_TOKEN}` : `/webhooks/main/${OTHER_TOKEN}`;
       const response = await postJson(app, url, body);
-      // An unknown source and a wrong token get the same answer (issue 17).
+      // An unknown source and a wrong token get the same answer.
       expect(response.statusCode).toBe(404);
     }
     await app.close();

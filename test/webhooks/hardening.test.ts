@@ -14,7 +14,7 @@ import {
 } from './webhook-helpers.js';
 
 /**
- * Issue 17, the receiver's last findings: a per-source rate limit, non-UTF-8 charsets refused,
+ * The receiver's last findings: a per-source rate limit, non-UTF-8 charsets refused,
  * no PostgreSQL text in an answer, and an honest answer for a forgotten visitor's delivery.
  */
 

@@ -54,7 +54,7 @@ describe('the token never reaches a log line', () => {
       (await post(`/hooks/main/${TOKEN}`, valid)).status,
       (await fetch(`${base}/webhooks/main/${TOKEN}`)).status,
     ];
-    // A wrong token, for a source with an allow-list too, is 404 like an unknown source (issue 17).
+    // A wrong token, for a source with an allow-list too, is 404 like an unknown source.
     expect(statuses).toEqual([200, 200, 400, 422, 415, 413, 404, 404, 404, 404, 404, 404, 404]);
     // Not HTTP at all, with the token in the request line.
     const port = Number(new URL(base).port);

@@ -1,5 +1,5 @@
 /**
- * Webhook rows count at once (issue 15, item 3): a feedback item or survey answer only a webhook
+ * Webhook rows count at once: a feedback item or survey answer only a webhook
  * has delivered has no dt (spec 6), so it counts, marked provisional, on the UTC day its delivery
  * was received; when the API loads its day window it counts on its dt's day instead, once.
  */

@@ -16,7 +16,7 @@ import {
 } from './webhook-helpers.js';
 
 /**
- * INSIGHTS_WEBHOOK_RETENTION_DAYS (issue 17): stored bodies older than the retention are cleared,
+ * INSIGHTS_WEBHOOK_RETENTION_DAYS: stored bodies older than the retention are cleared,
  * their rows kept, so that a redelivery of a cleared body is still recognised as the stored one.
  */
 
