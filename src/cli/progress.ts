@@ -1,4 +1,3 @@
-import cliProgress from 'cli-progress';
 import { type Logger, stderrLines, type TerminalLines } from '../log/logger.js';
 import type { WindowOutcome } from '../sync/outcomes.js';
 
@@ -23,41 +22,63 @@ export interface ProgressOptions {
 }
 
 export interface ProgressFigures {
+  /** Days whose every window loaded (done, or open for today). */
   daysDone: number;
   days: number;
+  /** Windows that ran to an end (loaded or failed); skipped ones (a stop, a refused key) are not. */
   windowsDone: number;
   windows: number;
+  /** Windows not run: the run stopped, or their source or endpoint was refused. */
+  windowsSkipped: number;
   items: number;
   itemsPerSecond: number;
-  /** null until the first window is done. */
+  /** null until the first window is done, and once nothing is left to run. */
   etaSeconds: number | null;
 }
+
+/** Least time between two draws of the bar: a redraw per window would flood a slow terminal. */
+const DRAW_EVERY_MS = 100;
+const BAR_WIDTH = 30;
+const CLEAR_LINE = '\r\u001b[2K';
 
 /** A backfill's progress: days done of total, items, rate and ETA. */
 export function createProgress(options: ProgressOptions): RunProgress {
   const now = options.now ?? Date.now;
   const started = now();
-  const doneByDay = new Map<string, number>();
+  const loadedByDay = new Map<string, number>();
   let windows = 0;
+  let ran = 0;
+  let skipped = 0;
   let items = 0;
   let lastLog = started;
   let logger = options.logger;
-  let bar: cliProgress.SingleBar | undefined;
   const lines = options.lines ?? stderrLines;
+  let bar: { text: string; drawnAt: number } | undefined;
 
-  const figures = (done: number): ProgressFigures => {
+  const figures = (): ProgressFigures => {
     const perDay = options.days.length === 0 ? 1 : Math.max(1, Math.round(windows / options.days.length));
-    const daysDone = [...doneByDay.values()].filter((n) => n >= perDay).length;
+    const daysDone = [...loadedByDay.values()].filter((n) => n >= perDay).length;
     const seconds = Math.max((now() - started) / 1000, 0.001);
+    const left = windows - ran - skipped;
     return {
       daysDone,
       days: options.days.length,
-      windowsDone: done,
+      windowsDone: ran,
       windows,
+      windowsSkipped: skipped,
       items,
       itemsPerSecond: Math.round(items / seconds),
-      etaSeconds: done === 0 ? null : Math.round((seconds / done) * (windows - done)),
+      etaSeconds: ran === 0 || left <= 0 ? null : Math.round((seconds / ran) * left),
     };
+  };
+  const columns = () => (lines.target as { columns?: number }).columns ?? 80;
+  const draw = (force: boolean) => {
+    if (!bar) return;
+    const time = now();
+    if (!force && time - bar.drawnAt < DRAW_EVERY_MS) return;
+    bar.text = barLine(figures(), columns());
+    bar.drawnAt = time;
+    lines.target.write(`${CLEAR_LINE}${bar.text}`);
   };
 
   return {
@@ -65,50 +86,57 @@ export function createProgress(options: ProgressOptions): RunProgress {
       windows = total;
       logger = options.logger.child({ runId });
       if (!options.tty || total === 0) return;
-      bar = new cliProgress.SingleBar(
-        {
-          format:
-            'backfill |{bar}| {daysDone}/{days} days | {items} items | {rate} items/s | ETA {eta_formatted}',
-          stream: lines.target,
-          hideCursor: true,
-          clearOnComplete: false,
-          etaBuffer: 50,
-        },
-        cliProgress.Presets.shades_classic,
-      );
-      bar.start(total, 0, payload(figures(0)));
-      const drawn = bar;
+      bar = { text: '', drawnAt: Number.NEGATIVE_INFINITY };
+      // A log line clears the bar's line, takes it, and the bar is drawn again below: no cursor
+      // is saved or moved, so nothing written meanwhile can be drawn over.
       lines.setDrawn({
-        clear: () => lines.target.write('\r\u001b[2K'),
-        // The bar redraws only what changed; after a clear, all of it.
-        redraw: () => {
-          (drawn as unknown as { lastDrawnString: string }).lastDrawnString = '';
-          drawn.render();
-        },
+        clear: () => lines.target.write(CLEAR_LINE),
+        redraw: () => bar && lines.target.write(bar.text),
       });
+      draw(true);
     },
     onWindow(outcome, done) {
-      doneByDay.set(outcome.day, (doneByDay.get(outcome.day) ?? 0) + 1);
+      if (outcome.status === 'skipped') skipped += 1;
+      else ran += 1;
+      if (outcome.status === 'done' || outcome.status === 'open')
+        loadedByDay.set(outcome.day, (loadedByDay.get(outcome.day) ?? 0) + 1);
       items += outcome.fetched;
-      const current = figures(done);
-      if (bar) {
-        bar.update(done, payload(current));
-        return;
-      }
+      if (bar) return draw(done === windows);
       const time = now();
       if (done === windows || time - lastLog >= (options.logEveryMs ?? 10_000)) {
         lastLog = time;
-        logger.info(current, 'backfill progress');
+        logger.info(figures(), 'backfill progress');
       }
     },
     stop() {
-      if (bar) lines.setDrawn(undefined);
-      bar?.stop();
+      if (!bar) return;
+      // The last state stays on screen, on a line of its own, above what comes next.
+      draw(true);
+      lines.target.write('\n');
+      lines.setDrawn(undefined);
       bar = undefined;
     },
   };
 }
 
-function payload(f: ProgressFigures) {
-  return { daysDone: f.daysDone, days: f.days, items: f.items, rate: f.itemsPerSecond };
+/** The bar's one line, no wider than the terminal (a wrapped line could not be cleared). */
+export function barLine(f: ProgressFigures, columns: number): string {
+  const share = f.windows === 0 ? 1 : f.windowsDone / f.windows;
+  const filled = Math.round(share * BAR_WIDTH);
+  const parts = [
+    `backfill |${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}| ${f.daysDone}/${f.days} days`,
+    `${f.items} items`,
+    `${f.itemsPerSecond} items/s`,
+    f.windowsSkipped > 0
+      ? `${f.windowsSkipped} windows not run`
+      : `ETA ${f.etaSeconds === null ? '-' : formatSeconds(f.etaSeconds)}`,
+  ];
+  return [...parts.join(' | ')].slice(0, Math.max(1, columns - 1)).join('');
+}
+
+function formatSeconds(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }

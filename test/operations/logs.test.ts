@@ -99,13 +99,12 @@ describe('logs', () => {
     expect(aboutADay.length).toBeGreaterThan(3);
     expect(aboutADay.filter((l) => !l.source || !l.resource)).toEqual([]);
     expect(during.some((l) => l.msg === 'window failed' || String(l.msg).includes('retrying'))).toBe(true);
-    // Not a terminal: progress comes as plain log lines.
-    expect(lines.filter((l) => l.msg === 'backfill progress').at(-1)).toMatchObject({
-      daysDone: 6,
-      days: 6,
-      windows: 36,
-      windowsDone: 36,
-    });
+    // Not a terminal: progress comes as plain log lines. The last one says what was done: no
+    // day has both sources loaded, and the rejected source's windows ran (failed) or were skipped.
+    const last = lines.filter((l) => l.msg === 'backfill progress').at(-1);
+    expect(last).toMatchObject({ daysDone: 0, days: 6, windows: 36 });
+    expect(Number(last?.windowsDone)).toBeGreaterThanOrEqual(18);
+    expect(Number(last?.windowsDone) + Number(last?.windowsSkipped)).toBe(36);
   });
 
   it('redact keys and tokens, even when a caller logs them by mistake', () => {
@@ -209,9 +208,10 @@ describe('backfill progress', () => {
         days: 2,
         windowsDone: 2,
         windows: 2,
+        windowsSkipped: 0,
         items: 12,
         itemsPerSecond: 3,
-        etaSeconds: 0,
+        etaSeconds: null,
       }),
     ]);
   });

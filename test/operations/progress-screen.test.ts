@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays, todayUtc } from '../../src/time/days.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runOnTerminal } from '../helpers/terminal-screen.js';
+
+const TODAY = todayUtc(new Date());
+const FROM = addDays(TODAY, -30);
+const TO = addDays(TODAY, -1);
+const BACKFILL = ['backfill', '--from', FROM, '--to', TO, '--resources', 'feedback,survey,recordings'];
+const BAR =
+  /^backfill \|[█░]{30}\| (\d+)\/30 days \| \d+ items \| \d+ items\/s \| (ETA \S+|(\d+) windows not run)$/;
+const TABLE_HEADER = /^source +resource +windows +fetched +inserted/;
+
+/** The days whose three windows the ledger has loaded. */
+async function loadedDays(t: TestDatabase): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from (
+      select day from sync_windows where status in ('done', 'open') group by day having count(*) = 3) d`.execute(
+    t.db,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+describe('the progress bar on a terminal (140 x 45, as a user sees it)', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 17, from: FROM, to: TO, latencyMs: 60 });
+    // No CI variable: on a terminal and outside CI the CLI draws its bar and logs in colour-free
+    // pretty lines, as on a user's machine.
+    env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      TERM: 'xterm-256color',
+      LOG_LEVEL: 'info',
+      NO_COLOR: '1',
+      DATABASE_URL: t.url,
+      INSIGHTS_API_URL: sim.url,
+      INSIGHTS_API_KEY: sim.apiKey,
+      INSIGHTS_CONCURRENCY: '2',
+    };
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    await t?.drop();
+  });
+
+  it('leaves the log lines whole, then the final bar once, then the summary', async () => {
+    const run = await runOnTerminal(BACKFILL, env);
+    expect(run.code, run.screen.join('\n')).toBe(0);
+    const bars = run.screen.filter((line) => line.startsWith('backfill |'));
+    expect(bars, run.screen.join('\n')).toHaveLength(1);
+    const barAt = run.screen.findIndex((line) => line.startsWith('backfill |'));
+    expect(run.screen[barAt]).toMatch(BAR);
+    expect(BAR.exec(run.screen[barAt] ?? '')?.[1]).toBe('30');
+    // Every log line above the bar stands as written; the summary starts right below the bar.
+    expect(run.screen.slice(0, barAt).some((line) => line.includes('INFO: run finished'))).toBe(true);
+    expect(run.screen.slice(0, barAt).filter((line) => TABLE_HEADER.test(line))).toEqual([]);
+    expect(run.screen[barAt + 1]).toMatch(TABLE_HEADER);
+    expect(run.screen.at(-1)).toMatch(/^run \d+: ok in [\d.]+ s$/);
+  }, 90_000);
+
+  it('after Ctrl+C, the bar shows the days the ledger holds and the windows not run', async () => {
+    await sql`truncate sync_windows, watermarks, feedback, survey_answers, recordings`.execute(t.db);
+    // Ctrl+C once the bar shows 5 days done.
+    const run = await runOnTerminal(BACKFILL, env, {
+      interruptWhen: (output) => [...output.matchAll(/(\d+)\/30 days/g)].some((m) => Number(m[1]) >= 5),
+    });
+    const screen = run.screen.join('\n');
+    expect(run.code, screen).toBe(130);
+    const bars = run.screen.filter((line) => line.startsWith('backfill |'));
+    expect(bars, screen).toHaveLength(1);
+    const match = BAR.exec(bars[0] ?? '');
+    expect(match, screen).not.toBeNull();
+    expect(Number(match?.[1])).toBe(await loadedDays(t));
+    expect(Number(match?.[1])).toBeGreaterThanOrEqual(5);
+    expect(Number(match?.[1])).toBeLessThan(30);
+    expect(Number(match?.[3]), screen).toBeGreaterThan(0);
+  }, 90_000);
+});
