@@ -128,8 +128,8 @@ describe('generateDataset (the data the simulator serves, built without a server
     expect(dataset.totals().feedback).toBe(dataset.truth().feedback.length);
   });
 
-  it('builds 100,000 items quickly, one day at a time', () => {
-    const started = performance.now();
+  // How fast is the benchmarks' business (they generate a million items); here, that the counts agree.
+  it('builds 100,000 items one day at a time, as many as its totals say', () => {
     const dataset = generateDataset({
       from: '2024-01-01',
       to: '2024-01-30',
@@ -142,7 +142,6 @@ describe('generateDataset (the data the simulator serves, built without a server
     }
     expect(count).toBe(Object.values(dataset.totals()).reduce((a, b) => a + b, 0));
     expect(count).toBeGreaterThan(80_000);
-    expect(performance.now() - started).toBeLessThan(3000);
   });
 
   it('rejects a range whose bounds are not dates or are reversed', () => {

@@ -77,7 +77,8 @@ describe('latencyMs and stats()', () => {
   });
 
   it('counts each accepted key apart, with the most it had in flight; an unknown key is not counted', async () => {
-    await withSimulator({ latencyMs: 30, apiKeys: ['key-b'] }, async (simulator) => {
+    // Long enough that the three requests overlap on a loaded machine too.
+    await withSimulator({ latencyMs: 500, apiKeys: ['key-b'] }, async (simulator) => {
       const as = (key: string) =>
         fetch(`${simulator.url}/v1/heatmaps`, { headers: { authorization: key } }).then((r) => r.status);
       const statuses = await Promise.all([
