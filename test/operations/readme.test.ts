@@ -217,7 +217,7 @@ describe('the README', () => {
     const runs = await t.db.selectFrom('sync_runs').select(['trigger', 'status']).execute();
     expect(runs.length).toBeGreaterThanOrEqual(3);
     expect(runs.every((r) => r.status === 'ok')).toBe(true);
-  }, 60_000); // eight CLI processes, one after the other
+  }, 120_000); // eight CLI processes, one after the other, beside other test files
 
   it('every other command in it is run by .ci/run or a test, or checked against docker-compose.yml', () => {
     const others = shellCommands()

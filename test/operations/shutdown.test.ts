@@ -56,6 +56,8 @@ async function itemsPerDay(t: TestDatabase): Promise<Map<string, number>> {
   return new Map(rows.rows.map((r) => [`${r.resource}/${r.day}`, r.n]));
 }
 
+// Each test starts the CLI and waits for windows in flight: on a machine busy with other test
+// files, longer than the default 30 s.
 describe('SIGTERM and SIGINT', () => {
   let t: TestDatabase;
   let sim: Simulator;
@@ -125,7 +127,7 @@ describe('SIGTERM and SIGINT', () => {
     expect(await warehouseItems(t, 'main')).toEqual(truth);
     const marks = await t.db.selectFrom('watermarks').select('day').execute();
     expect(marks.map((m) => m.day)).toEqual([TO, TO, TO]);
-  });
+  }, 90_000);
 
   it('exits when the grace period runs out even if windows are stuck, rolling them back and recording the run as interrupted', async () => {
     await sql`truncate sync_windows, watermarks, feedback, survey_answers, recordings`.execute(t.db);
@@ -158,7 +160,7 @@ describe('SIGTERM and SIGINT', () => {
     const ledger = await t.db.selectFrom('sync_windows').select(['item_count']).execute();
     expect(ledger.filter((w) => w.item_count > 0)).toEqual([]);
     expect(await itemsPerDay(t)).toEqual(new Map());
-  });
+  }, 90_000);
 
   it('a second signal exits at once', async () => {
     const blocker: pg.PoolClient = await t.pool.connect();
@@ -178,5 +180,5 @@ describe('SIGTERM and SIGINT', () => {
       blocker.release();
     }
     expect(await lastRun(t)).toMatchObject({ status: 'interrupted' });
-  });
+  }, 90_000);
 });
