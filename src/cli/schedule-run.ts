@@ -8,6 +8,7 @@ import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
 import { cronSchedule } from '../time/cron-schedule.js';
 import type { CommandContext } from './command-context.js';
+import { startConfiguredMetrics } from './metrics-endpoint.js';
 import { usingWarehouse } from './warehouse.js';
 
 /** `2026-03-29 03:00 Europe/Berlin (2026-03-29T01:00:00.000Z UTC)`: the operator's clock and the logs'. */
@@ -27,15 +28,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
   const shutdown = shutdownSignal({ logger, graceMs: config.shutdownGraceMs, onForce: recorder.onForce });
   try {
     await usingWarehouse(config, logger, async (warehouse) => {
-      // prom-client is loaded only when the metrics go somewhere (it costs half a second).
-      const metrics =
-        config.metricsPort === undefined
-          ? undefined
-          : await (await import('../metrics/metrics-server.js')).startMetricsServer({
-              port: config.metricsPort,
-              host: config.metricsHost,
-            });
-      if (metrics !== undefined) printOut(`metrics: GET ${metrics.url}\n`);
+      const metrics = await startConfiguredMetrics(config);
       const scheduler = startScheduler({
         schedule,
         clock: systemClock,

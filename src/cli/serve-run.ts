@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger.js';
 import { printOut } from '../log/terminal-text.js';
 import { createWebhookServer, type WebhookServer } from '../webhooks/server.js';
 import type { CommandContext } from './command-context.js';
+import { startConfiguredMetrics } from './metrics-endpoint.js';
 import { usingWarehouse } from './warehouse.js';
 
 /** The webhook receiver, until SIGINT/SIGTERM. */
@@ -35,15 +36,7 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
     const base = `http://${displayHost(config.webhookHost)}:${port}`;
     printOut(`webhook receiver listening on ${base}\n`);
     for (const source of receiving) printOut(`  POST ${base}/webhooks/${source.name}/<token>\n`);
-    // Its own address, loopback by default: the webhook port faces the internet.
-    const metrics =
-      config.metricsPort === undefined
-        ? undefined
-        : await (await import('../metrics/metrics-server.js')).startMetricsServer({
-            port: config.metricsPort,
-            host: config.metricsHost,
-          });
-    if (metrics !== undefined) printOut(`metrics: GET ${metrics.url}\n`);
+    const metrics = await startConfiguredMetrics(config);
     try {
       await stopOnSignal(app, logger, config.shutdownGraceMs);
     } finally {
