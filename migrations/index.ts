@@ -20,6 +20,7 @@ import * as requestBudgets from './0019-request-budgets.js';
 import * as ownerFunctions from './0020-owner-functions.js';
 import * as bookkeepingReaders from './0021-bookkeeping-readers.js';
 import * as pinnedSearchPath from './0022-pinned-search-path.js';
+import * as dayCompleteness from './0023-day-completeness.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0020-owner-functions': ownerFunctions,
   '0021-bookkeeping-readers': bookkeepingReaders,
   '0022-pinned-search-path': pinnedSearchPath,
+  '0023-day-completeness': dayCompleteness,
 };

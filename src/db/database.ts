@@ -1,5 +1,6 @@
 import type {
   DailyActivityView,
+  DayCompletenessView,
   FeedbackEnrichedView,
   SurveyAnswersEnrichedView,
   SyncHealthView,
@@ -64,4 +65,5 @@ export interface Database {
   survey_answers_enriched: SurveyAnswersEnrichedView;
   daily_activity: DailyActivityView;
   sync_health: SyncHealthView;
+  day_completeness: DayCompletenessView;
 }

@@ -21,6 +21,7 @@ const DATA = [
   'ab_test_versions',
   'ab_tests',
   'daily_activity',
+  'day_completeness',
   'feedback',
   'feedback_enriched',
   'heatmap_versions',
