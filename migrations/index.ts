@@ -21,6 +21,7 @@ import * as ownerFunctions from './0020-owner-functions.js';
 import * as bookkeepingReaders from './0021-bookkeeping-readers.js';
 import * as pinnedSearchPath from './0022-pinned-search-path.js';
 import * as dayCompleteness from './0023-day-completeness.js';
+import * as expectedAllocations from './0024-expected-allocations.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0021-bookkeeping-readers': bookkeepingReaders,
   '0022-pinned-search-path': pinnedSearchPath,
   '0023-day-completeness': dayCompleteness,
+  '0024-expected-allocations': expectedAllocations,
 };

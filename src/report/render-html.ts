@@ -123,17 +123,18 @@ function filterBar(data: ReportData): string {
   </div>`;
 }
 
+const VERDICT_CLASS: Record<string, string> = { winner: 'win', loser: 'loss', untrustworthy: 'suspect' };
+
 function resultsSection(heading: string, name: string, rows: VariantResult[]): string {
   if (rows.length === 0)
     return `<section><h2>${escapeHtml(heading)}</h2>${empty('No tests of this kind in the warehouse.')}</section>`;
   const body = rows
     .map((r) => {
-      // Holm's p keeps a test with several variants at 5% overall; it equals p with one comparison.
-      const p = r.pValueHolm ?? r.pValue;
-      const significant = p !== null && p < 0.05;
-      const cls = r.isControl ? 'control' : significant ? ((r.absoluteLift ?? 0) > 0 ? 'win' : 'loss') : '';
+      // The view's verdict alone colours the row: an untrustworthy test (SRM) is never a winner,
+      // so a row never shows the SRM flag beside a green or red cell.
+      const cls = VERDICT_CLASS[r.verdict ?? ''] ?? (r.isControl ? 'control' : '');
       return `<tr class="${cls}" data-source="${escapeHtml(r.source)}"><td>${escapeHtml(r.testName)}${
-        r.sampleRatioMismatch ? ' <span class="flag" title="sample ratio mismatch">SRM</span>' : ''
+        r.verdict === 'untrustworthy' ? ' <span class="flag" title="sample ratio mismatch">SRM</span>' : ''
       }</td><td>${escapeHtml(r.variant)}</td>
         <td class="n">${r.total}</td><td class="n">${r.complete}</td>
         <td class="n">${pct(r.conversion)}</td><td class="n">${interval(r.conversionLow, r.conversionHigh)}</td>
@@ -141,7 +142,8 @@ function resultsSection(heading: string, name: string, rows: VariantResult[]): s
         <td class="n">${r.isControl ? '' : interval(r.liftLow, r.liftHigh, true)}</td>
         <td class="n">${r.relativeLift === null ? '–' : `${signed(r.relativeLift * 100, 1)}%`}</td>
         <td class="n">${pValue(r.pValue)}</td><td class="n">${pValue(r.pValueHolm)}</td>
-        <td class="n">${pValue(r.srmPValue)}</td></tr>`;
+        <td class="n">${r.srmStatus === 'allocation unknown' ? 'allocation unknown' : pValue(r.srmPValue)}</td>
+        <td>${r.verdict ?? (r.isControl ? 'control' : '–')}</td></tr>`;
     })
     .join('\n');
   return `<section>
@@ -149,12 +151,13 @@ function resultsSection(heading: string, name: string, rows: VariantResult[]): s
   ${chart(name)}
   <table data-csv="${escapeHtml(name)}">
     <thead><tr><th>test</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>95% interval</th>
-      <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th><th>Holm p</th><th>SRM p</th></tr></thead>
+      <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th><th>Holm p</th><th>SRM p</th><th>verdict</th></tr></thead>
     <tbody>${body}</tbody>
   </table>
-  <p class="note">Green: better than the control at the 5% level after Holm's adjustment for the test's several comparisons; red: worse.
-    Two-proportion z-test against the control; intervals are 95%. SRM: the variants' totals are too uneven for an equal split
-    (p &lt; 0.001; the API gives no allocation, equal is assumed): do not trust that test's results.</p>
+  <p class="note">Green (winner): better than the control at the 5% level after Holm's adjustment for the test's several comparisons; red (loser): worse.
+    Two-proportion z-test against the control; intervals are 95%. SRM (untrustworthy, yellow): the variants' totals are too far from the
+    split declared in the config (p &lt; 0.001): do not trust any result of that test. The API gives no allocation: a test without a
+    declared split is not checked (allocation unknown).</p>
 </section>`;
 }
 
@@ -412,6 +415,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 tr.control td { color: var(--muted); }
 tr.win td { background: var(--win); }
 tr.loss td { background: var(--loss); }
+tr.suspect td { background: var(--warn); }
 tr.attention td { background: var(--warn); }
 label { display: inline-block; margin: 0 12px 8px 0; }
 input { font: inherit; }

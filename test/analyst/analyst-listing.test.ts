@@ -22,6 +22,7 @@ const DATA = [
   'ab_tests',
   'daily_activity',
   'day_completeness',
+  'expected_allocations',
   'feedback',
   'feedback_enriched',
   'heatmap_versions',

@@ -107,6 +107,10 @@ async function seedTestResults(roles: RolesDatabase): Promise<void> {
   await sql`insert into sources (source_id, base_url) values ('main', 'https://insights.example')`.execute(
     owner.db,
   );
+  // An equal split declared, so the sample-ratio check (chi_square_p_value) runs.
+  await sql`insert into expected_allocations (source_id, test_id, variant, weight) values ('main', '*', '*', 1)`.execute(
+    owner.db,
+  );
   for (const [kind, variants] of [
     ['abtesting', ['control', 'B']],
     ['personalization', ['control', 'B', 'C']],

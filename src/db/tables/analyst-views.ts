@@ -36,6 +36,10 @@ export interface TestResultsView {
   srm_p_value: V<number>;
   sample_ratio_mismatch: V<boolean>;
   p_value_holm: V<number>;
+  /** Migration 0024: the declared split, its check and the row's verdict. */
+  expected_share: V<number>;
+  srm_status: V<'allocation unknown' | 'mismatch' | 'ok' | 'not computable'>;
+  verdict: V<'winner' | 'loser' | 'inconclusive' | 'untrustworthy'>;
 }
 
 export interface TestResultDailyView {
