@@ -22,6 +22,7 @@ import * as bookkeepingReaders from './0021-bookkeeping-readers.js';
 import * as pinnedSearchPath from './0022-pinned-search-path.js';
 import * as dayCompleteness from './0023-day-completeness.js';
 import * as expectedAllocations from './0024-expected-allocations.js';
+import * as lastRead from './0025-last-read.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0022-pinned-search-path': pinnedSearchPath,
   '0023-day-completeness': dayCompleteness,
   '0024-expected-allocations': expectedAllocations,
+  '0025-last-read': lastRead,
 };

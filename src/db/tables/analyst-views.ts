@@ -153,4 +153,6 @@ export interface SyncHealthView {
   last_run_status: V<string>;
   last_run_started_at: V<Date>;
   last_run_finished_at: V<Date>;
+  /** Migration 0025: the last successful read of the resource, whatever changed. */
+  last_read_at: V<Date>;
 }
