@@ -22,7 +22,8 @@
 --                     Owns nothing; its lock waits and idle transactions are cut short (step 5).
 --   insights_analyst  read-only: SELECT on every table and view of the data schema, including
 --                     those later migrations add; no access to the bookkeeping schema (it reads
---                     sync_health instead). A group: people and BI tools log in as members of it.
+--                     sync_health and day_completeness, the owner's views of it, instead). A
+--                     group: people and BI tools log in as members of it.
 --   insights_monitor  read-only on both schemas: what `status`, `report` and `check` read (the
 --                     ledger, the runs, the watermarks). A group, member of insights_analyst: the
 --                     data team's logins that run the report or watch the loads join it.

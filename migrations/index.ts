@@ -19,6 +19,10 @@ import * as runHeartbeat from './0018-run-heartbeat.js';
 import * as requestBudgets from './0019-request-budgets.js';
 import * as ownerFunctions from './0020-owner-functions.js';
 import * as bookkeepingReaders from './0021-bookkeeping-readers.js';
+import * as pinnedSearchPath from './0022-pinned-search-path.js';
+import * as dayCompleteness from './0023-day-completeness.js';
+import * as expectedAllocations from './0024-expected-allocations.js';
+import * as lastRead from './0025-last-read.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -45,4 +49,8 @@ export const migrations: Record<string, Migration> = {
   '0019-request-budgets': requestBudgets,
   '0020-owner-functions': ownerFunctions,
   '0021-bookkeeping-readers': bookkeepingReaders,
+  '0022-pinned-search-path': pinnedSearchPath,
+  '0023-day-completeness': dayCompleteness,
+  '0024-expected-allocations': expectedAllocations,
+  '0025-last-read': lastRead,
 };

@@ -28,6 +28,21 @@ export interface SourceConfig {
    * its `requests_per_second`, else INSIGHTS_SOURCE_RPS. Unset: no budget.
    */
   requestsPerSecond?: number;
+  /**
+   * How its tests are meant to split their traffic (the file's expected_allocation): a default
+   * and per test. The sample-ratio-mismatch check runs only for tests with a declared split.
+   */
+  expectedAllocation?: ExpectedAllocation;
+}
+
+/** A test's declared split: 'equal' among its current variants, or a weight per variant label. */
+export type DeclaredSplit = 'equal' | Readonly<Record<string, number>>;
+
+export interface ExpectedAllocation {
+  /** Every test of the source without a split of its own. */
+  default?: DeclaredSplit;
+  /** By test id. */
+  tests?: Readonly<Record<string, DeclaredSplit>>;
 }
 
 export interface Config {
@@ -299,6 +314,14 @@ const ENV_SETTINGS = {
 
 export type EnvName = keyof typeof ENV_SETTINGS;
 
+/** A weight per variant label ('*': every variant without its own), or 'equal'. */
+const declaredSplit = z.union([
+  z.literal('equal'),
+  z
+    .record(z.string().min(1), z.number().positive().finite())
+    .refine((weights) => Object.keys(weights).length > 0),
+]);
+
 /** The optional JSON config file (INSIGHTS_CONFIG): several sources. Unknown keys are errors. */
 const fileSchema = z.strictObject({
   sources: z
@@ -315,6 +338,12 @@ const fileSchema = z.strictObject({
         allowed_ips: z.array(z.string().refine(isCidr, CIDR_LIST_EXPECTED)).min(1).optional(),
         pii: z.enum(PII_MODES).optional(),
         requests_per_second: rpsNumber.optional(),
+        expected_allocation: z
+          .strictObject({
+            default: declaredSplit.optional(),
+            tests: z.record(z.string().min(1), declaredSplit).optional(),
+          })
+          .optional(),
       }),
     )
     .min(1),
@@ -752,6 +781,7 @@ function readSourcesFile(
       ...webhook,
       piiMode: source.pii,
       ...(source.requests_per_second === undefined ? {} : { requestsPerSecond: source.requests_per_second }),
+      ...(source.expected_allocation === undefined ? {} : { expectedAllocation: source.expected_allocation }),
     });
   });
   return sources;

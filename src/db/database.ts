@@ -1,5 +1,6 @@
 import type {
   DailyActivityView,
+  DayCompletenessView,
   FeedbackEnrichedView,
   SurveyAnswersEnrichedView,
   SyncHealthView,
@@ -7,6 +8,7 @@ import type {
   TestResultsView,
 } from './tables/analyst-views.js';
 import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } from './tables/bookkeeping.js';
+import type { ExpectedAllocationsTable } from './tables/expected-allocations.js';
 import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
 import type { QueueRunChecksTable, QueueSlotsTable, QueueWorkersTable } from './tables/queue.js';
@@ -56,6 +58,7 @@ export interface Database {
   queue_workers: QueueWorkersTable;
   queue_run_checks: QueueRunChecksTable;
   request_budgets: RequestBudgetsTable;
+  expected_allocations: ExpectedAllocationsTable;
   // The analyst views (migration 0004): read-only.
   ab_test_results: TestResultsView;
   personalization_results: TestResultsView;
@@ -64,4 +67,5 @@ export interface Database {
   survey_answers_enriched: SurveyAnswersEnrichedView;
   daily_activity: DailyActivityView;
   sync_health: SyncHealthView;
+  day_completeness: DayCompletenessView;
 }

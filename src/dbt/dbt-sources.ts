@@ -6,8 +6,10 @@ import { toYaml, type YamlValue } from './yaml-text.js';
  * dbt's sources.yml for the warehouse, generated from the live schema (dbt source properties,
  * https://docs.getdbt.com/reference/source-properties): one source named after the schema, every
  * data table and view with the COMMENT ONs as descriptions, key tests read from the catalog,
- * relationships to `sources` and `visitors`, and freshness where a column tells when the tool
- * last wrote a row. Tests use `data_tests` (dbt 1.8 and later).
+ * relationships to `sources` and `visitors`, and freshness from when the tool last read each
+ * resource. Tests use `data_tests` (dbt 1.8 and later); freshness, loaded_at_field,
+ * loaded_at_query and meta sit under `config:` (dbt 1.10 and later; loaded_at_query is 1.10's).
+ * test/analyst/dbt-sources.test.ts validates the file against dbt's published JSON schema.
  */
 
 /**
@@ -15,6 +17,11 @@ import { toYaml, type YamlValue } from './yaml-text.js';
  * them gets no freshness check. Each one's exact meaning goes into the table's `meta`.
  */
 export const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] = [
+  {
+    column: 'last_read_at',
+    meaning:
+      'When a run last read the resource (or the day) successfully, whether or not anything changed: quiet sources stay fresh while the tool reads them.',
+  },
   {
     column: 'last_seen_at',
     meaning:
@@ -33,9 +40,19 @@ export const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] =
   {
     column: 'last_changed_at',
     meaning:
-      'When a load last inserted or changed the row. No column records a re-sync that changed nothing (the tool writes no tuple then, by design), so this measures the newest change: a source with no new items turns stale although the sync ran. sync_health (last_loaded_at) tells the two apart.',
+      'When a load last inserted or changed the row. No column records a re-sync that changed nothing (the tool writes no tuple then, by design), so this measures the newest change: a source with no new items turns stale although the sync ran. sync_health (last_read_at) tells the two apart.',
   },
 ];
+
+/**
+ * The day-windowed tables, whose rows record only their last change: their freshness is the last
+ * successful read of their resource (sync_health.last_read_at, any source), a loaded_at_query.
+ */
+export const READ_BY_RESOURCE: Readonly<Record<string, string>> = {
+  feedback: 'feedback',
+  survey_answers: 'survey',
+  recordings: 'recordings',
+};
 
 /**
  * Defaults for a nightly sync: 26 hours is a day plus the run and some slack, so one missed
@@ -87,11 +104,13 @@ export function dbtSourcesDocument(
         schema,
         description:
           'The insights-sync warehouse: what a Website Insights service knows (tests and their results, feedback, survey answers, recordings, heatmaps, visitors), loaded by insights-sync. Descriptions come from the COMMENT ONs of the schema (docs/warehouse.md).',
-        freshness: {
-          warn_after: { count: warn, period: 'hour' },
-          error_after: { count: error, period: 'hour' },
+        config: {
+          freshness: {
+            warn_after: { count: warn, period: 'hour' },
+            error_after: { count: error, period: 'hour' },
+          },
         },
-        tables: relations.map((relation) => table(relation, names, ref)),
+        tables: relations.map((relation) => table(relation, names, ref, schema)),
       },
     ],
   };
@@ -101,6 +120,7 @@ function table(
   relation: CatalogRelation,
   names: ReadonlySet<string>,
   ref: (table: string) => string,
+  schema: string,
 ): YamlValue {
   const columnNames = new Set(relation.columns.map((c) => c.name));
   const loadedAt = LOADED_AT_COLUMNS.find((c) => columnNames.has(c.column));
@@ -137,13 +157,7 @@ function table(
   return {
     name: relation.name,
     description: relation.comment ?? '',
-    meta: {
-      kind: relation.kind,
-      ...(loadedAt === undefined
-        ? { freshness: 'none: no column records when the tool wrote a row' }
-        : { loaded_at_field_meaning: loadedAt.meaning }),
-    },
-    ...(loadedAt === undefined ? { freshness: null } : { loaded_at_field: loadedAt.column }),
+    config: freshnessOf(relation, loadedAt, schema, names),
     ...(tableTests.length === 0 ? {} : { data_tests: tableTests }),
     columns: relation.columns.map((column) => {
       const tests = columnTests.get(column.name);
@@ -157,7 +171,29 @@ function table(
 }
 
 /**
- * A relationships test. dbt's relationships test compares one expression with another, so a
+ * Where dbt reads when the tool last loaded the relation: the last read of its resource for a
+ * day-windowed table, else the best column it has (LOADED_AT_COLUMNS), else no freshness check.
+ */
+function freshnessOf(
+  relation: CatalogRelation,
+  loadedAt: { column: string; meaning: string } | undefined,
+  schema: string,
+  names: ReadonlySet<string>,
+): Record<string, YamlValue> {
+  const kind = relation.kind;
+  const resource = READ_BY_RESOURCE[relation.name];
+  if (resource !== undefined && names.has('sync_health'))
+    return {
+      meta: { kind, loaded_at_meaning: LOADED_AT_COLUMNS[0]?.meaning ?? '' },
+      loaded_at_query: `select max(last_read_at) from ${identifier(schema)}.sync_health where resource = '${resource}'`,
+    };
+  return loadedAt === undefined
+    ? { meta: { kind, freshness: 'none: no column records when the tool wrote a row' }, freshness: null }
+    : { meta: { kind, loaded_at_meaning: loadedAt.meaning }, loaded_at_field: loadedAt.column };
+}
+
+/**
+ * A relationships test, its arguments under `arguments:` (dbt 1.10; column_name stays beside). dbt's relationships test compares one expression with another, so a
  * composite key is compared as a row value: row(source_id, visitor_id) = row(source_id, id).
  */
 function relationship(
@@ -170,10 +206,17 @@ function relationship(
   const [column] = columns;
   const [field] = references;
   if (columns.length === 1 && column !== undefined && field !== undefined) {
-    addColumnTest(column, { relationships: { to: ref(target), field } });
+    addColumnTest(column, { relationships: { arguments: { to: ref(target), field } } });
     return [];
   }
-  return [{ relationships: { column_name: rowOf(columns), to: ref(target), field: rowOf(references) } }];
+  return [
+    {
+      relationships: {
+        column_name: rowOf(columns),
+        arguments: { to: ref(target), field: rowOf(references) },
+      },
+    },
+  ];
 }
 
 /**

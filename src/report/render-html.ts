@@ -123,17 +123,18 @@ function filterBar(data: ReportData): string {
   </div>`;
 }
 
+const VERDICT_CLASS: Record<string, string> = { winner: 'win', loser: 'loss', untrustworthy: 'suspect' };
+
 function resultsSection(heading: string, name: string, rows: VariantResult[]): string {
   if (rows.length === 0)
     return `<section><h2>${escapeHtml(heading)}</h2>${empty('No tests of this kind in the warehouse.')}</section>`;
   const body = rows
     .map((r) => {
-      // Holm's p keeps a test with several variants at 5% overall; it equals p with one comparison.
-      const p = r.pValueHolm ?? r.pValue;
-      const significant = p !== null && p < 0.05;
-      const cls = r.isControl ? 'control' : significant ? ((r.absoluteLift ?? 0) > 0 ? 'win' : 'loss') : '';
+      // The view's verdict alone colours the row: an untrustworthy test (SRM) is never a winner,
+      // so a row never shows the SRM flag beside a green or red cell.
+      const cls = VERDICT_CLASS[r.verdict ?? ''] ?? (r.isControl ? 'control' : '');
       return `<tr class="${cls}" data-source="${escapeHtml(r.source)}"><td>${escapeHtml(r.testName)}${
-        r.sampleRatioMismatch ? ' <span class="flag" title="sample ratio mismatch">SRM</span>' : ''
+        r.verdict === 'untrustworthy' ? ' <span class="flag" title="sample ratio mismatch">SRM</span>' : ''
       }</td><td>${escapeHtml(r.variant)}</td>
         <td class="n">${r.total}</td><td class="n">${r.complete}</td>
         <td class="n">${pct(r.conversion)}</td><td class="n">${interval(r.conversionLow, r.conversionHigh)}</td>
@@ -141,20 +142,22 @@ function resultsSection(heading: string, name: string, rows: VariantResult[]): s
         <td class="n">${r.isControl ? '' : interval(r.liftLow, r.liftHigh, true)}</td>
         <td class="n">${r.relativeLift === null ? '–' : `${signed(r.relativeLift * 100, 1)}%`}</td>
         <td class="n">${pValue(r.pValue)}</td><td class="n">${pValue(r.pValueHolm)}</td>
-        <td class="n">${pValue(r.srmPValue)}</td></tr>`;
+        <td class="n">${r.srmStatus === 'allocation unknown' ? 'allocation unknown' : pValue(r.srmPValue)}</td>
+        <td>${r.verdict ?? (r.isControl ? 'control' : '–')}</td></tr>`;
     })
     .join('\n');
   return `<section>
   <h2>${escapeHtml(heading)}</h2>
   ${chart(name)}
-  <table data-csv="${escapeHtml(name)}">
+  <div class="wide"><table data-csv="${escapeHtml(name)}">
     <thead><tr><th>test</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>95% interval</th>
-      <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th><th>Holm p</th><th>SRM p</th></tr></thead>
+      <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th><th>Holm p</th><th>SRM p</th><th>verdict</th></tr></thead>
     <tbody>${body}</tbody>
-  </table>
-  <p class="note">Green: better than the control at the 5% level after Holm's adjustment for the test's several comparisons; red: worse.
-    Two-proportion z-test against the control; intervals are 95%. SRM: the variants' totals are too uneven for an equal split
-    (p &lt; 0.001; the API gives no allocation, equal is assumed): do not trust that test's results.</p>
+  </table></div>
+  <p class="note">Green (winner): better than the control at the 5% level after Holm's adjustment for the test's several comparisons; red (loser): worse.
+    Two-proportion z-test against the control; intervals are 95%. SRM (untrustworthy, yellow): the variants' totals are too far from the
+    split declared in the config (p &lt; 0.001): do not trust any result of that test. The API gives no allocation: a test without a
+    declared split is not checked (allocation unknown).</p>
 </section>`;
 }
 
@@ -181,10 +184,10 @@ function trendSection(data: ReportData): string {
   ${chart('test-trend')}
   <p class="note">One point per day a sync captured the results (test_result_daily); with a single day, one bar per variant.</p>
   <details><summary>The captured days of this test</summary>
-  <table data-csv="test-days" id="trend-table">
+  <div class="wide"><table data-csv="test-days" id="trend-table">
     <thead><tr><th>day</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>new visitors</th><th>new completions</th></tr></thead>
     <tbody></tbody>
-  </table></details>
+  </table></div></details>
 </section>`;
 }
 
@@ -226,10 +229,10 @@ function gapsSection(marks: DayMark[]): string {
 function breakdownSection(data: ReportData): string {
   if (data.byUrl.length === 0 && data.byDevice.length === 0)
     return `<section><h2>Feedback by page and device</h2>${empty('No feedback in this range.')}</section>`;
-  const table = (id: string, what: string) => `<table data-csv="${id}" id="${id}">
+  const table = (id: string, what: string) => `<div class="wide"><table data-csv="${id}" id="${id}">
       <thead><tr><th>${what}</th><th>feedback</th><th>share</th><th>with a comment</th></tr></thead>
       <tbody></tbody>
-    </table>`;
+    </table></div>`;
   return `<section>
   <h2>Feedback by page and device</h2>
   <div class="grid two">
@@ -295,11 +298,11 @@ function healthSection(rows: HealthRow[]): string {
   ${
     rows.length === 0
       ? empty('Nothing loaded yet.')
-      : `<table data-csv="sync-health">
+      : `<div class="wide"><table data-csv="sync-health">
     <thead><tr><th>source</th><th>resource</th><th>watermark</th><th>lag (days)</th><th>truncated days</th>
       <th>failed days</th><th>rejected items</th><th>last run</th><th>last loaded</th></tr></thead>
     <tbody>${body}</tbody>
-  </table>
+  </table></div>
   <p class="note">Truncated days: the API returned as many items as it allows in one response, so items of those days may be missing.</p>`
   }
 </section>`;
@@ -412,6 +415,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 tr.control td { color: var(--muted); }
 tr.win td { background: var(--win); }
 tr.loss td { background: var(--loss); }
+tr.suspect td { background: var(--warn); }
 tr.attention td { background: var(--warn); }
 label { display: inline-block; margin: 0 12px 8px 0; }
 input { font: inherit; }
@@ -424,6 +428,9 @@ td.comment { white-space: pre-wrap; max-width: 420px; }
 td.comment .cut { color: var(--muted); font-style: italic; }
 td.url { word-break: break-all; max-width: 260px; }
 .scroll { max-height: 480px; overflow: auto; }
+/* A table wider than its card scrolls inside it; a grid cell may shrink below its content's width. */
+.wide { overflow-x: auto; }
+.grid > * { min-width: 0; }
 button.csv { font: inherit; font-size: 12px; margin-top: 6px; }
 details { margin-top: 8px; }
 select { font: inherit; padding: 2px 4px; }

@@ -37,8 +37,12 @@ export interface VariantResult {
   /** Holm's adjustment across the test's comparisons with its control (migration 0012). */
   pValueHolm: number | null;
   srmPValue: number | null;
-  /** The variants' totals are too uneven for an equal split: the test's results are suspect. */
+  /** The variants' totals are too far from the declared split: the test's results are suspect. */
   sampleRatioMismatch: boolean;
+  /** 'allocation unknown' when no split is declared for the test (migration 0024): not checked. */
+  srmStatus: string | null;
+  /** winner, loser, inconclusive or untrustworthy (an SRM); null for the control. */
+  verdict: 'winner' | 'loser' | 'inconclusive' | 'untrustworthy' | null;
 }
 
 export interface TestDay {
@@ -249,6 +253,8 @@ export async function loadReportData(
         pValueHolm: r.p_value_holm,
         srmPValue: r.srm_p_value,
         sampleRatioMismatch: r.sample_ratio_mismatch === true,
+        srmStatus: r.srm_status,
+        verdict: r.verdict,
       }),
     );
 

@@ -74,6 +74,11 @@ export interface Dataset {
   editTest(kind: TestKind, id: string, patch: TestEdit): void;
   /** The same for a heatmap (its name, page, rule, times or limit). */
   editHeatmap(id: string, patch: HeatmapEdit): void;
+  /**
+   * Replaces a test's results, as its traffic would have made them: a test allocated 70/30, say,
+   * which the generated (uniformly random) totals never are. Throws for an id the dataset lacks.
+   */
+  setTestResults(kind: TestKind, id: string, results: readonly TestResult[]): void;
   /** Everything at once; `view` decides extra fields and which items are malformed. */
   truth(view?: Partial<ItemView>): GroundTruth;
 }
@@ -176,6 +181,13 @@ export function generateDataset(options: DatasetOptions): Dataset {
       const test = tests[index];
       if (test === undefined) throw new RangeError(`no ${kind} test ${id}`);
       tests[index] = { ...test, ...patch, updated_at: minuteLater(test.updated_at) };
+    },
+    setTestResults: (kind, id, results) => {
+      if (!state.snapshots.results[kind].has(id)) throw new RangeError(`no ${kind} test ${id}`);
+      state.snapshots.results[kind].set(
+        id,
+        results.map((r) => ({ ...r })),
+      );
     },
     editHeatmap: (id, patch) => {
       const heatmaps = state.snapshots.heatmaps;

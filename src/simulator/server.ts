@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { errorMessage } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
-import type { TestKind } from '../schemas/test.js';
+import type { TestKind, TestResult } from '../schemas/test.js';
 import type { AdvanceOptions, AdvanceReport } from './advance.js';
 import { generateDataset, type HeatmapEdit, type TestEdit } from './dataset.js';
 import type { Volume } from './day-plan.js';
@@ -171,6 +171,8 @@ export interface Simulator {
   editTest(kind: TestKind, id: string, patch: TestEdit): void;
   /** Changes a heatmap's attributes (Dataset.editHeatmap). */
   editHeatmap(id: string, patch: HeatmapEdit): void;
+  /** Replaces a test's results (Dataset.setTestResults). */
+  setTestResults(kind: TestKind, id: string, results: readonly TestResult[]): void;
   stats(): SimulatorStats;
   resetStats(): void;
   /** POSTs a spec-6 webhook body for each valid feedback item and survey answer. */
@@ -262,6 +264,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     editTest: (kind, id, patch) => dataset.editTest(kind, id, patch),
     editHeatmap: (id, patch) => dataset.editHeatmap(id, patch),
+    setTestResults: (kind, id, results) => dataset.setTestResults(kind, id, results),
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     sendWebhooks: (targetUrl, sendOptions) => sendWebhooks(truth(), targetUrl, sendOptions),

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { ApiClient } from '../api/api-client.js';
+import type { ExpectedAllocation } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
@@ -36,4 +37,6 @@ export interface SourceHandle {
   knowledge: Record<WindowedResource, ResourceKnowledge>;
   /** Applied to every item and reject before it is written; unset: personal data is kept. */
   pii?: PiiPolicy;
+  /** The tests' declared splits, stored with every test snapshot; unset: none declared. */
+  expectedAllocation?: ExpectedAllocation;
 }

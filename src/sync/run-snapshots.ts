@@ -3,6 +3,7 @@ import { RequestAbortedError } from '../api/abort.js';
 import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import { type Validated, validateItems } from '../extract/validate.js';
+import { storeExpectedAllocation } from '../load/expected-allocations.js';
 import { loadRejects } from '../load/rejects.js';
 import {
   listedIds,
@@ -65,6 +66,7 @@ export async function snapshotTests(
     );
     const totals = await inTransaction(ctx.pool, async (trx) => {
       await ensureSource(trx, source.name, source.baseUrl);
+      await storeExpectedAllocation(trx, source.name, source.expectedAllocation);
       const rejectContext = { sourceId: source.name, resource: kind, day: null, runId: ctx.runId };
       await loadRejects(trx, rejectContext, list.rejected);
       const loads: SnapshotLoad[] = [

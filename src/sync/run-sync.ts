@@ -191,6 +191,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         recordings: { reading: learned.get('recordings') ?? emptyReading() },
       },
       pii: source.pii,
+      expectedAllocation: source.expectedAllocation,
     };
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {

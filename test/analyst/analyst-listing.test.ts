@@ -21,6 +21,8 @@ const DATA = [
   'ab_test_versions',
   'ab_tests',
   'daily_activity',
+  'day_completeness',
+  'expected_allocations',
   'feedback',
   'feedback_enriched',
   'heatmap_versions',

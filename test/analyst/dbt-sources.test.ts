@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Ajv } from 'ajv';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -14,63 +16,49 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 
 /**
- * dbt's source properties (https://docs.getdbt.com/reference/source-properties), as strict
- * objects: a key dbt does not document there fails the parse.
+ * dbt's published JSON schema of property files, current syntax (fixtures/README.md says where it
+ * comes from): what dbt 1.10 and later, and dbt Fusion, accept. Unknown keys are refused.
  */
+const DBT_SCHEMA = JSON.parse(
+  readFileSync(path.join(import.meta.dirname, 'fixtures', 'dbt_yml_files-latest-fusion.json'), 'utf8'),
+) as object;
+// The schema's int64/uint64 formats are Rust's names, not JSON Schema formats: not validated.
+const validateDbt = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(DBT_SCHEMA);
+
+/** What the tests below read of the file, once the schema has accepted it. */
 const dataTest = z.union([
   z.string(),
   z.record(z.string(), z.record(z.string(), z.unknown())).refine((o) => Object.keys(o).length === 1),
 ]);
-const freshness = z
-  .strictObject({
-    warn_after: z.strictObject({
-      count: z.number().int().positive(),
-      period: z.enum(['minute', 'hour', 'day']),
-    }),
-    error_after: z.strictObject({
-      count: z.number().int().positive(),
-      period: z.enum(['minute', 'hour', 'day']),
-    }),
-    filter: z.string().optional(),
-  })
-  .nullable();
-const column = z.strictObject({
-  name: z.string().min(1),
-  description: z.string(),
-  meta: z.record(z.string(), z.unknown()).optional(),
-  quote: z.boolean().optional(),
-  data_tests: z.array(dataTest).optional(),
-  tests: z.array(dataTest).optional(),
-  tags: z.array(z.string()).optional(),
-  data_type: z.string().optional(),
-});
-const table = z.strictObject({
-  name: z.string().min(1),
-  description: z.string(),
-  meta: z.record(z.string(), z.unknown()).optional(),
-  identifier: z.string().optional(),
+const rules = z.object({ count: z.number().int().positive(), period: z.enum(['minute', 'hour', 'day']) });
+const tableConfig = z.object({
+  meta: z.record(z.string(), z.unknown()),
+  freshness: z.object({ warn_after: rules, error_after: rules }).nullable().optional(),
   loaded_at_field: z.string().optional(),
-  data_tests: z.array(dataTest).optional(),
-  tests: z.array(dataTest).optional(),
-  tags: z.array(z.string()).optional(),
-  freshness: freshness.optional(),
-  quoting: z.record(z.string(), z.boolean()).optional(),
-  columns: z.array(column),
+  loaded_at_query: z.string().optional(),
 });
-const sourcesFile = z.strictObject({
+const sourcesFile = z.object({
   version: z.literal(2),
   sources: z.array(
-    z.strictObject({
+    z.object({
       name: z.string().min(1),
-      description: z.string().optional(),
-      database: z.string().optional(),
-      schema: z.string().optional(),
-      loader: z.string().optional(),
-      meta: z.record(z.string(), z.unknown()).optional(),
-      tags: z.array(z.string()).optional(),
-      freshness: freshness.optional(),
-      loaded_at_field: z.string().optional(),
-      tables: z.array(table),
+      schema: z.string(),
+      config: z.object({ freshness: z.object({ warn_after: rules, error_after: rules }) }),
+      tables: z.array(
+        z.object({
+          name: z.string().min(1),
+          description: z.string(),
+          config: tableConfig,
+          data_tests: z.array(dataTest).optional(),
+          columns: z.array(
+            z.object({
+              name: z.string().min(1),
+              description: z.string(),
+              data_tests: z.array(dataTest).optional(),
+            }),
+          ),
+        }),
+      ),
     }),
   ),
 });
@@ -83,8 +71,10 @@ type DataTest = z.infer<typeof dataTest>;
  */
 function compiledTest(test: DataTest, model: string, column: string | undefined, schema: string): string {
   const name = typeof test === 'string' ? test : (Object.keys(test)[0] ?? '');
-  const args =
+  const given =
     typeof test === 'string' ? {} : ((test as Record<string, Record<string, unknown>>)[name] ?? {});
+  // dbt 1.10: a test's arguments under `arguments:`, column_name beside them.
+  const args = { ...given, ...((given.arguments as Record<string, unknown> | undefined) ?? {}) };
   const columnName = (args.column_name as string | undefined) ?? column ?? '';
   const relation = `${schema}.${model}`;
   switch (name) {
@@ -145,16 +135,28 @@ describe('dbt sources.yml from the live schema', () => {
     await t.drop();
   });
 
-  it("parses (YAML 1.1, as dbt's PyYAML reads it) into dbt's documented source-properties shape", () => {
+  it("is valid by dbt's published JSON schema of property files, which refuses the pre-1.10 keys", () => {
+    expect(validateDbt(parse(text, { version: '1.1' })), JSON.stringify(validateDbt.errors)).toBe(true);
+    // The schema tells the old syntax apart: loaded_at_field and meta beside config, not in it.
+    const old = structuredClone(file) as { sources: { tables: Record<string, unknown>[] }[] };
+    const first = old.sources[0]?.tables[0];
+    if (first === undefined) throw new Error('no table');
+    first.loaded_at_field = 'last_seen_at';
+    expect(validateDbt(old)).toBe(false);
+  });
+
+  it("parses (YAML 1.1, as dbt's PyYAML reads it) into the shape these tests read", () => {
     expect(file.version).toBe(2);
     expect(file.sources).toHaveLength(1);
     const [source] = file.sources;
     expect(source).toMatchObject({
       name: t.schema,
       schema: t.schema,
-      freshness: {
-        warn_after: { count: DEFAULT_FRESHNESS.warnAfterHours, period: 'hour' },
-        error_after: { count: DEFAULT_FRESHNESS.errorAfterHours, period: 'hour' },
+      config: {
+        freshness: {
+          warn_after: { count: DEFAULT_FRESHNESS.warnAfterHours, period: 'hour' },
+          error_after: { count: DEFAULT_FRESHNESS.errorAfterHours, period: 'hour' },
+        },
       },
     });
     // The same document under YAML 1.2.
@@ -196,7 +198,8 @@ describe('dbt sources.yml from the live schema', () => {
         expect(c.description, `${x.name}.${c.name}`).toBe(columns.find((r) => r.name === c.name)?.comment);
         expect(c.description.length, `${x.name}.${c.name}`).toBeGreaterThan(0);
       }
-      if (x.loaded_at_field !== undefined) expect(columns.map((c) => c.name)).toContain(x.loaded_at_field);
+      if (x.config.loaded_at_field !== undefined)
+        expect(columns.map((c) => c.name)).toContain(x.config.loaded_at_field);
     }
   });
 
@@ -209,15 +212,14 @@ describe('dbt sources.yml from the live schema', () => {
         {
           relationships: {
             column_name: 'row(source_id, visitor_id)',
-            to: `source('${t.schema}', 'visitors')`,
-            field: 'row(source_id, id)',
+            arguments: { to: `source('${t.schema}', 'visitors')`, field: 'row(source_id, id)' },
           },
         },
       ]),
     );
     expect(feedback?.columns.find((c) => c.name === 'source_id')?.data_tests).toEqual([
       'not_null',
-      { relationships: { to: `source('${t.schema}', 'sources')`, field: 'source_id' } },
+      { relationships: { arguments: { to: `source('${t.schema}', 'sources')`, field: 'source_id' } } },
     ]);
     expect(tables.find((x) => x.name === 'sources')?.columns[0]?.data_tests).toEqual(['not_null', 'unique']);
 
@@ -249,34 +251,39 @@ describe('dbt sources.yml from the live schema', () => {
       });
   });
 
-  it('loaded_at_field is a column the tool writes on every run where one exists, else the last change', async () => {
+  it('freshness is when the tool last read a resource, whatever changed, not when its content last changed', async () => {
     const tables = file.sources[0]?.tables ?? [];
-    const field = (name: string) => tables.find((x) => x.name === name)?.loaded_at_field;
-    expect(field('ab_tests')).toBe('last_seen_at');
-    expect(field('test_results')).toBe('last_seen_at');
-    expect(field('heatmaps')).toBe('last_seen_at');
-    expect(field('feedback')).toBe('last_changed_at');
-    expect(field('sync_health')).toBe('last_loaded_at');
-    expect(tables.find((x) => x.name === 'feedback')?.meta?.loaded_at_field_meaning).toMatch(
-      /changed nothing/,
-    );
+    const config = (name: string) => tables.find((x) => x.name === name)?.config;
+    expect(config('ab_tests')?.loaded_at_field).toBe('last_seen_at');
+    expect(config('test_results')?.loaded_at_field).toBe('last_seen_at');
+    expect(config('heatmaps')?.loaded_at_field).toBe('last_seen_at');
+    expect(config('sync_health')?.loaded_at_field).toBe('last_read_at');
+    expect(config('day_completeness')?.loaded_at_field).toBe('last_read_at');
+    expect(config('feedback')?.loaded_at_field).toBeUndefined();
+    const query = config('feedback')?.loaded_at_query ?? '';
+    expect(query).toBe(`select max(last_read_at) from ${t.schema}.sync_health where resource = 'feedback'`);
+    expect(config('survey_answers')?.loaded_at_query).toContain("resource = 'survey'");
+    expect(config('recordings')?.loaded_at_query).toContain("resource = 'recordings'");
     // No column says when: no freshness check rather than a wrong one.
-    const enriched = tables.find((x) => x.name === 'feedback_enriched');
-    expect(enriched?.freshness).toBeNull();
-    expect(enriched?.loaded_at_field).toBeUndefined();
+    expect(config('feedback_enriched')?.freshness).toBeNull();
+    expect(config('feedback_enriched')?.loaded_at_field).toBeUndefined();
 
-    // A second run that changes nothing: last_seen_at moves, last_changed_at does not.
-    const before = await sql<{ seen: Date; changed: Date; feedback: Date }>`
-      select (select max(last_seen_at) from ab_tests) as seen, (select max(last_changed_at) from ab_tests) as changed,
-             (select max(last_changed_at) from feedback) as feedback`.execute(t.db);
+    // A second run that changes nothing: the read times move, the last change does not.
+    const read = async () => {
+      const { rows } = await sql<{ read: Date; changed: Date; seen: Date }>`
+        select (${sql.raw(query)}) as read, (select max(last_changed_at) from feedback) as changed,
+               (select last_read_at from sync_health where resource = 'abtesting') as seen`.execute(t.db);
+      const row = rows[0];
+      if (row === undefined) throw new Error('no row');
+      return row;
+    };
+    const before = await read();
     const run = await runAgainst(t, sim, { now: NOW });
     expect(run.status).toBe('ok');
-    const after = await sql<{ seen: Date; changed: Date; feedback: Date }>`
-      select (select max(last_seen_at) from ab_tests) as seen, (select max(last_changed_at) from ab_tests) as changed,
-             (select max(last_changed_at) from feedback) as feedback`.execute(t.db);
-    expect(after.rows[0]?.seen.getTime()).toBeGreaterThan(before.rows[0]?.seen.getTime() ?? Infinity);
-    expect(after.rows[0]?.changed).toEqual(before.rows[0]?.changed);
-    expect(after.rows[0]?.feedback).toEqual(before.rows[0]?.feedback);
+    const after = await read();
+    expect(after.read.getTime()).toBeGreaterThan(before.read.getTime());
+    expect(after.seen.getTime()).toBeGreaterThan(before.seen.getTime());
+    expect(after.changed).toEqual(before.changed);
   });
 
   it('runDbtSources writes the same document to --out, creating its directory', async () => {

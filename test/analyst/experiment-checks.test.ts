@@ -1,12 +1,20 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as experimentChecks from '../../migrations/0012-experiment-checks.js';
+import * as expectedAllocations from '../../migrations/0024-expected-allocations.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
  * The sample-ratio-mismatch check and Holm's adjustment of ab_test_results and
- * personalization_results (migration 0012), against textbook values and hand computations.
+ * personalization_results (migration 0012; against a declared split since 0024), against textbook
+ * values and hand computations. The source declares an equal split for every test, so each is
+ * checked as 0012 checked them all.
  */
+
+const declareEqualSplit = (t: TestDatabase) =>
+  sql`insert into expected_allocations (source_id, test_id, variant, weight) values ('main', '*', '*', 1)`.execute(
+    t.db,
+  );
 
 /** Relative tolerance of p-values: odd degrees of freedom go through erfc, good to 1.2e-7. */
 const P_TOLERANCE = 2e-7;
@@ -68,6 +76,7 @@ describe('sample-ratio mismatch and Holm-adjusted p-values', () => {
     await sql`update test_results set removed_at = now() where test_id = 'holm' and variant = 'variant 4'`.execute(
       t.db,
     );
+    await declareEqualSplit(t);
   });
   afterAll(() => t.drop());
 
@@ -187,23 +196,30 @@ describe('sample-ratio mismatch and Holm-adjusted p-values', () => {
         ...['control_conversion', 'absolute_lift', 'relative_lift', 'lift_ci_low', 'lift_ci_high', 'z_score'],
         ...['p_value', 'last_seen_at', 'last_changed_at', 'removed_at'],
         ...['srm_chi_square', 'srm_p_value', 'sample_ratio_mismatch', 'p_value_holm'],
+        ...['expected_share', 'srm_status', 'verdict'],
       ]);
       for (const c of own) expect(c.comment, `${view}.${c.name}`).toBeTruthy();
-      expect(own.find((c) => c.name === 'srm_chi_square')?.comment).toMatch(/ASSUMPTION.*equal allocation/);
+      expect(own.find((c) => c.name === 'srm_chi_square')?.comment).toMatch(
+        /split declared in expected_allocations/,
+      );
     }
   });
 
-  it('down takes the new columns away and keeps the others with their comments; up brings them back', async () => {
+  it('down (0024, then 0012) takes the new columns away and keeps the others with their comments; up brings them back', async () => {
     const snapshot = () =>
       sql<{ name: string; comment: string | null }>`
         select a.attname as name, col_description(a.attrelid, a.attnum) as comment from pg_attribute a
          where a.attrelid = 'ab_test_results'::regclass and a.attnum > 0 order by a.attnum`.execute(t.db);
     const before = (await snapshot()).rows;
     const values = await sql`select * from ab_test_results order by test_id, variant`.execute(t.db);
+    await t.db.transaction().execute((trx) => expectedAllocations.down(trx));
+    expect((await snapshot()).rows.map((c) => c.name)).toEqual(before.slice(0, -3).map((c) => c.name));
     await t.db.transaction().execute((trx) => experimentChecks.down(trx));
     const down = (await snapshot()).rows;
-    expect(down).toEqual(before.slice(0, -4));
+    expect(down).toEqual(before.slice(0, -7));
     await t.db.transaction().execute((trx) => experimentChecks.up(trx));
+    await t.db.transaction().execute((trx) => expectedAllocations.up(trx));
+    await declareEqualSplit(t);
     expect((await snapshot()).rows).toEqual(before);
     expect((await sql`select * from ab_test_results order by test_id, variant`.execute(t.db)).rows).toEqual(
       values.rows,

@@ -35,12 +35,13 @@ describe('the analyst views', () => {
     const rows = await t.db.selectFrom('daily_activity').selectAll().orderBy('day').execute();
     const perDay = new Map<
       string,
-      { feedback: number; survey: number; responses: Set<number>; recordings: number[] }
+      { feedback: number; ratings: number[]; survey: number; responses: Set<number>; recordings: number[] }
     >();
     const of = (dt: string) => {
       const day = dt.slice(0, 10);
       const entry = perDay.get(day) ?? {
         feedback: 0,
+        ratings: [],
         survey: 0,
         responses: new Set<number>(),
         recordings: [],
@@ -48,7 +49,10 @@ describe('the analyst views', () => {
       perDay.set(day, entry);
       return entry;
     };
-    for (const f of truth.feedback) of(f.dt).feedback++;
+    for (const f of truth.feedback) {
+      of(f.dt).feedback++;
+      if (typeof f.rating === 'number') of(f.dt).ratings.push(f.rating);
+    }
     for (const s of truth.survey) {
       of(s.dt).survey++;
       of(s.dt).responses.add(s.id);
@@ -64,6 +68,9 @@ describe('the analyst views', () => {
         survey_answer_count: day?.survey,
         survey_response_count: day?.responses.size,
         recording_count: durations.length,
+        // Exact sums and counts: a week's average is sum(rating_sum) / sum(rating_count).
+        rating_sum: day?.ratings.reduce((a, b) => a + b, 0),
+        rating_count: day?.ratings.length,
       });
       if (durations.length > 0)
         expect(row.average_recording_duration).toBeCloseTo(

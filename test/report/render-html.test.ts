@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chartJsSource } from '../../src/report/chart-library.js';
 import { renderReportHtml } from '../../src/report/render-html.js';
-import type { ReportData } from '../../src/report/report-data.js';
+import type { ReportData, VariantResult } from '../../src/report/report-data.js';
 
 const HOSTILE = '</script><script>alert("x")</script><img src=x onerror=alert(1)>';
 
@@ -80,6 +80,8 @@ describe('the report page', () => {
             pValueHolm: null,
             srmPValue: null,
             sampleRatioMismatch: false,
+            srmStatus: 'allocation unknown',
+            verdict: null,
           },
         ],
         survey: [{ questionId: 1, question: HOSTILE, answers: [{ answer: HOSTILE, count: 3 }], total: 3 }],
@@ -112,5 +114,61 @@ describe('the report page', () => {
     // In the JSON too: the data script element ends where it should.
     const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
     expect((JSON.parse(json) as ReportData).survey[0]?.question).toBe(HOSTILE);
+  });
+
+  it('colours a result row by its verdict: an SRM row is never green or red, an unchecked test says allocation unknown', () => {
+    const variant = (overrides: Partial<VariantResult>): VariantResult => ({
+      source: 'main',
+      testId: 'ab-1',
+      testName: 'Checkout button',
+      url: null,
+      variant: 'variant 1',
+      isControl: false,
+      complete: 150,
+      total: 1000,
+      conversion: 0.15,
+      conversionLow: 0.13,
+      conversionHigh: 0.17,
+      // Better than the control at p < 0.001: green before the verdict, SRM or not.
+      absoluteLift: 0.05,
+      relativeLift: 0.5,
+      liftLow: 0.02,
+      liftHigh: 0.08,
+      pValue: 0.0001,
+      pValueHolm: 0.0001,
+      srmPValue: null,
+      sampleRatioMismatch: false,
+      srmStatus: 'allocation unknown',
+      verdict: 'winner',
+      ...overrides,
+    });
+    const html = renderReportHtml(
+      reportData({
+        abResults: [
+          variant({ testId: 'ab-1', testName: 'Unchecked' }),
+          variant({
+            testId: 'ab-2',
+            testName: 'Skewed',
+            srmPValue: 1e-9,
+            sampleRatioMismatch: true,
+            srmStatus: 'mismatch',
+            verdict: 'untrustworthy',
+          }),
+        ],
+      }),
+      '',
+    );
+    const rows = [...html.matchAll(/<tr class="([^"]*)" data-source="main">([\s\S]*?)<\/tr>/g)].map((m) => ({
+      cls: m[1],
+      text: m[2] ?? '',
+    }));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]?.cls).toBe('win');
+    expect(rows[0]?.text).toContain('allocation unknown');
+    expect(rows[0]?.text).toContain('winner');
+    expect(rows[0]?.text).not.toContain('SRM');
+    expect(rows[1]?.cls).toBe('suspect');
+    expect(rows[1]?.text).toContain('title="sample ratio mismatch">SRM');
+    expect(rows[1]?.text).toContain('untrustworthy');
   });
 });

@@ -268,6 +268,45 @@ describe('the HTML report, in a browser', () => {
     }
   });
 
+  it('keeps every table inside its card at 800 and 1024 px: a wide one scrolls within it', async () => {
+    interface Box {
+      scrollWidth: number;
+      clientWidth: number;
+      className: string;
+      querySelector(selector: string): { textContent: string | null } | null;
+    }
+    /** The cards wider inside than they show, and the page's own width. */
+    const measure = async (width: number) => {
+      await page.setViewportSize({ width, height: 900 });
+      return page.evaluate(() => {
+        const doc = (
+          globalThis as unknown as {
+            document: {
+              querySelectorAll(selector: string): ArrayLike<Box>;
+              documentElement: { scrollWidth: number };
+            };
+          }
+        ).document;
+        return {
+          overflowing: Array.from(doc.querySelectorAll('section, .tiles, .filters'))
+            .filter((card) => card.scrollWidth > card.clientWidth + 1)
+            .map((card) => card.querySelector('h2')?.textContent ?? card.className),
+          pageWidth: doc.documentElement.scrollWidth,
+        };
+      });
+    };
+    try {
+      for (const width of [800, 1024]) {
+        // Chart.js redraws its canvases for the new width a frame or two later: polled.
+        await expect.poll(async () => (await measure(width)).overflowing, { timeout: 10_000 }).toEqual([]);
+        // Nor does the page as a whole scroll sideways.
+        expect((await measure(width)).pageWidth, `${width} px`).toBeLessThanOrEqual(width);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   it('has a sync health row per resource; the two with a failed day need attention', async () => {
     const rows = await page.locator('section:has(h2:text("Sync health")) tbody tr').allTextContents();
     expect(rows).toHaveLength(6);

@@ -437,3 +437,37 @@ describe('the request budget: INSIGHTS_SOURCE_RPS and requests_per_second', () =
     expect(error.problems[0]?.expected).toMatch(/requests per second per source/);
   });
 });
+
+describe("a source's expected_allocation (the declared split of its tests)", () => {
+  const fileEnv: Env = { INSIGHTS_CONFIG: '/etc/insights.json' };
+  const sourcesFile = (extra: Record<string, unknown>) => () =>
+    JSON.stringify({
+      sources: [{ name: 's1', base_url: 'https://api.example.com', api_key: 'k', ...extra }],
+    });
+
+  it('is unset by default: no test is checked', () => {
+    expect(load(fileEnv, { readFile: sourcesFile({}) }).sources[0]?.expectedAllocation).toBeUndefined();
+  });
+
+  it('takes a default and per-test weights', () => {
+    const allocation = { default: 'equal', tests: { t1: { control: 70, 'variant 1': 30 } } };
+    const config = load(fileEnv, { readFile: sourcesFile({ expected_allocation: allocation }) });
+    expect(config.sources[0]?.expectedAllocation).toEqual(allocation);
+  });
+
+  it.each([
+    [{ default: 'even' }],
+    [{ default: { control: 0 } }],
+    [{ default: { control: -1 } }],
+    [{ default: {} }],
+    [{ tests: { t1: { control: '70' } } }],
+    [{ weights: 'equal' }],
+  ])('rejects %j, naming the source', (allocation) => {
+    const error = configError(() =>
+      load(fileEnv, { readFile: sourcesFile({ expected_allocation: allocation }) }),
+    );
+    expect(error.problems.map((p) => p.variable)[0]).toMatch(
+      /^INSIGHTS_CONFIG sources\[0\]\.expected_allocation/,
+    );
+  });
+});

@@ -36,6 +36,10 @@ export interface TestResultsView {
   srm_p_value: V<number>;
   sample_ratio_mismatch: V<boolean>;
   p_value_holm: V<number>;
+  /** Migration 0024: the declared split, its check and the row's verdict. */
+  expected_share: V<number>;
+  srm_status: V<'allocation unknown' | 'mismatch' | 'ok' | 'not computable'>;
+  verdict: V<'winner' | 'loser' | 'inconclusive' | 'untrustworthy'>;
 }
 
 export interface TestResultDailyView {
@@ -109,6 +113,28 @@ export interface DailyActivityView {
   /** Migration 0015: of the day's counts, the rows only the webhook has delivered (no dt yet). */
   provisional_feedback_count: V<number>;
   provisional_survey_answer_count: V<number>;
+  /** Migration 0023: each windowed resource's day status (DayStatus), and the rating's sum and count. */
+  feedback_day_status: V<DayStatus>;
+  survey_day_status: V<DayStatus>;
+  recordings_day_status: V<DayStatus>;
+  rating_sum: V<number>;
+  rating_count: V<number>;
+}
+
+/** Whether a windowed resource's day is stored whole (day_completeness.status). */
+export type DayStatus = 'complete' | 'truncated' | 'failed' | 'open' | 'not loaded';
+
+/** day_completeness (migration 0023): the ledger as analysts see it, one row per source, resource and day. */
+export interface DayCompletenessView {
+  source_id: V<string>;
+  resource: V<'feedback' | 'survey' | 'recordings'>;
+  day: V<string>;
+  status: V<DayStatus>;
+  items_stored: V<number>;
+  most_served: V<number>;
+  requested_limit: V<number>;
+  cap_learned: V<number>;
+  last_read_at: V<Date>;
 }
 
 export interface SyncHealthView {
@@ -127,4 +153,6 @@ export interface SyncHealthView {
   last_run_status: V<string>;
   last_run_started_at: V<Date>;
   last_run_finished_at: V<Date>;
+  /** Migration 0025: the last successful read of the resource, whatever changed. */
+  last_read_at: V<Date>;
 }
