@@ -57,6 +57,8 @@ export function registerStatus(program: Command): void {
               ...(await statusReport(db, todayUtc(now), runs, {
                 now,
                 confirmDays: config.webhookConfirmDays,
+                // Without any source configured, status reads the warehouse alone.
+                ...(config.sources.length === 0 ? {} : { configured: config.sources.map((s) => s.name) }),
               })),
               queue: await queueStatus(db, config.schema),
             },
@@ -74,7 +76,7 @@ export function registerStatus(program: Command): void {
                 details: options.details === true || options.source !== undefined,
               })}`,
         );
-        if (!report.healthy) process.exitCode = 1;
+        if (!shown.healthy) process.exitCode = 1;
       },
     );
 }
@@ -86,12 +88,17 @@ type ShownReport = StatusReport & { queue?: QueueStatus | null };
 
 /** The report of one source: its resources, deliveries and jobs (the runs and the lock are shared). */
 function forSource(report: ShownReport, source: string): ShownReport {
-  if (!report.resources.some((r) => r.source === source))
+  if (!report.sources.some((s) => s.source === source))
     throw new CliError(
-      `--source ${source}: no such source in this warehouse (it has ${[...new Set(report.resources.map((r) => r.source))].join(', ') || 'none'})`,
+      `--source ${source}: no such source in the configuration or this warehouse (known: ${report.sources.map((s) => s.source).join(', ') || 'none'})`,
     );
+  // Its own reasons and the runs' (a run's failure may be this source's).
+  const attention = report.attention.filter((a) => a.source === undefined || a.source === source);
   return {
     ...report,
+    sources: report.sources.filter((s) => s.source === source),
+    attention,
+    healthy: attention.length === 0,
     resources: report.resources.filter((r) => r.source === source),
     webhooks: report.webhooks.filter((w) => w.source === source),
     queue:
@@ -103,7 +110,7 @@ function forSource(report: ShownReport, source: string): ShownReport {
 
 /** One line per source: its worst lag and the sum of what needs attention. */
 function sourceSummary(report: ShownReport): string {
-  const sources = [...new Set(report.resources.map((r) => r.source))];
+  const sources = report.sources.map((s) => s.source);
   const rows = sources.map((source) => {
     const mine = report.resources.filter((r) => r.source === source);
     const lags = mine.map((r) => r.lagDays).filter((lag): lag is number => lag !== null);
@@ -116,17 +123,45 @@ function sourceSummary(report: ShownReport): string {
       truncated,
       rejected,
       failed,
-      failed > 0 || truncated > 0 ? 'needs attention' : 'ok',
+      sourceState(report, source, truncated > 0),
     ];
   });
   return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'state'], rows)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
 }
 
+/** A source's state word; truncated days are shown as needing a look, though they are not unhealthy. */
+function sourceState(report: ShownReport, source: string, truncated: boolean): string {
+  const state = report.sources.find((s) => s.source === source)?.state ?? 'ok';
+  return state === 'ok' && truncated ? 'needs attention' : state;
+}
+
+/** Every reason status exits 1, one line each with its next step. */
+export function renderAttention(report: Pick<StatusReport, 'attention'>): string {
+  return report.attention.map((a) => `needs attention: ${a.reason}\n  next: ${a.next}\n`).join('');
+}
+
+/** Sources that are not plainly loaded: configured but never loaded, or no longer configured. */
+function renderSourceNotes(report: ShownReport): string {
+  const notes = report.sources.flatMap((s) => {
+    if (s.state === 'never loaded')
+      return [
+        `  ${s.source}: never loaded${s.lastError === null ? ' (no run has tried it yet)' : `; last error: ${s.lastError}`}`,
+      ];
+    if (s.state === 'not configured')
+      return [`  ${s.source}: not configured (in the warehouse, no longer in the configuration)`];
+    return [];
+  });
+  return notes.length === 0 ? '' : `\nsources:\n${notes.join('\n')}\n`;
+}
+
 export function renderStatus(report: ShownReport, options: { details?: boolean } = {}): string {
   if (report.resources.length === 0)
-    return 'nothing loaded yet: run `insights-sync sync` or `insights-sync backfill --from YYYY-MM-DD`\n';
-  const summary =
-    options.details !== true && new Set(report.resources.map((r) => r.source)).size > SUMMARY_ABOVE;
+    return `nothing loaded yet: run \`insights-sync sync\` or \`insights-sync backfill --from YYYY-MM-DD\`\n${renderAttention(report)}`;
+  return `${renderTables(report, options)}${renderSourceNotes(report)}${report.attention.length === 0 ? '' : `\n${renderAttention(report)}`}`;
+}
+
+function renderTables(report: ShownReport, options: { details?: boolean }): string {
+  const summary = options.details !== true && report.sources.length > SUMMARY_ABOVE;
   const table = summary
     ? sourceSummary(report)
     : formatTable(
@@ -144,9 +179,11 @@ export function renderStatus(report: ShownReport, options: { details?: boolean }
           r.source,
           r.resource,
           r.watermark ??
-            (r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
-              ? 'snapshot'
-              : 'none'),
+            (report.sources.find((s) => s.source === r.source)?.state === 'never loaded'
+              ? 'never loaded'
+              : r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
+                ? 'snapshot'
+                : 'none'),
           r.lagDays ?? '-',
           r.truncatedDays.length === 0
             ? '0'

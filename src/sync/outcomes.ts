@@ -24,6 +24,12 @@ export interface WindowOutcome {
   fatal?: boolean;
   /** 403 or 404: the endpoint refused this source; the resource's other windows are not attempted. */
   refused?: number;
+  /**
+   * A skipped window that was not attempted because of a failure (its source's key rejected, its
+   * endpoint refused): it counts as failed in the summary, with `error` saying why. A window
+   * skipped at shutdown has none.
+   */
+  notAttempted?: boolean;
 }
 
 /** What happened to one snapshot resource (tests with their results, or heatmaps) of a source. */
@@ -50,6 +56,8 @@ export interface SnapshotOutcome {
   fatal?: boolean;
   /** 403 or 404: the endpoint refused this source. */
   refused?: number;
+  /** See WindowOutcome.notAttempted. */
+  notAttempted?: boolean;
 }
 
 /** The counts of an outcome before anything was fetched. */
@@ -88,7 +96,9 @@ export function unwrittenSnapshot(
 
 export interface ResourceSummary {
   windows: number;
+  /** Failed, and not attempted because of a failure (key rejected, endpoint refused). */
   failedWindows: number;
+  /** Not attempted because the run was stopping (shutdown). */
   skippedWindows: number;
   truncatedDays: string[];
   fetched: number;
@@ -135,16 +145,14 @@ export function summarize(
   for (const w of windows) {
     const e = entry(w.source, w.resource);
     e.windows += 1;
-    if (w.status === 'failed') e.failedWindows += 1;
-    if (w.status === 'skipped') e.skippedWindows += 1;
+    countStatus(e, w);
     if (w.truncated) e.truncatedDays.push(w.day);
     e.collisions += w.collisions ?? 0;
     add(e, w);
   }
   for (const s of snapshots) {
     const e = entry(s.source, s.resource);
-    if (s.status === 'failed') e.failedWindows += 1;
-    if (s.status === 'skipped') e.skippedWindows += 1;
+    countStatus(e, s);
     e.removed += s.removed;
     e.revived = (e.revived ?? 0) + (s.revived ?? 0);
     e.suspicious = (e.suspicious ?? 0) + (s.suspicious ?? 0);
@@ -154,6 +162,15 @@ export function summarize(
     for (const e of Object.values(bySource)) e.truncatedDays.sort();
   }
   return summary;
+}
+
+/** A skipped outcome that was not attempted because of a failure counts as failed: it did not load. */
+function countStatus(
+  e: ResourceSummary,
+  o: Pick<WindowOutcome | SnapshotOutcome, 'status' | 'notAttempted'>,
+): void {
+  if (o.status === 'failed' || (o.status === 'skipped' && o.notAttempted === true)) e.failedWindows += 1;
+  else if (o.status === 'skipped') e.skippedWindows += 1;
 }
 
 function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'requests' | 'status'>): void {
@@ -172,17 +189,22 @@ function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'r
  * source and resource: the run stops asking that resource and says so once.
  */
 export class EndpointRefusals {
-  private readonly refused = new Map<string, number>();
+  private readonly refused = new Map<string, { status: number; error: string }>();
 
   has(source: string, resource: Resource): boolean {
     return this.refused.has(`${source}\n${resource}`);
   }
 
+  /** The line the refusal was reported with; undefined when the endpoint was not refused. */
+  reason(source: string, resource: Resource): string | undefined {
+    return this.refused.get(`${source}\n${resource}`)?.error;
+  }
+
   /** Records a refusal; true the first time for this source and resource (the time to say so). */
-  add(source: string, resource: Resource, status: number): boolean {
+  add(source: string, resource: Resource, status: number, error = `HTTP ${status}`): boolean {
     const key = `${source}\n${resource}`;
     if (this.refused.has(key)) return false;
-    this.refused.set(key, status);
+    this.refused.set(key, { status, error });
     return true;
   }
 }

@@ -211,7 +211,11 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     fatal.has(source) || refusals.has(source, resource) || deps.signal?.aborted === true;
   const settle = (outcome: WindowOutcome | SnapshotOutcome): void => {
     if (outcome.fatal && outcome.error) fatal.set(outcome.source, outcome.error);
-    if (outcome.refused && outcome.error && refusals.add(outcome.source, outcome.resource, outcome.refused))
+    if (
+      outcome.refused &&
+      outcome.error &&
+      refusals.add(outcome.source, outcome.resource, outcome.refused, outcome.error)
+    )
       logger.warn(
         { source: outcome.source, resource: outcome.resource, status: outcome.refused },
         outcome.error,
@@ -289,6 +293,8 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     for (const o of [...windows, ...snapshots]) if (o.source === handle.name && o.refused) o.fatal = true;
     logger.error({ source: handle.name }, rejected);
   }
+
+  markNotAttempted([...windows, ...snapshots], fatal, refusals);
 
   for (const handle of handles) {
     for (const resource of WINDOWED_RESOURCES) {
@@ -390,18 +396,43 @@ async function readableFurther(
   return [...rows.map((r) => r.day), ...(latest?.day ? [latest.day] : [])];
 }
 
-function runStatus(
+/**
+ * Windows and snapshots skipped because their source's key was rejected or their endpoint refused
+ * did not load for a reason the operator must fix: they say why, and count as failed.
+ */
+function markNotAttempted(
+  outcomes: readonly (WindowOutcome | SnapshotOutcome)[],
+  fatal: ReadonlyMap<string, string>,
+  refusals: EndpointRefusals,
+): void {
+  for (const o of outcomes) {
+    if (o.status !== 'skipped') continue;
+    const why = fatal.get(o.source) ?? refusals.reason(o.source, o.resource);
+    if (why === undefined) continue;
+    o.notAttempted = true;
+    o.error = why;
+  }
+}
+
+export function runStatus(
   windows: readonly WindowOutcome[],
   snapshots: readonly SnapshotOutcome[],
   fatal: ReadonlyMap<string, string>,
   interrupted: boolean,
 ): { status: Exclude<RunStatus, 'running'>; error: string | null } {
+  const outcomes = [...windows, ...snapshots];
+  const succeeded = outcomes.some((o) => o.status !== 'failed' && o.status !== 'skipped');
   const firstFatal = fatal.values().next();
-  if (!firstFatal.done) return { status: 'failed', error: firstFatal.value };
+  // One source's rejected key does not undo what the others loaded: partial, naming the key.
+  if (!firstFatal.done)
+    return {
+      status: succeeded ? 'partial' : 'failed',
+      error:
+        fatal.size === 1 ? firstFatal.value : `${firstFatal.value} (and ${fatal.size - 1} more source(s))`,
+    };
   if (interrupted) return { status: 'interrupted', error: 'interrupted before every window ran' };
-  const failures = [...windows, ...snapshots].filter((o) => o.status === 'failed');
+  const failures = outcomes.filter((o) => o.status === 'failed');
   if (failures.length === 0) return { status: 'ok', error: null };
-  const succeeded = [...windows, ...snapshots].some((o) => o.status !== 'failed' && o.status !== 'skipped');
   const first = failures[0];
   const where =
     first && 'day' in first
