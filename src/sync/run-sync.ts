@@ -228,7 +228,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     deps.onWindow?.(outcome, done, plans.length);
   };
   const runWindowsHere = (): Promise<WindowOutcome[]> =>
-    Promise.all(
+    settleAll(
       plans.map((plan) =>
         windowLimit(async (): Promise<WindowOutcome> => {
           const outcome = skipped(plan.handle.name, plan.resource)
@@ -240,7 +240,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       ),
     );
   const runSnapshots = (): Promise<SnapshotOutcome[]> =>
-    Promise.all(
+    settleAll(
       handles.flatMap((handle) => {
         const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
           ...TEST_KINDS.map((kind) => ({
@@ -251,7 +251,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         ];
         const wanted = jobs.filter((job) => resources.has(job.resource));
         const runAll = () =>
-          Promise.all(
+          settleAll(
             wanted.map(async (job): Promise<SnapshotOutcome> => {
               const outcome = skipped(handle.name, job.resource)
                 ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
@@ -270,7 +270,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   // spares the snapshots their requests.
   const [windows, snapshots] =
     dispatch === undefined
-      ? await Promise.all([runWindowsHere(), runSnapshots()])
+      ? await settleBoth(runWindowsHere(), runSnapshots())
       : [
           await dispatch.runWindows(plans, {
             runId,
@@ -319,6 +319,25 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger);
   }
   return result;
+}
+
+/**
+ * Promise.all that waits for every promise before it rejects: a run that fails (its database
+ * gone) ends only once none of its windows is still working, so nothing is logged after its last line.
+ */
+async function settleAll<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** settleAll of two promises of different types. */
+async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
 }
 
 async function planDays(
