@@ -299,6 +299,9 @@ const ENV_SETTINGS = {
 
 export type EnvName = keyof typeof ENV_SETTINGS;
 
+/** Every variable of ENV_SETTINGS (the sources' own variables are read apart, by readSources). */
+export const ENV_SETTING_NAMES = Object.keys(ENV_SETTINGS) as EnvName[];
+
 /** The optional JSON config file (INSIGHTS_CONFIG): several sources. Unknown keys are errors. */
 const fileSchema = z.strictObject({
   sources: z
