@@ -3,6 +3,8 @@ import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
+import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
@@ -260,7 +262,7 @@ function renderQueue(queue: QueueStatus | null): string {
   return `\nqueue: ${queue.workersAlive} worker(s) alive, ${queue.perMinute.toFixed(1)} windows per minute (last 5 minutes)\n${workers}\nwindow jobs:\n${jobs}\n`;
 }
 
-/** A run's counts over all its sources and resources (status --json has them per resource). */
+/** A run's counts of day windows over all its sources (status --json has them per resource). */
 const RUN_COUNTS = [
   ['windows', 'windows'],
   ['fetched', 'fetched'],
@@ -268,11 +270,21 @@ const RUN_COUNTS = [
   ['updated', 'updated'],
   ['unchanged', 'unchanged'],
   ['rejected', 'rejected'],
+  ['other', 'other'],
   ['truncated', 'truncated'],
 ] as const;
 
 function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number | string> {
-  const totals = { windows: 0, fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, truncated: 0 };
+  const totals = {
+    windows: 0,
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    other: 0,
+    truncated: 0,
+  };
   if (run.summary === null)
     return {
       ...totals,
@@ -282,10 +294,14 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
       updated: '-',
       unchanged: '-',
       rejected: '-',
+      other: '-',
       truncated: '-',
     };
+  // The day windows' counts, which add up (ITEM_IDENTITY); snapshots count items read and rows
+  // of several tables, and show as their changes below the runs.
   for (const resources of Object.values(run.summary)) {
-    for (const s of Object.values(resources)) {
+    for (const resource of WINDOWED_RESOURCES) {
+      const s = resources[resource];
       if (!s) continue;
       totals.windows += s.windows;
       totals.fetched += s.fetched;
@@ -293,6 +309,7 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
       totals.updated += s.updated;
       totals.unchanged += s.unchanged;
       totals.rejected += s.rejected;
+      totals.other += otherItems(s);
       totals.truncated += s.truncatedDays.length;
     }
   }

@@ -24,6 +24,7 @@ import {
   EndpointRefusals,
   everyEndpointForbidden,
   type RunResult,
+  type RunSummary,
   type SnapshotOutcome,
   skippedWindow,
   summarize,
@@ -311,6 +312,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
+  logSummary(logger, summary);
   logger.info({ status, durationMs }, 'run finished');
   const result = { runId, status, summary, windows, snapshots, error, durationMs, requests };
   // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
@@ -319,6 +321,28 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger);
   }
   return result;
+}
+
+/**
+ * The run's counts per source and resource, one line each: what the table of a manual run shows,
+ * in the log of every run (the scheduled one prints no table).
+ */
+function logSummary(logger: Logger, summary: RunSummary): void {
+  for (const [source, resources] of Object.entries(summary))
+    for (const [resource, s] of Object.entries(resources)) {
+      if (!s) continue;
+      // The errors were logged when they happened, once each: not again here.
+      const { errors: _logged, truncatedDays, ...counts } = s;
+      logger.info(
+        {
+          source,
+          resource,
+          ...counts,
+          truncated: truncatedDays.length,
+        },
+        'resource summary',
+      );
+    }
 }
 
 /**
