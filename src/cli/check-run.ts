@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createApiClient } from '../api/api-client.js';
 import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
+import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
 import {
   CONNECT_TIMEOUT_MS,
   createDb,
@@ -35,7 +36,8 @@ export interface CheckRow {
   check: 'configuration' | 'database' | 'migrations' | 'run lock' | 'api key' | 'endpoint';
   /** What was checked: the masked database URL, the schema, `source` or `source/endpoint`. */
   subject: string;
-  status: 'ok' | 'failed' | 'skipped';
+  /** warning: not a failure, unless `--strict` (an unknown INSIGHTS_* variable). */
+  status: 'ok' | 'failed' | 'skipped' | 'warning';
   detail: string;
   /** The exit code this row asks for when it failed (README "Exit codes"); 0 when it did not. */
   code: 0 | 1 | 2 | 3 | 5;
@@ -62,7 +64,7 @@ export function exitCodeOf(rows: readonly CheckRow[]): number {
  * Every check, each on its own: a database that cannot be reached leaves the API checks to run,
  * and an API that fails leaves the database checks to run. Never migrates, never writes.
  */
-export async function runChecks(): Promise<CheckReport> {
+export async function runChecks(options: { strict?: boolean } = {}): Promise<CheckReport> {
   const rows: CheckRow[] = [];
   const { config, problem, databaseInvalid, dotEnvWarning } = loadForCheck();
   rows.push(
@@ -75,6 +77,7 @@ export async function runChecks(): Promise<CheckReport> {
           code: 0,
         }
       : { check: 'configuration', subject: 'environment', status: 'failed', detail: problem, code: 2 },
+    ...unknownVariableRows(options.strict === true),
   );
   if (config === undefined) {
     // Nothing usable was read: the other rows say why they were not checked.
@@ -105,6 +108,17 @@ export async function runChecks(): Promise<CheckReport> {
       code: 2,
     });
   return report(rows);
+}
+
+/** One row per INSIGHTS_* variable nothing reads: a warning, or with --strict a failure (exit 2). */
+function unknownVariableRows(strict: boolean): CheckRow[] {
+  return unknownVariables(process.env).map((unknown) => ({
+    check: 'configuration',
+    subject: unknown.name,
+    status: strict ? 'failed' : 'warning',
+    detail: describeUnknown(unknown),
+    code: strict ? 2 : 0,
+  }));
 }
 
 function report(checks: CheckRow[]): CheckReport {

@@ -8,6 +8,7 @@ export function registerCheck(program: Command): void {
       'Check the set-up without changing anything: the configuration, the database (reachable, migrated, who holds the run lock), and per source the API key and each endpoint (one small request each). One table; exit 0 when every check passed, else the most specific code: 3 key rejected, 5 database unreachable, 2 configuration (or a warehouse not migrated), 1 an endpoint failing.',
     )
     .option('--json', 'print the checks as JSON (for scripts and monitoring)')
+    .option('--strict', 'an INSIGHTS_* variable that is not a setting (a typo) fails the check (exit 2)')
     .addHelpText(
       'after',
       [
@@ -17,9 +18,9 @@ export function registerCheck(program: Command): void {
         'A database problem does not stop the API checks, nor the reverse: every row is filled.',
       ].join('\n'),
     )
-    .action(async (options: { json?: boolean }) => {
+    .action(async (options: { json?: boolean; strict?: boolean }) => {
       const { renderChecks, runChecks } = await import('./check-run.js');
-      const report = await runChecks();
+      const report = await runChecks({ strict: options.strict === true });
       printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
       process.exitCode = report.exitCode;
     });

@@ -1,4 +1,5 @@
 import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
+import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { loadDotEnv } from './dotenv.js';
 
@@ -36,6 +37,8 @@ export function commandContext(options: CommandContextOptions): CommandContext {
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
   const logger = createLogger(loggerOptions(config));
   if (dotEnvWarning !== undefined) logger.warn(dotEnvWarning);
+  // A misspelt setting is otherwise ignored in silence, and its default stands.
+  for (const unknown of unknownVariables(process.env)) logger.warn(describeUnknown(unknown));
   return { config, logger };
 }
 

@@ -1,6 +1,6 @@
 import { RunFailedError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
-import type { RunResult, RunSummary } from '../sync/outcomes.js';
+import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
 
 /** The run summary table on stdout, then the exit decision: anything but ok is non-zero. */
@@ -21,14 +21,28 @@ export function printRun(
         s.updated,
         s.unchanged,
         s.rejected,
+        otherItems(s),
         s.truncatedDays.length,
         s.failedWindows,
       ]);
     }
   }
   out.write(
-    `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'truncated', 'failed'], rows)}\n`,
+    `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'other', 'truncated', 'failed'], rows)}\n`,
   );
+  out.write(
+    `day windows: ${ITEM_IDENTITY.replace('setAside + duplicates + suppressed + discarded', 'other')} (other: set aside in key_collisions, duplicates in a response, forgotten visitors, items of a failed day); tests and heatmaps count items read and rows written\n`,
+  );
+  const neighbours = Object.values(result.summary)
+    .flatMap((resources) => Object.values(resources))
+    .reduce((n, s) => ({ came: n.came + (s?.neighbours ?? 0), added: n.added + (s?.neighboursAdded ?? 0) }), {
+      came: 0,
+      added: 0,
+    });
+  if (neighbours.came > 0)
+    out.write(
+      `items of neighbouring days that came along (not in fetched): ${neighbours.came}, of them ${neighbours.added} stored because their own day lacked them\n`,
+    );
   const truncated = Object.entries(result.summary).flatMap(([source, resources]) =>
     Object.entries(resources).flatMap(([resource, s]) =>
       s && s.truncatedDays.length > 0 ? [`${source}/${resource}: ${s.truncatedDays.join(', ')}`] : [],

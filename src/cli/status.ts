@@ -3,6 +3,8 @@ import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
+import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
@@ -57,6 +59,8 @@ export function registerStatus(program: Command): void {
               ...(await statusReport(db, todayUtc(now), runs, {
                 now,
                 confirmDays: config.webhookConfirmDays,
+                // Without any source configured, status reads the warehouse alone.
+                ...(config.sources.length === 0 ? {} : { configured: config.sources.map((s) => s.name) }),
               })),
               queue: await queueStatus(db, config.schema),
             },
@@ -74,7 +78,7 @@ export function registerStatus(program: Command): void {
                 details: options.details === true || options.source !== undefined,
               })}`,
         );
-        if (!report.healthy) process.exitCode = 1;
+        if (!shown.healthy) process.exitCode = 1;
       },
     );
 }
@@ -86,12 +90,17 @@ type ShownReport = StatusReport & { queue?: QueueStatus | null };
 
 /** The report of one source: its resources, deliveries and jobs (the runs and the lock are shared). */
 function forSource(report: ShownReport, source: string): ShownReport {
-  if (!report.resources.some((r) => r.source === source))
+  if (!report.sources.some((s) => s.source === source))
     throw new CliError(
-      `--source ${source}: no such source in this warehouse (it has ${[...new Set(report.resources.map((r) => r.source))].join(', ') || 'none'})`,
+      `--source ${source}: no such source in the configuration or this warehouse (known: ${report.sources.map((s) => s.source).join(', ') || 'none'})`,
     );
+  // Its own reasons and the runs' (a run's failure may be this source's).
+  const attention = report.attention.filter((a) => a.source === undefined || a.source === source);
   return {
     ...report,
+    sources: report.sources.filter((s) => s.source === source),
+    attention,
+    healthy: attention.length === 0,
     resources: report.resources.filter((r) => r.source === source),
     webhooks: report.webhooks.filter((w) => w.source === source),
     queue:
@@ -103,7 +112,7 @@ function forSource(report: ShownReport, source: string): ShownReport {
 
 /** One line per source: its worst lag and the sum of what needs attention. */
 function sourceSummary(report: ShownReport): string {
-  const sources = [...new Set(report.resources.map((r) => r.source))];
+  const sources = report.sources.map((s) => s.source);
   const rows = sources.map((source) => {
     const mine = report.resources.filter((r) => r.source === source);
     const lags = mine.map((r) => r.lagDays).filter((lag): lag is number => lag !== null);
@@ -116,17 +125,45 @@ function sourceSummary(report: ShownReport): string {
       truncated,
       rejected,
       failed,
-      failed > 0 || truncated > 0 ? 'needs attention' : 'ok',
+      sourceState(report, source, truncated > 0),
     ];
   });
   return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'state'], rows)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
 }
 
+/** A source's state word; truncated days are shown as needing a look, though they are not unhealthy. */
+function sourceState(report: ShownReport, source: string, truncated: boolean): string {
+  const state = report.sources.find((s) => s.source === source)?.state ?? 'ok';
+  return state === 'ok' && truncated ? 'needs attention' : state;
+}
+
+/** Every reason status exits 1, one line each with its next step. */
+export function renderAttention(report: Pick<StatusReport, 'attention'>): string {
+  return report.attention.map((a) => `needs attention: ${a.reason}\n  next: ${a.next}\n`).join('');
+}
+
+/** Sources that are not plainly loaded: configured but never loaded, or no longer configured. */
+function renderSourceNotes(report: ShownReport): string {
+  const notes = report.sources.flatMap((s) => {
+    if (s.state === 'never loaded')
+      return [
+        `  ${s.source}: never loaded${s.lastError === null ? ' (no run has tried it yet)' : `; last error: ${s.lastError}`}`,
+      ];
+    if (s.state === 'not configured')
+      return [`  ${s.source}: not configured (in the warehouse, no longer in the configuration)`];
+    return [];
+  });
+  return notes.length === 0 ? '' : `\nsources:\n${notes.join('\n')}\n`;
+}
+
 export function renderStatus(report: ShownReport, options: { details?: boolean } = {}): string {
   if (report.resources.length === 0)
-    return 'nothing loaded yet: run `insights-sync sync` or `insights-sync backfill --from YYYY-MM-DD`\n';
-  const summary =
-    options.details !== true && new Set(report.resources.map((r) => r.source)).size > SUMMARY_ABOVE;
+    return `nothing loaded yet: run \`insights-sync sync\` or \`insights-sync backfill --from YYYY-MM-DD\`\n${renderAttention(report)}`;
+  return `${renderTables(report, options)}${renderSourceNotes(report)}${report.attention.length === 0 ? '' : `\n${renderAttention(report)}`}`;
+}
+
+function renderTables(report: ShownReport, options: { details?: boolean }): string {
+  const summary = options.details !== true && report.sources.length > SUMMARY_ABOVE;
   const table = summary
     ? sourceSummary(report)
     : formatTable(
@@ -144,9 +181,11 @@ export function renderStatus(report: ShownReport, options: { details?: boolean }
           r.source,
           r.resource,
           r.watermark ??
-            (r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
-              ? 'snapshot'
-              : 'none'),
+            (report.sources.find((s) => s.source === r.source)?.state === 'never loaded'
+              ? 'never loaded'
+              : r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
+                ? 'snapshot'
+                : 'none'),
           r.lagDays ?? '-',
           r.truncatedDays.length === 0
             ? '0'
@@ -223,7 +262,7 @@ function renderQueue(queue: QueueStatus | null): string {
   return `\nqueue: ${queue.workersAlive} worker(s) alive, ${queue.perMinute.toFixed(1)} windows per minute (last 5 minutes)\n${workers}\nwindow jobs:\n${jobs}\n`;
 }
 
-/** A run's counts over all its sources and resources (status --json has them per resource). */
+/** A run's counts of day windows over all its sources (status --json has them per resource). */
 const RUN_COUNTS = [
   ['windows', 'windows'],
   ['fetched', 'fetched'],
@@ -231,11 +270,21 @@ const RUN_COUNTS = [
   ['updated', 'updated'],
   ['unchanged', 'unchanged'],
   ['rejected', 'rejected'],
+  ['other', 'other'],
   ['truncated', 'truncated'],
 ] as const;
 
 function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number | string> {
-  const totals = { windows: 0, fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, truncated: 0 };
+  const totals = {
+    windows: 0,
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    other: 0,
+    truncated: 0,
+  };
   if (run.summary === null)
     return {
       ...totals,
@@ -245,10 +294,14 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
       updated: '-',
       unchanged: '-',
       rejected: '-',
+      other: '-',
       truncated: '-',
     };
+  // The day windows' counts, which add up (ITEM_IDENTITY); snapshots count items read and rows
+  // of several tables, and show as their changes below the runs.
   for (const resources of Object.values(run.summary)) {
-    for (const s of Object.values(resources)) {
+    for (const resource of WINDOWED_RESOURCES) {
+      const s = resources[resource];
       if (!s) continue;
       totals.windows += s.windows;
       totals.fetched += s.fetched;
@@ -256,6 +309,7 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
       totals.updated += s.updated;
       totals.unchanged += s.unchanged;
       totals.rejected += s.rejected;
+      totals.other += otherItems(s);
       totals.truncated += s.truncatedDays.length;
     }
   }

@@ -6,6 +6,7 @@ import {
   CONNECT_TIMEOUT_MS,
   createDb,
   createPool,
+  isConnectionLost,
   isDatabaseTimeout,
   maskPassword,
 } from '../db/connection.js';
@@ -152,6 +153,14 @@ export async function usingWarehouse<T>(
     if (!(error instanceof InsightsError) && isDatabaseTimeout(error))
       throw new DatabaseUnavailableError(
         `the database at ${where} did not answer in time (${errorMessage(error)}); check that the server is running and not overloaded`,
+        {},
+        { cause: error },
+      );
+    // The connection went away mid-command (server restarted, network cut): one line, exit code 5.
+    // A run left 'running' is shown interrupted by status and recorded so by the next run.
+    if (!(error instanceof InsightsError) && isConnectionLost(error))
+      throw new DatabaseUnavailableError(
+        `lost the connection to the database at ${where} (${describeConnectionError(error)}); check that the server is running and reachable: a run in progress is shown interrupted by \`insights-sync status\`, and the next run takes its days again`,
         {},
         { cause: error },
       );

@@ -314,6 +314,9 @@ const ENV_SETTINGS = {
 
 export type EnvName = keyof typeof ENV_SETTINGS;
 
+/** Every variable of ENV_SETTINGS (the sources' own variables are read apart, by readSources). */
+export const ENV_SETTING_NAMES = Object.keys(ENV_SETTINGS) as EnvName[];
+
 /** A weight per variant label ('*': every variant without its own), or 'equal'. */
 const declaredSplit = z.union([
   z.literal('equal'),

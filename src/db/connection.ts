@@ -118,6 +118,32 @@ export function isDatabaseTimeout(error: unknown): boolean {
   );
 }
 
+/** Socket errors of a connection that is gone or cannot be opened. */
+const LOST_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/**
+ * Whether an error means the connection to the database is gone (reset, refused, terminated, the
+ * server shutting down), as opposed to the database answering with an error: SQLSTATE class 08
+ * (connection exception) and 57P01-57P03 (shutdown, crash, cannot connect now), socket errors,
+ * and pg's own "Connection terminated" messages. Follows `cause`.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (LOST_SOCKET_CODES.has(code) || /^08|^57P0[123]$/.test(code))) return true;
+  return (
+    /^Connection terminated|^Client has encountered a connection error/.test(error.message) ||
+    (error.cause !== undefined && isConnectionLost(error.cause))
+  );
+}
+
 /** `url` with its password replaced by `***`: for output, where a password must never appear. */
 export function maskPassword(url: string): string {
   try {

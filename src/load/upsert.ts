@@ -43,6 +43,8 @@ export interface UpsertCounts {
   unchanged: number;
   /** Versions newly set aside in key_collisions (a key another day's item holds). */
   collisions?: number;
+  /** Of the staged rows, those not written because another day's item holds their key (in collisions too). */
+  withheld?: number;
 }
 
 export interface UpsertOptions {
@@ -179,7 +181,7 @@ export async function upsertStaged(
   return {
     ...counts,
     unchanged: staged.count - counts.inserted - counts.updated - withheld,
-    ...(spec.collisions ? { collisions } : {}),
+    ...(spec.collisions ? { collisions, withheld } : {}),
   };
 }
 

@@ -92,9 +92,16 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       prettyStream({ colorize: Boolean(process.stderr.isTTY), destination: destination ?? process.stderr }),
     );
   }
-  if (destination) return pino(base, destination as pino.DestinationStream);
+  // JSON lines are read by log shippers and people alike: the level by name, the time in ISO 8601 (UTC).
+  const json = { ...base, formatters: { level: levelByName }, timestamp: pino.stdTimeFunctions.isoTime };
+  if (destination) return pino(json, destination as pino.DestinationStream);
   // Logs go to stderr so stdout stays clean for command output (status --json, tables).
-  return pino(base, pino.destination(2));
+  return pino(json, pino.destination(2));
+}
+
+/** `"level":"warn"` instead of pino's number 40. */
+function levelByName(label: string): { level: string } {
+  return { level: label };
 }
 
 function terminalSafeArguments(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn): void {

@@ -1,5 +1,5 @@
 import type { RunStatus } from '../db/tables/bookkeeping.js';
-import type { Resource } from '../schemas/resources.js';
+import { type Resource, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 
 /** What happened to one window (source, windowed resource, day). */
 export interface WindowOutcome {
@@ -18,12 +18,27 @@ export interface WindowOutcome {
   conflicts: number;
   /** Versions newly set aside because an item of another day holds their key. */
   collisions?: number;
+  /** The rest of the day's items, so that fetched adds up (see ITEM_IDENTITY); absent: 0. */
+  setAside?: number;
+  duplicates?: number;
+  suppressed?: number;
+  discarded?: number;
+  /** Items of neighbouring days that came along (bounds, server day); not in `fetched`. */
+  neighbours?: number;
+  /** Of them, stored because their own day did not have them yet. */
+  neighboursAdded?: number;
   requests: number;
   error?: string;
   /** The source rejected the API key: its other windows are not attempted. */
   fatal?: boolean;
   /** 403 or 404: the endpoint refused this source; the resource's other windows are not attempted. */
   refused?: number;
+  /**
+   * A skipped window that was not attempted because of a failure (its source's key rejected, its
+   * endpoint refused): it counts as failed in the summary, with `error` saying why. A window
+   * skipped at shutdown has none.
+   */
+  notAttempted?: boolean;
 }
 
 /** What happened to one snapshot resource (tests with their results, or heatmaps) of a source. */
@@ -50,6 +65,8 @@ export interface SnapshotOutcome {
   fatal?: boolean;
   /** 403 or 404: the endpoint refused this source. */
   refused?: number;
+  /** See WindowOutcome.notAttempted. */
+  notAttempted?: boolean;
 }
 
 /** The counts of an outcome before anything was fetched. */
@@ -88,7 +105,9 @@ export function unwrittenSnapshot(
 
 export interface ResourceSummary {
   windows: number;
+  /** Failed, and not attempted because of a failure (key rejected, endpoint refused). */
   failedWindows: number;
+  /** Not attempted because the run was stopping (shutdown). */
   skippedWindows: number;
   truncatedDays: string[];
   fetched: number;
@@ -104,12 +123,56 @@ export interface ResourceSummary {
   conflicts: number;
   /** Cross-day key collisions newly set aside (key_collisions). */
   collisions: number;
+  /**
+   * Day windows: the items of the window's day that were neither written nor rejected, so that
+   * `fetched` adds up (ITEM_IDENTITY). Absent in summaries recorded before they were counted.
+   */
+  setAside?: number;
+  duplicates?: number;
+  suppressed?: number;
+  discarded?: number;
+  /** Day windows: items of neighbouring days that came along, and of them those stored (not in fetched). */
+  neighbours?: number;
+  neighboursAdded?: number;
   errors: string[];
+}
+
+/**
+ * What every item a day window fetched became (per window, per resource and in total):
+ *   fetched = inserted + updated + unchanged + rejected + setAside + duplicates + suppressed + discarded
+ * - fetched: items of the window's own day the server served (its neighbours' are `neighbours`);
+ * - inserted, updated, unchanged: rows written new, rewritten, or found the same;
+ * - rejected: items that failed validation (kept in rejects);
+ * - setAside: versions kept in key_collisions, an item of another day holding their key;
+ * - duplicates: the second and later items with one key in one response (one is stored);
+ * - suppressed: items of forgotten visitors, never stored;
+ * - discarded: valid items of a day that failed as a whole (too many invalid items), not written.
+ * Snapshot resources (tests, heatmaps) count items read (list, details, re-reads) and rows written
+ * to several tables: the identity is not theirs.
+ */
+export const ITEM_IDENTITY =
+  'fetched = inserted + updated + unchanged + rejected + setAside + duplicates + suppressed + discarded';
+
+/** The items a day window's summary leaves unaccounted for: 0 when ITEM_IDENTITY holds. */
+export function unaccountedItems(
+  s: Pick<ResourceSummary, 'fetched' | 'inserted' | 'updated' | 'unchanged' | 'rejected'> &
+    Partial<Pick<ResourceSummary, 'setAside' | 'duplicates' | 'suppressed' | 'discarded'>>,
+): number {
+  return s.fetched - s.inserted - s.updated - s.unchanged - s.rejected - otherItems(s);
+}
+
+/** setAside + duplicates + suppressed + discarded: the "other" column of the run summary. */
+export function otherItems(
+  s: Partial<Pick<ResourceSummary, 'setAside' | 'duplicates' | 'suppressed' | 'discarded'>>,
+): number {
+  return (s.setAside ?? 0) + (s.duplicates ?? 0) + (s.suppressed ?? 0) + (s.discarded ?? 0);
 }
 
 export type RunSummary = Record<string, Partial<Record<Resource, ResourceSummary>>>;
 
 const MAX_ERRORS_KEPT = 5;
+
+const WINDOWED: ReadonlySet<Resource> = new Set(WINDOWED_RESOURCES);
 
 /** Per source and resource totals, as the run log and the CLI show them. */
 export function summarize(
@@ -129,22 +192,32 @@ export function summarize(
       removed: 0,
       collisions: 0,
       errors: [],
+      ...(WINDOWED.has(resource)
+        ? { setAside: 0, duplicates: 0, suppressed: 0, discarded: 0, neighbours: 0, neighboursAdded: 0 }
+        : {}),
     };
     return bySource[resource];
   };
   for (const w of windows) {
     const e = entry(w.source, w.resource);
     e.windows += 1;
-    if (w.status === 'failed') e.failedWindows += 1;
-    if (w.status === 'skipped') e.skippedWindows += 1;
+    countStatus(e, w);
     if (w.truncated) e.truncatedDays.push(w.day);
     e.collisions += w.collisions ?? 0;
+    for (const key of [
+      'setAside',
+      'duplicates',
+      'suppressed',
+      'discarded',
+      'neighbours',
+      'neighboursAdded',
+    ] as const)
+      e[key] = (e[key] ?? 0) + (w[key] ?? 0);
     add(e, w);
   }
   for (const s of snapshots) {
     const e = entry(s.source, s.resource);
-    if (s.status === 'failed') e.failedWindows += 1;
-    if (s.status === 'skipped') e.skippedWindows += 1;
+    countStatus(e, s);
     e.removed += s.removed;
     e.revived = (e.revived ?? 0) + (s.revived ?? 0);
     e.suspicious = (e.suspicious ?? 0) + (s.suspicious ?? 0);
@@ -154,6 +227,15 @@ export function summarize(
     for (const e of Object.values(bySource)) e.truncatedDays.sort();
   }
   return summary;
+}
+
+/** A skipped outcome that was not attempted because of a failure counts as failed: it did not load. */
+function countStatus(
+  e: ResourceSummary,
+  o: Pick<WindowOutcome | SnapshotOutcome, 'status' | 'notAttempted'>,
+): void {
+  if (o.status === 'failed' || (o.status === 'skipped' && o.notAttempted === true)) e.failedWindows += 1;
+  else if (o.status === 'skipped') e.skippedWindows += 1;
 }
 
 function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'requests' | 'status'>): void {
@@ -172,17 +254,22 @@ function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'r
  * source and resource: the run stops asking that resource and says so once.
  */
 export class EndpointRefusals {
-  private readonly refused = new Map<string, number>();
+  private readonly refused = new Map<string, { status: number; error: string }>();
 
   has(source: string, resource: Resource): boolean {
     return this.refused.has(`${source}\n${resource}`);
   }
 
+  /** The line the refusal was reported with; undefined when the endpoint was not refused. */
+  reason(source: string, resource: Resource): string | undefined {
+    return this.refused.get(`${source}\n${resource}`)?.error;
+  }
+
   /** Records a refusal; true the first time for this source and resource (the time to say so). */
-  add(source: string, resource: Resource, status: number): boolean {
+  add(source: string, resource: Resource, status: number, error = `HTTP ${status}`): boolean {
     const key = `${source}\n${resource}`;
     if (this.refused.has(key)) return false;
-    this.refused.set(key, status);
+    this.refused.set(key, { status, error });
     return true;
   }
 }

@@ -24,6 +24,7 @@ import {
   EndpointRefusals,
   everyEndpointForbidden,
   type RunResult,
+  type RunSummary,
   type SnapshotOutcome,
   skippedWindow,
   summarize,
@@ -212,7 +213,11 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     fatal.has(source) || refusals.has(source, resource) || deps.signal?.aborted === true;
   const settle = (outcome: WindowOutcome | SnapshotOutcome): void => {
     if (outcome.fatal && outcome.error) fatal.set(outcome.source, outcome.error);
-    if (outcome.refused && outcome.error && refusals.add(outcome.source, outcome.resource, outcome.refused))
+    if (
+      outcome.refused &&
+      outcome.error &&
+      refusals.add(outcome.source, outcome.resource, outcome.refused, outcome.error)
+    )
       logger.warn(
         { source: outcome.source, resource: outcome.resource, status: outcome.refused },
         outcome.error,
@@ -225,7 +230,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     deps.onWindow?.(outcome, done, plans.length);
   };
   const runWindowsHere = (): Promise<WindowOutcome[]> =>
-    Promise.all(
+    settleAll(
       plans.map((plan) =>
         windowLimit(async (): Promise<WindowOutcome> => {
           const outcome = skipped(plan.handle.name, plan.resource)
@@ -237,7 +242,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       ),
     );
   const runSnapshots = (): Promise<SnapshotOutcome[]> =>
-    Promise.all(
+    settleAll(
       handles.flatMap((handle) => {
         const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
           ...TEST_KINDS.map((kind) => ({
@@ -248,7 +253,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         ];
         const wanted = jobs.filter((job) => resources.has(job.resource));
         const runAll = () =>
-          Promise.all(
+          settleAll(
             wanted.map(async (job): Promise<SnapshotOutcome> => {
               const outcome = skipped(handle.name, job.resource)
                 ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
@@ -267,7 +272,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   // spares the snapshots their requests.
   const [windows, snapshots] =
     dispatch === undefined
-      ? await Promise.all([runWindowsHere(), runSnapshots()])
+      ? await settleBoth(runWindowsHere(), runSnapshots())
       : [
           await dispatch.runWindows(plans, {
             runId,
@@ -291,6 +296,8 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     logger.error({ source: handle.name }, rejected);
   }
 
+  markNotAttempted([...windows, ...snapshots], fatal, refusals);
+
   for (const handle of handles) {
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
@@ -306,6 +313,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
+  logSummary(logger, summary);
   logger.info({ status, durationMs }, 'run finished');
   const result = { runId, status, summary, windows, snapshots, error, durationMs, requests };
   // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
@@ -314,6 +322,47 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger);
   }
   return result;
+}
+
+/**
+ * The run's counts per source and resource, one line each: what the table of a manual run shows,
+ * in the log of every run (the scheduled one prints no table).
+ */
+function logSummary(logger: Logger, summary: RunSummary): void {
+  for (const [source, resources] of Object.entries(summary))
+    for (const [resource, s] of Object.entries(resources)) {
+      if (!s) continue;
+      // The errors were logged when they happened, once each: not again here.
+      const { errors: _logged, truncatedDays, ...counts } = s;
+      logger.info(
+        {
+          source,
+          resource,
+          ...counts,
+          truncated: truncatedDays.length,
+        },
+        'resource summary',
+      );
+    }
+}
+
+/**
+ * Promise.all that waits for every promise before it rejects: a run that fails (its database
+ * gone) ends only once none of its windows is still working, so nothing is logged after its last line.
+ */
+async function settleAll<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** settleAll of two promises of different types. */
+async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
 }
 
 async function planDays(
@@ -391,18 +440,43 @@ async function readableFurther(
   return [...rows.map((r) => r.day), ...(latest?.day ? [latest.day] : [])];
 }
 
-function runStatus(
+/**
+ * Windows and snapshots skipped because their source's key was rejected or their endpoint refused
+ * did not load for a reason the operator must fix: they say why, and count as failed.
+ */
+function markNotAttempted(
+  outcomes: readonly (WindowOutcome | SnapshotOutcome)[],
+  fatal: ReadonlyMap<string, string>,
+  refusals: EndpointRefusals,
+): void {
+  for (const o of outcomes) {
+    if (o.status !== 'skipped') continue;
+    const why = fatal.get(o.source) ?? refusals.reason(o.source, o.resource);
+    if (why === undefined) continue;
+    o.notAttempted = true;
+    o.error = why;
+  }
+}
+
+export function runStatus(
   windows: readonly WindowOutcome[],
   snapshots: readonly SnapshotOutcome[],
   fatal: ReadonlyMap<string, string>,
   interrupted: boolean,
 ): { status: Exclude<RunStatus, 'running'>; error: string | null } {
+  const outcomes = [...windows, ...snapshots];
+  const succeeded = outcomes.some((o) => o.status !== 'failed' && o.status !== 'skipped');
   const firstFatal = fatal.values().next();
-  if (!firstFatal.done) return { status: 'failed', error: firstFatal.value };
+  // One source's rejected key does not undo what the others loaded: partial, naming the key.
+  if (!firstFatal.done)
+    return {
+      status: succeeded ? 'partial' : 'failed',
+      error:
+        fatal.size === 1 ? firstFatal.value : `${firstFatal.value} (and ${fatal.size - 1} more source(s))`,
+    };
   if (interrupted) return { status: 'interrupted', error: 'interrupted before every window ran' };
-  const failures = [...windows, ...snapshots].filter((o) => o.status === 'failed');
+  const failures = outcomes.filter((o) => o.status === 'failed');
   if (failures.length === 0) return { status: 'ok', error: null };
-  const succeeded = [...windows, ...snapshots].some((o) => o.status !== 'failed' && o.status !== 'skipped');
   const first = failures[0];
   const where =
     first && 'day' in first

@@ -75,7 +75,11 @@ async function fetchAndStore(
         await recordWindowFailure(trx, { sourceId: source.name, resource, day, error, runId: ctx.runId });
       });
       log.warn({ rejected: rejected.length, total }, 'window failed: too many invalid items');
-      return failedWindow(base, requests, error, { fetched: total, rejected: rejected.length });
+      return failedWindow(base, requests, error, {
+        fetched: total,
+        rejected: rejected.length,
+        discarded: valid.length,
+      });
     }
 
     const status = day < today ? 'done' : 'open';
@@ -97,7 +101,7 @@ async function fetchAndStore(
     // Items of neighbouring days: their own windows keep them current, so here they are only
     // added when missing. Apart from the window's transaction, which then never waits on a
     // neighbour's rows while holding its own (two such windows would deadlock).
-    const neighbours =
+    const neighboursAdded =
       others.valid.length === 0 && others.rejected.length === 0
         ? 0
         : await inTransaction(ctx.pool, async (trx) => {
@@ -134,10 +138,16 @@ async function fetchAndStore(
       ...base,
       status,
       fetched: total,
-      inserted: loaded.inserted + neighbours,
+      inserted: loaded.inserted,
       updated: loaded.updated,
       unchanged: loaded.unchanged,
       rejected: rejected.length,
+      // The rest of fetched (ITEM_IDENTITY in outcomes.ts), and the neighbours apart from it.
+      setAside: loaded.withheld ?? 0,
+      duplicates: loaded.duplicates,
+      suppressed: loaded.suppressed,
+      neighbours: fetched.otherDays.length,
+      neighboursAdded,
       truncated: fetched.truncated,
       conflicts: loaded.conflicts,
       collisions,

@@ -6,6 +6,7 @@ import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
 import { type DayString, dayDiff } from '../time/days.js';
+import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import type { RunSummary } from './outcomes.js';
 import { runBeating } from './run-log.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
@@ -53,6 +54,8 @@ export interface RunRow {
   toDay: DayString | null;
   /** Per source and resource: windows, items fetched, inserted, updated, unchanged, rejected, truncated days. */
   summary: RunSummary | null;
+  /** Marked running, but its process is gone (no run lock, no heartbeat): shown as interrupted. */
+  orphaned: boolean;
 }
 
 export interface StatusReport {
@@ -63,7 +66,11 @@ export interface StatusReport {
   webhooks: WebhookSourceStatus[];
   /** Age in days after which a webhook-only row counts as unconfirmed. */
   webhookConfirmDays: number;
-  /** False when a window failed or the last run did not end ok. */
+  /** Each source of the configuration and of the warehouse, with its state. */
+  sources: SourceState[];
+  /** Why status is not healthy, each with its next step; empty when healthy. */
+  attention: Attention[];
+  /** True exactly when `attention` is empty. */
   healthy: boolean;
   /** Who holds the run lock now (a run in progress, with its database user); null when free. */
   runLock: LockHolder | null;
@@ -78,9 +85,14 @@ export async function statusReport(
   db: Kysely<Database>,
   today: DayString,
   lastRuns = 5,
-  webhookOptions: { now?: Date; confirmDays?: number } = {},
+  webhookOptions: { now?: Date; confirmDays?: number; configured?: readonly string[] } = {},
 ): Promise<StatusReport> {
-  const sources = await db.selectFrom('sources').select('source_id').orderBy('source_id').execute();
+  const stored = await db.selectFrom('sources').select('source_id').orderBy('source_id').execute();
+  // The configuration's sources as well as the warehouse's: a source whose key was always
+  // rejected has written nothing, and would otherwise be missing from status altogether.
+  const configured = webhookOptions.configured;
+  const names = [...new Set([...stored.map((s) => s.source_id), ...(configured ?? [])])].sort();
+  const sources = names.map((source_id) => ({ source_id }));
   const marks = await db.selectFrom('watermarks').selectAll().execute();
   const windows = await db
     .selectFrom('sync_windows')
@@ -149,7 +161,8 @@ export async function statusReport(
       runBeating.as('beating'),
     ])
     .orderBy('run_id', 'desc')
-    .limit(lastRuns)
+    // The latest run decides health even when none is shown (--runs 0).
+    .limit(Math.max(lastRuns, 1))
     .execute();
   const runRows = runs.map((r) => {
     // A run in progress holds the run lock, or (queued, waiting for its jobs) beats; one that
@@ -166,12 +179,22 @@ export async function statusReport(
       fromDay: r.from_day,
       toDay: r.to_day,
       summary: r.summary as RunSummary | null,
+      orphaned: gone,
     };
   });
-  const lastFinished = runRows.find((r) => r.status !== 'running');
-  const healthy =
-    resources.every((r) => r.failedWindows.length === 0) &&
-    (lastFinished === undefined || lastFinished.status === 'ok');
+  const inWarehouse = new Set(stored.map((s) => s.source_id));
+  const lastErrors = await lastSourceErrors(
+    db,
+    names.filter((n) => !inWarehouse.has(n)),
+  );
+  const known = names.map((source) => ({
+    source,
+    configured: configured === undefined ? null : configured.includes(source),
+    inWarehouse: inWarehouse.has(source),
+    lastError: lastErrors.get(source) ?? null,
+  }));
+  const attention = attentionReasons({ sources: known, resources, runs: runRows });
+  const healthy = attention.length === 0;
   // Webhook-only rows are not a failure (they are what fills the days the API truncates): reported, not unhealthy.
   const webhookConfirmDays = webhookOptions.confirmDays ?? 2;
   const webhooks = await webhookStatus(db, {
@@ -179,7 +202,41 @@ export async function statusReport(
     now: webhookOptions.now ?? new Date(),
     confirmDays: webhookConfirmDays,
   });
-  return { today, resources, runs: runRows, webhooks, webhookConfirmDays, healthy, runLock };
+  return {
+    today,
+    sources: sourceStates(known, attention),
+    resources,
+    runs: runRows.slice(0, lastRuns),
+    webhooks,
+    webhookConfirmDays,
+    attention,
+    healthy,
+    runLock,
+  };
+}
+
+/**
+ * Per source, the first error the latest run that summarized it recorded (a rejected key writes
+ * nothing but the run's summary). Sources no run has tried are absent.
+ */
+async function lastSourceErrors(
+  db: Kysely<Database>,
+  sources: readonly string[],
+): Promise<Map<string, string>> {
+  if (sources.length === 0) return new Map();
+  const rows = await sql<{ source: string; resources: Record<string, { errors?: unknown }> }>`
+    select distinct on (s.key) s.key as source, s.value as resources
+    from ${sql.table('sync_runs')} r cross join lateral jsonb_each(r.summary) s
+    where jsonb_typeof(r.summary) = 'object' and s.key = any(${[...sources]}::text[])
+    order by s.key, r.run_id desc`.execute(db);
+  const errors = new Map<string, string>();
+  for (const row of rows.rows) {
+    const first = Object.values(row.resources ?? {})
+      .flatMap((r) => (Array.isArray(r?.errors) ? r.errors : []))
+      .find((e): e is string => typeof e === 'string');
+    if (first !== undefined) errors.set(row.source, first);
+  }
+  return errors;
 }
 
 function readingStatus(row: Selectable<ServerReadingsTable> | undefined): ServerReadingStatus | null {

@@ -171,7 +171,7 @@ describe('5xx: bounded exponential backoff with full jitter', () => {
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(entries).toHaveLength(2);
     expect(entries[0]).toMatchObject({
-      level: 20,
+      level: 'debug',
       source: 'shop',
       resource: 'survey',
       day: '2024-05-01',
@@ -179,7 +179,7 @@ describe('5xx: bounded exponential backoff with full jitter', () => {
       attempt: 1,
       delayMs: 0,
     });
-    expect(entries[1]).toMatchObject({ level: 40, status: 503, attempt: 2 });
+    expect(entries[1]).toMatchObject({ level: 'warn', status: 503, attempt: 2 });
   });
 });
 

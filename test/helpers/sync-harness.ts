@@ -1,8 +1,9 @@
 import { type ApiClient, createApiClient } from '../../src/api/api-client.js';
 import type { SourceConfig } from '../../src/config/config.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
+import { WINDOWED_RESOURCES } from '../../src/schemas/resource-names.js';
 import type { Simulator } from '../../src/simulator/server.js';
-import type { RunResult } from '../../src/sync/outcomes.js';
+import { ITEM_IDENTITY, otherItems, type RunResult, unaccountedItems } from '../../src/sync/outcomes.js';
 import { runSync, type SyncRequest, type SyncSettings } from '../../src/sync/run-sync.js';
 import type { TestDatabase } from './database.js';
 
@@ -39,10 +40,10 @@ export function simulatorSource(sim: Simulator, name = 'main', apiKey = sim.apiK
  * One run against the simulator with the real client, minus the waiting: retries sleep 0 ms so
  * fault tests converge in milliseconds.
  */
-export function runAgainst(t: TestDatabase, sim: Simulator, options: RunOptions): Promise<RunResult> {
+export async function runAgainst(t: TestDatabase, sim: Simulator, options: RunOptions): Promise<RunResult> {
   const settings = { ...TEST_SETTINGS, ...options.settings };
   const logger = options.logger ?? silentLogger();
-  return runSync(
+  const result = await runSync(
     {
       pool: t.pool,
       db: t.db,
@@ -66,4 +67,35 @@ export function runAgainst(t: TestDatabase, sim: Simulator, options: RunOptions)
     },
     { trigger: 'sync', ...options.request },
   );
+  assertItemsAddUp(result);
+  return result;
+}
+
+/**
+ * Every run the tests make through this harness: each day window's fetched items, and each
+ * resource's and the run's totals, add up (ITEM_IDENTITY in src/sync/outcomes.ts).
+ */
+export function assertItemsAddUp(result: RunResult): void {
+  const wrong: string[] = [];
+  for (const w of result.windows)
+    if (unaccountedItems(w) !== 0) wrong.push(`${w.source}/${w.resource}/${w.day}: ${JSON.stringify(w)}`);
+  let total = { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, other: 0 };
+  for (const [source, resources] of Object.entries(result.summary))
+    for (const resource of WINDOWED_RESOURCES) {
+      const s = resources[resource];
+      if (s === undefined) continue;
+      if (unaccountedItems(s) !== 0) wrong.push(`${source}/${resource}: ${JSON.stringify(s)}`);
+      total = {
+        fetched: total.fetched + s.fetched,
+        inserted: total.inserted + s.inserted,
+        updated: total.updated + s.updated,
+        unchanged: total.unchanged + s.unchanged,
+        rejected: total.rejected + s.rejected,
+        other: total.other + otherItems(s),
+      };
+    }
+  if (total.fetched !== total.inserted + total.updated + total.unchanged + total.rejected + total.other)
+    wrong.push(`run total: ${JSON.stringify(total)}`);
+  if (wrong.length > 0)
+    throw new Error(`${ITEM_IDENTITY} does not hold for run ${result.runId}:\n${wrong.join('\n')}`);
 }

@@ -8,6 +8,7 @@ import { acquireRunLock } from '../../src/db/run-lock.js';
 import { beatRun, interruptAbandonedRuns, interruptRun } from '../../src/sync/run-log.js';
 import { RUN_GONE, statusReport } from '../../src/sync/status-report.js';
 import type { DayString } from '../../src/time/days.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 describe('runs left running', () => {
@@ -92,6 +93,25 @@ describe('status of a run marked running', () => {
     expect(await shown(dead)).toMatchObject({
       run: { status: 'interrupted', error: RUN_GONE },
       healthy: false,
+    });
+    await t.db.deleteFrom('sync_runs').where('run_id', '=', dead).execute();
+  });
+
+  it('whose process is gone: the command exits 1 and says why, with the next step (text and --json)', async () => {
+    const dead = await addRun(false);
+    const env = cliEnv({ DATABASE_URL: t.url, INSIGHTS_SCHEMA: t.schema });
+    const text = await runCli(['status'], env);
+    expect(text.code, text.stderr).toBe(1);
+    expect(text.stdout).toContain(
+      `needs attention: run ${dead} (backfill) is marked running but its process is gone`,
+    );
+    expect(text.stdout).toMatch(/^ {2}next: .*the next `insights-sync sync` records it as interrupted/m);
+    const json = await runCli(['status', '--json', '--runs', '0'], env);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      healthy: false,
+      runs: [],
+      attention: [{ runId: dead, reason: expect.stringContaining('its process is gone') }],
     });
     await t.db.deleteFrom('sync_runs').where('run_id', '=', dead).execute();
   });

@@ -16,7 +16,7 @@ const KEY = `${CANARY}-key`;
 interface Row {
   check: string;
   subject: string;
-  status: 'ok' | 'failed' | 'skipped';
+  status: 'ok' | 'failed' | 'skipped' | 'warning';
   detail: string;
   code: number;
 }
@@ -208,6 +208,32 @@ describe('insights-sync check', () => {
       ['run lock', 'skipped', 'not checked: the configuration is invalid'],
       ['api key', 'skipped', 'not checked: the configuration is invalid'],
     ]);
+  }, 60_000);
+
+  it('a misspelt INSIGHTS_ variable: a warning naming the closest setting; with --strict a failure, exit 2', async () => {
+    const typo = { INSIGHTS_CONCURENCY: '8' };
+    const { result, report } = await check(typo);
+    expect(result.code, result.stderr).toBe(0);
+    expect(row(report, 'configuration', 'INSIGHTS_CONCURENCY')).toEqual({
+      check: 'configuration',
+      subject: 'INSIGHTS_CONCURENCY',
+      status: 'warning',
+      detail:
+        'INSIGHTS_CONCURENCY is not a setting of insights-sync and is ignored: did you mean INSIGHTS_CONCURRENCY?',
+      code: 0,
+    });
+    const strict = await runCli(['check', '--json', '--strict'], { ...env, ...typo });
+    expect(strict.code, strict.stderr).toBe(2);
+    expect(row(JSON.parse(strict.stdout) as Report, 'configuration', 'INSIGHTS_CONCURENCY')).toMatchObject({
+      status: 'failed',
+      code: 2,
+    });
+    // Every other command says so in a log line, and runs.
+    const status = await runCli(['status'], { ...env, ...typo, INSIGHTS_TIMEZON: 'UTC' });
+    expect(status.stderr).toContain(
+      'INSIGHTS_CONCURENCY is not a setting of insights-sync and is ignored: did you mean INSIGHTS_CONCURRENCY?',
+    );
+    expect(status.stderr).toContain('did you mean INSIGHTS_TIMEZONE?');
   }, 60_000);
 
   it('an invalid setting: exit 2 naming it, and the database and API are checked still', async () => {

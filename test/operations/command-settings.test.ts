@@ -70,7 +70,12 @@ describe('a setting only another command uses', () => {
       INSIGHTS_API_KEY: 'k',
     });
     const status = await runCli(['status'], env);
-    expect(status.code, status.stderr).toBe(0);
+    expect(status.stderr).not.toContain('INSIGHTS_SCHEDULE');
+    // It runs: its one reason for exit 1 is the configured source no run has loaded yet.
+    expect(status.code, status.stderr).toBe(1);
+    expect(status.stdout).toContain(
+      'needs attention: default: configured, never loaded (no run has tried it yet)',
+    );
     const schedule = await runCli(['schedule'], env);
     expect(schedule.code).toBe(2);
     expect(schedule.stderr).toContain('INSIGHTS_SCHEDULE:');

@@ -36,7 +36,7 @@ describe('the permissions of .env', () => {
       const lines = result.stderr.split('\n').filter((line) => line !== '');
       expect(lines).toHaveLength(1);
       expect(JSON.parse(lines[0] ?? '')).toMatchObject({
-        level: 40,
+        level: 'warn',
         msg: `${file} is open to users other than its owner (mode ${mode}) and holds passwords and keys: run chmod 600 ${file}`,
       });
       expect(`${result.stdout}${result.stderr}`).not.toContain(secret);

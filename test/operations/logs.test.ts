@@ -89,6 +89,15 @@ describe('logs', () => {
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.length).toBeGreaterThan(10);
+    // The level by name and the time in ISO 8601 UTC, on every line (README, "Log lines").
+    expect(
+      lines.filter(
+        (l) =>
+          !['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(String(l.level)) ||
+          !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(String(l.time)),
+      ),
+    ).toEqual([]);
+    expect(lines.some((l) => l.level === 'warn')).toBe(true);
     const planned = lines.findIndex((l) => l.msg === 'run planned');
     const finished = lines.findIndex((l) => l.msg === 'run finished');
     expect(planned).toBeGreaterThanOrEqual(0);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type SnapshotOutcome, summarize, type WindowOutcome } from '../../src/sync/outcomes.js';
+import {
+  type SnapshotOutcome,
+  summarize,
+  unaccountedItems,
+  type WindowOutcome,
+} from '../../src/sync/outcomes.js';
 
 function window(overrides: Partial<WindowOutcome>): WindowOutcome {
   return {
@@ -41,12 +46,15 @@ describe('summarize', () => {
       [
         window({
           day: '2026-03-09',
-          fetched: 10,
+          fetched: 13,
           inserted: 6,
           updated: 1,
           unchanged: 3,
           rejected: 2,
+          duplicates: 1,
           conflicts: 1,
+          neighbours: 4,
+          neighboursAdded: 1,
         }),
         window({ day: '2026-03-10', fetched: 5, inserted: 5 }),
         window({ resource: 'survey', fetched: 7, unchanged: 7 }),
@@ -61,7 +69,7 @@ describe('summarize', () => {
       failedWindows: 0,
       skippedWindows: 0,
       truncatedDays: [],
-      fetched: 15,
+      fetched: 18,
       inserted: 11,
       updated: 1,
       unchanged: 3,
@@ -70,7 +78,17 @@ describe('summarize', () => {
       conflicts: 1,
       collisions: 0,
       errors: [],
+      setAside: 0,
+      duplicates: 1,
+      suppressed: 0,
+      discarded: 0,
+      neighbours: 4,
+      neighboursAdded: 1,
     });
+    // Every item fetched is accounted for; the neighbours are not among them.
+    const feedback = summary.shop?.feedback;
+    expect(feedback && unaccountedItems(feedback)).toBe(0);
+    expect(unaccountedItems({ fetched: 5, inserted: 1, updated: 1, unchanged: 1, rejected: 1 })).toBe(1);
     expect(summary.shop?.survey).toMatchObject({ windows: 1, fetched: 7, unchanged: 7 });
     expect(summary.blog?.feedback).toMatchObject({ windows: 1, fetched: 1, inserted: 1 });
   });
