@@ -21,6 +21,7 @@ import {
 } from './settings.js';
 import { validateSettings } from './settings-validation.js';
 import { createStatsTracker, type SimulatorStats } from './stats.js';
+import { createEmptyPicker } from './transient-empties.js';
 import { assembleTruth, type GroundTruth } from './truth.js';
 import { sendWebhooks, type WebhookSendOptions, type WebhookSendResult } from './webhook-sender.js';
 
@@ -120,6 +121,13 @@ export interface SimulatorOptions {
    * go back to 0). Default {}.
    */
   emptyAnswers?: Partial<Record<EndpointName, number>>;
+  /**
+   * Share (0..1) of snapshot answers (test lists, test details, heatmaps) that would be 200 and are
+   * `200 []` instead, as a flaky service might answer. Drawn per request path from the seed and that
+   * path's request count, so the same answers are empty however concurrent requests interleave;
+   * stats().emptiesServed counts them (emptyAnswers included). Default 0.
+   */
+  snapshotEmptyRate?: number;
   /** Mean items per day (defaults 8, 6, 5) and the busy day's feedback (default 1500). */
   volume?: Partial<Volume>;
   /** Default 0: a free port. */
@@ -151,6 +159,7 @@ export type SimulatorPatch = Partial<
     | 'forbidden'
     | 'missing'
     | 'emptyAnswers'
+    | 'snapshotEmptyRate'
     | 'faultKeys'
   >
 >;
@@ -208,6 +217,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     settings,
     stats,
     pickFault: createFaultPicker(dataset.seed),
+    pickEmpty: createEmptyPicker(dataset.seed),
     stopping: stopping.signal,
   });
   const served = createServedDays(dataset, () => settings.reuseIds);
