@@ -45,6 +45,8 @@ export interface SnapshotOutcome {
    * Each is removed only if it is still absent on the next run, or its detail answers 404. Absent: 0.
    */
   suspicious?: number;
+  /** Reads asked again because the answer was an empty list (src/extract/empty-answers.ts). Absent: 0. */
+  reasked?: number;
   conflicts: number;
   error?: string;
   fatal?: boolean;
@@ -101,6 +103,8 @@ export interface ResourceSummary {
   revived?: number;
   /** Snapshot resources only: rows absent from this run's answer but kept (not yet evidence). */
   suspicious?: number;
+  /** Snapshot resources only: reads asked again because the answer was an empty list. */
+  reasked?: number;
   conflicts: number;
   /** Cross-day key collisions newly set aside (key_collisions). */
   collisions: number;
@@ -148,6 +152,7 @@ export function summarize(
     e.removed += s.removed;
     e.revived = (e.revived ?? 0) + (s.revived ?? 0);
     e.suspicious = (e.suspicious ?? 0) + (s.suspicious ?? 0);
+    e.reasked = (e.reasked ?? 0) + (s.reasked ?? 0);
     add(e, s);
   }
   for (const bySource of Object.values(summary)) {

@@ -6,6 +6,7 @@ import type { Config, SourceConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
+import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading, emptyReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import {
@@ -159,6 +160,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     runId,
     memory: windowMemory(defaultWindowBudget()),
     signal: deps.signal,
+    emptyReask: emptyReaskPolicy(deps.settings),
   };
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
