@@ -4,7 +4,7 @@ import { errorMessage } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { TestKind } from '../schemas/test.js';
 import type { AdvanceOptions, AdvanceReport } from './advance.js';
-import { generateDataset, type HeatmapEdit, type TestEdit } from './dataset.js';
+import { generateDataset, type HeatmapEdit, type MovedItem, type TestEdit } from './dataset.js';
 import type { Volume } from './day-plan.js';
 import type { EndpointName } from './endpoint-names.js';
 import { createFaultPicker, type FaultKind } from './faults.js';
@@ -31,6 +31,7 @@ export {
   type DatasetOptions,
   generateDataset,
   type HeatmapEdit,
+  type MovedItem,
   type TestEdit,
 } from './dataset.js';
 export type { EndpointName } from './endpoint-names.js';
@@ -180,6 +181,8 @@ export interface Simulator {
   editTest(kind: TestKind, id: string, patch: TestEdit): void;
   /** Changes a heatmap's attributes (Dataset.editHeatmap). */
   editHeatmap(id: string, patch: HeatmapEdit): void;
+  /** Moves a windowed item to another day, key kept (Dataset.moveItem). */
+  moveItem(resource: WindowedResource, fromDay: string, index: number, toDay: string): MovedItem;
   stats(): SimulatorStats;
   resetStats(): void;
   /** POSTs a spec-6 webhook body for each valid feedback item and survey answer. */
@@ -272,6 +275,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     editTest: (kind, id, patch) => dataset.editTest(kind, id, patch),
     editHeatmap: (id, patch) => dataset.editHeatmap(id, patch),
+    moveItem(resource, fromDay, index, toDay) {
+      const moved = dataset.moveItem(resource, fromDay, index, toDay);
+      // The days' lengths changed, and so which keys a reuse day takes over.
+      served.clear();
+      return moved;
+    },
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     sendWebhooks: (targetUrl, sendOptions) => sendWebhooks(truth(), targetUrl, sendOptions),
