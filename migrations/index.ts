@@ -19,6 +19,7 @@ import * as runHeartbeat from './0018-run-heartbeat.js';
 import * as requestBudgets from './0019-request-budgets.js';
 import * as ownerFunctions from './0020-owner-functions.js';
 import * as bookkeepingReaders from './0021-bookkeeping-readers.js';
+import * as movedItems from './0040-moved-items.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '0019-request-budgets': requestBudgets,
   '0020-owner-functions': ownerFunctions,
   '0021-bookkeeping-readers': bookkeepingReaders,
+  '0040-moved-items': movedItems,
 };

@@ -1,5 +1,5 @@
 import type { RunStatus } from '../db/tables/bookkeeping.js';
-import type { Resource } from '../schemas/resources.js';
+import { type Resource, WINDOWED_RESOURCES } from '../schemas/resources.js';
 
 /** What happened to one window (source, windowed resource, day). */
 export interface WindowOutcome {
@@ -18,6 +18,8 @@ export interface WindowOutcome {
   conflicts: number;
   /** Versions newly set aside because an item of another day holds their key. */
   collisions?: number;
+  /** Versions newly set aside because their item moved to another day (src/load/moved-items.ts). */
+  moves?: number;
   requests: number;
   error?: string;
   /** The source rejected the API key: its other windows are not attempted. */
@@ -108,6 +110,8 @@ export interface ResourceSummary {
   conflicts: number;
   /** Cross-day key collisions newly set aside (key_collisions). */
   collisions: number;
+  /** Items moved to another day this run: their left versions set aside (key_collisions, reason 'moved'). */
+  moves?: number;
   errors: string[];
 }
 
@@ -143,6 +147,7 @@ export function summarize(
     if (w.status === 'skipped') e.skippedWindows += 1;
     if (w.truncated) e.truncatedDays.push(w.day);
     e.collisions += w.collisions ?? 0;
+    if (w.moves !== undefined) e.moves = (e.moves ?? 0) + w.moves;
     add(e, w);
   }
   for (const s of snapshots) {
@@ -157,6 +162,36 @@ export function summarize(
   }
   for (const bySource of Object.values(summary)) {
     for (const e of Object.values(bySource)) e.truncatedDays.sort();
+  }
+  return summary;
+}
+
+/** Versions this run set aside and still holds aside, per source, resource and reason (key_collisions). */
+export interface SetAsideCount {
+  source: string;
+  resource: Resource;
+  reason: 'collision' | 'moved';
+  count: number;
+}
+
+/**
+ * The summary's collisions and moves, from what the run left in key_collisions rather than from
+ * each window's own count: a version one window set aside as a collision is taken back when the
+ * day it collided with turns out to have lost the item (a move, src/load/moved-items.ts), which a
+ * window loading concurrently cannot know.
+ */
+export function withSetAside(summary: RunSummary, counts: readonly SetAsideCount[]): RunSummary {
+  for (const bySource of Object.values(summary)) {
+    for (const [resource, e] of Object.entries(bySource)) {
+      e.collisions = 0;
+      if ((WINDOWED_RESOURCES as readonly string[]).includes(resource)) e.moves = 0;
+    }
+  }
+  for (const c of counts) {
+    const e = summary[c.source]?.[c.resource];
+    if (e === undefined) continue;
+    if (c.reason === 'collision') e.collisions += c.count;
+    else e.moves = (e.moves ?? 0) + c.count;
   }
   return summary;
 }

@@ -25,11 +25,13 @@ import {
   EndpointRefusals,
   everyEndpointForbidden,
   type RunResult,
+  type SetAsideCount,
   type SnapshotOutcome,
   skippedWindow,
   summarize,
   unwrittenSnapshot,
   type WindowOutcome,
+  withSetAside,
 } from './outcomes.js';
 import { planBackfillDays, planSyncDays } from './plan.js';
 import { budgetPace } from './request-budget.js';
@@ -303,7 +305,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     }
   }
 
-  const summary = summarize(windows, snapshots);
+  const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
@@ -434,4 +436,15 @@ export function defaultClient(
     onResponse: options.onResponse,
     pace: options.pace,
   });
+}
+
+/** What this run left in key_collisions, per source, resource and reason. */
+async function setAsideBy(db: Kysely<Database>, runId: number): Promise<SetAsideCount[]> {
+  const rows = await db
+    .selectFrom('key_collisions')
+    .select(['source_id', 'resource', 'reason', sql<number>`count(*)::int`.as('n')])
+    .where('run_id', '=', runId)
+    .groupBy(['source_id', 'resource', 'reason'])
+    .execute();
+  return rows.map((r) => ({ source: r.source_id, resource: r.resource, reason: r.reason, count: r.n }));
 }

@@ -124,6 +124,12 @@ async function fetchAndStore(
         { collisions },
         'items whose key an item of another day holds: the later dt keeps the key, the other is kept in key_collisions',
       );
+    const moves = loaded.moves ?? 0;
+    if (moves > 0)
+      log.info(
+        { moves },
+        'items moved to another day: the version served now holds the key, the one left behind is kept in key_collisions',
+      );
     if (loaded.suppressed > 0)
       log.info(
         { suppressed: loaded.suppressed },
@@ -141,6 +147,7 @@ async function fetchAndStore(
       truncated: fetched.truncated,
       conflicts: loaded.conflicts,
       collisions,
+      moves,
       requests,
     };
   } catch (error) {

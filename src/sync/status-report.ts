@@ -92,6 +92,8 @@ export async function statusReport(
   const collisions = await db
     .selectFrom('key_collisions')
     .select(['source_id', 'resource', sql<number>`count(*)::int`.as('n')])
+    // A moved item's left version is no collision (src/load/moved-items.ts).
+    .where('reason', '=', 'collision')
     .groupBy(['source_id', 'resource'])
     .execute();
   const lastRun = await db
