@@ -8,7 +8,9 @@ import { type Kysely, sql } from 'kysely';
  * move to an earlier day left the dead version in the table for good, and a move to a later day
  * was counted as a collision. A windowed row now records when a whole read of its own day last
  * lacked it (absent_since); such a row gives its key to the version another day serves, whichever
- * day is later, and the version it leaves is kept in key_collisions with reason 'moved'.
+ * day is later, and the version it leaves is kept in key_collisions with reason 'moved'. A row
+ * that a second whole read in a later run still lacks, with no other day serving its key, is
+ * marked missing_upstream_since: evidence of a deletion, kept, never deleted.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and must not depend on the app's Database type.
@@ -18,6 +20,8 @@ const TABLES = ['feedback', 'survey_answers', 'recordings'] as const;
 
 const ABSENT_SINCE =
   "When a whole read of this row's UTC day (by dt) first lacked it, in its current absence; null while that day serves it. A row absent from its day gives its key to the version another day serves (a moved item): see docs/warehouse.md, 'Key collisions'.";
+const MISSING_UPSTREAM =
+  "When a second whole read of this row's UTC day in a row (in a later run than the first) still lacked it, and no other day serves its key: evidence the service no longer has the item. The row is kept, never deleted; null while its day serves it (a read that holds it again clears this).";
 const REASON =
   "Why this version is not in its table: 'collision', another day's item holds the key while both are served (the later dt keeps it); 'moved', the item moved to another day and this is the version its old day no longer serves.";
 
@@ -25,6 +29,13 @@ export async function up(db: AnyDb): Promise<void> {
   for (const table of TABLES) {
     await db.schema.alterTable(table).addColumn('absent_since', 'timestamptz').execute();
     await sql`comment on column ${sql.ref(`${table}.absent_since`)} is ${sql.lit(ABSENT_SINCE)}`.execute(db);
+    await db.schema.alterTable(table).addColumn('missing_upstream_since', 'timestamptz').execute();
+    await sql`comment on column ${sql.ref(`${table}.missing_upstream_since`)} is ${sql.lit(MISSING_UPSTREAM)}`.execute(
+      db,
+    );
+    // status counts these per source: few rows, found without reading the table.
+    await sql`create index ${sql.id(`${table}_missing_upstream`)} on ${sql.table(table)} (source_id)
+      where missing_upstream_since is not null`.execute(db);
   }
   await db.schema
     .alterTable('key_collisions')
@@ -83,5 +94,9 @@ export async function down(db: AnyDb): Promise<void> {
     db,
   );
   await db.schema.alterTable('key_collisions').dropColumn('reason').execute();
-  for (const table of TABLES) await db.schema.alterTable(table).dropColumn('absent_since').execute();
+  for (const table of TABLES) {
+    await sql`drop index ${sql.id(`${table}_missing_upstream`)}`.execute(db);
+    await db.schema.alterTable(table).dropColumn('missing_upstream_since').execute();
+    await db.schema.alterTable(table).dropColumn('absent_since').execute();
+  }
 }

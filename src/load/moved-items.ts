@@ -21,6 +21,10 @@
  * left behind by a move is never promoted back: if the item moves back, its day serves it again.
  * An empty answer is no evidence (it may be a transient `200 []`), nor is a truncated or partly
  * invalid one (the missing key may be among the items cut off or unreadable).
+ *
+ * Deletes on evidence: a row absent from its day's whole read in two runs in a row, whose key no
+ * other day serves (it would have taken the row over), is marked missing_upstream_since. It is
+ * never deleted, and a read of its day that holds it again clears both marks.
  */
 import { sql } from 'kysely';
 import type { LoadTransaction } from '../db/transaction.js';
@@ -55,10 +59,46 @@ function keyMatch(staged: StagedRows) {
 /** Rows the staged answer holds on their own day are served there: their absence ends. */
 export async function clearServed(trx: LoadTransaction, staged: StagedRows): Promise<void> {
   await sql`
-    update ${sql.table(staged.spec.table)} t set absent_since = null
+    update ${sql.table(staged.spec.table)} t set absent_since = null, missing_upstream_since = null
       from ${sql.id(staged.stage)} s
-     where ${keyMatch(staged)} and t.absent_since is not null
+     where ${keyMatch(staged)} and (t.absent_since is not null or t.missing_upstream_since is not null)
        and (t.dt at time zone 'UTC')::date = (s.dt at time zone 'UTC')::date`.execute(trx.db);
+}
+
+/**
+ * Rows of the day its whole answer lacks that an earlier whole read (a run before: a day is read
+ * once per run) lacked too, with every read since: missing upstream from now on. Called before
+ * markAbsent, so a row it marks absent now waits for the next run.
+ */
+export async function markMissingUpstream(
+  trx: LoadTransaction,
+  staged: StagedRows,
+  sourceId: string,
+  day: DayString,
+): Promise<void> {
+  await sql`
+    update ${sql.table(staged.spec.table)} t set missing_upstream_since = now()
+     where t.source_id = ${sourceId} and t.absent_since is not null and t.missing_upstream_since is null
+       and ${onDay('t', day)}
+       and not exists (select 1 from ${sql.id(staged.stage)} s where ${keyMatch(staged)})`.execute(trx.db);
+}
+
+/**
+ * Rows of the day marked missing by this transaction and still there once moves are settled (a
+ * row whose key another day serves was taken over, and its marks cleared, instead).
+ */
+export async function missingMarkedNow(
+  trx: LoadTransaction,
+  staged: StagedRows,
+  sourceId: string,
+  day: DayString,
+): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from ${sql.table(staged.spec.table)} t
+     where t.source_id = ${sourceId} and ${onDay('t', day)} and t.missing_upstream_since = now()`.execute(
+    trx.db,
+  );
+  return rows[0]?.n ?? 0;
 }
 
 /** Rows of the day that its whole answer (the staged rows) lacks: absent from now on. */

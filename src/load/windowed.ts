@@ -12,6 +12,8 @@ import {
   clearServed,
   forgetPromoted,
   markAbsent,
+  markMissingUpstream,
+  missingMarkedNow,
   reclassifyLeftVersions,
   versionsServedElsewhere,
 } from './moved-items.js';
@@ -75,6 +77,8 @@ export interface WindowLoad extends UpsertCounts {
   visitors: UpsertCounts & { conflicts: number };
   /** Items of a forgotten visitor (the suppression list, src/privacy/suppression.ts): not stored. */
   suppressed: number;
+  /** Rows of the day newly marked missing_upstream_since (src/load/moved-items.ts). */
+  missingUpstream: number;
 }
 
 /** Loads one day's valid items (and their visitors) of a windowed resource. */
@@ -102,13 +106,14 @@ export async function loadWindowItems<R extends WindowedResource>(
     : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
   const counts = await upsertStaged(trx, staged, options);
   await removeOrphanVisitors(trx, sourceId, contradicted);
-  const moves =
+  const settled =
     options.wholeDay === undefined
-      ? 0
+      ? { moves: 0, missingUpstream: 0 }
       : await settleMoves(trx, table, staged, sourceId, options.wholeDay, options.runId ?? null);
   return {
     ...counts,
-    moves: (counts.moves ?? 0) + moves,
+    moves: (counts.moves ?? 0) + settled.moves,
+    missingUpstream: settled.missingUpstream,
     duplicates: deduped.duplicates,
     conflicts: deduped.conflicts,
     visitors,
@@ -118,8 +123,9 @@ export async function loadWindowItems<R extends WindowedResource>(
 
 /**
  * After a whole day's answer is loaded: rows it holds are served, rows of the day it lacks are
- * absent, and the versions other days serve of those keys (set aside earlier as collisions) take
- * them over. Returns the moves made here; the staged answer is replaced by the promoted versions.
+ * absent (missing upstream when a run before found them absent too), and the versions other days
+ * serve of those keys (set aside earlier as collisions) take them over. Returns the moves and the
+ * rows newly missing; the staged answer is replaced by the promoted versions.
  */
 async function settleMoves<T>(
   trx: LoadTransaction,
@@ -128,14 +134,16 @@ async function settleMoves<T>(
   sourceId: string,
   day: DayString,
   runId: number | null,
-): Promise<number> {
+): Promise<{ moves: number; missingUpstream: number }> {
   const resource = table.spec.collisions?.resource;
-  if (resource === undefined) return 0;
+  if (resource === undefined) return { moves: 0, missingUpstream: 0 };
   await clearServed(trx, staged);
+  await markMissingUpstream(trx, staged, sourceId, day);
   await markAbsent(trx, staged, sourceId, day);
   const reclassified = await reclassifyLeftVersions(trx, staged, resource, sourceId, day, runId);
   const versions = await versionsServedElsewhere(trx, staged, resource, sourceId, day);
-  if (versions.length === 0) return reclassified;
+  if (versions.length === 0)
+    return { moves: reclassified, missingUpstream: await missingMarkedNow(trx, staged, sourceId, day) };
   // Our own copies of items validated when they were first read (after the pii setting): the
   // row is built from them exactly as it was built then.
   const promoted = await stageRows(
@@ -146,5 +154,8 @@ async function settleMoves<T>(
   const counts = await upsertStaged(trx, promoted, { runId });
   await forgetPromoted(trx, promoted, resource);
   await clearServed(trx, promoted);
-  return reclassified + (counts.moves ?? 0);
+  return {
+    moves: reclassified + (counts.moves ?? 0),
+    missingUpstream: await missingMarkedNow(trx, promoted, sourceId, day),
+  };
 }

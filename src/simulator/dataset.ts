@@ -31,7 +31,7 @@ export interface DayOverlay {
   recordings: Recording[];
   /** Replacement fields by feedback key (`id:feedback_id`). */
   edits: Map<string, Partial<Feedback>>;
-  /** Keys (presentation itemKey) of the day's items that moveItem took to another day. */
+  /** Keys (presentation itemKey) of the day's items that moveItem took to another day or removeItem deleted. */
   movedAway?: { feedback: Set<string>; survey: Set<string>; recordings: Set<string> };
 }
 
@@ -90,6 +90,8 @@ export interface Dataset {
    * serves it, the new day does. Throws when the day has no such item.
    */
   moveItem(resource: WindowedResource, fromDay: string, index: number, toDay: string): MovedItem;
+  /** Deletes the day's `index`-th item (oldest first): no day serves it any more. Returns its key. */
+  removeItem(resource: WindowedResource, day: string, index: number): string;
   /** Everything at once; `view` decides extra fields and which items are malformed. */
   truth(view?: Partial<ItemView>): GroundTruth;
 }
@@ -222,6 +224,21 @@ export function generateDataset(options: DatasetOptions): Dataset {
       cache.delete(fromDay);
       cache.delete(toDay);
       return { resource, key, fromDt: moved.fromDt, toDt: moved.item.dt };
+    },
+    removeItem: (resource, date, index) => {
+      const item = day(date)[resource][index];
+      if (item === undefined) throw new RangeError(`no ${resource} item ${index} on ${date}`);
+      const key = itemKey(resource, item as never);
+      const overlay = overlayOf(state, date);
+      const added = overlay[resource] as unknown[];
+      const at = added.findIndex((other) => itemKey(resource, other as never) === key);
+      if (at >= 0) added.splice(at, 1);
+      else {
+        overlay.movedAway ??= { feedback: new Set(), survey: new Set(), recordings: new Set() };
+        overlay.movedAway[resource].add(key);
+      }
+      cache.delete(date);
+      return key;
     },
     truth: (view = {}) => assembleTruth(dataset, { ...DEFAULT_VIEW, ...view }),
   };

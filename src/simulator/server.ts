@@ -183,6 +183,8 @@ export interface Simulator {
   editHeatmap(id: string, patch: HeatmapEdit): void;
   /** Moves a windowed item to another day, key kept (Dataset.moveItem). */
   moveItem(resource: WindowedResource, fromDay: string, index: number, toDay: string): MovedItem;
+  /** Deletes a windowed item from its day (Dataset.removeItem); returns its key. */
+  removeItem(resource: WindowedResource, day: string, index: number): string;
   stats(): SimulatorStats;
   resetStats(): void;
   /** POSTs a spec-6 webhook body for each valid feedback item and survey answer. */
@@ -280,6 +282,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       // The days' lengths changed, and so which keys a reuse day takes over.
       served.clear();
       return moved;
+    },
+    removeItem(resource, day, index) {
+      const key = dataset.removeItem(resource, day, index);
+      served.clear();
+      return key;
     },
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),

@@ -20,6 +20,8 @@ export interface WindowOutcome {
   collisions?: number;
   /** Versions newly set aside because their item moved to another day (src/load/moved-items.ts). */
   moves?: number;
+  /** Rows of the day newly marked missing_upstream_since: absent from its whole reads in two runs in a row. */
+  missingUpstream?: number;
   requests: number;
   error?: string;
   /** The source rejected the API key: its other windows are not attempted. */
@@ -112,6 +114,8 @@ export interface ResourceSummary {
   collisions: number;
   /** Items moved to another day this run: their left versions set aside (key_collisions, reason 'moved'). */
   moves?: number;
+  /** Windowed rows newly marked missing_upstream_since this run (never deleted). */
+  missingUpstream?: number;
   errors: string[];
 }
 
@@ -148,6 +152,7 @@ export function summarize(
     if (w.truncated) e.truncatedDays.push(w.day);
     e.collisions += w.collisions ?? 0;
     if (w.moves !== undefined) e.moves = (e.moves ?? 0) + w.moves;
+    if (w.missingUpstream !== undefined) e.missingUpstream = (e.missingUpstream ?? 0) + w.missingUpstream;
     add(e, w);
   }
   for (const s of snapshots) {

@@ -124,6 +124,11 @@ async function fetchAndStore(
         { collisions },
         'items whose key an item of another day holds: the later dt keeps the key, the other is kept in key_collisions',
       );
+    if (loaded.missingUpstream > 0)
+      log.warn(
+        { missingUpstream: loaded.missingUpstream },
+        'items no longer served by their day, on two runs in a row: marked missing_upstream_since, kept',
+      );
     const moves = loaded.moves ?? 0;
     if (moves > 0)
       log.info(
@@ -148,6 +153,7 @@ async function fetchAndStore(
       conflicts: loaded.conflicts,
       collisions,
       moves,
+      missingUpstream: loaded.missingUpstream,
       requests,
     };
   } catch (error) {

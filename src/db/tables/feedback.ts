@@ -22,6 +22,8 @@ export interface FeedbackTable {
   last_changed_at: DefaultTimestamp;
   /** When a whole read of the row's own day first lacked it (migration 0040); null while that day serves it. */
   absent_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When a second whole read of its day in a later run still lacked it (migration 0040): kept, not deleted. */
+  missing_upstream_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Which path has seen the row (migration 0002): 'webhook' rows are provisional. */
   origin: Origin;
   /** When the webhook delivery that brought the row before the API did was received (migration 0015). */

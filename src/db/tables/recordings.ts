@@ -21,4 +21,6 @@ export interface RecordingsTable {
   last_changed_at: DefaultTimestamp;
   /** When a whole read of the row's own day first lacked it (migration 0040); null while that day serves it. */
   absent_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When a second whole read of its day in a later run still lacked it (migration 0040): kept, not deleted. */
+  missing_upstream_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
