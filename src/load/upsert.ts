@@ -22,7 +22,8 @@ export interface UpsertSpec<T extends WarehouseTable> {
   /**
    * A dated table whose keys may repeat across days (spec 2.3-2.5 promise no unique ids): a
    * staged row whose key a row of another UTC day holds is a collision. The later dt keeps the
-   * key; the other version goes to key_collisions verbatim (see setAsideCollisions).
+   * key; the other version goes to key_collisions verbatim (see setAsideCollisions). A stored row
+   * its own day no longer serves gives the key up either way (a moved item, src/load/moved-items.ts).
    */
   collisions?: { resource: 'feedback' | 'survey' | 'recordings' };
 }
@@ -45,6 +46,8 @@ export interface UpsertCounts {
   collisions?: number;
   /** Of the staged rows, those not written because another day's item holds their key (in collisions too). */
   withheld?: number;
+  /** Versions newly set aside because their item moved to another day (reason 'moved'). */
+  moves?: number;
 }
 
 export interface UpsertOptions {
@@ -174,14 +177,14 @@ export async function upsertStaged(
            count(*) filter (where not is_insert)::int as updated
     from written`.execute(trx.db);
   const counts = result.rows[0] ?? { inserted: 0, updated: 0 };
-  const { collisions, withheld } =
+  const { collisions, moves, withheld } =
     spec.collisions && mode === 'update'
       ? await setAsideCollisions(trx, spec, spec.collisions.resource, stage, options.runId ?? null)
-      : { collisions: 0, withheld: 0 };
+      : { collisions: 0, moves: 0, withheld: 0 };
   return {
     ...counts,
     unchanged: staged.count - counts.inserted - counts.updated - withheld,
-    ...(spec.collisions ? { collisions, withheld } : {}),
+    ...(spec.collisions ? { collisions, withheld, moves } : {}),
   };
 }
 
@@ -199,13 +202,13 @@ async function setAsideCollisions(
   resource: string,
   stage: string,
   runId: number | null,
-): Promise<{ collisions: number; withheld: number }> {
+): Promise<{ collisions: number; moves: number; withheld: number }> {
   const keyMatch = sql.join(
     spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
     sql` and `,
   );
   const itemKey = sql`concat_ws('/', ${sql.join(spec.key.filter((c) => c !== 'source_id').map((c) => sql.ref(`s.${c}`)))})`;
-  const result = await sql<{ withheld: number; replaced: number }>`
+  const result = await sql<{ withheld: number; replaced: number; moved: number }>`
     with losers as (
       insert into key_collisions (source_id, resource, item_key, dt, raw, run_id)
       select s.source_id, ${resource}, ${itemKey}, s.dt, s.raw, ${runId}
@@ -217,23 +220,29 @@ async function setAsideCollisions(
       update key_collisions set run_id = ${runId}
       where resource = ${resource} and run_id is null
         and xmin::text = (txid_current() % 4294967296)::text
-      returning 1
+      returning reason
     )
-    select (select count(*)::int from losers) as withheld, (select count(*)::int from replaced) as replaced`.execute(
-    trx.db,
-  );
-  const row = result.rows[0] ?? { withheld: 0, replaced: 0 };
-  return { collisions: row.withheld + row.replaced, withheld: row.withheld };
+    select (select count(*)::int from losers) as withheld,
+           (select count(*)::int from replaced where reason = 'collision') as replaced,
+           (select count(*)::int from replaced where reason = 'moved') as moved`.execute(trx.db);
+  const row = result.rows[0] ?? { withheld: 0, replaced: 0, moved: 0 };
+  return { collisions: row.withheld + row.replaced, moves: row.moved, withheld: row.withheld };
 }
 
 /** Stored row t and staged row s carry dt on different UTC days. */
 const OTHER_DAY = sql`t.dt is not null and s.dt is not null
     and (t.dt at time zone 'UTC')::date <> (s.dt at time zone 'UTC')::date`;
 
-/** In ON CONFLICT: the incoming version may replace the stored one unless it is of an earlier other day. */
+/**
+ * In ON CONFLICT: the incoming version may replace the stored one unless it is of an earlier other
+ * day and the stored one is still served by its own day.
+ */
 function laterKeepsKey(table: string) {
   const stored = sql.ref(`${table}.dt`);
+  // A stored version its own day no longer serves (absent_since, src/load/moved-items.ts) is a
+  // moved item's old version: the served one takes the key, whichever day is later.
   return sql`(${stored} is null or excluded.dt is null
     or (${stored} at time zone 'UTC')::date = (excluded.dt at time zone 'UTC')::date
-    or excluded.dt > ${stored})`;
+    or excluded.dt > ${stored}
+    or ${sql.ref(`${table}.absent_since`)} is not null)`;
 }

@@ -5,12 +5,23 @@ import type { Feedback } from '../schemas/feedback.js';
 import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
+import type { DayString } from '../time/days.js';
 import { dedupeByKey } from './dedupe.js';
 import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
+import {
+  clearServed,
+  forgetPromoted,
+  markAbsent,
+  markMissingUpstream,
+  missingMarkedNow,
+  reclassifyLeftVersions,
+  versionsServedElsewhere,
+} from './moved-items.js';
 import { recordingKey, recordingRow, recordingSpec } from './recordings.js';
 import { surveyAnswerKey, surveyAnswerRow, surveyAnswerSpec } from './survey-answers.js';
 import {
   type CheckedUpsertSpec,
+  type StagedRows,
   stageRows,
   type UpsertCounts,
   type UpsertOptions,
@@ -50,6 +61,14 @@ const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> } = {
   recordings: { spec: recordingSpec, key: recordingKey, row: recordingRow },
 };
 
+export interface WindowLoadOptions extends UpsertOptions {
+  /**
+   * The items are the whole answer for this UTC day (isWholeDayEvidence): rows of the day it
+   * lacks are absent, and their keys go to the version another day serves (src/load/moved-items.ts).
+   */
+  wholeDay?: DayString;
+}
+
 export interface WindowLoad extends UpsertCounts {
   /** Items that shared a key with another item of the same response. */
   duplicates: number;
@@ -58,16 +77,17 @@ export interface WindowLoad extends UpsertCounts {
   visitors: UpsertCounts & { conflicts: number };
   /** Items of a forgotten visitor (the suppression list, src/privacy/suppression.ts): not stored. */
   suppressed: number;
+  /** Rows of the day newly marked missing_upstream_since (src/load/moved-items.ts). */
+  missingUpstream: number;
 }
 
-/** The item type of each windowed resource. */
 /** Loads one day's valid items (and their visitors) of a windowed resource. */
 export async function loadWindowItems<R extends WindowedResource>(
   trx: LoadTransaction,
   resource: R,
   sourceId: string,
   items: readonly ItemOf[R][],
-  options: UpsertOptions = {},
+  options: WindowLoadOptions = {},
 ): Promise<WindowLoad> {
   const table = tables[resource] as WindowedTable<ItemOf[R]>;
   const visitorOf = table.visitor;
@@ -86,11 +106,56 @@ export async function loadWindowItems<R extends WindowedResource>(
     : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
   const counts = await upsertStaged(trx, staged, options);
   await removeOrphanVisitors(trx, sourceId, contradicted);
+  const settled =
+    options.wholeDay === undefined
+      ? { moves: 0, missingUpstream: 0 }
+      : await settleMoves(trx, table, staged, sourceId, options.wholeDay, options.runId ?? null);
   return {
     ...counts,
+    moves: (counts.moves ?? 0) + settled.moves,
+    missingUpstream: settled.missingUpstream,
     duplicates: deduped.duplicates,
     conflicts: deduped.conflicts,
     visitors,
     suppressed: items.length - kept.length,
+  };
+}
+
+/**
+ * After a whole day's answer is loaded: rows it holds are served, rows of the day it lacks are
+ * absent (missing upstream when a run before found them absent too), and the versions other days
+ * serve of those keys (set aside earlier as collisions) take them over. Returns the moves and the
+ * rows newly missing; the staged answer is replaced by the promoted versions.
+ */
+async function settleMoves<T>(
+  trx: LoadTransaction,
+  table: WindowedTable<T>,
+  staged: StagedRows,
+  sourceId: string,
+  day: DayString,
+  runId: number | null,
+): Promise<{ moves: number; missingUpstream: number }> {
+  const resource = table.spec.collisions?.resource;
+  if (resource === undefined) return { moves: 0, missingUpstream: 0 };
+  await clearServed(trx, staged);
+  await markMissingUpstream(trx, staged, sourceId, day);
+  await markAbsent(trx, staged, sourceId, day);
+  const reclassified = await reclassifyLeftVersions(trx, staged, resource, sourceId, day, runId);
+  const versions = await versionsServedElsewhere(trx, staged, resource, sourceId, day);
+  if (versions.length === 0)
+    return { moves: reclassified, missingUpstream: await missingMarkedNow(trx, staged, sourceId, day) };
+  // Our own copies of items validated when they were first read (after the pii setting): the
+  // row is built from them exactly as it was built then.
+  const promoted = await stageRows(
+    trx,
+    table.spec,
+    versions.map((raw) => table.row(sourceId, raw as T)),
+  );
+  const counts = await upsertStaged(trx, promoted, { runId });
+  await forgetPromoted(trx, promoted, resource);
+  await clearServed(trx, promoted);
+  return {
+    moves: reclassified + (counts.moves ?? 0),
+    missingUpstream: await missingMarkedNow(trx, promoted, sourceId, day),
   };
 }

@@ -4,12 +4,12 @@ import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
-import { daysFrom, isDay, isoAt } from '../time/days.js';
+import { DAY_MS, dayDiff, daysFrom, isDay, isoAt } from '../time/days.js';
 import { type AdvanceOptions, type AdvanceReport, applyAdvance, feedbackKey } from './advance.js';
 import { type DayItems, generateDay, sortDayItems } from './day-data.js';
 import { type DayPlan, type DayRole, DEFAULT_VOLUME, planDay, type Volume } from './day-plan.js';
 import type { ItemContext } from './item-builders.js';
-import { DEFAULT_VIEW, type ItemView } from './presentation.js';
+import { DEFAULT_VIEW, type ItemView, itemKey } from './presentation.js';
 import { generateSnapshots, type SnapshotData } from './snapshot-data.js';
 import { assembleTruth, type DatasetMeta, type GroundTruth } from './truth.js';
 import { createVisitorPool } from './visitors.js';
@@ -31,6 +31,16 @@ export interface DayOverlay {
   recordings: Recording[];
   /** Replacement fields by feedback key (`id:feedback_id`). */
   edits: Map<string, Partial<Feedback>>;
+  /** Keys (presentation itemKey) of the day's items that moveItem took to another day or removeItem deleted. */
+  movedAway?: { feedback: Set<string>; survey: Set<string>; recordings: Set<string> };
+}
+
+/** What moveItem did: the item's key, and its dt before and after. */
+export interface MovedItem {
+  resource: WindowedResource;
+  key: string;
+  fromDt: string;
+  toDt: string;
 }
 
 export type TestEdit = Partial<Pick<Test, 'test_name' | 'url' | 'goal_profile_id'>>;
@@ -79,6 +89,14 @@ export interface Dataset {
    * which the generated (uniformly random) totals never are. Throws for an id the dataset lacks.
    */
   setTestResults(kind: TestKind, id: string, results: readonly TestResult[]): void;
+  /**
+   * Moves the day's `index`-th item (oldest first) to another day, keeping its key and its time
+   * of day, as a service whose owner corrected an item's date would: the old day no longer
+   * serves it, the new day does. Throws when the day has no such item.
+   */
+  moveItem(resource: WindowedResource, fromDay: string, index: number, toDay: string): MovedItem;
+  /** Deletes the day's `index`-th item (oldest first): no day serves it any more. Returns its key. */
+  removeItem(resource: WindowedResource, day: string, index: number): string;
   /** Everything at once; `view` decides extra fields and which items are malformed. */
   truth(view?: Partial<ItemView>): GroundTruth;
 }
@@ -164,9 +182,9 @@ export function generateDataset(options: DatasetOptions): Dataset {
         totals.recordings += plan.recordings;
       }
       for (const overlay of state.overlays.values()) {
-        totals.feedback += overlay.feedback.length;
-        totals.survey += overlay.survey.length;
-        totals.recordings += overlay.recordings.length;
+        totals.feedback += overlay.feedback.length - (overlay.movedAway?.feedback.size ?? 0);
+        totals.survey += overlay.survey.length - (overlay.movedAway?.survey.size ?? 0);
+        totals.recordings += overlay.recordings.length - (overlay.movedAway?.recordings.size ?? 0);
       }
       return totals;
     },
@@ -196,9 +214,66 @@ export function generateDataset(options: DatasetOptions): Dataset {
       if (heatmap === undefined) throw new RangeError(`no heatmap ${id}`);
       heatmaps[index] = { ...heatmap, ...patch, updated_at: minuteLater(heatmap.updated_at) };
     },
+    moveItem: (resource, fromDay, index, toDay) => {
+      if (!plans.has(toDay)) throw new RangeError(`${toDay} is outside ${from}..${to}`);
+      const moved = movedItem(day(fromDay)[resource][index], toDay);
+      if (moved === undefined) throw new RangeError(`no ${resource} item ${index} on ${fromDay}`);
+      const key = itemKey(resource, moved.item as never);
+      const keyOf = (item: unknown) => itemKey(resource, item as never);
+      // An item moved in before just leaves the overlay; a generated one is hidden from its day.
+      const left = overlayOf(state, fromDay);
+      const added = left[resource] as unknown[];
+      const at = added.findIndex((item) => keyOf(item) === key);
+      if (at >= 0) added.splice(at, 1);
+      else {
+        left.movedAway ??= { feedback: new Set(), survey: new Set(), recordings: new Set() };
+        left.movedAway[resource].add(key);
+      }
+      // Back to the day it was generated on: shown again there, as it was.
+      const arrived = overlayOf(state, toDay);
+      if (arrived.movedAway?.[resource].delete(key) !== true)
+        (arrived[resource] as unknown[]).push(moved.item);
+      cache.delete(fromDay);
+      cache.delete(toDay);
+      return { resource, key, fromDt: moved.fromDt, toDt: moved.item.dt };
+    },
+    removeItem: (resource, date, index) => {
+      const item = day(date)[resource][index];
+      if (item === undefined) throw new RangeError(`no ${resource} item ${index} on ${date}`);
+      const key = itemKey(resource, item as never);
+      const overlay = overlayOf(state, date);
+      const added = overlay[resource] as unknown[];
+      const at = added.findIndex((other) => itemKey(resource, other as never) === key);
+      if (at >= 0) added.splice(at, 1);
+      else {
+        overlay.movedAway ??= { feedback: new Set(), survey: new Set(), recordings: new Set() };
+        overlay.movedAway[resource].add(key);
+      }
+      cache.delete(date);
+      return key;
+    },
     truth: (view = {}) => assembleTruth(dataset, { ...DEFAULT_VIEW, ...view }),
   };
   return dataset;
+}
+
+/** The same item on another day: its dt keeps the time of day. */
+function movedItem<T extends { dt: string }>(
+  item: T | undefined,
+  toDay: string,
+): { item: T; fromDt: string } | undefined {
+  if (item === undefined) return undefined;
+  const shift = dayDiff(item.dt.slice(0, 10), toDay) * DAY_MS;
+  return { item: { ...item, dt: isoAt(Date.parse(item.dt) + shift) }, fromDt: item.dt };
+}
+
+function overlayOf(state: DatasetState, day: string): DayOverlay {
+  let overlay = state.overlays.get(day);
+  if (overlay === undefined) {
+    overlay = { feedback: [], survey: [], recordings: [], edits: new Map() };
+    state.overlays.set(day, overlay);
+  }
+  return overlay;
 }
 
 function minuteLater(timestamp: string): string {
@@ -207,14 +282,18 @@ function minuteLater(timestamp: string): string {
 
 function withOverlay(base: DayItems, overlay: DayOverlay | undefined): DayItems {
   if (!overlay) return base;
-  const { edits } = overlay;
-  const feedback = [...base.feedback, ...overlay.feedback].map((item) => {
+  const { edits, movedAway } = overlay;
+  const stays =
+    <R extends WindowedResource>(resource: R) =>
+    (item: DayItems[R][number]) =>
+      movedAway === undefined || !movedAway[resource].has(itemKey(resource, item as never));
+  const feedback = [...base.feedback.filter(stays('feedback')), ...overlay.feedback].map((item) => {
     const edit = edits.get(feedbackKey(item));
     return edit ? { ...item, ...edit } : item;
   });
   return sortDayItems({
     feedback,
-    survey: [...base.survey, ...overlay.survey],
-    recordings: [...base.recordings, ...overlay.recordings],
+    survey: [...base.survey.filter(stays('survey')), ...overlay.survey],
+    recordings: [...base.recordings.filter(stays('recordings')), ...overlay.recordings],
   });
 }

@@ -11,6 +11,8 @@ export interface GuardDeps {
   settings: ServingSettings;
   stats: StatsTracker;
   pickFault: (settings: ServingSettings) => FaultKind | null;
+  /** Whether this snapshot answer is played as a transient `200 []` (src/simulator/transient-empties.ts). */
+  pickEmpty: (rate: number, endpoint: EndpointName, path: string) => boolean;
   /** Aborts when the simulator stops, cutting latency waits and stalls short. */
   stopping: AbortSignal;
 }
@@ -53,7 +55,13 @@ export function createGuard(deps: GuardDeps): (handler: Handler, endpoint?: Endp
     }
     const answer = await handler(request, reply);
     // Only an answer that would have been a 200 array is emptied, so errors (400, 404) still show.
-    if (endpoint && Array.isArray(answer) && takeEmptyAnswer(settings, endpoint)) return [];
+    if (endpoint && Array.isArray(answer)) {
+      const path = request.url.split('?')[0] ?? request.url;
+      if (takeEmptyAnswer(settings, endpoint) || deps.pickEmpty(settings.snapshotEmptyRate, endpoint, path)) {
+        stats.emptyServed();
+        return [];
+      }
+    }
     return answer;
   };
 }

@@ -4,7 +4,7 @@ import { errorMessage } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { TestKind, TestResult } from '../schemas/test.js';
 import type { AdvanceOptions, AdvanceReport } from './advance.js';
-import { generateDataset, type HeatmapEdit, type TestEdit } from './dataset.js';
+import { generateDataset, type HeatmapEdit, type MovedItem, type TestEdit } from './dataset.js';
 import type { Volume } from './day-plan.js';
 import type { EndpointName } from './endpoint-names.js';
 import { createFaultPicker, type FaultKind } from './faults.js';
@@ -21,6 +21,7 @@ import {
 } from './settings.js';
 import { validateSettings } from './settings-validation.js';
 import { createStatsTracker, type SimulatorStats } from './stats.js';
+import { createEmptyPicker } from './transient-empties.js';
 import { assembleTruth, type GroundTruth } from './truth.js';
 import { sendWebhooks, type WebhookSendOptions, type WebhookSendResult } from './webhook-sender.js';
 
@@ -30,6 +31,7 @@ export {
   type DatasetOptions,
   generateDataset,
   type HeatmapEdit,
+  type MovedItem,
   type TestEdit,
 } from './dataset.js';
 export type { EndpointName } from './endpoint-names.js';
@@ -120,6 +122,13 @@ export interface SimulatorOptions {
    * go back to 0). Default {}.
    */
   emptyAnswers?: Partial<Record<EndpointName, number>>;
+  /**
+   * Share (0..1) of snapshot answers (test lists, test details, heatmaps) that would be 200 and are
+   * `200 []` instead, as a flaky service might answer. Drawn per request path from the seed and that
+   * path's request count, so the same answers are empty however concurrent requests interleave;
+   * stats().emptiesServed counts them (emptyAnswers included). Default 0.
+   */
+  snapshotEmptyRate?: number;
   /** Mean items per day (defaults 8, 6, 5) and the busy day's feedback (default 1500). */
   volume?: Partial<Volume>;
   /** Default 0: a free port. */
@@ -151,6 +160,7 @@ export type SimulatorPatch = Partial<
     | 'forbidden'
     | 'missing'
     | 'emptyAnswers'
+    | 'snapshotEmptyRate'
     | 'faultKeys'
   >
 >;
@@ -173,6 +183,10 @@ export interface Simulator {
   editHeatmap(id: string, patch: HeatmapEdit): void;
   /** Replaces a test's results (Dataset.setTestResults). */
   setTestResults(kind: TestKind, id: string, results: readonly TestResult[]): void;
+  /** Moves a windowed item to another day, key kept (Dataset.moveItem). */
+  moveItem(resource: WindowedResource, fromDay: string, index: number, toDay: string): MovedItem;
+  /** Deletes a windowed item from its day (Dataset.removeItem); returns its key. */
+  removeItem(resource: WindowedResource, day: string, index: number): string;
   stats(): SimulatorStats;
   resetStats(): void;
   /** POSTs a spec-6 webhook body for each valid feedback item and survey answer. */
@@ -210,6 +224,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     settings,
     stats,
     pickFault: createFaultPicker(dataset.seed),
+    pickEmpty: createEmptyPicker(dataset.seed),
     stopping: stopping.signal,
   });
   const served = createServedDays(dataset, () => settings.reuseIds);
@@ -265,6 +280,17 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     editTest: (kind, id, patch) => dataset.editTest(kind, id, patch),
     editHeatmap: (id, patch) => dataset.editHeatmap(id, patch),
     setTestResults: (kind, id, results) => dataset.setTestResults(kind, id, results),
+    moveItem(resource, fromDay, index, toDay) {
+      const moved = dataset.moveItem(resource, fromDay, index, toDay);
+      // The days' lengths changed, and so which keys a reuse day takes over.
+      served.clear();
+      return moved;
+    },
+    removeItem(resource, day, index) {
+      const key = dataset.removeItem(resource, day, index);
+      served.clear();
+      return key;
+    },
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     sendWebhooks: (targetUrl, sendOptions) => sendWebhooks(truth(), targetUrl, sendOptions),

@@ -85,6 +85,7 @@ export function validateSettings(patch: Partial<ServingSettings>): void {
   share('malformedRate');
   share('oddValueRate');
   share('reuseIds');
+  share('snapshotEmptyRate');
   list('faults', FAULT_KINDS);
   list('forbidden', ENDPOINT_NAMES);
   list('missing', ENDPOINT_NAMES);

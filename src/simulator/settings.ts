@@ -46,6 +46,8 @@ export interface ServingSettings {
   missing: EndpointName[];
   /** Remaining transient `200 []` answers per endpoint; counts down per request. */
   emptyAnswers: Partial<Record<EndpointName, number>>;
+  /** Share (0..1) of snapshot answers (lists and details) played as a transient `200 []`. */
+  snapshotEmptyRate: number;
 }
 
 export const DEFAULT_SETTINGS: ServingSettings = {
@@ -72,6 +74,7 @@ export const DEFAULT_SETTINGS: ServingSettings = {
   forbidden: [],
   missing: [],
   emptyAnswers: {},
+  snapshotEmptyRate: 0,
 };
 
 /** The widest offsets real time zones use: UTC-14:00 (written +840 here) to UTC+12:00. */

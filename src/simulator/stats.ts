@@ -5,6 +5,8 @@ export interface SimulatorStats {
   inFlight: number;
   maxInFlight: number;
   faultsServed: number;
+  /** Answers that would have been a 200 array and were played as a transient `200 []` instead. */
+  emptiesServed: number;
   /** Request count by path, without the query string. */
   byPath: Record<string, number>;
   /** Per accepted API key (one per source): requests, and the most in flight at once. */
@@ -26,6 +28,7 @@ export interface StatsTracker {
    */
   start(path: string, key?: string): () => void;
   fault(): void;
+  emptyServed(): void;
   snapshot(): SimulatorStats;
   /** Zeroes the counters; requests still in flight stay counted in inFlight. */
   reset(): void;
@@ -36,6 +39,7 @@ export function createStatsTracker(): StatsTracker {
   let inFlight = 0;
   let maxInFlight = 0;
   let faultsServed = 0;
+  let emptiesServed = 0;
   let byPath = new Map<string, number>();
   const byKey = new Map<string, KeyStats>();
   return {
@@ -64,17 +68,22 @@ export function createStatsTracker(): StatsTracker {
     fault() {
       faultsServed += 1;
     },
+    emptyServed() {
+      emptiesServed += 1;
+    },
     snapshot: () => ({
       requests,
       inFlight,
       maxInFlight,
       faultsServed,
+      emptiesServed,
       byPath: Object.fromEntries(byPath),
       byKey: Object.fromEntries([...byKey].map(([k, v]) => [k, { ...v, startedAtMs: [...v.startedAtMs] }])),
     }),
     reset() {
       requests = 0;
       faultsServed = 0;
+      emptiesServed = 0;
       maxInFlight = inFlight;
       byPath = new Map();
       for (const perKey of byKey.values()) {

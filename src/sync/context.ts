@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { ApiClient } from '../api/api-client.js';
 import type { ExpectedAllocation } from '../config/config.js';
 import type { Database } from '../db/database.js';
+import type { EmptyReaskPolicy } from '../extract/empty-answers.js';
 import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
 import type { PiiPolicy } from '../schemas/pii.js';
@@ -23,6 +24,8 @@ export interface SyncContext {
   memory: WindowMemory;
   /** Aborted on shutdown: windows not yet started are skipped. */
   signal?: AbortSignal;
+  /** How often an empty snapshot answer is asked again; default DEFAULT_EMPTY_REASK. */
+  emptyReask?: EmptyReaskPolicy;
 }
 
 /** One source as a run sees it: its name and a client whose requests share the global bound. */

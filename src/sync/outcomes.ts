@@ -27,6 +27,10 @@ export interface WindowOutcome {
   neighbours?: number;
   /** Of them, stored because their own day did not have them yet. */
   neighboursAdded?: number;
+  /** Versions newly set aside because their item moved to another day (src/load/moved-items.ts). */
+  moves?: number;
+  /** Rows of the day newly marked missing_upstream_since: absent from its whole reads in two runs in a row. */
+  missingUpstream?: number;
   requests: number;
   error?: string;
   /** The source rejected the API key: its other windows are not attempted. */
@@ -60,6 +64,8 @@ export interface SnapshotOutcome {
    * Each is removed only if it is still absent on the next run, or its detail answers 404. Absent: 0.
    */
   suspicious?: number;
+  /** Reads asked again because the answer was an empty list (src/extract/empty-answers.ts). Absent: 0. */
+  reasked?: number;
   conflicts: number;
   error?: string;
   fatal?: boolean;
@@ -120,6 +126,8 @@ export interface ResourceSummary {
   revived?: number;
   /** Snapshot resources only: rows absent from this run's answer but kept (not yet evidence). */
   suspicious?: number;
+  /** Snapshot resources only: reads asked again because the answer was an empty list. */
+  reasked?: number;
   conflicts: number;
   /** Cross-day key collisions newly set aside (key_collisions). */
   collisions: number;
@@ -134,6 +142,10 @@ export interface ResourceSummary {
   /** Day windows: items of neighbouring days that came along, and of them those stored (not in fetched). */
   neighbours?: number;
   neighboursAdded?: number;
+  /** Items moved to another day this run: their left versions set aside (key_collisions, reason 'moved'). */
+  moves?: number;
+  /** Windowed rows newly marked missing_upstream_since this run (never deleted). */
+  missingUpstream?: number;
   errors: string[];
 }
 
@@ -213,6 +225,8 @@ export function summarize(
       'neighboursAdded',
     ] as const)
       e[key] = (e[key] ?? 0) + (w[key] ?? 0);
+    if (w.moves !== undefined) e.moves = (e.moves ?? 0) + w.moves;
+    if (w.missingUpstream !== undefined) e.missingUpstream = (e.missingUpstream ?? 0) + w.missingUpstream;
     add(e, w);
   }
   for (const s of snapshots) {
@@ -221,6 +235,7 @@ export function summarize(
     e.removed += s.removed;
     e.revived = (e.revived ?? 0) + (s.revived ?? 0);
     e.suspicious = (e.suspicious ?? 0) + (s.suspicious ?? 0);
+    e.reasked = (e.reasked ?? 0) + (s.reasked ?? 0);
     add(e, s);
   }
   for (const bySource of Object.values(summary)) {
@@ -236,6 +251,36 @@ function countStatus(
 ): void {
   if (o.status === 'failed' || (o.status === 'skipped' && o.notAttempted === true)) e.failedWindows += 1;
   else if (o.status === 'skipped') e.skippedWindows += 1;
+}
+
+/** Versions this run set aside and still holds aside, per source, resource and reason (key_collisions). */
+export interface SetAsideCount {
+  source: string;
+  resource: Resource;
+  reason: 'collision' | 'moved';
+  count: number;
+}
+
+/**
+ * The summary's collisions and moves, from what the run left in key_collisions rather than from
+ * each window's own count: a version one window set aside as a collision is taken back when the
+ * day it collided with turns out to have lost the item (a move, src/load/moved-items.ts), which a
+ * window loading concurrently cannot know.
+ */
+export function withSetAside(summary: RunSummary, counts: readonly SetAsideCount[]): RunSummary {
+  for (const bySource of Object.values(summary)) {
+    for (const [resource, e] of Object.entries(bySource)) {
+      e.collisions = 0;
+      if ((WINDOWED_RESOURCES as readonly string[]).includes(resource)) e.moves = 0;
+    }
+  }
+  for (const c of counts) {
+    const e = summary[c.source]?.[c.resource];
+    if (e === undefined) continue;
+    if (c.reason === 'collision') e.collisions += c.count;
+    else e.moves = (e.moves ?? 0) + c.count;
+  }
+  return summary;
 }
 
 function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'requests' | 'status'>): void {

@@ -1,7 +1,14 @@
 import type { z } from 'zod';
-import { RequestAbortedError } from '../api/abort.js';
+import { abortableSleep, RequestAbortedError } from '../api/abort.js';
 import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
+import {
+  DEFAULT_EMPTY_REASK,
+  EmptyAnswerError,
+  type EmptyReaskPolicy,
+  type NotEmptyRead,
+  readNotEmpty,
+} from '../extract/empty-answers.js';
 import { type Validated, validateItems } from '../extract/validate.js';
 import { storeExpectedAllocation } from '../load/expected-allocations.js';
 import { loadRejects } from '../load/rejects.js';
@@ -23,8 +30,9 @@ import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
 
 /**
  * Snapshots one kind of test: the list, then every listed test's per-variant results, loaded in
- * one transaction. Nothing is removed because one answer lacked it (see src/load/snapshots.ts):
- * an answer lacking listed rows is read once more; a test the list still lacks is asked for by
+ * one transaction. An empty answer is asked again before it is believed (src/extract/empty-answers.ts).
+ * Nothing is removed because one answer lacked it (see src/load/snapshots.ts): an answer lacking
+ * listed rows is read once more; a test the list still lacks is asked for by
  * its detail (a 404 is evidence it is gone); the rest of the absences are counted and kept.
  */
 export async function snapshotTests(
@@ -41,6 +49,7 @@ export async function snapshotTests(
       testSchema,
       (t) => t.id,
       await listedIds(ctx.db, source.name, kind),
+      askingOf(ctx, `the ${kind} list`, true),
       log,
     );
     // Tests a complete list lacks, twice: does the service still know them?
@@ -55,12 +64,21 @@ export async function snapshotTests(
       list.valid.map(async (test): Promise<Answer<TestResult> & { id: string; error?: unknown }> => {
         try {
           const read = () => source.client.testResults(kind, test.id);
-          const answer = await readWhole(read, testResultSchema, (r) => r.variant, stored.get(test.id), log);
+          const asking = askingOf(ctx, `the results of ${kind} test ${test.id}`, false);
+          const answer = await readWhole(
+            read,
+            testResultSchema,
+            (r) => r.variant,
+            stored.get(test.id),
+            asking,
+            log,
+          );
           return { id: test.id, ...answer };
         } catch (error) {
           // A rejected key fails the source; a shutdown skips the whole snapshot.
           if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
-          return { id: test.id, ...unread<TestResult>(), error };
+          const reasked = error instanceof EmptyAnswerError ? error.reasked : 0;
+          return { id: test.id, ...unread<TestResult>(), reasked, error };
         }
       }),
     );
@@ -93,6 +111,7 @@ export async function snapshotTests(
       ...totals,
       fetched: list.fetched + details.reduce((n, d) => n + d.fetched, 0),
       rejected: list.rejected.length + details.reduce((n, d) => n + d.rejected.length, 0),
+      reasked: list.reasked + details.reduce((n, d) => n + d.reasked, 0),
     };
     const error = detailsError(details, log);
     if (error !== undefined) {
@@ -115,6 +134,7 @@ export async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): 
       heatmapSchema,
       (h) => h.id,
       await listedIds(ctx.db, source.name, 'heatmaps'),
+      askingOf(ctx, 'the heatmap list', true),
       log,
     );
     const load = await inTransaction(ctx.pool, async (trx) => {
@@ -127,7 +147,14 @@ export async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): 
       return loadHeatmaps(trx, source.name, answer.valid, { complete: answer.complete });
     });
     reportAbsences(log, `heatmaps of source ${source.name}`, load);
-    return { ...base, status: 'done', ...load, fetched: answer.fetched, rejected: answer.rejected.length };
+    return {
+      ...base,
+      status: 'done',
+      ...load,
+      fetched: answer.fetched,
+      rejected: answer.rejected.length,
+      reasked: answer.reasked,
+    };
   } catch (error) {
     return failed(base, error, ctx.signal);
   }
@@ -139,42 +166,63 @@ interface Answer<T> extends Validated<T> {
   complete: boolean;
   /** Keys the warehouse lists that the answer lacks. */
   lacking: string[];
-  /** Items received over both reads. */
+  /** Items received over every read. */
   fetched: number;
+  /** Reads repeated because an answer was empty (src/extract/empty-answers.ts). */
+  reasked: number;
+}
+
+/** How a snapshot read asks again after an empty answer. */
+interface Asking {
+  policy: EmptyReaskPolicy;
+  signal?: AbortSignal;
+  /** False for a test's results: a test has at least one variant, so empty is never the truth. */
+  emptyIsTrue: boolean;
+  what: string;
+}
+
+function askingOf(ctx: SyncContext, what: string, emptyIsTrue: boolean): Asking {
+  return { policy: ctx.emptyReask ?? DEFAULT_EMPTY_REASK, signal: ctx.signal, emptyIsTrue, what };
 }
 
 /**
- * Reads a whole list (or one test's detail). An answer that lacks rows the warehouse lists may be
- * a transient `200 []` or a partial one, so it is read once more and the two are merged: a row
- * either read holds exists. An answer with an unreadable item is not complete (that item may be
- * any of the rows it lacks), and neither is one whose second read failed.
+ * Reads a whole list (or one test's detail). An empty answer is asked again first (readNotEmpty),
+ * on a fresh warehouse as on a full one. An answer that still lacks rows the warehouse lists may
+ * be a partial one, so it is read once more and the two are merged: a row either read holds
+ * exists. An answer with an unreadable item is not complete (that item may be any of the rows it
+ * lacks), and neither is one whose second read failed.
  */
 async function readWhole<S extends z.ZodType>(
   read: () => Promise<unknown[]>,
   schema: S,
   keyOf: (item: z.output<S>) => string,
   listed: ReadonlySet<string> | undefined,
+  asking: Asking,
   log: Logger,
 ): Promise<Answer<z.output<S>>> {
-  const first = await read();
-  const answer = validateItems(schema, first);
+  const readOnce = () => readNotEmpty(read, { ...asking, sleep: abortableSleep });
+  const first = await readOnce();
+  const answer = validateItems(schema, first.items);
   const lackingFrom = (items: readonly z.output<S>[]) => {
     const keys = new Set(items.map(keyOf));
     return [...(listed ?? [])].filter((key) => !keys.has(key));
   };
   const lacking = lackingFrom(answer.valid);
-  if (answer.rejected.length > 0 || lacking.length === 0)
-    return { ...answer, complete: answer.rejected.length === 0, lacking, fetched: first.length };
+  const reasked = first.reasked;
+  // An answer empty on every ask was read again already: asking once more would only repeat it.
+  const readAgainAlready = first.items.length === 0 && reasked > 0;
+  if (answer.rejected.length > 0 || lacking.length === 0 || readAgainAlready)
+    return { ...answer, complete: answer.rejected.length === 0, lacking, fetched: first.fetched, reasked };
 
-  let second: unknown[];
+  let second: NotEmptyRead;
   try {
-    second = await read();
+    second = await readOnce();
   } catch (error) {
     if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
     log.warn({ err: errorMessage(error) }, 'could not read the snapshot again: its absences are not judged');
-    return { ...answer, complete: false, lacking, fetched: first.length };
+    return { ...answer, complete: false, lacking, fetched: first.fetched, reasked };
   }
-  const again = validateItems(schema, second);
+  const again = validateItems(schema, second.items);
   const merged = new Map(answer.valid.map((item) => [keyOf(item), item]));
   for (const item of again.valid) merged.set(keyOf(item), item);
   const valid = [...merged.values()];
@@ -183,12 +231,13 @@ async function readWhole<S extends z.ZodType>(
     rejected: again.rejected,
     complete: again.rejected.length === 0,
     lacking: lackingFrom(valid),
-    fetched: first.length + second.length,
+    fetched: first.fetched + second.fetched,
+    reasked: reasked + second.reasked,
   };
 }
 
 function unread<T>(): Answer<T> {
-  return { valid: [], rejected: [], complete: false, lacking: [], fetched: 0 };
+  return { valid: [], rejected: [], complete: false, lacking: [], fetched: 0, reasked: 0 };
 }
 
 /**

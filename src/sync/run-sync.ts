@@ -6,6 +6,7 @@ import type { Config, SourceConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
+import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading, emptyReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import {
@@ -25,11 +26,13 @@ import {
   everyEndpointForbidden,
   type RunResult,
   type RunSummary,
+  type SetAsideCount,
   type SnapshotOutcome,
   skippedWindow,
   summarize,
   unwrittenSnapshot,
   type WindowOutcome,
+  withSetAside,
 } from './outcomes.js';
 import { planBackfillDays, planSyncDays } from './plan.js';
 import { budgetPace } from './request-budget.js';
@@ -160,6 +163,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     runId,
     memory: windowMemory(defaultWindowBudget()),
     signal: deps.signal,
+    emptyReask: emptyReaskPolicy(deps.settings),
   };
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
@@ -309,7 +313,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     }
   }
 
-  const summary = summarize(windows, snapshots);
+  const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
@@ -507,4 +511,15 @@ export function defaultClient(
     onResponse: options.onResponse,
     pace: options.pace,
   });
+}
+
+/** What this run left in key_collisions, per source, resource and reason. */
+async function setAsideBy(db: Kysely<Database>, runId: number): Promise<SetAsideCount[]> {
+  const rows = await db
+    .selectFrom('key_collisions')
+    .select(['source_id', 'resource', 'reason', sql<number>`count(*)::int`.as('n')])
+    .where('run_id', '=', runId)
+    .groupBy(['source_id', 'resource', 'reason'])
+    .execute();
+  return rows.map((r) => ({ source: r.source_id, resource: r.resource, reason: r.reason, count: r.n }));
 }

@@ -128,6 +128,17 @@ async function fetchAndStore(
         { collisions },
         'items whose key an item of another day holds: the later dt keeps the key, the other is kept in key_collisions',
       );
+    if (loaded.missingUpstream > 0)
+      log.warn(
+        { missingUpstream: loaded.missingUpstream },
+        'items no longer served by their day, on two runs in a row: marked missing_upstream_since, kept',
+      );
+    const moves = loaded.moves ?? 0;
+    if (moves > 0)
+      log.info(
+        { moves },
+        'items moved to another day: the version served now holds the key, the one left behind is kept in key_collisions',
+      );
     if (loaded.suppressed > 0)
       log.info(
         { suppressed: loaded.suppressed },
@@ -151,6 +162,8 @@ async function fetchAndStore(
       truncated: fetched.truncated,
       conflicts: loaded.conflicts,
       collisions,
+      moves,
+      missingUpstream: loaded.missingUpstream,
       requests,
     };
   } catch (error) {

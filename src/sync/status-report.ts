@@ -24,6 +24,11 @@ export interface ResourceStatus {
   rejectedItems: number;
   /** Item versions kept in key_collisions because an item of another day holds their key. */
   keyCollisions: number;
+  /**
+   * Windowed rows marked missing_upstream_since: their day's whole reads lacked them in two runs
+   * in a row (src/load/moved-items.ts). Kept, never deleted. Snapshot resources: 0.
+   */
+  missingUpstream: number;
   /** What was learned about the server for this resource (windowed resources only). */
   reading: ServerReadingStatus | null;
 }
@@ -104,8 +109,11 @@ export async function statusReport(
   const collisions = await db
     .selectFrom('key_collisions')
     .select(['source_id', 'resource', sql<number>`count(*)::int`.as('n')])
+    // A moved item's left version is no collision (src/load/moved-items.ts).
+    .where('reason', '=', 'collision')
     .groupBy(['source_id', 'resource'])
     .execute();
+  const missing = await missingUpstreamRows(db);
   const lastRun = await db
     .selectFrom('sync_runs')
     .select(sql<number | null>`max(run_id)`.as('id'))
@@ -141,6 +149,7 @@ export async function statusReport(
           )
           .reduce((n, r) => n + r.n, 0),
         keyCollisions: collisions.find((c) => c.source_id === source_id && c.resource === resource)?.n ?? 0,
+        missingUpstream: missing.find((m) => m.source_id === source_id && m.resource === resource)?.n ?? 0,
         reading: readingStatus(readings.find((r) => r.source_id === source_id && r.resource === resource)),
       });
     }
@@ -260,4 +269,20 @@ function readingStatus(row: Selectable<ServerReadingsTable> | undefined): Server
     limitRefused: row.limit_refused,
     updatedAt: row.updated_at.toISOString(),
   };
+}
+
+/** Rows marked missing upstream, per source and windowed resource. */
+async function missingUpstreamRows(
+  db: Kysely<Database>,
+): Promise<{ source_id: string; resource: string; n: number }[]> {
+  const { rows } = await sql<{ source_id: string; resource: string; n: number }>`
+    select source_id, 'feedback' as resource, count(*)::int as n from feedback
+     where missing_upstream_since is not null group by source_id
+    union all
+    select source_id, 'survey', count(*)::int from survey_answers
+     where missing_upstream_since is not null group by source_id
+    union all
+    select source_id, 'recordings', count(*)::int from recordings
+     where missing_upstream_since is not null group by source_id`.execute(db);
+  return rows;
 }

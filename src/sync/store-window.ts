@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { inTransaction, type LoadTransaction } from '../db/transaction.js';
 import { recordWindow } from '../load/ledger.js';
+import { isWholeDayEvidence } from '../load/moved-items.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
 import { type ItemOf, loadWindowItems, type WindowLoad } from '../load/windowed.js';
@@ -42,7 +43,16 @@ export async function storeWindow<R extends WindowedResource>(
   const { sourceId, resource, day, runId } = window;
   return inTransaction(pool, async (trx) => {
     await ensureSource(trx, sourceId, window.baseUrl);
-    const counts = await loadWindowItems(trx, resource, sourceId, window.valid, { runId });
+    // Only a whole answer of the day can show that an item left it (src/load/moved-items.ts).
+    const whole = isWholeDayEvidence({
+      truncated: window.truncated,
+      rejected: window.rejected.length,
+      valid: window.valid.length,
+    });
+    const counts = await loadWindowItems(trx, resource, sourceId, window.valid, {
+      runId,
+      ...(whole ? { wholeDay: day } : {}),
+    });
     // A forgotten visitor's items stay out of rejects too (the suppression list, forget).
     await loadRejects(
       trx,

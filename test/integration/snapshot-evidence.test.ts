@@ -15,11 +15,13 @@ import type { RunResult } from '../../src/sync/outcomes.js';
 import { statusReport } from '../../src/sync/status-report.js';
 import { captureLogger } from '../api/fixture-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { runAgainst } from '../helpers/sync-harness.js';
+import { runAgainst, TEST_SETTINGS } from '../helpers/sync-harness.js';
 
 const FROM = '2026-03-01';
 const TO = '2026-03-05';
 const SNAPSHOTS: Resource[] = ['abtesting', 'personalization', 'heatmaps'];
+/** Asks of one read before an empty answer is believed: as many as a request's attempts. */
+const ASKS = TEST_SETTINGS.maxAttempts;
 
 describe('snapshots remove only on evidence', () => {
   let t: TestDatabase;
@@ -88,20 +90,34 @@ describe('snapshots remove only on evidence', () => {
     expect(sim.stats().byPath['/v1/heatmaps']).toBe(2);
     expect(await live('ab_tests')).toEqual(before.ab);
     expect(await live('heatmaps')).toEqual(before.heatmaps);
-    expect(result.summary.main?.abtesting).toMatchObject({ removed: 0, suspicious: 0, revived: 0 });
-    expect(result.summary.main?.heatmaps).toMatchObject({ removed: 0, suspicious: 0, revived: 0 });
+    expect(result.summary.main?.abtesting).toMatchObject({
+      removed: 0,
+      suspicious: 0,
+      revived: 0,
+      reasked: 1,
+    });
+    expect(result.summary.main?.heatmaps).toMatchObject({
+      removed: 0,
+      suspicious: 0,
+      revived: 0,
+      reasked: 1,
+    });
     expect(printed(result)).not.toContain('snapshot changes');
   });
 
-  it('a list empty twice in one run keeps every row as suspicious; the next full answer clears it', async () => {
+  it('a list empty on every ask of a run keeps every row as suspicious; the next full answer clears it', async () => {
     const heatmaps = await live('heatmaps');
     const abTests = await live('ab_tests');
     const { lines, logger } = captureLogger();
-    sim.setOptions({ emptyAnswers: { abtesting: 2, heatmaps: 2 } });
+    sim.resetStats();
+    sim.setOptions({ emptyAnswers: { abtesting: ASKS, heatmaps: ASKS } });
 
     const result = await run(logger);
 
     expect(result.status).toBe('ok');
+    // Asked ASKS times, not once more after that: the re-asks were the second reading.
+    expect(sim.stats().byPath['/v1/heatmaps']).toBe(ASKS);
+    expect(result.summary.main?.heatmaps?.reasked).toBe(ASKS - 1);
     // Nothing removed: tests (their details still answer) and heatmaps alike are kept.
     expect(await live('heatmaps')).toEqual(heatmaps);
     expect(await live('ab_tests')).toEqual(abTests);
@@ -126,10 +142,10 @@ describe('snapshots remove only on evidence', () => {
 
   it('an absence in two runs in a row is evidence: removed, then revived when listed again', async () => {
     const heatmaps = await live('heatmaps');
-    sim.setOptions({ emptyAnswers: { heatmaps: 2 } });
+    sim.setOptions({ emptyAnswers: { heatmaps: ASKS } });
     const first = await run();
     expect(first.summary.main?.heatmaps).toMatchObject({ removed: 0, suspicious: heatmaps.length });
-    sim.setOptions({ emptyAnswers: { heatmaps: 2 } });
+    sim.setOptions({ emptyAnswers: { heatmaps: ASKS } });
     const second = await run();
     expect(second.summary.main?.heatmaps).toMatchObject({ removed: heatmaps.length, suspicious: 0 });
     expect(await live('heatmaps')).toEqual([]);
@@ -154,23 +170,36 @@ describe('snapshots remove only on evidence', () => {
     expect(text).toContain(`run ${third.runId}: main/heatmaps: ${heatmaps.length} revived`);
   });
 
-  it('an empty detail keeps the variants (suspicious, not removed), with their values', async () => {
+  it('a detail empty on every ask is not believed: the snapshot fails, the variants stay as they were', async () => {
     const before = await results();
     const abTests = (await live('ab_tests')).length;
-    // Every detail read of this run (first reads and re-reads) answers [].
-    sim.setOptions({ emptyAnswers: { 'abtesting/detail': abTests * 2 } });
+    // Every detail ask of this run answers []: a test has at least one variant, so none is judged.
+    sim.setOptions({ emptyAnswers: { 'abtesting/detail': abTests * ASKS } });
+
+    const result = await run();
+
+    expect(result.status).toBe('partial');
+    const abtesting = result.summary.main?.abtesting;
+    expect(abtesting).toMatchObject({ failedWindows: 1, removed: 0, suspicious: 0 });
+    expect(abtesting?.reasked).toBe(abTests * (ASKS - 1));
+    expect(abtesting?.errors[0]).toContain(`answered an empty list on all ${ASKS} asks`);
+    expect(await results()).toEqual(before);
+    // The next run reads them whole again.
+    expect((await run()).status).toBe('ok');
+    expect((await results()).every((r) => r.missing_runs === 0 && r.removed_at === null)).toBe(true);
+  });
+
+  it('a detail empty on some asks is asked again: every variant kept, nothing suspicious', async () => {
+    const before = await results();
+    const abTests = (await live('ab_tests')).length;
+    sim.setOptions({ emptyAnswers: { 'abtesting/detail': abTests * (ASKS - 1) } });
 
     const result = await run();
 
     expect(result.status).toBe('ok');
-    const abVariants = before.filter((r) => r.test_kind === 'abtesting').length;
-    expect(result.summary.main?.abtesting).toMatchObject({ removed: 0, suspicious: abVariants });
-    const after = await results();
-    expect(after.map(({ missing_runs: _, ...r }) => r)).toEqual(before.map(({ missing_runs: _, ...r }) => r));
-    expect(after.every((r) => r.removed_at === null)).toBe(true);
-    // The next run reads them whole again: the streak ends.
-    await run();
-    expect((await results()).every((r) => r.missing_runs === 0 && r.removed_at === null)).toBe(true);
+    expect(result.summary.main?.abtesting).toMatchObject({ removed: 0, suspicious: 0 });
+    expect(result.summary.main?.abtesting?.reasked).toBe(abTests * (ASKS - 1));
+    expect(await results()).toEqual(before);
   });
 
   it('a malformed variant goes to rejects; its stored row stays as it was', async () => {

@@ -142,6 +142,52 @@ describe('emptyAnswers: transient 200 []', () => {
   });
 });
 
+describe('snapshotEmptyRate: a share of snapshot answers played as transient 200 []', () => {
+  const SNAPSHOT_ENDPOINTS: EndpointName[] = [
+    'abtesting',
+    'abtesting/detail',
+    'personalization',
+    'personalization/detail',
+    'heatmaps',
+  ];
+
+  it('empties answers on every snapshot endpoint, never a windowed one, and counts them', async () => {
+    await withSimulator({ snapshotEmptyRate: 0.5 }, async (simulator) => {
+      const truth = simulator.truth();
+      for (const endpoint of SNAPSHOT_ENDPOINTS) {
+        const answers: unknown[][] = [];
+        for (let i = 0; i < 12; i++) answers.push(await getArray(simulator, pathOf(simulator, endpoint)));
+        // Some empty, some whole: never a cut answer.
+        expect(answers.some((a) => a.length === 0)).toBe(true);
+        expect(
+          answers
+            .filter((a) => a.length > 0)
+            .every((a) => a.length === answers.find((b) => b.length > 0)?.length),
+        ).toBe(true);
+      }
+      for (let i = 0; i < 12; i++) expect(await getArray(simulator, '/v1/feedback')).toEqual(truth.feedback);
+      expect(simulator.stats().emptiesServed).toBeGreaterThan(0);
+    });
+  });
+
+  it('empties the same answers of a path whatever order the paths are asked in', async () => {
+    const paths = (simulator: Simulator) => SNAPSHOT_ENDPOINTS.map((e) => pathOf(simulator, e));
+    const pattern = async (simulator: Simulator, order: string[]) => {
+      const seen = new Map<string, boolean[]>();
+      for (let round = 0; round < 6; round++) {
+        for (const path of order) {
+          const empty = (await getArray(simulator, path)).length === 0;
+          seen.set(path, [...(seen.get(path) ?? []), empty]);
+        }
+      }
+      return Object.fromEntries([...seen].sort(([a], [b]) => a.localeCompare(b)));
+    };
+    const forward = await withSimulator({ snapshotEmptyRate: 0.3 }, (s) => pattern(s, paths(s)));
+    const backward = await withSimulator({ snapshotEmptyRate: 0.3 }, (s) => pattern(s, paths(s).reverse()));
+    expect(backward).toEqual(forward);
+  });
+});
+
 describe('malformedVariants', () => {
   it("serves each test's first non-control variant with complete as a string, listed apart in truth", async () => {
     await withSimulator({ malformedVariants: true }, async (simulator) => {

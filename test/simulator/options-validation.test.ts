@@ -20,6 +20,7 @@ const BAD: Array<[string, SimulatorPatch]> = [
   ['missing', { missing: 'survey' as never }],
   ['emptyAnswers', { emptyAnswers: { feedback: -1 } }],
   ['emptyAnswers', { emptyAnswers: { nowhere: 1 } as never }],
+  ['snapshotEmptyRate', { snapshotEmptyRate: 1.5 }],
   ['malformedVariants', { malformedVariants: 'yes' as never }],
 ];
 

@@ -48,6 +48,7 @@ describe('latencyMs and stats()', () => {
         inFlight: 0,
         maxInFlight: 1,
         faultsServed: 1,
+        emptiesServed: 0,
         byPath: {
           '/v1/abtesting': 1,
           [`/v1/abtesting/detail/${id}`]: 1,
@@ -68,6 +69,7 @@ describe('latencyMs and stats()', () => {
         inFlight: 0,
         maxInFlight: 0,
         faultsServed: 0,
+        emptiesServed: 0,
         byPath: {},
         byKey: { 'sim-key': { requests: 0, inFlight: 0, maxInFlight: 0, startedAtMs: [] } },
       });

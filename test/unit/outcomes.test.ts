@@ -4,6 +4,7 @@ import {
   summarize,
   unaccountedItems,
   type WindowOutcome,
+  withSetAside,
 } from '../../src/sync/outcomes.js';
 
 function window(overrides: Partial<WindowOutcome>): WindowOutcome {
@@ -164,5 +165,27 @@ describe('summarize', () => {
 
   it('is empty without outcomes', () => {
     expect(summarize([], [])).toEqual({});
+  });
+});
+
+describe('withSetAside', () => {
+  it('counts collisions and moves from what the run left in key_collisions, not from each window', () => {
+    // One window set a version aside as a collision; a concurrent one found the item had moved,
+    // took the version back into the table and left the old one aside as a move.
+    const summary = summarize(
+      [
+        window({ day: '2026-03-02', collisions: 1, moves: 0 }),
+        window({ day: '2026-03-04', collisions: 0, moves: 1 }),
+        window({ resource: 'recordings', collisions: 2, moves: 0 }),
+      ],
+      [snapshot({})],
+    );
+    const counted = withSetAside(summary, [
+      { source: 'shop', resource: 'feedback', reason: 'moved', count: 1 },
+      { source: 'shop', resource: 'recordings', reason: 'collision', count: 2 },
+    ]);
+    expect(counted.shop?.feedback).toMatchObject({ collisions: 0, moves: 1 });
+    expect(counted.shop?.recordings).toMatchObject({ collisions: 2, moves: 0 });
+    expect(counted.shop?.heatmaps?.moves).toBeUndefined();
   });
 });

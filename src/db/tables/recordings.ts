@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 /** Spec 2.5. Key: (source_id, id). */
@@ -18,4 +19,8 @@ export interface RecordingsTable {
   raw: Json;
   first_seen_at: DefaultTimestamp;
   last_changed_at: DefaultTimestamp;
+  /** When a whole read of the row's own day first lacked it (migration 0026); null while that day serves it. */
+  absent_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When a second whole read of its day in a later run still lacked it (migration 0026): kept, not deleted. */
+  missing_upstream_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }

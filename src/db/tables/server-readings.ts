@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 type WindowedResourceName = 'feedback' | 'survey' | 'recordings';
@@ -19,7 +19,10 @@ export interface ServerReadingsTable {
   updated_at: DefaultTimestamp;
 }
 
-/** Versions of items that lost their natural key to an item of another day (later dt wins). */
+/**
+ * Versions of items whose key their table gives to another version: an item of another day (later
+ * dt wins), or, since migration 0026, the version a moved item left behind (reason 'moved').
+ */
 export interface KeyCollisionsTable {
   source_id: string;
   resource: WindowedResourceName;
@@ -28,4 +31,5 @@ export interface KeyCollisionsTable {
   raw: Json;
   first_seen_at: DefaultTimestamp;
   run_id: Int8 | null;
+  reason: ColumnType<'collision' | 'moved', 'collision' | 'moved' | undefined, 'collision' | 'moved'>;
 }

@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 import type { Origin } from './webhook-events.js';
 
@@ -15,6 +16,10 @@ export interface SurveyAnswersTable {
   raw: Json;
   first_seen_at: DefaultTimestamp;
   last_changed_at: DefaultTimestamp;
+  /** When a whole read of the row's own day first lacked it (migration 0026); null while that day serves it. */
+  absent_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When a second whole read of its day in a later run still lacked it (migration 0026): kept, not deleted. */
+  missing_upstream_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Which path has seen the row (migration 0002): 'webhook' rows are provisional. */
   origin: Origin;
   /** When the webhook delivery that brought the row before the API did was received (migration 0015). */
