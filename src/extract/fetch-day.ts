@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString } from '../time/days.js';
+import { itemIdentity } from './item-identity.js';
 import {
   covers,
   cutSparesDay,
@@ -105,6 +106,19 @@ export async function fetchDay(
 ): Promise<FetchedDay> {
   const { reading } = knowledge;
   const items: unknown[] = [];
+  /**
+   * Identities of the items held. A larger limit or a wider request answers again much of what
+   * came before (a cut day: 1,000, 4,000, then 10,000 items): an item an earlier answer held is
+   * not held a second time.
+   */
+  const kept = new Set<string>();
+  const hold = (response: readonly unknown[]): void => {
+    const ids = response.map(itemIdentity);
+    response.forEach((item, i) => {
+      if (!kept.has(ids[i] as string)) items.push(item);
+    });
+    for (const id of ids) kept.add(id);
+  };
   let requests = 0;
   let servedCount = 0;
   let limit = startLimit(policy, knowledge);
@@ -118,7 +132,7 @@ export async function fetchDay(
         if (reading.limitRefused !== null && limit > (knowledge.limitAccepted ?? 0))
           knowledge.limitAccepted = limit;
         if (reading.limitRefused !== null && limit >= reading.limitRefused) reading.limitRefused = null;
-        items.push(...response);
+        hold(response);
         learnFromResponse(reading, range, response);
         return response;
       } catch (error) {
@@ -151,9 +165,8 @@ export async function fetchDay(
     range: DayRange,
     first: readonly unknown[],
   ): Promise<'whole' | 'capped' | 'unsure'> => {
-    const seen = new Set(first.map((item) => JSON.stringify(item)));
-    const holdsNew = (response: readonly unknown[]) =>
-      response.some((item) => !seen.has(JSON.stringify(item)));
+    const seen = new Set(first.map(itemIdentity));
+    const holdsNew = (response: readonly unknown[]) => response.some((item) => !seen.has(itemIdentity(item)));
     for (const widen of CHECK_WIDENINGS) {
       const wider = await ask({
         startdate: addDays(range.startdate, -widen),
@@ -237,8 +250,8 @@ export async function fetchDay(
       knowledge.staleChecked = false;
       return false;
     }
-    const seen = new Set(answer.map((item) => JSON.stringify(item)));
-    if (held.every((item) => seen.has(JSON.stringify(item)))) {
+    const seen = new Set(answer.map(itemIdentity));
+    if (held.every((item) => seen.has(itemIdentity(item)))) {
       // The reading holds as far as these items tell. Only the day's own items make that the
       // run's verdict: a neighbour's may sit where old and new readings agree while the day's are
       // all where they differ (a server now 5 h behind with an exclusive startdate answers the old
@@ -375,9 +388,9 @@ export function partitionByDay(
   const seen = new Set<string>();
   for (const item of items) {
     if (mayRepeat) {
-      const text = JSON.stringify(item);
-      if (seen.has(text)) continue;
-      seen.add(text);
+      const id = itemIdentity(item);
+      if (seen.has(id)) continue;
+      seen.add(id);
     }
     const itemDayString = itemDay(item);
     (itemDayString === undefined || itemDayString === day ? onDay : otherDays).push(item);

@@ -1,4 +1,5 @@
 import { RequestAbortedError } from '../api/abort.js';
+import type { ApiClient } from '../api/api-client.js';
 import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import { fetchDay } from '../extract/fetch-day.js';
@@ -52,7 +53,13 @@ async function fetchAndStore(
   const log = ctx.logger.child({ source: source.name, resource, day });
   let requests = 0;
   try {
-    const fetched = await fetchDay(source.client, resource, day, ctx.limits, source.knowledge[resource]);
+    const fetched = await fetchDay(
+      reservingClient(source.client, lease),
+      resource,
+      day,
+      ctx.limits,
+      source.knowledge[resource],
+    );
     requests = fetched.requests;
     await lease.holds(
       HELD_PER_JSON_BYTE * (approxJsonBytes(fetched.onDay) + approxJsonBytes(fetched.otherDays)),
@@ -63,6 +70,9 @@ async function fetchAndStore(
     // Items of neighbouring days came along (bounds, server day): stored too, never counted here.
     const others = protectPersonalData(validateItems(schema, fetched.otherDays), source.pii);
     const total = fetched.onDay.length;
+    // The answers as parsed are not needed past validation: the load holds the validated copies.
+    fetched.onDay = [];
+    fetched.otherDays = [];
     const rejectContext = { sourceId: source.name, resource, day, runId: ctx.runId };
 
     // One bad item never fails a day: only evidence that the response itself is broken does.
@@ -199,6 +209,22 @@ async function fetchAndStore(
       error instanceof EndpointRefusedError ? { refused: error.status } : {},
     );
   }
+}
+
+/**
+ * The source's client, for one window: each request first reserves what its answer will hold in
+ * the run's byte budget (src/sync/window-memory.ts), and its answer teaches the key's item size.
+ */
+function reservingClient(client: ApiClient, lease: WindowLease): ApiClient {
+  return {
+    ...client,
+    async window(resource, query, context) {
+      await lease.asks(query.limit);
+      const items = await client.window(resource, query, context);
+      lease.answered(items);
+      return items;
+    },
+  };
 }
 
 /** Rejected items of other days, grouped by their own day (they all have a readable dt). */

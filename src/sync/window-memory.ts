@@ -12,9 +12,15 @@ import { getHeapStatistics } from 'node:v8';
  * - Before any window of a source and resource has its answers, one of them goes first with
  *   nothing reserved (a window stuck in retries then holds no one up); the others wait until it
  *   knows its size.
- * - Once its answers are in, a window reserves what it will hold before it validates and loads
- *   them, waiting if that does not fit. When every window in flight waits, the first goes on:
- *   a day larger than the budget still loads, alone.
+ * - Before each request, a window reserves what it will hold once the answer is in: its answers
+ *   so far and a full answer of the limit asked, at the largest size per item seen of its key.
+ *   An answer is held before anything of it can be measured, so the bound is taken before the
+ *   request: a scout escalating to 10,000 items waits like any other window.
+ * - Once its answers are in, a window reserves what it will hold while it validates and loads
+ *   them (more, or less: what a cut day asked twice is held once).
+ * - When every window in flight waits, the one that holds the most goes on (then the first to
+ *   ask): a day larger than the budget still loads, alone, and no two windows go past the budget
+ *   at once: the one that went on keeps going on until it is done.
  */
 export interface WindowMemory {
   /** Waits until a window of `key` ("source/resource") may start. */
@@ -22,6 +28,10 @@ export interface WindowMemory {
 }
 
 export interface WindowLease {
+  /** A request for at most `limit` items is about to go: waits until its answer fits. */
+  asks(limit: number): Promise<void>;
+  /** A request's answer is in (what it holds per item teaches the key's size). */
+  answered(items: readonly unknown[]): void;
   /** The window's answers are in and it will hold `bytes`: waits until that fits. */
   holds(bytes: number): Promise<void>;
   /** The window has committed or failed: its bytes are free. */
@@ -61,30 +71,66 @@ export function defaultWindowBudget(heapLimit = getHeapStatistics().heap_size_li
 const BUDGET_SHARE = 0.4;
 const MAX_BUDGET = 256 * 1024 * 1024;
 
+/** JSON text per item assumed before any answer of a key is in (the simulator's are 400-800). */
+export const DEFAULT_ITEM_BYTES = 1024;
+
+/**
+ * What a window will hold once the answer to a request of `limit` items is in: what it has been
+ * answered so far (repeats included: an upper bound) and a full answer, per byte of JSON text.
+ */
+export function requestBound(answeredJsonBytes: number, limit: number, itemBytes: number): number {
+  return HELD_PER_JSON_BYTE * (answeredJsonBytes + limit * itemBytes);
+}
+
+interface Waiter {
+  bytes: number;
+  go: () => void;
+  growth: boolean;
+  /** What the waiting window holds already (0 for a window not admitted yet). */
+  holding: number;
+}
+
 /** @param budget bytes the windows in flight may hold together. */
 export function windowMemory(budget: number): WindowMemory {
   let held = 0;
-  /** Admitted windows not waiting in holds(): while none is left, nothing would free bytes. */
+  /** Admitted windows not waiting to grow: while none is left, nothing would free bytes. */
   let running = 0;
   const learned = new Map<string, number>();
+  /** The largest JSON text per item an answer of each key held. */
+  const itemBytes = new Map<string, number>();
   /** Keys whose first window is out learning the size: the others of the key wait here. */
   const scouting = new Map<string, (() => void)[]>();
-  const waiting: { bytes: number; go: () => void; growth: boolean }[] = [];
-  const fits = (bytes: number) => running === 0 || held + bytes <= budget;
+  const waiting: Waiter[] = [];
+  const start = (index: number) => {
+    const [next] = waiting.splice(index, 1);
+    if (next === undefined) return;
+    held += next.bytes;
+    running += 1;
+    next.go();
+  };
   const wake = () => {
-    for (let next = waiting[0]; next !== undefined && fits(next.bytes); next = waiting[0]) {
-      waiting.shift();
-      held += next.bytes;
-      running += 1;
-      next.go();
+    while (waiting.length > 0) {
+      const head = waiting[0] as Waiter;
+      if (held + head.bytes <= budget) {
+        start(0);
+        continue;
+      }
+      if (running > 0) return;
+      // Nothing in flight would free bytes: the window holding the most goes on, alone past the
+      // budget; it is the one chosen again each time it waits, until it is done.
+      let most = 0;
+      waiting.forEach((w, i) => {
+        if (w.holding > (waiting[most] as Waiter).holding) most = i;
+      });
+      start(most);
     }
   };
   // In arrival order, a window's growth before new windows: a large window is not overtaken
   // forever by small ones, and one that holds its answers already goes on first.
-  const take = (bytes: number, growth: boolean) =>
+  const take = (bytes: number, growth: boolean, holding: number) =>
     new Promise<void>((go) => {
       const at = growth ? waiting.filter((w) => w.growth).length : waiting.length;
-      waiting.splice(at, 0, { bytes, go, growth });
+      waiting.splice(at, 0, { bytes, go, growth, holding });
       wake();
     });
   /** The scout of `key` is done: its size is known, or (it failed first) the next one scouts. */
@@ -98,16 +144,38 @@ export function windowMemory(budget: number): WindowMemory {
   };
   const lease = (key: string, reserved: number, scout: boolean): WindowLease => {
     let released = false;
+    let answeredBytes = 0;
+    /** Reserves `bytes` in all, waiting if more does not fit now. */
+    const reserve = async (bytes: number) => {
+      const more = bytes - reserved;
+      if (more <= 0) return;
+      running -= 1;
+      await take(more, true, reserved);
+      reserved = bytes;
+    };
     return {
+      async asks(limit) {
+        if (released) return;
+        await reserve(requestBound(answeredBytes, limit, itemBytes.get(key) ?? DEFAULT_ITEM_BYTES));
+      },
+      answered(items) {
+        if (released || items.length === 0) return;
+        const bytes = approxJsonBytes(items);
+        answeredBytes += bytes;
+        itemBytes.set(key, Math.max(itemBytes.get(key) ?? 0, bytes / items.length));
+      },
       async holds(bytes) {
         if (released) return;
         learned.set(key, Math.max(learned.get(key) ?? 0, bytes));
         if (scout) scouted(key);
-        const more = bytes - reserved;
-        if (more <= 0) return;
-        running -= 1;
-        await take(more, true);
-        reserved = bytes;
+        if (bytes < reserved) {
+          // Less than the requests reserved: the rest is free for others now.
+          held -= reserved - bytes;
+          reserved = bytes;
+          wake();
+          return;
+        }
+        await reserve(bytes);
       },
       release() {
         if (released) return;
@@ -132,7 +200,7 @@ export function windowMemory(budget: number): WindowMemory {
         }
       }
       const estimate = learned.get(key) ?? 0;
-      await take(estimate, false);
+      await take(estimate, false, 0);
       return lease(key, estimate, false);
     },
   };

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   approxJsonBytes,
+  DEFAULT_ITEM_BYTES,
   defaultWindowBudget,
+  HELD_PER_JSON_BYTE,
+  requestBound,
   type WindowLease,
   windowMemory,
 } from '../../src/sync/window-memory.js';
@@ -56,26 +59,26 @@ describe('windows go on while what they hold fits the byte budget', () => {
     await grown;
   });
 
-  it('when every window in flight waits, the first goes on: a day above the budget loads alone', async () => {
+  it('when every window in flight waits, the one holding the most goes on, until it is done', async () => {
     const memory = windowMemory(40 * MB);
     const a = await memory.admit('s/feedback');
     const b = await memory.admit('s/survey');
     await a.holds(10 * MB);
-    const bHolds = b.holds(35 * MB);
-    await settle();
-    // b waits for a; then a needs more than the budget and waits too. Nothing would free bytes
-    // now: the first to have asked, b, goes on; a goes on once b is done, alone.
-    const aHolds = a.holds(100 * MB);
-    await bHolds;
-    let aGoesOn = false;
-    void aHolds.then(() => {
-      aGoesOn = true;
+    let bGoesOn = false;
+    const bHolds = b.holds(35 * MB).then(() => {
+      bGoesOn = true;
     });
     await settle();
-    expect(aGoesOn).toBe(false);
-    b.release();
-    await aHolds;
+    // b waits for a; then a needs more than the budget and waits too. Nothing would free bytes
+    // now: a, which holds 10 MB where b holds nothing yet, goes on past the budget, alone.
+    await a.holds(100 * MB);
+    // It waits again for its next request: it goes on again, b does not join it past the budget.
+    await a.asks(10_000);
+    await settle();
+    expect(bGoesOn).toBe(false);
     a.release();
+    await bHolds;
+    b.release();
   });
 
   it('a scout that fails before its answers hands the scouting to the next window of its key', async () => {
@@ -108,6 +111,64 @@ describe('windows go on while what they hold fits the byte budget', () => {
     windows[0]?.state.lease?.release();
     await settle();
     expect(windows[3]?.state.lease).toBeUndefined();
+  });
+});
+
+describe('each request reserves its answer before it goes', () => {
+  it("a scout's request waits while a full answer of its limit does not fit", async () => {
+    const memory = windowMemory(40 * MB);
+    const big = await memory.admit('s/survey');
+    await big.holds(30 * MB);
+    const scout = await memory.admit('s/feedback');
+    // 1,000 items at the assumed size per item: 6 MB, which fits next to the 30 MB.
+    await scout.asks(1000);
+    expect(requestBound(0, 1000, DEFAULT_ITEM_BYTES)).toBeLessThanOrEqual(10 * MB);
+    // 10,000 do not: the request waits until the other window is done.
+    let asked = false;
+    const ask = scout.asks(10_000).then(() => {
+      asked = true;
+    });
+    await settle();
+    expect(asked).toBe(false);
+    big.release();
+    await ask;
+    scout.release();
+  });
+
+  it("a request's bound counts the answers so far at the size per item they taught", async () => {
+    expect(requestBound(2_000_000, 4000, 500)).toBe(HELD_PER_JSON_BYTE * 4_000_000);
+    const memory = windowMemory(40 * MB);
+    const big = await memory.admit('s/survey');
+    await big.holds(30 * MB);
+    const scout = await memory.admit('s/feedback');
+    await scout.asks(1000);
+    // Items of about 100 bytes: 10,000 more of them are 6 MB with what came, which fits.
+    scout.answered(Array.from({ length: 1000 }, (_, i) => ({ id: i, text: 'x'.repeat(80) })));
+    await scout.asks(10_000);
+    big.release();
+    scout.release();
+  });
+
+  it('what a window holds once its answers are in may be less than its requests reserved', async () => {
+    const memory = windowMemory(40 * MB);
+    const a = await memory.admit('s/feedback');
+    // Alone, so past the budget: a day of 10,000 items at the assumed size.
+    await a.asks(10_000);
+    const b = admitted(memory, 's/survey');
+    await settle();
+    // b scouts: it goes at once with nothing reserved, but its request waits for a.
+    const bLease = await b.done;
+    let asked = false;
+    const ask = bLease.asks(1000).then(() => {
+      asked = true;
+    });
+    await settle();
+    expect(asked).toBe(false);
+    // Repeats dropped: a holds far less than it reserved, and the rest is free at once.
+    await a.holds(5 * MB);
+    await ask;
+    a.release();
+    bLease.release();
   });
 });
 
