@@ -4,6 +4,7 @@
  * re-load that updates nothing). Never a time: CI machines are shared and noisy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBusySite } from '../../bench/busy-site.js';
 import { type BenchServer, openBenchServer } from '../../bench/database.js';
 import { runExtraction } from '../../bench/extraction.js';
 import { changedCount, runLoad } from '../../bench/load.js';
@@ -76,6 +77,15 @@ describe('benchmarks, smoke sizes', () => {
       expect(measures[`coresBusy${n}at${latency}`]).toBeGreaterThan(0);
     }
   }, 120_000);
+
+  it('busy site: days of up to 40,000 items with default settings, every reachable item stored, the days above the cap flagged', async () => {
+    const { measures, failures } = await runBusySite(server, SMOKE.busySite);
+    expect(failures).toEqual([]);
+    // At least one window of the cap's size: the run met the sizes it exists to try.
+    expect(measures.biggestDay).toBeGreaterThanOrEqual(SMOKE.busySite.cap);
+    expect(measures.storedShare).toBe(100);
+    expect(measures.peakMb).toBeGreaterThan(10);
+  }, 300_000);
 
   it('the runner summarises runs and writes the table and the document', async () => {
     const result = await runSuite(server, SMOKE, { only: ['extraction'], runs: 2 });
