@@ -52,44 +52,11 @@ export async function up(db: AnyDb): Promise<void> {
   )}`.execute(db);
   // The version an update replaces is set aside by this trigger (it alone sees the true old row);
   // a row its day no longer served is a moved item's old version, not a collision.
-  await sql`
-    create or replace function key_collision_set_aside() returns trigger language plpgsql as $$
-    declare
-      item_key text;
-    begin
-      if tg_table_name = 'feedback' then
-        item_key := old.id || '/' || old.feedback_id;
-      elsif tg_table_name = 'survey_answers' then
-        item_key := old.id || '/' || old.question_id;
-      else
-        item_key := old.id;
-      end if;
-      insert into key_collisions (source_id, resource, item_key, dt, raw, reason)
-      values (old.source_id, tg_argv[0], item_key, old.dt, old.raw,
-              case when old.absent_since is null then 'collision' else 'moved' end)
-      on conflict do nothing;
-      return new;
-    end $$`.execute(db);
+  await replaceSetAside(db, true);
 }
 
 export async function down(db: AnyDb): Promise<void> {
-  await sql`
-    create or replace function key_collision_set_aside() returns trigger language plpgsql as $$
-    declare
-      item_key text;
-    begin
-      if tg_table_name = 'feedback' then
-        item_key := old.id || '/' || old.feedback_id;
-      elsif tg_table_name = 'survey_answers' then
-        item_key := old.id || '/' || old.question_id;
-      else
-        item_key := old.id;
-      end if;
-      insert into key_collisions (source_id, resource, item_key, dt, raw)
-      values (old.source_id, tg_argv[0], item_key, old.dt, old.raw)
-      on conflict do nothing;
-      return new;
-    end $$`.execute(db);
+  await replaceSetAside(db, false);
   await sql`comment on column key_collisions.run_id is 'Run that first set it aside (sync_runs).'`.execute(
     db,
   );
@@ -99,4 +66,38 @@ export async function down(db: AnyDb): Promise<void> {
     await db.schema.alterTable(table).dropColumn('missing_upstream_since').execute();
     await db.schema.alterTable(table).dropColumn('absent_since').execute();
   }
+}
+
+/**
+ * The trigger function with or without the reason, as 0022 left it: schema-qualified and with its
+ * own search_path (CREATE OR REPLACE drops a SET clause the new definition does not name), so it
+ * works whatever the writing session's search_path.
+ */
+async function replaceSetAside(db: AnyDb, withReason: boolean): Promise<void> {
+  const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);
+  const data = rows[0]?.data;
+  if (data === undefined) throw new Error('no current schema: the connection has no search_path');
+  const prefix = `"${data.replaceAll('"', '""')}".`;
+  const body = `
+    declare
+      item_key text;
+    begin
+      if tg_table_name = 'feedback' then
+        item_key := old.id || '/' || old.feedback_id;
+      elsif tg_table_name = 'survey_answers' then
+        item_key := old.id || '/' || old.question_id;
+      else
+        item_key := old.id;
+      end if;
+      insert into ${prefix}key_collisions (source_id, resource, item_key, dt, raw${withReason ? ', reason' : ''})
+      values (old.source_id, tg_argv[0], item_key, old.dt, old.raw${
+        withReason
+          ? ",\n              case when old.absent_since is null then 'collision' else 'moved' end"
+          : ''
+      })
+      on conflict do nothing;
+      return new;
+    end`;
+  await sql`create or replace function ${sql.id(data, 'key_collision_set_aside')}() returns trigger
+    language plpgsql set search_path = pg_catalog, pg_temp as ${sql.lit(body)}`.execute(db);
 }
