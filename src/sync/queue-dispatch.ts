@@ -1,5 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
+import { LATEST_MIGRATION } from '../db/migrator.js';
 import { errorMessage } from '../errors.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 import type { DispatchRun, PlannedWindow, WindowDispatch } from './run-sync.js';
@@ -51,6 +52,7 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         day: p.day,
         startDay: p.startDay,
         today: run.today,
+        schema: LATEST_MIGRATION,
       }));
       // What workers of runs long gone checked is of no use any more.
       await boss
