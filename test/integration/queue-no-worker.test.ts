@@ -1,11 +1,17 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { queueSchema } from '../../src/db/bookkeeping.js';
+import { LATEST_MIGRATION } from '../../src/db/migrator.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { workerNotice } from '../../src/sync/queue-dispatch.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
-/** A queued run with no worker alive says so, and names the command that starts one. */
+/**
+ * A queued run with no worker alive says so, and names the command that starts one; its jobs name
+ * the planner's newest migration.
+ */
 
 const TODAY = todayUtc(new Date());
 const FROM = addDays(TODAY, -3);
@@ -45,6 +51,12 @@ describe('a queued run with no worker', () => {
         interval: 100,
       });
       expect(stderr).toContain('start one with `insights-sync worker`');
+      // Each job names the newest migration its planner knew, for a worker to compare (window-queue.ts).
+      const jobs = await sql<{ schema: string | null }>`
+        select data->>'schema' as schema from ${sql.id(queueSchema(t.schema), 'job')}
+         where name like 'windows.%'`.execute(t.db);
+      expect(jobs.rows.length).toBeGreaterThan(0);
+      expect(new Set(jobs.rows.map((r) => r.schema))).toEqual(new Set([LATEST_MIGRATION]));
     } finally {
       planner.child.kill('SIGINT');
       await planner.done;
