@@ -29,7 +29,7 @@ import { addDays, todayUtc } from '../time/days.js';
 import { loggerOptions } from './command-context.js';
 import { loadDotEnv } from './dotenv.js';
 import { formatTable } from './format-table.js';
-import { notMigrated, READ_STATEMENT_TIMEOUT_MS } from './warehouse.js';
+import { newerWarehouse, notMigrated, READ_STATEMENT_TIMEOUT_MS } from './warehouse.js';
 
 /** One row of `insights-sync check`. */
 export interface CheckRow {
@@ -269,6 +269,14 @@ async function orFailed(
 async function checkMigrations(db: Kysely<Database>, schema: string, where: string): Promise<CheckRow> {
   const state = await migrationState(db, schema);
   const subject = `schema ${schema}`;
+  if (state.unknown.length > 0)
+    return {
+      check: 'migrations',
+      subject,
+      status: 'failed',
+      detail: newerWarehouse(state, schema, where),
+      code: 2,
+    };
   if (state.pending.length === 0)
     return {
       check: 'migrations',

@@ -179,8 +179,11 @@ async function migrateFor(
   access: WarehouseAccess,
   where: string,
 ): Promise<string[]> {
+  const state = await migrationState(db, schema);
+  // Before anything else, `migrate` included: Kysely's migrator would fail on the unknown names,
+  // in words that do not say what to do.
+  if (state.unknown.length > 0) throw new CliError(newerWarehouse(state, schema, where));
   if (access !== 'migrate') {
-    const state = await migrationState(db, schema);
     if (state.pending.length === 0) return [];
     if (access === 'read') throw new CliError(notMigrated(state, schema, where));
     if (!state.canMigrate)
@@ -205,6 +208,12 @@ export function notMigrated(state: MigrationState, schema: string, where: string
   return state.current === undefined
     ? `the warehouse is not migrated (no insights-sync schema ${schema} at ${where}): run insights-sync migrate`
     : `the warehouse is at migration ${state.current} and this version needs ${state.latest} (schema ${schema} at ${where}): run insights-sync migrate`;
+}
+
+/** One line for any command on a warehouse a newer version of insights-sync migrated. */
+export function newerWarehouse(state: MigrationState, schema: string, where: string): string {
+  const newest = state.unknown.at(-1) ?? '';
+  return `schema ${schema} at ${where} has migration ${newest}, which this insights-sync does not know (the newest it knows is ${state.latest}): a newer version migrated it; upgrade insights-sync to that version (or newer) before running it against this warehouse`;
 }
 
 /**

@@ -84,6 +84,9 @@ async function moveMigrationTables(db: Kysely<Database>, schema: string, bookkee
 const INSUFFICIENT_PRIVILEGE = '42501';
 const UNDEFINED_TABLE = '42P01';
 
+/** The newest migration this version knows: what a queue job it plans names (window-queue.ts). */
+export const LATEST_MIGRATION: string = Object.keys(migrations).sort().at(-1) ?? '';
+
 /** Where a warehouse stands against this version's migrations, read without writing anything. */
 export interface MigrationState {
   schemaExists: boolean;
@@ -93,6 +96,11 @@ export interface MigrationState {
   latest: string;
   /** Migrations this version has and the warehouse has not applied, in order. */
   pending: string[];
+  /**
+   * Migrations the warehouse has and this version does not know, in order: a newer version
+   * migrated it. This version must not run against it (its tables may mean something else now).
+   */
+  unknown: string[];
   /** Whether the connected role may apply them: it owns the schema, or may create it. */
   canMigrate: boolean;
   /** The connected role, to name it in a message. */
@@ -134,11 +142,13 @@ export async function migrationState(db: Kysely<Database>, schema: string): Prom
           }>`select name from ${sql.id(table, 'kysely_migration')} order by name`.execute(db)
         ).rows.map((r) => r.name);
   const done = new Set(applied);
+  const knownSet = new Set(known);
   return {
     schemaExists: row?.schema_exists === true,
     current: applied.at(-1),
     latest: known.at(-1) ?? '',
     pending: known.filter((name) => !done.has(name)),
+    unknown: applied.filter((name) => !knownSet.has(name)),
     canMigrate: row?.can_migrate === true,
     role: row?.role ?? '',
   };

@@ -1,7 +1,9 @@
 import type PgBoss from 'pg-boss';
 import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
+import { LATEST_MIGRATION } from '../db/migrator.js';
 import { errorMessage } from '../errors.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
+import { ALIVE_MS } from './queue-status.js';
 import type { DispatchRun, PlannedWindow, WindowDispatch } from './run-sync.js';
 import { openSlotSession } from './source-slots.js';
 import {
@@ -51,6 +53,7 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         day: p.day,
         startDay: p.startDay,
         today: run.today,
+        schema: LATEST_MIGRATION,
       }));
       // What workers of runs long gone checked is of no use any more.
       await boss
@@ -67,11 +70,26 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
       const queueNames = sources.map(windowQueueName);
       let looks = 0;
       let since = new Date(0);
+      // Whether the planner has said no worker is alive, and when it last looked.
+      let workerless = false;
+      let workersLookedAt = 0;
       const finish = (index: number, outcome: WindowOutcome) => {
         outcomes[index] = outcome;
         run.settle(outcome);
       };
       while (pending.size > 0) {
+        if (Date.now() - workersLookedAt >= WORKER_LOOK_MS) {
+          workersLookedAt = Date.now();
+          const alive = await liveWorkers(boss, options.schema);
+          const notice = workerNotice(alive, workerless);
+          if (notice === 'none')
+            run.logger.warn(
+              { jobs: pending.size },
+              'no live worker is taking the window jobs of this run: start one with `insights-sync worker` (the jobs wait in the queue)',
+            );
+          if (notice === 'back') run.logger.info({ workers: alive }, 'a worker is taking the window jobs');
+          workerless = alive === 0;
+        }
         // Jobs of a source (or resource) not worth running any more, or of a run stopping: cancelled.
         const toCancel = new Map<string, string[]>();
         for (const [id, index] of pending) {
@@ -131,6 +149,28 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
       }
     },
   };
+}
+
+/** How often a waiting planner reads whether any worker is alive. */
+const WORKER_LOOK_MS = 2_000;
+
+/**
+ * What a waiting planner says of the workers: `none` when it first finds none alive (its jobs would
+ * wait silently otherwise), `back` when one is alive again after that, else nothing.
+ */
+export function workerNotice(alive: number, saidNone: boolean): 'none' | 'back' | undefined {
+  if (alive === 0) return saidNone ? undefined : 'none';
+  return saidNone ? 'back' : undefined;
+}
+
+/** Workers whose heartbeat is recent (queue-status.ts ALIVE_MS) and that have not stopped. */
+async function liveWorkers(boss: PgBoss, schema: string): Promise<number> {
+  const { rows } = await boss.getDb().executeSql(
+    `select count(*)::int as alive from "${bookkeepingSchema(schema)}".queue_workers
+      where stopped_at is null and last_seen_at > now() - make_interval(secs => $1)`,
+    [ALIVE_MS / 1000],
+  );
+  return (rows[0] as { alive?: number } | undefined)?.alive ?? 0;
 }
 
 function outcomeOf(job: WindowJob, state: string, output: unknown, run: DispatchRun): WindowOutcome {

@@ -30,6 +30,21 @@ export interface WindowJob {
   day: DayString;
   startDay: DayString;
   today: DayString;
+  /**
+   * The newest migration the planner knew (src/db/migrator.ts LATEST_MIGRATION): a worker that
+   * knows an older one refuses the job (jobTooNew). Absent in jobs of versions before it was added.
+   */
+  schema?: string;
+}
+
+/**
+ * Why a worker that knows migrations up to `latest` must not run `job`, or undefined when it may:
+ * a newer planner sent it, for a warehouse migrated past this worker, whose tables it may
+ * misread or miswrite.
+ */
+export function jobTooNew(job: Pick<WindowJob, 'schema'>, latest: string): string | undefined {
+  if (job.schema === undefined || job.schema <= latest) return undefined;
+  return `a window job was planned by an insights-sync that knows migration ${job.schema}, and this worker knows migrations up to ${latest}: upgrade insights-sync on this worker's host; the job is handed back for a newer worker`;
 }
 
 export function windowQueueName(source: string): string {

@@ -6,7 +6,8 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Config, SourceConfig } from '../config/config.js';
 import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
-import { errorMessage } from '../errors.js';
+import { LATEST_MIGRATION } from '../db/migrator.js';
+import { CliError, errorMessage } from '../errors.js';
 import type { ResourceKnowledge } from '../extract/fetch-day.js';
 import { emptyReading, type ServerReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
@@ -21,7 +22,7 @@ import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
 import { openSlotSession, type SlotSession } from './source-slots.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
-import { type WindowJob, windowQueueName } from './window-queue.js';
+import { jobTooNew, type WindowJob, windowQueueName } from './window-queue.js';
 
 export interface WorkerDeps {
   pool: pg.Pool;
@@ -72,7 +73,11 @@ interface RunSourceState {
  * after INSIGHTS_QUEUE_EXPIRE_SECONDS and is taken again by another worker.
  */
 export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
-  const { db, boss, signal } = deps;
+  const { db, boss } = deps;
+  // A job from a newer planner stops this worker too: the warehouse was migrated past it.
+  let refusal: string | undefined;
+  const refused = new AbortController();
+  const signal = AbortSignal.any([deps.signal, refused.signal]);
   const workerId = `${hostname()}:${process.pid}:${Date.now().toString(36)}`.slice(0, 200);
   const logger = deps.logger.child({ workerId });
   const byName = new Map(deps.sources.map((s) => [s.name, s]));
@@ -149,6 +154,15 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
   const runJob = async (job: PgBoss.Job<WindowJob>): Promise<void> => {
     const data = job.data;
     const queue = windowQueueName(data.source);
+    const tooNew = jobTooNew(data, LATEST_MIGRATION);
+    if (tooNew !== undefined) {
+      // Failed, not completed: pg-boss offers it again, to a newer worker, while it has retries
+      // left (INSIGHTS_QUEUE_RETRY_LIMIT); past them its window fails and the next run plans it again.
+      await boss.fail(queue, job.id, { message: tooNew });
+      refusal ??= tooNew;
+      refused.abort();
+      return;
+    }
     const source = byName.get(data.source);
     if (source === undefined) {
       await boss.fail(queue, job.id, { message: `worker ${workerId} has no source named ${data.source}` });
@@ -320,6 +334,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
       .execute()
       .catch(() => {});
   }
+  if (refusal !== undefined) throw new CliError(refusal);
   logger.info(counts, 'worker stopped');
   return { workerId, ...counts };
 }
