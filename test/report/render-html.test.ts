@@ -40,6 +40,33 @@ describe('the report page', () => {
     expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//i);
   });
 
+  it('embeds each visitor comment once: in the comments table, not again in the page data', () => {
+    const comment = 'The checkout page froze twice on my phone';
+    const html = renderReportHtml(
+      reportData({
+        comments: [
+          {
+            source: 'main',
+            day: '2026-03-02',
+            dt: '2026-03-02T10:00:00.000Z',
+            url: '/checkout',
+            question: 'How was it?',
+            rating: 2,
+            device: 'mobile',
+            comment,
+            commentChars: comment.length,
+          },
+        ],
+        commentCount: 1,
+      }),
+      '',
+    );
+    expect(html.split(comment)).toHaveLength(2);
+    expect(html).toContain(`<td class="comment">${comment}</td>`);
+    const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
+    expect(JSON.parse(json)).not.toHaveProperty('comments');
+  });
+
   it('says so where a chart would be empty, instead of drawing an empty chart', () => {
     const html = renderReportHtml(reportData(), '');
     expect(html).not.toContain('<canvas');
