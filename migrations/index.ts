@@ -23,6 +23,7 @@ import * as pinnedSearchPath from './0022-pinned-search-path.js';
 import * as dayCompleteness from './0023-day-completeness.js';
 import * as expectedAllocations from './0024-expected-allocations.js';
 import * as lastRead from './0025-last-read.js';
+import * as schemaDrift from './0050-schema-drift.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '0023-day-completeness': dayCompleteness,
   '0024-expected-allocations': expectedAllocations,
   '0025-last-read': lastRead,
+  '0050-schema-drift': schemaDrift,
 };
