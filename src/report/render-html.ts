@@ -6,6 +6,7 @@ import {
   type DayMark,
   type FeedbackComment,
   type HealthRow,
+  type NewField,
   type PageData,
   type ReportData,
   type VariantResult,
@@ -98,6 +99,7 @@ ${commentsSection(data)}
   }
 </section>
 ${healthSection(data.health)}
+${newFieldsSection(data.newFields)}
 </main>
 <footer>Made by insights-sync from the warehouse views (docs/warehouse.md). Statistics assume that a test result's
   <em>complete</em> counts goal completions among <em>total</em> visitors; the spec does not define them.
@@ -289,6 +291,28 @@ function cutNote(c: FeedbackComment): string {
   if (c.commentChars <= COMMENT_CHARS) return '';
   const count = (n: number) => n.toLocaleString('en-US');
   return `<span class="cut">… (cut at ${count(COMMENT_CHARS)} of ${count(c.commentChars)} characters)</span>`;
+}
+
+/** Only when there are some: a short note that the API sends more than the spec describes. */
+function newFieldsSection(fields: NewField[]): string {
+  if (fields.length === 0) return '';
+  const rows = fields
+    .map(
+      (
+        f,
+      ) => `<tr data-source="${escapeHtml(f.source)}"><td>${escapeHtml(f.source)}</td><td>${escapeHtml(f.resource)}</td>
+        <td><code>${escapeHtml(f.field)}</code></td><td>${escapeHtml(f.firstSeenDay)}</td><td>${escapeHtml(shortTime(f.lastSeenAt))}</td>
+        <td class="n">${f.lastRunShare === null ? '–' : `${(f.lastRunShare * 100).toFixed(0)}%`}</td></tr>`,
+    )
+    .join('\n');
+  return `<section>
+  <h2>New fields from the API</h2>
+  <p class="note">The API sends ${fields.length === 1 ? 'a field' : `${fields.length} fields`} the spec does not describe. They are kept in the <code>raw</code> column of each row, not in a column of their own (table schema_drift).</p>
+  <div class="wide"><table data-csv="new-fields">
+    <thead><tr><th>source</th><th>resource</th><th>field</th><th>first seen (day)</th><th>last seen</th><th>share of the last run's items</th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>
+</section>`;
 }
 
 function healthSection(rows: HealthRow[]): string {

@@ -173,6 +173,19 @@ export interface ReportData {
   byUrl: BreakdownDay[];
   byDevice: BreakdownDay[];
   health: HealthRow[];
+  /** Fields the API sends that the spec does not describe (schema_drift), newest first. */
+  newFields: NewField[];
+}
+
+/** A field of the API's items the spec does not describe: kept in raw, not in a column. */
+export interface NewField {
+  source: string;
+  resource: string;
+  field: string;
+  firstSeenDay: DayString;
+  lastSeenAt: string;
+  /** Share of the items of the last run that carried it (null when that run loaded none). */
+  lastRunShare: number | null;
 }
 
 /**
@@ -410,6 +423,7 @@ export async function loadReportData(
     ...(await loadComments(db, options)),
     byUrl: keepTop(await loadBreakdown(db, options, 'url'), URLS_SHOWN, OTHER_PAGES),
     byDevice: await loadBreakdown(db, options, 'device'),
+    newFields: await loadNewFields(db, source),
     health: health.map((h) => ({
       source: h.source_id ?? '',
       resource: h.resource ?? '',
@@ -490,6 +504,26 @@ export async function loadDayMarks(
           detail: 'last fetched before the day ended: items may be missing; fetched again by the next run',
         };
   });
+}
+
+async function loadNewFields(db: Kysely<Database>, source: string | undefined): Promise<NewField[]> {
+  const rows = await db
+    .selectFrom('schema_drift')
+    .selectAll()
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .orderBy('first_seen_at', 'desc')
+    .orderBy('source_id')
+    .orderBy('resource')
+    .orderBy('field_path')
+    .execute();
+  return rows.map((r) => ({
+    source: r.source_id,
+    resource: r.resource,
+    field: r.field_path,
+    firstSeenDay: r.first_seen_day,
+    lastSeenAt: r.last_seen_at.toISOString(),
+    lastRunShare: r.last_run_total === 0 ? null : r.last_run_items / r.last_run_total,
+  }));
 }
 
 async function loadComments(

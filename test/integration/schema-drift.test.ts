@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
+import { loadReportData } from '../../src/report/report-data.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
@@ -64,6 +65,17 @@ describe('the inventory of unknown fields', () => {
       ['recordings', ['x_extra', 'x_score']],
       ['survey', ['x_extra', 'x_score']],
     ]);
+
+    // The report lists them, each with the share of the last run's items that carried it.
+    const report = await loadReportData(t.db, { from: FROM, to: TO }, secondAt);
+    expect(report.newFields.map((f) => [f.resource, f.field, f.firstSeenDay, f.lastRunShare])).toEqual(
+      expect.arrayContaining([
+        ['feedback', 'x_extra', '2026-03-06', 1],
+        ['survey', 'x_score', '2026-03-06', 1],
+        ['recordings', 'x_extra', '2026-03-06', 1],
+      ]),
+    );
+    expect(report.newFields).toHaveLength(6);
 
     // The next run no longer sees them: they stay listed, at a share of 0 of its items.
     sim.setOptions({ extraFields: false });
