@@ -1,5 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { writeDbtSources } from '../../src/dbt/dbt-sources.js';
 import { createLogger } from '../../src/log/logger.js';
 import { loadReportData } from '../../src/report/report-data.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -76,6 +78,28 @@ describe('the inventory of unknown fields', () => {
       ]),
     );
     expect(report.newFields).toHaveLength(6);
+
+    // dbt-sources names them in the meta of the tables whose raw column holds them, only there.
+    const dbt = parse(await writeDbtSources(t.pool, t.schema)) as {
+      sources: { tables: { name: string; config: { meta: Record<string, unknown> } }[] }[];
+    };
+    const metaOf = (name: string) => dbt.sources[0]?.tables.find((table) => table.name === name)?.config.meta;
+    expect(metaOf('feedback')?.new_fields_from_api).toEqual([
+      {
+        field: 'x_extra',
+        source: 'main',
+        first_seen_day: '2026-03-06',
+        last_seen_at: secondAt.toISOString(),
+      },
+      {
+        field: 'x_score',
+        source: 'main',
+        first_seen_day: '2026-03-06',
+        last_seen_at: secondAt.toISOString(),
+      },
+    ]);
+    expect(metaOf('survey_answers')?.new_fields_from_api).toHaveLength(2);
+    expect(metaOf('visitors')).not.toHaveProperty('new_fields_from_api');
 
     // The next run no longer sees them: they stay listed, at a share of 0 of its items.
     sim.setOptions({ extraFields: false });
