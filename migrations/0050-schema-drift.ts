@@ -30,7 +30,14 @@ const COMMENTS = {
 } as const;
 
 export async function up(db: AnyDb): Promise<void> {
-  await sql`create table schema_drift (
+  const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);
+  const data = rows[0]?.data;
+  if (data === undefined) throw new Error('no current schema: the connection has no search_path');
+  const bookkeeping = `${data}_state`;
+  // Made in the bookkeeping schema itself: its default privileges (docs/roles.sql) apply, and the
+  // data schema's (an analyst's SELECT) never do.
+  const table = sql.id(bookkeeping, 'schema_drift');
+  await sql`create table ${table} (
     source_id text not null,
     resource text not null check (resource in ('feedback', 'survey', 'recordings')),
     field_path text not null,
@@ -43,15 +50,14 @@ export async function up(db: AnyDb): Promise<void> {
     primary key (source_id, resource, field_path)
   )`.execute(db);
   for (const [column, text] of Object.entries(COMMENTS)) {
-    if (column === '') await sql`comment on table schema_drift is ${sql.lit(text)}`.execute(db);
-    else await sql`comment on column ${sql.ref(`schema_drift.${column}`)} is ${sql.lit(text)}`.execute(db);
+    if (column === '') await sql`comment on table ${table} is ${sql.lit(text)}`.execute(db);
+    else
+      await sql`comment on column ${sql.id(bookkeeping, 'schema_drift', column)} is ${sql.lit(text)}`.execute(
+        db,
+      );
   }
-
-  const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);
-  const data = rows[0]?.data;
-  if (data === undefined) throw new Error('no current schema: the connection has no search_path');
-  const bookkeeping = `${data}_state`;
-  // Whoever may write or read the ledger may write or read the inventory.
+  // Whoever may write or read the ledger may write or read the inventory (also where no default
+  // privileges are set).
   const grants = await sql<{ role: string; privilege: string }>`
     select distinct a.grantee::regrole::text as role, a.privilege_type as privilege
       from pg_class c
@@ -60,13 +66,13 @@ export async function up(db: AnyDb): Promise<void> {
      where n.nspname = ${bookkeeping} and c.relname = 'sync_windows'
        and a.grantee <> 0 and a.grantee <> c.relowner
        and a.privilege_type in ('SELECT', 'INSERT', 'UPDATE')`.execute(db);
-  await sql`alter table ${sql.id(data, 'schema_drift')} set schema ${sql.id(bookkeeping)}`.execute(db);
   for (const { role, privilege } of grants.rows)
-    await sql`grant ${sql.raw(privilege.toLowerCase())} on ${sql.id(bookkeeping, 'schema_drift')} to ${sql.raw(role)}`.execute(
-      db,
-    );
+    await sql`grant ${sql.raw(privilege.toLowerCase())} on ${table} to ${sql.raw(role)}`.execute(db);
 }
 
 export async function down(db: AnyDb): Promise<void> {
-  await sql`drop table schema_drift`.execute(db);
+  const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);
+  const data = rows[0]?.data;
+  if (data === undefined) throw new Error('no current schema: the connection has no search_path');
+  await sql`drop table ${sql.id(`${data}_state`, 'schema_drift')}`.execute(db);
 }
