@@ -7,6 +7,7 @@ import { z } from 'zod';
  * dotted (`visitor.x_new`); `[]` stands for every element of a list.
  */
 export function unknownFieldPaths(schema: z.ZodType, item: unknown): string[] {
+  // Keys are untrusted: a path is kept to PATH_CHARS, so a huge key cannot outgrow the index.
   const found = new Set<string>();
   walk(schema, item, '', found);
   return [...found];
@@ -20,6 +21,9 @@ export function countUnknownFields(schema: z.ZodType, items: readonly unknown[])
   return counts;
 }
 
+/** The longest path kept whole: field names are short; a longer one is cut and ends in '…'. */
+export const PATH_CHARS = 200;
+
 function walk(schema: z.ZodType, value: unknown, at: string, found: Set<string>): void {
   const inner = unwrap(schema);
   if (inner instanceof z.ZodArray && Array.isArray(value)) {
@@ -32,7 +36,8 @@ function walk(schema: z.ZodType, value: unknown, at: string, found: Set<string>)
   for (const [key, child] of Object.entries(value)) {
     const path = at === '' ? key : `${at}.${key}`;
     const known = Object.hasOwn(shape, key) ? shape[key] : undefined;
-    if (known === undefined) found.add(path);
+    if (known === undefined)
+      found.add(path.length <= PATH_CHARS ? path : `${path.slice(0, PATH_CHARS - 1)}…`);
     else walk(known, child, path, found);
   }
 }

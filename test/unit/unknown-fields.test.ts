@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
-import { countUnknownFields, unknownFieldPaths } from '../../src/schemas/unknown-fields.js';
+import { countUnknownFields, PATH_CHARS, unknownFieldPaths } from '../../src/schemas/unknown-fields.js';
 import { feedback } from './api-items.js';
 
 describe('fields the spec does not describe', () => {
@@ -19,6 +19,9 @@ describe('fields the spec does not describe', () => {
     };
     expect(unknownFieldPaths(schema, item).sort()).toEqual(['tags[].x_tag', 'visitor.x_visitor', 'x_new']);
     expect(unknownFieldPaths(schema, { id: 1, visitor: null })).toEqual([]);
+    // A key is untrusted: a huge one is cut, so it can still be listed.
+    const [long] = unknownFieldPaths(schema, { id: 1, ['k'.repeat(100_000)]: 1 });
+    expect(long).toBe(`${'k'.repeat(PATH_CHARS - 1)}…`);
   });
 
   it('counts the items carrying each field once per item', () => {
