@@ -24,6 +24,7 @@ import * as dayCompleteness from './0023-day-completeness.js';
 import * as expectedAllocations from './0024-expected-allocations.js';
 import * as lastRead from './0025-last-read.js';
 import * as movedItems from './0026-moved-items.js';
+import * as schemaDrift from './0027-schema-drift.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0024-expected-allocations': expectedAllocations,
   '0025-last-read': lastRead,
   '0026-moved-items': movedItems,
+  '0027-schema-drift': schemaDrift,
 };

@@ -7,7 +7,13 @@ import type {
   TestResultDailyView,
   TestResultsView,
 } from './tables/analyst-views.js';
-import type { RejectsTable, SyncRunsTable, SyncWindowsTable, WatermarksTable } from './tables/bookkeeping.js';
+import type {
+  RejectsTable,
+  SchemaDriftTable,
+  SyncRunsTable,
+  SyncWindowsTable,
+  WatermarksTable,
+} from './tables/bookkeeping.js';
 import type { ExpectedAllocationsTable } from './tables/expected-allocations.js';
 import type { FeedbackTable } from './tables/feedback.js';
 import type { HeatmapsTable } from './tables/heatmaps.js';
@@ -45,6 +51,7 @@ export interface Database {
   sync_windows: SyncWindowsTable;
   watermarks: WatermarksTable;
   rejects: RejectsTable;
+  schema_drift: SchemaDriftTable;
   webhook_events: WebhookEventsTable;
   suppressed_visitors: SuppressedVisitorsTable;
   server_readings: ServerReadingsTable;

@@ -6,6 +6,8 @@ import {
   type DayMark,
   type FeedbackComment,
   type HealthRow,
+  type NewField,
+  type PageData,
   type ReportData,
   type VariantResult,
 } from './report-data.js';
@@ -63,7 +65,13 @@ ${gapsSection(data.dayMarks)}
 ${breakdownSection(data)}
 ${commentsSection(data)}
 <section>
-  <h2>Survey answers per question</h2>
+  <h2>Survey answers</h2>
+  ${
+    data.totals.surveyAnswers > 0
+      ? `<figure><figcaption>Survey answers per day</figcaption>${chart('survey-daily')}</figure>
+  <p class="note">${MARKS_NOTE} The answers per question below count the loaded answers of those days too.</p>`
+      : ''
+  }
   ${
     data.survey.length > 0
       ? `<div class="grid">${data.survey
@@ -91,11 +99,12 @@ ${commentsSection(data)}
   }
 </section>
 ${healthSection(data.health)}
+${newFieldsSection(data.newFields)}
 </main>
 <footer>Made by insights-sync from the warehouse views (docs/warehouse.md). Statistics assume that a test result's
   <em>complete</em> counts goal completions among <em>total</em> visitors; the spec does not define them.
   Charts: Chart.js (MIT).</footer>
-<script type="application/json" id="report-data">${jsonForScript(data)}</script>
+<script type="application/json" id="report-data">${jsonForScript(pageData(data))}</script>
 <script>${chartJs}</script>
 <script>${PAGE_SCRIPT}</script>
 </body>
@@ -103,8 +112,14 @@ ${healthSection(data.health)}
 `;
 }
 
+/** The page's data without the comments: the comments table holds them (PageData). */
+function pageData(data: ReportData): PageData {
+  const { comments: _inTheTable, ...rest } = data;
+  return rest;
+}
+
 const MARKS_NOTE =
-  'Shaded days are not simply loaded (see "Days not fully loaded"): a failed or not-loaded day has no bar, its count is unknown; a truncated day, or today while it is still open, is drawn as "at least" its count.';
+  'Shaded days are not simply loaded (see "Days not fully loaded"): a failed or not-loaded day has no bar, its count is unknown; a truncated day, a day last fetched before it ended, and today while it is still open are drawn as "at least" their count.';
 
 /**
  * Date range, source, and a log scale for the daily bars: the page script filters the embedded
@@ -195,6 +210,7 @@ const STATUS_LABEL: Record<DayMark['status'], string> = {
   failed: 'failed',
   'not-loaded': 'not loaded',
   truncated: 'truncated',
+  unfinished: 'fetched before the day ended',
   open: 'open (today)',
 };
 
@@ -220,7 +236,8 @@ function gapsSection(marks: DayMark[]): string {
   </table></div>
   <p class="note" id="gaps-empty" hidden>Every day of the chosen range and source is loaded and complete.</p>
   <p class="note">From the ledger (sync_windows): failed (the last fetch failed; the next run tries again), not loaded (no window),
-    truncated (the API returned as many items as it allows: items may be missing), open (today, fetched again by the next run).</p>`
+    truncated (the API returned as many items as it allows: items may be missing), fetched before the day ended (its last fetch ran
+    while the day was still going on: items may be missing; the next run fetches it again), open (today, fetched again by the next run).</p>`
   }
 </section>`;
 }
@@ -274,6 +291,28 @@ function cutNote(c: FeedbackComment): string {
   if (c.commentChars <= COMMENT_CHARS) return '';
   const count = (n: number) => n.toLocaleString('en-US');
   return `<span class="cut">… (cut at ${count(COMMENT_CHARS)} of ${count(c.commentChars)} characters)</span>`;
+}
+
+/** Only when there are some: a short note that the API sends more than the spec describes. */
+function newFieldsSection(fields: NewField[]): string {
+  if (fields.length === 0) return '';
+  const rows = fields
+    .map(
+      (
+        f,
+      ) => `<tr data-source="${escapeHtml(f.source)}"><td>${escapeHtml(f.source)}</td><td>${escapeHtml(f.resource)}</td>
+        <td><code>${escapeHtml(f.field)}</code></td><td>${escapeHtml(f.firstSeenDay)}</td><td>${escapeHtml(shortTime(f.lastSeenAt))}</td>
+        <td class="n">${f.lastRunShare === null ? '–' : `${(f.lastRunShare * 100).toFixed(0)}%`}</td></tr>`,
+    )
+    .join('\n');
+  return `<section>
+  <h2>New fields from the API</h2>
+  <p class="note">The API sends ${fields.length === 1 ? 'a field' : `${fields.length} fields`} the spec does not describe. They are kept in the <code>raw</code> column of each row, not in a column of their own (table schema_drift).</p>
+  <div class="wide"><table data-csv="new-fields">
+    <thead><tr><th>source</th><th>resource</th><th>field</th><th>first seen (day)</th><th>last seen</th><th>share of the last run's items</th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>
+</section>`;
 }
 
 function healthSection(rows: HealthRow[]): string {
@@ -422,7 +461,7 @@ input { font: inherit; }
 .filters { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 16px 0; margin-top: 12px; position: sticky; top: 0; z-index: 1; }
 .flag { background: #e15759; color: #fff; border-radius: 3px; padding: 0 4px; font-size: 11px; font-weight: 600; }
 tr.mark-failed td { background: var(--loss); }
-tr.mark-truncated td, tr.mark-open td { background: var(--warn); }
+tr.mark-truncated td, tr.mark-unfinished td, tr.mark-open td { background: var(--warn); }
 tr.mark-not-loaded td { background: #eef0f3; }
 td.comment { white-space: pre-wrap; max-width: 420px; }
 td.comment .cut { color: var(--muted); font-style: italic; }

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
-import type { DayString } from '../time/days.js';
+import { type DayString, todayUtc } from '../time/days.js';
 
 /**
  * What the report shows, read from the analyst views (migration 0004): the same numbers an
@@ -112,10 +112,13 @@ export interface DurationDay {
  * - failed: the last fetch failed; the day's rows are missing or stale.
  * - not-loaded: no window at all (before the first loaded day, or never fetched yet).
  * - truncated: the API returned as many items as it allows; items may be missing.
- * - open: today, loaded so far and fetched again by the next run.
+ * - unfinished: an open window of a day that has since ended: its last fetch ran before the day
+ *   was over (the next run fetches it again), so its count is a lower bound.
+ * - open: today, loaded so far and fetched again by the next run. Only today: a nightly sync
+ *   leaves today open, but a report ending yesterday must not call its last day "today".
  */
-export type DayStatus = 'failed' | 'not-loaded' | 'truncated' | 'open';
-export const DAY_STATUSES: readonly DayStatus[] = ['failed', 'not-loaded', 'truncated', 'open'];
+export type DayStatus = 'failed' | 'not-loaded' | 'truncated' | 'unfinished' | 'open';
+export const DAY_STATUSES: readonly DayStatus[] = ['failed', 'not-loaded', 'truncated', 'unfinished', 'open'];
 
 export interface DayMark {
   source: string;
@@ -170,7 +173,26 @@ export interface ReportData {
   byUrl: BreakdownDay[];
   byDevice: BreakdownDay[];
   health: HealthRow[];
+  /** Fields the API sends that the spec does not describe (schema_drift), newest first. */
+  newFields: NewField[];
 }
+
+/** A field of the API's items the spec does not describe: kept in raw, not in a column. */
+export interface NewField {
+  source: string;
+  resource: string;
+  field: string;
+  firstSeenDay: DayString;
+  lastSeenAt: string;
+  /** Share of the items of the last run that carried it (null when that run loaded none). */
+  lastRunShare: number | null;
+}
+
+/**
+ * The data the page embeds as JSON: all but the comments, which are in the page once, as the
+ * rows of its comments table (the script searches those rows; visitor text is most of a page).
+ */
+export type PageData = Omit<ReportData, 'comments'>;
 
 export interface HealthRow {
   source: string;
@@ -397,10 +419,11 @@ export async function loadReportData(
       bin: r.bucket,
       count: r.n,
     })),
-    dayMarks: await loadDayMarks(db, sources, from, to),
+    dayMarks: await loadDayMarks(db, sources, from, to, now),
     ...(await loadComments(db, options)),
     byUrl: keepTop(await loadBreakdown(db, options, 'url'), URLS_SHOWN, OTHER_PAGES),
     byDevice: await loadBreakdown(db, options, 'device'),
+    newFields: await loadNewFields(db, source),
     health: health.map((h) => ({
       source: h.source_id ?? '',
       resource: h.resource ?? '',
@@ -428,8 +451,10 @@ export async function loadDayMarks(
   sources: readonly string[],
   from: DayString,
   to: DayString,
+  now: Date = new Date(),
 ): Promise<DayMark[]> {
   if (sources.length === 0) return [];
+  const today = todayUtc(now);
   const rows = await sql<{
     source_id: string;
     resource: WindowedResource;
@@ -471,8 +496,34 @@ export async function loadDayMarks(
         status: 'truncated',
         detail: `${r.item_count ?? 0} items, as many as one response returns: items may be missing`,
       };
-    return { ...mark, status: 'open', detail: 'today: loaded so far, fetched again by the next run' };
+    return r.day >= today
+      ? { ...mark, status: 'open', detail: 'today: loaded so far, fetched again by the next run' }
+      : {
+          ...mark,
+          status: 'unfinished',
+          detail: 'last fetched before the day ended: items may be missing; fetched again by the next run',
+        };
   });
+}
+
+async function loadNewFields(db: Kysely<Database>, source: string | undefined): Promise<NewField[]> {
+  const rows = await db
+    .selectFrom('schema_drift')
+    .selectAll()
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .orderBy('first_seen_at', 'desc')
+    .orderBy('source_id')
+    .orderBy('resource')
+    .orderBy('field_path')
+    .execute();
+  return rows.map((r) => ({
+    source: r.source_id,
+    resource: r.resource,
+    field: r.field_path,
+    firstSeenDay: r.first_seen_day,
+    lastSeenAt: r.last_seen_at.toISOString(),
+    lastRunShare: r.last_run_total === 0 ? null : r.last_run_items / r.last_run_total,
+  }));
 }
 
 async function loadComments(

@@ -16,6 +16,7 @@ import { type WindowedResource, windowedItemSchemas } from '../schemas/resources
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
 import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
 
@@ -108,6 +109,7 @@ async function fetchAndStore(
       startDay,
       today,
     });
+    await noteSchemaDrift(ctx, log, { sourceId: source.name, resource, day, valid });
     // Items of neighbouring days: their own windows keep them current, so here they are only
     // added when missing. Apart from the window's transaction, which then never waits on a
     // neighbour's rows while holding its own (two such windows would deadlock).

@@ -12,6 +12,7 @@ export const BOOKKEEPING_TABLES: readonly string[] = [
   'rejects',
   'request_budgets',
   'run_lock',
+  'schema_drift',
   'server_readings',
   'suppressed_visitors',
   'suppression_lock',

@@ -26,6 +26,7 @@ function reportData(overrides: Partial<ReportData> = {}): ReportData {
     byUrl: [],
     byDevice: [],
     health: [],
+    newFields: [],
     ...overrides,
   };
 }
@@ -38,6 +39,57 @@ describe('the report page', () => {
     expect(html).toContain(chartJs);
     expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none';`);
     expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//i);
+  });
+
+  it('embeds each visitor comment once: in the comments table, not again in the page data', () => {
+    const comment = 'The checkout page froze twice on my phone';
+    const html = renderReportHtml(
+      reportData({
+        comments: [
+          {
+            source: 'main',
+            day: '2026-03-02',
+            dt: '2026-03-02T10:00:00.000Z',
+            url: '/checkout',
+            question: 'How was it?',
+            rating: 2,
+            device: 'mobile',
+            comment,
+            commentChars: comment.length,
+          },
+        ],
+        commentCount: 1,
+      }),
+      '',
+    );
+    expect(html.split(comment)).toHaveLength(2);
+    expect(html).toContain(`<td class="comment">${comment}</td>`);
+    const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
+    expect(JSON.parse(json)).not.toHaveProperty('comments');
+  });
+
+  it('notes the fields the API sends that the spec does not describe, and says nothing when there are none', () => {
+    expect(renderReportHtml(reportData(), '')).not.toContain('New fields from the API');
+    const html = renderReportHtml(
+      reportData({
+        newFields: [
+          {
+            source: 'main',
+            resource: 'feedback',
+            field: 'x_score',
+            firstSeenDay: '2026-03-06',
+            lastSeenAt: '2026-03-09T04:00:00.000Z',
+            lastRunShare: 0.25,
+          },
+        ],
+      }),
+      '',
+    );
+    expect(html).toContain('<h2>New fields from the API</h2>');
+    expect(html).toContain('The API sends a field the spec does not describe.');
+    expect(html).toMatch(
+      /<td>feedback<\/td>\s*<td><code>x_score<\/code><\/td><td>2026-03-06<\/td><td>2026-03-09 04:00 UTC<\/td>\s*<td class="n">25%<\/td>/,
+    );
   });
 
   it('says so where a chart would be empty, instead of drawing an empty chart', () => {

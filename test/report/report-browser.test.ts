@@ -41,7 +41,7 @@ describe('the HTML report, in a browser', () => {
   let browser: Browser;
   let page: Page;
   let range: { from: string; to: string };
-  /** A day whose feedback and recordings windows failed (nothing of it loaded), and one truncated. */
+  /** A day whose feedback, survey and recordings windows failed (nothing of it loaded), and one truncated. */
   let failedDay: string;
   let truncatedDay: string;
   const problems: string[] = [];
@@ -139,6 +139,7 @@ describe('the HTML report, in a browser', () => {
       'personalization-results',
       'test-trend',
       'feedback-daily',
+      'survey-daily',
       ...Array.from({ length: survey.n }, (_, i) => `survey-${i}`),
       'recordings-daily',
       'recording-durations',
@@ -307,17 +308,17 @@ describe('the HTML report, in a browser', () => {
     }
   });
 
-  it('has a sync health row per resource; the two with a failed day need attention', async () => {
+  it('has a sync health row per resource; the three with a failed day need attention', async () => {
     const rows = await page.locator('section:has(h2:text("Sync health")) tbody tr').allTextContents();
     expect(rows).toHaveLength(6);
     const attention = await page
       .locator('section:has(h2:text("Sync health")) tr.attention td:nth-child(2)')
       .allTextContents();
-    expect(attention.sort()).toEqual(['feedback', 'recordings']);
+    expect(attention.sort()).toEqual(['feedback', 'recordings', 'survey']);
   });
 
-  it('marks the failed and the truncated day on both daily charts and in the table: never drawn as 0', async () => {
-    for (const name of ['feedback-daily', 'recordings-daily']) {
+  it('marks the failed and the truncated day on the three daily charts and in the table: never drawn as 0', async () => {
+    for (const name of ['feedback-daily', 'survey-daily', 'recordings-daily']) {
       const chart = await chartState(page, name);
       const failed = chart.labels.indexOf(failedDay);
       const truncated = chart.labels.indexOf(truncatedDay);
@@ -345,12 +346,36 @@ describe('the HTML report, in a browser', () => {
       expect.arrayContaining([
         [failedDay, failedDay, '1', 'main', 'feedback', 'failed', error],
         [failedDay, failedDay, '1', 'main', 'recordings', 'failed', error],
+        [failedDay, failedDay, '1', 'main', 'survey', 'failed', error],
         [truncatedDay, truncatedDay, '1', 'main', 'feedback', 'truncated', truncatedWhy],
         [truncatedDay, truncatedDay, '1', 'main', 'recordings', 'truncated', truncatedWhy],
+        [truncatedDay, truncatedDay, '1', 'main', 'survey', 'truncated', truncatedWhy],
       ]),
     );
     // Today is open for all three day-windowed resources; nothing else is marked.
-    expect(gaps).toHaveLength(4 + 3);
+    expect(gaps).toHaveLength(6 + 3);
+  });
+
+  it('calls an open window "today" only on today: a day last fetched before it ended is marked as such', async () => {
+    const today = (await loadDayMarks(t.db, ['main'], range.to, range.to)).map((m) => m.status);
+    expect(today).toEqual(['open', 'open', 'open']);
+    // The same ledger read a day later, before the next sync: the day is over, its count a lower bound.
+    const tomorrow = new Date(`${addDays(range.to, 1)}T01:00:00.000Z`);
+    const marks = await loadDayMarks(t.db, ['main'], range.to, addDays(range.to, 1), tomorrow);
+    expect(marks.filter((m) => m.day === range.to)).toEqual(
+      ['feedback', 'recordings', 'survey'].map((resource) => ({
+        source: 'main',
+        resource,
+        day: range.to,
+        status: 'unfinished',
+        detail: 'last fetched before the day ended: items may be missing; fetched again by the next run',
+      })),
+    );
+    expect(marks.filter((m) => m.day !== range.to).map((m) => m.status)).toEqual([
+      'not-loaded',
+      'not-loaded',
+      'not-loaded',
+    ]);
   });
 
   it('reads a day without a window as not loaded, saying whether it is before the first loaded day', async () => {
@@ -553,18 +578,18 @@ describe('the HTML report, in a browser', () => {
  * before anything of the day was stored, and those of `truncated` reached the server's cap.
  */
 async function markFailedAndTruncated(t: TestDatabase, failed: string, truncated: string): Promise<void> {
-  for (const table of ['feedback', 'recordings'] as const)
+  for (const table of ['feedback', 'survey_answers', 'recordings'] as const)
     await sql`delete from ${sql.table(table)} where (dt at time zone 'UTC')::date = ${failed}::date`.execute(
       t.db,
     );
   await sql`update sync_windows set status = 'failed', item_count = 0, last_error = 'HTTP 503 from the API after 4 attempts'
-            where day = ${failed} and resource in ('feedback', 'recordings')`.execute(t.db);
+            where day = ${failed} and resource in ('feedback', 'survey', 'recordings')`.execute(t.db);
   await sql`update sync_windows set truncated = true
-            where day = ${truncated} and resource in ('feedback', 'recordings')`.execute(t.db);
+            where day = ${truncated} and resource in ('feedback', 'survey', 'recordings')`.execute(t.db);
 }
 
 /**
- * The latest day from `latest` back to `earliest` on which both feedback and recordings have items:
+ * The latest day from `latest` back to `earliest` on which feedback, survey and recordings have items:
  * the simulator leaves about one day in 14 empty, drawn from the calendar date, so a fixed offset
  * from today would be an empty day on some dates, and a truncated day's lower bound would be 0.
  */
@@ -572,9 +597,9 @@ async function latestDayWithItems(t: TestDatabase, latest: string, earliest: str
   const { rows } = await sql<{ day: string | null }>`
     select max(day)::text as day from (
       select day from sync_windows
-      where source_id = 'main' and resource in ('feedback', 'recordings')
+      where source_id = 'main' and resource in ('feedback', 'survey', 'recordings')
         and day between ${earliest} and ${latest}
-      group by day having count(*) filter (where item_count > 0) = 2) as days`.execute(t.db);
+      group by day having count(*) filter (where item_count > 0) = 3) as days`.execute(t.db);
   const day = rows[0]?.day;
   if (day === null || day === undefined) throw new Error(`no day from ${earliest} to ${latest} has items`);
   return day;

@@ -56,3 +56,16 @@ export interface RejectsTable {
   first_seen_at: DefaultTimestamp;
   run_id: Int8 | null;
 }
+
+/** schema_drift (migration 0027): fields the API sent that the spec does not describe. */
+export interface SchemaDriftTable {
+  source_id: string;
+  resource: 'feedback' | 'survey' | 'recordings';
+  field_path: string;
+  first_seen_at: Timestamp;
+  first_seen_day: Day;
+  last_seen_at: Timestamp;
+  last_run_id: Int8 | null;
+  last_run_items: number;
+  last_run_total: number;
+}

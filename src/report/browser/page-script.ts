@@ -12,7 +12,7 @@
  */
 import type { ChartConfiguration, ChartData, Chart as ChartJs, Plugin, TooltipItem } from 'chart.js';
 import type { WindowedResource } from '../../schemas/resource-names.js';
-import type { DayStatus, ReportData, TestDay, VariantResult } from '../report-data.js';
+import type { DayStatus, FeedbackComment, PageData, TestDay, VariantResult } from '../report-data.js';
 import { toCsv } from './csv.js';
 import {
   activityTotals,
@@ -54,11 +54,12 @@ const MARK_LABEL: Record<DayStatus, string> = {
   failed: 'failed day',
   'not-loaded': 'day not loaded',
   truncated: 'truncated day',
+  unfinished: 'day fetched before it ended',
   open: 'today, still loading',
 };
 
 (() => {
-  const data = JSON.parse(document.getElementById('report-data')?.textContent ?? 'null') as ReportData;
+  const data = JSON.parse(document.getElementById('report-data')?.textContent ?? 'null') as PageData;
   const palette = [
     '#4e79a7',
     '#f28e2b',
@@ -109,6 +110,7 @@ const MARK_LABEL: Record<DayStatus, string> = {
     failed: stripes('rgba(225, 87, 89, 0.55)', 'rgba(225, 87, 89, 0.12)'),
     'not-loaded': stripes('rgba(120, 128, 140, 0.45)', 'rgba(120, 128, 140, 0.10)'),
     truncated: 'rgba(237, 201, 72, 0.28)',
+    unfinished: 'rgba(176, 122, 161, 0.22)',
     open: 'rgba(118, 183, 178, 0.22)',
   };
 
@@ -346,7 +348,7 @@ const MARK_LABEL: Record<DayStatus, string> = {
     lines: { label: string; color: string; data: (number | null)[] }[],
     rightAxis: string,
   ): ChartData {
-    const marks = (['failed', 'not-loaded', 'truncated', 'open'] as const)
+    const marks = (['failed', 'not-loaded', 'truncated', 'unfinished', 'open'] as const)
       .map((mark) => ({ mark, days: series.days.filter((_, i) => series.marks[i] === mark) }))
       .filter((m) => m.days.length > 0);
     return {
@@ -407,16 +409,20 @@ const MARK_LABEL: Record<DayStatus, string> = {
     name: string,
     chartData: ChartData,
     barsTitle: string,
-    right: { id: string; title: string },
+    right?: { id: string; title: string },
   ) {
     const scales = {
       y: dailyScale(barsTitle),
-      [right.id]: {
-        position: 'right' as const,
-        beginAtZero: true,
-        grid: { drawOnChartArea: false },
-        title: { display: true, text: right.title },
-      },
+      ...(right === undefined
+        ? {}
+        : {
+            [right.id]: {
+              position: 'right' as const,
+              beginAtZero: true,
+              grid: { drawOnChartArea: false },
+              title: { display: true, text: right.title },
+            },
+          }),
     };
     const changed = redraw(name, chartData, (chart) => {
       chart.options.scales = scales;
@@ -459,6 +465,16 @@ const MARK_LABEL: Record<DayStatus, string> = {
       ),
       'recordings',
       { id: 'duration', title: 'average duration (unit not documented)' },
+    );
+  }
+
+  // A failed or truncated survey day is marked as the feedback and recordings days are.
+  function showSurveyDaily(filter: ReportFilter) {
+    const series = dailySeries(data.activity, (a) => a.surveyAnswers, data.dayMarks, 'survey', filter);
+    showDaily(
+      'survey-daily',
+      dailyData(series, { label: 'survey answers', color: '#e0a96d' }, [], 'y'),
+      'survey answers',
     );
   }
 
@@ -554,19 +570,32 @@ const MARK_LABEL: Record<DayStatus, string> = {
     );
 
   const commentSearch = byId<HTMLInputElement>('comment-search');
+  /**
+   * The comments are in the page once, as the table's rows (render-html.ts): the search reads
+   * them back from the cells, the comment without the note saying where it was cut.
+   */
+  const rowComment = (row: HTMLTableRowElement): FeedbackComment => {
+    const cell = (i: number) => row.cells[i]?.textContent ?? '';
+    return {
+      source: row.dataset.source ?? '',
+      day: row.dataset.day ?? '',
+      dt: '',
+      url: cell(2),
+      question: cell(3),
+      rating: null,
+      device: null,
+      comment: row.querySelector('td.comment')?.firstChild?.textContent ?? '',
+      commentChars: 0,
+    };
+  };
   function showComments(filter: ReportFilter) {
     const table = byId<HTMLTableElement>('comments-table');
     const rows = table?.tBodies[0]?.rows;
     if (!rows) return;
-    // The server wrote the rows in the order of data.comments.
     const search = commentSearch?.value ?? '';
-    let i = 0;
-    const shown = filterRows(table, () => {
-      const comment = data.comments[i++];
-      return comment !== undefined && commentMatches(comment, filter, search);
-    });
+    const shown = filterRows(table, (row) => commentMatches(rowComment(row), filter, search));
     const count = byId('comment-count');
-    if (count) count.textContent = `${shown} of ${data.comments.length} comments`;
+    if (count) count.textContent = `${shown} of ${rows.length} comments`;
   }
 
   function showBreakdowns(filter: ReportFilter) {
@@ -648,6 +677,7 @@ const MARK_LABEL: Record<DayStatus, string> = {
     showFeedback(filter);
     showBreakdowns(filter);
     showComments(filter);
+    if (data.totals.surveyAnswers > 0) showSurveyDaily(filter);
     showSurvey(filter);
     showRecordings(filter);
     showDurations(filter);

@@ -92,7 +92,13 @@ function compare(a: string, b: string): number {
 }
 
 /** Worst first: a day shown for several sources takes the worst of their marks. */
-const SEVERITY: Record<DayStatus, number> = { failed: 0, 'not-loaded': 1, truncated: 2, open: 3 };
+const SEVERITY: Record<DayStatus, number> = {
+  failed: 0,
+  'not-loaded': 1,
+  truncated: 2,
+  unfinished: 3,
+  open: 4,
+};
 
 /** Per day of the filter, the worst mark of the resource among the chosen sources (null: done). */
 export function dayStatuses(

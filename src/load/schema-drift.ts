@@ -1,0 +1,65 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import type { WindowedResource } from '../schemas/resources.js';
+import type { DayString } from '../time/days.js';
+
+/** What one window's load saw of fields the spec does not describe. */
+export interface WindowDrift {
+  sourceId: string;
+  resource: WindowedResource;
+  day: DayString;
+  runId: number | null;
+  /** Items the window loaded. */
+  total: number;
+  /** Per unknown field path, how many of those items carried it. */
+  counts: ReadonlyMap<string, number>;
+  seenAt: Date;
+}
+
+/**
+ * Keeps the inventory (schema_drift, migration 0027) up to date with one window and returns the
+ * field paths it met for the first time, sorted. Every field of the source and resource tracks
+ * the run that last loaded any window of it: a field a run's windows no longer carry falls to a
+ * share of 0 in that run. Windows of one source and resource run in parallel: a transaction
+ * lock per pair makes their updates take turns (one short statement each) instead of counting
+ * each other's items twice or deadlocking on the rows.
+ */
+export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift): Promise<string[]> {
+  const { sourceId, resource, runId, total, seenAt } = drift;
+  const paths = [...drift.counts.keys()].sort();
+  const counts = paths.map((path) => drift.counts.get(path) ?? 0);
+  await sql`select pg_advisory_xact_lock(hashtext(${`schema_drift:${sourceId}:${resource}`}))`.execute(db);
+  const inserted =
+    paths.length === 0
+      ? []
+      : (
+          await sql<{ field_path: string }>`
+            insert into schema_drift (source_id, resource, field_path, first_seen_at, first_seen_day,
+                                      last_seen_at, last_run_id, last_run_items, last_run_total)
+            select ${sourceId}, ${resource}, f.field_path, ${seenAt}::timestamptz, ${drift.day}::date,
+                   ${seenAt}::timestamptz, ${runId}::bigint, 0, 0
+              from unnest(${sql.val(paths)}::text[]) as f(field_path)
+            on conflict (source_id, resource, field_path) do nothing
+            returning field_path`.execute(db)
+        ).rows;
+  const sameRun = sql`schema_drift.last_run_id is not distinct from ${runId}::bigint`;
+  const carried = sql<
+    number | null
+  >`(select f.n from unnest(${sql.val(paths)}::text[], ${sql.val(counts)}::int[])
+                             as f(field_path, n) where f.field_path = schema_drift.field_path)`;
+  await db
+    .updateTable('schema_drift')
+    .set({
+      last_run_items: sql`(case when ${sameRun} then last_run_items else 0 end) + coalesce(${carried}, 0)`,
+      last_run_total: sql`(case when ${sameRun} then last_run_total else 0 end) + ${total}::int`,
+      last_run_id: sql`${runId}::bigint`,
+      last_seen_at: sql`case when ${carried} is null then last_seen_at else ${seenAt}::timestamptz end`,
+      // The earliest day carrying it, whichever of a run's parallel windows got here first.
+      first_seen_day: sql`case when ${carried} is null then first_seen_day
+                               else least(first_seen_day, ${drift.day}::date) end`,
+    })
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .execute();
+  return inserted.map((r) => r.field_path).sort();
+}
