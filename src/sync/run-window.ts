@@ -71,6 +71,7 @@ async function fetchAndStore(
     // Items of neighbouring days came along (bounds, server day): stored too, never counted here.
     const others = protectPersonalData(validateItems(schema, fetched.otherDays), source.pii);
     const total = fetched.onDay.length;
+    const neighbours = fetched.otherDays.length;
     // The answers as parsed are not needed past validation: the load holds the validated copies.
     fetched.onDay = [];
     fetched.otherDays = [];
@@ -169,7 +170,7 @@ async function fetchAndStore(
       setAside: loaded.withheld ?? 0,
       duplicates: loaded.duplicates,
       suppressed: loaded.suppressed,
-      neighbours: fetched.otherDays.length,
+      neighbours,
       neighboursAdded,
       truncated: fetched.truncated,
       conflicts: loaded.conflicts,
