@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
-import { printOut } from '../log/terminal-text.js';
+import { oneLine, printOut } from '../log/terminal-text.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
@@ -139,7 +139,10 @@ function sourceState(report: ShownReport, source: string, truncated: boolean): s
 
 /** Every reason status exits 1, one line each with its next step. */
 export function renderAttention(report: Pick<StatusReport, 'attention'>): string {
-  return report.attention.map((a) => `needs attention: ${a.reason}\n  next: ${a.next}\n`).join('');
+  // Reasons carry source names and errors from the API: each stays on its own line.
+  return report.attention
+    .map((a) => `needs attention: ${oneLine(a.reason)}\n  next: ${oneLine(a.next)}\n`)
+    .join('');
 }
 
 /** Sources that are not plainly loaded: configured but never loaded, or no longer configured. */
@@ -147,10 +150,10 @@ function renderSourceNotes(report: ShownReport): string {
   const notes = report.sources.flatMap((s) => {
     if (s.state === 'never loaded')
       return [
-        `  ${s.source}: never loaded${s.lastError === null ? ' (no run has tried it yet)' : `; last error: ${s.lastError}`}`,
+        `  ${oneLine(s.source)}: never loaded${s.lastError === null ? ' (no run has tried it yet)' : `; last error: ${oneLine(s.lastError)}`}`,
       ];
     if (s.state === 'not configured')
-      return [`  ${s.source}: not configured (in the warehouse, no longer in the configuration)`];
+      return [`  ${oneLine(s.source)}: not configured (in the warehouse, no longer in the configuration)`];
     return [];
   });
   return notes.length === 0 ? '' : `\nsources:\n${notes.join('\n')}\n`;
