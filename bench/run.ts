@@ -9,6 +9,8 @@
  *   npm run bench -- --save r.json                  # also keep the measured values
  *   npm run bench -- --render r.json                # the document again from them, nothing measured
  *
+ * Writing the document also writes its measured values beside it (docs/benchmarks.json).
+ *
  * Exits 1 when a benchmark found a correctness failure (lost deliveries, wrong counts); a target
  * missed is reported, not an error.
  */
@@ -17,27 +19,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openBenchServer } from './database.js';
-import { describeMachine, loadAverage, type Machine } from './machine.js';
-import { renderDoc, renderText } from './report.js';
-import {
-  BENCHMARK_NAMES,
-  type BenchmarkName,
-  FULL,
-  figuresOf,
-  runSuite,
-  SMOKE,
-  type SuiteResult,
-} from './suite.js';
-
-interface Saved {
-  result: Omit<SuiteResult, 'figures'>;
-  machine: Machine;
-  date: string;
-  command: string;
-  startLoad: number;
-  runs: number;
-  only: BenchmarkName[];
-}
+import { describeMachine, loadAverage } from './machine.js';
+import { renderText } from './report.js';
+import { renderSaved, type SavedRun, savedRunOf, valuesPathOf } from './saved.js';
+import { BENCHMARK_NAMES, type BenchmarkName, FULL, runSuite, SMOKE } from './suite.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -75,12 +60,8 @@ const command = `npm run ${smoke ? 'bench:smoke' : 'bench'}${shownArgs.length > 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 if (values.render !== undefined) {
-  const saved = JSON.parse(await readFile(values.render, 'utf8')) as Saved;
-  const result: SuiteResult = { ...saved.result, figures: figuresOf(FULL, saved.only, saved.result.values) };
-  await writeFile(
-    path.resolve(ROOT, values.out),
-    renderDoc({ ...saved, result, date: new Date(saved.date) }),
-  );
+  const saved = JSON.parse(await readFile(values.render, 'utf8')) as SavedRun;
+  await writeFile(path.resolve(ROOT, values.out), renderSaved(saved));
   log(`wrote ${values.out} from ${values.render}`);
   process.exit(0);
 }
@@ -94,23 +75,16 @@ try {
   log(`PostgreSQL (${machine.databaseKind}): ${machine.postgres}`);
   const result = await runSuite(server, smoke ? SMOKE : FULL, { only, runs, log });
   process.stdout.write(`${renderText(result)}\n`);
-  if (values.save !== undefined) {
-    const { figures: _figures, ...measured } = result;
-    const saved: Saved = {
-      result: measured,
-      machine,
-      date: date.toISOString(),
-      command,
-      startLoad,
-      runs,
-      only,
-    };
-    await writeFile(values.save, JSON.stringify(saved, null, 1));
-  }
+  const saved = savedRunOf({ result, machine, date, command, startLoad, runs, only });
+  if (values.save !== undefined) await writeFile(values.save, JSON.stringify(saved, null, 1));
   if (write) {
-    const doc = renderDoc({ result, machine, date, command, startLoad, runs, only });
-    await writeFile(path.resolve(ROOT, values.out), doc);
-    log(`wrote ${values.out}`);
+    // The values go beside the document: a test renders it again from them, so no figure in it
+    // can be edited by hand.
+    const out = path.resolve(ROOT, values.out);
+    const json = `${JSON.stringify(saved, null, 1)}\n`;
+    await writeFile(out, renderSaved(JSON.parse(json) as SavedRun));
+    await writeFile(valuesPathOf(out), json);
+    log(`wrote ${values.out} and ${path.relative(ROOT, valuesPathOf(out))}`);
   }
   log(`done in ${(result.seconds / 60).toFixed(1)} min`);
   if (result.failures.length > 0) {
