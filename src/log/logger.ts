@@ -95,8 +95,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   // JSON lines are read by log shippers and people alike: the level by name, the time in ISO 8601 (UTC).
   const json = { ...base, formatters: { level: levelByName }, timestamp: pino.stdTimeFunctions.isoTime };
   if (destination) return pino(json, destination as pino.DestinationStream);
-  // Logs go to stderr so stdout stays clean for command output (status --json, tables).
-  return pino(json, pino.destination(2));
+  // Logs go to stderr so stdout stays clean for command output (status --json, tables). Written
+  // as logged (pino's default queues them): a command's own last line, written straight to
+  // stderr, would otherwise come before the log lines that led to it.
+  return pino(json, pino.destination({ dest: 2, sync: true }));
 }
 
 /** `"level":"warn"` instead of pino's number 40. */
