@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { generateDataset } from '../src/simulator/server.js';
@@ -218,7 +219,7 @@ export async function backfill(
       const hwm = (await statusKb(id, 'VmHWM')) ?? (await statusKb(id, 'VmRSS'));
       if (hwm !== undefined) peaks.set(id, Math.max(peaks.get(id) ?? 0, hwm));
     }
-    await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
+    await sleep(SAMPLE_MS);
   }
   const code = await exited;
   return {

@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { bookkeepingSchema, queueSchema } from '../src/db/bookkeeping.js';
 import { silentLogger } from '../src/log/logger.js';
@@ -320,6 +321,6 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 60_000): Promi
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('workers did not start within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /** SQLSTATE 55006: CREATE DATABASE ... TEMPLATE while someone is still connected to the template. */
@@ -34,7 +35,7 @@ export async function createDatabase(admin: pg.Client, name: string, template?: 
       return;
     } catch (error) {
       if ((error as { code?: string }).code !== OBJECT_IN_USE || attempt >= 20) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      await sleep(100 * attempt);
     }
   }
 }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 
@@ -352,8 +353,4 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

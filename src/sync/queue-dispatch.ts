@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type PgBoss from 'pg-boss';
 import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
@@ -134,7 +135,7 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
             finish(index, outcomeOf(job, row.state, row.output, run));
           }
         }
-        if (pending.size > 0) await pause(pollMs);
+        if (pending.size > 0) await sleep(pollMs);
       }
       return outcomes.map((o, index) => o ?? skippedWindow(jobs[index]?.source ?? '', 'feedback', ''));
     },
@@ -197,8 +198,4 @@ function failureMessage(output: unknown): string {
 
 function isJobOutput(output: unknown): output is WindowJobOutput {
   return typeof output === 'object' && output !== null && 'outcome' in output && 'statuses' in output;
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
