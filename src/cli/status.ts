@@ -4,6 +4,7 @@ import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
 import { oneLine, printOut } from '../log/terminal-text.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
@@ -42,12 +43,14 @@ export function registerStatus(program: Command): void {
           { statusReport },
           { todayUtc },
           { queueStatus },
+          { lateArrivalStatus },
         ] = await Promise.all([
           import('./command-context.js'),
           import('./warehouse.js'),
           import('../sync/status-report.js'),
           import('../time/days.js'),
           import('../sync/queue-status.js'),
+          import('../sync/late-arrivals-store.js'),
         ]);
         const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
         const now = new Date();
@@ -63,6 +66,7 @@ export function registerStatus(program: Command): void {
                 ...(config.sources.length === 0 ? {} : { configured: config.sources.map((s) => s.name) }),
               })),
               queue: await queueStatus(db, config.schema),
+              lateArrivals: await lateArrivalStatus(db, config.lookbackDays, now),
             },
             warehouse: { url: displayUrl, schema: config.schema },
           }),
@@ -86,7 +90,7 @@ export function registerStatus(program: Command): void {
 /** Above this many sources, the text shows one line per source unless --details or --source. */
 export const SUMMARY_ABOVE = 10;
 
-type ShownReport = StatusReport & { queue?: QueueStatus | null };
+type ShownReport = StatusReport & { queue?: QueueStatus | null; lateArrivals?: LateArrivalStatus[] };
 
 /** The report of one source: its resources, deliveries and jobs (the runs and the lock are shared). */
 function forSource(report: ShownReport, source: string): ShownReport {
@@ -232,7 +236,14 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}\nlast runs:\n${runs}\n${lock}${snapshots}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+  return `${table}\n${readings}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${lock}${snapshots}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+}
+
+/** How late data arrived, for the sources and resources that had any. */
+function renderLateArrivals(late: readonly LateArrivalStatus[]): string {
+  if (late.length === 0) return '';
+  const lines = late.map((s) => `  ${oneLine(s.source)}/${s.resource}: ${describeLateArrivals(s)}`);
+  return `\nlate data (last ${LATE_PERIOD_DAYS} days: items new on days already loaded whole):\n${lines.join('\n')}\n`;
 }
 
 /** The queue part, shown once the warehouse has used the queue (`--queue`, `worker`). */

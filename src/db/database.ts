@@ -8,6 +8,7 @@ import type {
   TestResultsView,
 } from './tables/analyst-views.js';
 import type {
+  LateArrivalsTable,
   RejectsTable,
   SchemaDriftTable,
   SyncRunsTable,
@@ -52,6 +53,7 @@ export interface Database {
   watermarks: WatermarksTable;
   rejects: RejectsTable;
   schema_drift: SchemaDriftTable;
+  late_arrivals: LateArrivalsTable;
   webhook_events: WebhookEventsTable;
   suppressed_visitors: SuppressedVisitorsTable;
   server_readings: ServerReadingsTable;

@@ -20,6 +20,8 @@ import { TEST_KINDS } from '../schemas/test.js';
 import { type DayString, todayUtc } from '../time/days.js';
 import { readWatermark } from '../watermark/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
+import { dayKey, lateArrivalsOf } from './late-arrivals.js';
+import { daysReadBefore, newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
 import { limitedClient } from './limited-client.js';
 import {
   EndpointRefusals,
@@ -208,6 +210,9 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   // Oldest days first across resources, so watermarks advance as the run goes.
   plans.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
   deps.onPlan?.(plans.length, runId);
+  // A sync's lookback re-reads are what late data is measured by; a backfill's range is the
+  // operator's choice (a year read again would say nothing of the lookback).
+  const readBefore = request.range ? [] : await daysReadBefore(deps.db, plans);
   logger.info({ windows: plans.length, sources: handles.length, trigger: request.trigger }, 'run planned');
 
   // A rejected key (401) stops the source; an endpoint's 403/404 stops that resource only.
@@ -313,6 +318,13 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     }
   }
 
+  const late = lateArrivalsOf(
+    await newItemsOnDays(deps.db, runId, readBefore),
+    new Set(readBefore.map((d) => dayKey(d.source, d.resource, d.day))),
+    today,
+  );
+  await recordLateArrivals(deps.db, runId, late);
+  if (late.length > 0) logger.info({ lateArrivals: late }, 'late arrivals: items new on days read before');
   const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
   await finishRun(deps.db, runId, { status, summary, error });

@@ -6,6 +6,7 @@
 export const BOOKKEEPING_TABLES: readonly string[] = [
   'kysely_migration',
   'kysely_migration_lock',
+  'late_arrivals',
   'queue_run_checks',
   'queue_slots',
   'queue_workers',

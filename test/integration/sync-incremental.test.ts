@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { lateArrivalStatus } from '../../src/sync/late-arrivals-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';
@@ -111,6 +112,23 @@ describe('incremental runs', () => {
     const summary = result.summary.main;
     expect(summary?.feedback?.updated).toBe(report.edited.length);
     expect(summary?.feedback?.inserted).toBe(report.late.feedback);
+
+    // The late items are counted as such, by the age of their day; the first run's items were not late.
+    const late = await t.db.selectFrom('late_arrivals').selectAll().execute();
+    expect(new Set(late.map((r) => Number(r.run_id)))).toEqual(new Set([result.runId]));
+    for (const resource of ['feedback', 'survey', 'recordings'] as const)
+      expect(late.filter((r) => r.resource === resource).reduce((n, r) => n + r.items, 0)).toBe(
+        report.late[resource],
+      );
+    const ages = report.lateDays.map((day) =>
+      Math.round((NOW.getTime() - Date.parse(`${day}T00:00:00Z`)) / 86_400_000),
+    );
+    expect(new Set(late.map((r) => r.day_age))).toEqual(new Set(ages));
+    // What status shows: per resource, the spread and the lookback that would have caught them.
+    const shown = await lateArrivalStatus(t.db, 3, new Date());
+    const feedback = shown.find((s) => s.resource === 'feedback');
+    expect(feedback?.items).toBe(report.late.feedback);
+    expect(feedback?.lookbackCovering).toBe(Math.max(...(feedback?.byAge ?? []).map((a) => a.dayAge)));
 
     const removedId = report.removedTests[0] as string;
     const removed = await t.db

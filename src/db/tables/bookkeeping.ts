@@ -69,3 +69,13 @@ export interface SchemaDriftTable {
   last_run_items: number;
   last_run_total: number;
 }
+
+/** late_arrivals (migration 0029): items a run found new on days already loaded whole. */
+export interface LateArrivalsTable {
+  run_id: Int8;
+  source_id: string;
+  resource: 'feedback' | 'survey' | 'recordings';
+  day_age: number;
+  items: number;
+  recorded_at: DefaultTimestamp;
+}
