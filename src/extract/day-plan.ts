@@ -94,7 +94,7 @@ export function judge(
   return count > 0 && count >= largestBefore ? 'suspect' : 'complete';
 }
 
-export function startDay(
+export function newDayFetch(
   resource: WindowedResource,
   day: DayString,
   policy: LimitPolicy,

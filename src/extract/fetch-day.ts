@@ -1,7 +1,7 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
-import { planDay, startDay } from './day-plan.js';
+import { newDayFetch, planDay } from './day-plan.js';
 import type { Answer } from './plan-steps.js';
 import type { ServerReading } from './server-reading.js';
 
@@ -62,7 +62,7 @@ export async function fetchDay(
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
 ): Promise<FetchedDay> {
-  const plan = planDay(startDay(resource, day, policy, knowledge));
+  const plan = planDay(newDayFetch(resource, day, policy, knowledge));
   let step = plan.next();
   while (!step.done) {
     const wanted = step.value;

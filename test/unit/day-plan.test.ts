@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { judge, planDay, startDay } from '../../src/extract/day-plan.js';
+import { judge, newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
 import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
 import type { Answer } from '../../src/extract/plan-steps.js';
@@ -36,7 +36,7 @@ const checked = (reading: ServerReading): ResourceKnowledge => ({ reading, stale
 const items = (list: unknown[]): Answer => ({ kind: 'items', items: list });
 
 function start(knowledge: ResourceKnowledge, policy = POLICY) {
-  const plan = planDay(startDay('feedback', DAY, policy, knowledge));
+  const plan = planDay(newDayFetch('feedback', DAY, policy, knowledge));
   return { plan, first: plan.next() };
 }
 
