@@ -1,0 +1,330 @@
+import { ApiError } from '../errors.js';
+import type { WindowedResource } from '../schemas/resources.js';
+import { addDays, type DayString } from '../time/days.js';
+import type { FetchedDay, LimitPolicy, ResourceKnowledge } from './fetch-day.js';
+import { itemIdentity } from './item-identity.js';
+import { escalation, startLimit, stepDown } from './limit-steps.js';
+import type { Plan } from './plan-steps.js';
+import { staleReading } from './reading-check.js';
+import {
+  covers,
+  cutSparesDay,
+  type DayRange,
+  halves,
+  itemDay,
+  learnFromResponse,
+  proofRequest,
+  requestFor,
+  type ServerReading,
+  sameRange,
+} from './server-reading.js';
+
+/**
+ * What to ask for one UTC day of a windowed resource, whatever the server's reading of the spec's
+ * gaps (see server-reading.ts for how bounds and the server's day are learned). A plan yields
+ * requests and is resumed with their answers (plan-steps.ts); fetchDay sends them. No I/O here:
+ * a test feeds answers and reads the next request, or the day's outcome.
+ *
+ * 1. Ask the narrowest request that holds the whole day under every reading not ruled out. If
+ *    its answer proves something new, ask again: narrower when the answer may have been cut,
+ *    wider when the day may not all have been asked.
+ * 2. No paging exists, so an answer may be cut short by our limit or by a silent cap:
+ *    - an answer as long as the limit is asked again with a larger one, up to the ceiling;
+ *    - an answer at least as long as any before it might be a silent cap. Wider requests settle
+ *      it: more items back means no cap; no more, with items the first answer lacked, proves a
+ *      cap of that size. Escalation alone cannot see a cap it never reaches.
+ *    - a 400 on a large limit steps the limit down (the server has a maximum) and is remembered.
+ * 3. A request over several server days that stays cut is split in halves, so neighbours cannot
+ *    crowd the day out; a part that still stays cut leaves the day flagged truncated, loaded as
+ *    far as it came.
+ */
+
+/** Evidence only narrows or widens a bounded number of times; more rounds means a bug. */
+const MAX_ROUNDS = 32;
+/**
+ * How far a cap check widens the request, in days on each side. A week at once: its answer (more
+ * items than any one day) sets a floor that later days of the run rarely reach, so a run makes
+ * about one check per resource on a server without a cap.
+ */
+const CHECK_WIDENINGS = [7] as const;
+/** Requests per run and resource spent proving the server's day; on a UTC server one or two do. */
+const MAX_PROOFS = 12;
+/** Halvings of a cut request before the day is called truncated. */
+const MAX_SPLIT_DEPTH = 4;
+
+/** The state of one day's fetch: what it holds so far and the limit it asks with. Printable. */
+export interface DayFetch {
+  resource: WindowedResource;
+  day: DayString;
+  policy: LimitPolicy;
+  /** Shared by the run's windows of this source and resource: what one learns serves the others. */
+  knowledge: ResourceKnowledge;
+  items: unknown[];
+  /**
+   * Identities of the items held. A larger limit or a wider request answers again much of what
+   * came before (a cut day: 1,000, 4,000, then 10,000 items): an item an earlier answer held is
+   * not held a second time.
+   */
+  kept: Set<string>;
+  requests: number;
+  /** Most items one response for this day returned. */
+  servedCount: number;
+  limit: number;
+}
+
+export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
+
+/** Whether an answer of `count` items may have been cut: by our limit or by a proved cap. */
+export function isCut(count: number, limit: number, reading: ServerReading): boolean {
+  return count >= limit || (reading.cap !== null && count >= reading.cap);
+}
+
+/**
+ * How an answer of `count` items stands: cut by our limit, by a proved cap, possibly by a cap not
+ * yet seen (as long as any answer before it), or whole.
+ */
+export function judge(
+  count: number,
+  largestBefore: number,
+  limit: number,
+  reading: ServerReading,
+): Saturation {
+  if (count >= limit) return 'limit';
+  if (reading.cap !== null && count >= reading.cap) return 'cap';
+  return count > 0 && count >= largestBefore ? 'suspect' : 'complete';
+}
+
+export function newDayFetch(
+  resource: WindowedResource,
+  day: DayString,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): DayFetch {
+  const limit = startLimit(policy, knowledge);
+  return { resource, day, policy, knowledge, items: [], kept: new Set(), requests: 0, servedCount: 0, limit };
+}
+
+/** The day's plan: yields requests until the day is settled, then returns what it fetched. */
+export function* planDay(state: DayFetch): Plan<FetchedDay> {
+  const { reading } = state.knowledge;
+  let asked: DayRange | undefined;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const range = requestFor(state.day, reading);
+    asked = range;
+    const outcome = yield* playRound(state, range);
+    if (outcome !== 'again') return outcome;
+  }
+  throw new Error(
+    `fetching ${state.resource} ${state.day} did not settle after ${MAX_ROUNDS} rounds (last asked ${asked?.startdate}..${asked?.enddate})`,
+  );
+}
+
+/** One round: ask `range`, then the day's outcome, or 'again' when a new request must be asked. */
+function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'> {
+  const { reading } = state.knowledge;
+  const largestBefore = reading.largestResponse;
+  const response = yield* served(state, range);
+  let saturation = judge(response.length, largestBefore, state.limit, reading);
+  if (saturation === 'complete') return yield* settleOrAgain(state, range, response);
+  // The answer may be cut. If it proved something that moves the request, ask that first.
+  if (!sameRange(range, requestFor(state.day, reading))) return 'again';
+  if (saturation === 'suspect') {
+    const verdict = yield* cappedAt(state, range, response);
+    if (verdict !== 'capped') {
+      // The check's own items may have moved the request: then the answer is not settled yet.
+      if (!covers(range, requestFor(state.day, reading))) return 'again';
+      // Whole for what was asked, as on the path above: the reading it was asked under is checked too.
+      if (verdict === 'whole' || sameRange(range, requestFor(state.day, reading)))
+        return yield* settleOrAgain(state, range, response);
+      return 'again';
+    }
+    // A cap proved above this answer did not cut it: it is whole for what was asked.
+    if (!isCut(response.length, state.limit, reading)) return yield* settleOrAgain(state, range, response);
+    saturation = 'cap';
+  }
+  // Cut, but at an end that holds none of the day's items.
+  if (cutSparesDay(reading, response, state.day)) return outcome(state, false);
+  const larger = saturation === 'limit' ? escalation(state.limit, state.policy, state.knowledge) : undefined;
+  if (larger !== undefined) {
+    if (larger.retriesRefused) state.knowledge.refusedRetried = true;
+    state.limit = larger.limit;
+    return 'again';
+  }
+  const truncated = yield* split(state, range, 0);
+  // The parts' items may have narrowed the request; ask that before calling the day cut.
+  if (truncated && !sameRange(range, requestFor(state.day, reading))) return 'again';
+  return outcome(state, truncated);
+}
+
+/** A whole answer: the day's outcome if it settles the day, else 'again'. */
+function* settleOrAgain(
+  state: DayFetch,
+  range: DayRange,
+  answer: readonly unknown[],
+): Plan<FetchedDay | 'again'> {
+  return (yield* settles(state, range, answer)) ? outcome(state, false) : 'again';
+}
+
+/**
+ * A whole answer settles the day when the day reaches no further than what was asked, under the
+ * reading as it now stands, and the reading it was asked under still holds.
+ */
+function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]): Plan<boolean> {
+  if (!covers(range, requestFor(state.day, state.knowledge.reading))) return false;
+  const stale = yield* staleReading({
+    day: state.day,
+    knowledge: state.knowledge,
+    range,
+    answer,
+    ask: (wide) => ask(state, wide),
+    cut: (count) => isCut(count, state.limit, state.knowledge.reading),
+  });
+  return !stale;
+}
+
+function outcome(state: DayFetch, truncated: boolean): FetchedDay {
+  return {
+    ...partitionByDay(state.items, state.day, state.requests > 1),
+    requestedLimit: state.limit,
+    servedCount: state.servedCount,
+    truncated,
+    requests: state.requests,
+  };
+}
+
+/** Asks `range` for the day itself: counts its size, then spends what proofs its items allow. */
+function* served(state: DayFetch, range: DayRange): Plan<unknown[]> {
+  const response = yield* ask(state, range);
+  state.servedCount = Math.max(state.servedCount, response.length);
+  yield* prove(state);
+  return response;
+}
+
+/**
+ * Asks `range` until answered, stepping the limit down on a 400 (above the server's maximum);
+ * holds the answer's new items and learns from it.
+ */
+function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
+  const { knowledge } = state;
+  const { reading } = knowledge;
+  for (;;) {
+    state.requests += 1;
+    const answer = yield { kind: 'ask', range, limit: state.limit };
+    if (answer.kind === 'items') {
+      const { items } = answer;
+      knowledge.responses = (knowledge.responses ?? 0) + 1;
+      if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))
+        knowledge.limitAccepted = state.limit;
+      if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
+      hold(state, items);
+      learnFromResponse(reading, range, items);
+      return items;
+    }
+    const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
+    if (!(error instanceof ApiError) || error.context.status !== 400 || state.limit <= 1) throw error;
+    // Above the server's maximum: step down, never below a limit it took.
+    reading.limitRefused = Math.min(reading.limitRefused ?? state.limit, state.limit);
+    state.limit = stepDown(state.limit, knowledge);
+  }
+}
+
+function hold(state: DayFetch, response: readonly unknown[]): void {
+  const ids = response.map(itemIdentity);
+  response.forEach((item, i) => {
+    if (!state.kept.has(ids[i] as string)) state.items.push(item);
+  });
+  for (const id of ids) state.kept.add(id);
+}
+
+/** Spends a request to prove the server's day on a side, when an item near a midnight allows. */
+function* prove(state: DayFetch): Plan<void> {
+  const { knowledge } = state;
+  for (const side of ['start', 'end'] as const) {
+    if ((knowledge.proofs ?? 0) >= MAX_PROOFS) return;
+    const range = proofRequest(knowledge.reading, side, state.items);
+    if (range === undefined) continue;
+    knowledge.proofs = (knowledge.proofs ?? 0) + 1;
+    yield* ask(state, range);
+  }
+}
+
+/**
+ * Whether a response of `first` was cut by a silent cap (see step 2 above): 'whole' when a
+ * wider request brought more, 'capped' when none brought more but one held other items,
+ * 'unsure' when everything around the day is empty and nothing can tell.
+ */
+function* cappedAt(
+  state: DayFetch,
+  range: DayRange,
+  first: readonly unknown[],
+): Plan<'whole' | 'capped' | 'unsure'> {
+  const { reading } = state.knowledge;
+  const seen = new Set(first.map(itemIdentity));
+  const holdsNew = (response: readonly unknown[]) => response.some((item) => !seen.has(itemIdentity(item)));
+  for (const widen of CHECK_WIDENINGS) {
+    const wider = yield* ask(state, {
+      startdate: addDays(range.startdate, -widen),
+      enddate: addDays(range.enddate, widen),
+    });
+    if (wider.length > first.length) return 'whole';
+    if (holdsNew(wider)) {
+      reading.cap = wider.length;
+      return 'capped';
+    }
+  }
+  // The widest answer held only the first one's items. An order that lists the day first
+  // would hide its neighbours behind a cap: ask each side alone. Both sides lie inside the
+  // widest request, so any item there that it lacked proves it was cut.
+  const widest = CHECK_WIDENINGS[CHECK_WIDENINGS.length - 1] ?? 1;
+  for (const side of [
+    { startdate: addDays(range.startdate, -widest), enddate: addDays(range.startdate, -1) },
+    { startdate: addDays(range.enddate, 1), enddate: addDays(range.enddate, widest) },
+  ]) {
+    if (holdsNew(yield* ask(state, side))) {
+      reading.cap = first.length;
+      return 'capped';
+    }
+  }
+  return 'unsure';
+}
+
+/** Asks each part of a cut request on its own, halving again while a part stays cut. */
+function* split(state: DayFetch, range: DayRange, depth: number): Plan<boolean> {
+  const { reading } = state.knowledge;
+  const parts = halves(range, reading);
+  if (parts === undefined || depth > MAX_SPLIT_DEPTH) return true;
+  let truncated = false;
+  for (const part of parts) {
+    // A neighbour's items often sit near a midnight: they may prove the server's day, after
+    // which the caller asks again without that neighbour.
+    const response = yield* served(state, part);
+    if (
+      isCut(response.length, state.limit, reading) &&
+      !cutSparesDay(reading, response, state.day) &&
+      (yield* split(state, part, depth + 1))
+    )
+      truncated = true;
+  }
+  return truncated;
+}
+
+/** Splits items into the day's (or unplaceable) and other days', dropping verbatim repeats. */
+export function partitionByDay(
+  items: readonly unknown[],
+  day: DayString,
+  mayRepeat = true,
+): { onDay: unknown[]; otherDays: unknown[] } {
+  const onDay: unknown[] = [];
+  const otherDays: unknown[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (mayRepeat) {
+      const id = itemIdentity(item);
+      if (seen.has(id)) continue;
+      seen.add(id);
+    }
+    const itemDayString = itemDay(item);
+    (itemDayString === undefined || itemDayString === day ? onDay : otherDays).push(item);
+  }
+  return { onDay, otherDays };
+}

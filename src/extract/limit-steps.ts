@@ -1,0 +1,51 @@
+import type { LimitPolicy, ResourceKnowledge } from './fetch-day.js';
+
+/**
+ * The `limit` a day is asked with, and how it moves: up when an answer came back as long as it,
+ * down when the server refused it (a 400 above its maximum). The run's memory of both lives in
+ * ResourceKnowledge; these functions only read it, and say what to change.
+ */
+
+/** Each escalation multiplies the limit; few round trips reach any ceiling. */
+const ESCALATION_FACTOR = 4;
+
+/** The first limit for a day: the policy's, below a limit the server refused. */
+export function startLimit(policy: LimitPolicy, knowledge: ResourceKnowledge): number {
+  const first = Math.min(policy.limit, policy.maxLimit);
+  const refused = knowledge.reading.limitRefused;
+  if (refused === null || first < refused) return first;
+  return Math.max(1, knowledge.limitAccepted ?? Math.floor(refused / 2));
+}
+
+/** Our ceiling, lowered by a server maximum: below a refused limit, at the largest one taken since. */
+export function ceiling(policy: LimitPolicy, knowledge: ResourceKnowledge): number {
+  const refused = knowledge.reading.limitRefused;
+  if (refused === null) return policy.maxLimit;
+  return Math.min(policy.maxLimit, knowledge.limitAccepted ?? refused - 1);
+}
+
+export interface Escalation {
+  limit: number;
+  /** This escalation is the run's one retry of a refused limit (the server may have raised its maximum). */
+  retriesRefused: boolean;
+}
+
+/** The larger limit to ask an answer as long as `limit` again with, or undefined at the ceiling. */
+export function escalation(
+  limit: number,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): Escalation | undefined {
+  const top = ceiling(policy, knowledge);
+  if (limit < top) return { limit: Math.min(limit * ESCALATION_FACTOR, top), retriesRefused: false };
+  const refused = knowledge.reading.limitRefused;
+  // Once per run, try the refused limit again: the server may have raised its maximum.
+  if (refused === null || limit >= policy.maxLimit || knowledge.refusedRetried) return undefined;
+  return { limit: Math.min(refused, policy.maxLimit), retriesRefused: true };
+}
+
+/** After a 400 on `limit`: the smaller limit to try, never below one the server took. */
+export function stepDown(limit: number, knowledge: ResourceKnowledge): number {
+  const accepted = knowledge.limitAccepted ?? 0;
+  return accepted > 0 && accepted < limit ? Math.max(accepted, Math.floor(limit / 2)) : Math.floor(limit / 2);
+}

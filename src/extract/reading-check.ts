@@ -1,0 +1,119 @@
+import type { DayString } from '../time/days.js';
+import type { ResourceKnowledge } from './fetch-day.js';
+import { itemIdentity } from './item-identity.js';
+import type { Plan } from './plan-steps.js';
+import {
+  covers,
+  type DayRange,
+  emptyReading,
+  heldWhole,
+  itemDay,
+  itemTime,
+  learnFromResponse,
+  requestFor,
+  type ServerReading,
+} from './server-reading.js';
+
+/**
+ * Once per run and resource: whether the reading learned before has gone stale. Evidence only
+ * ever narrows a request, so a server that changed its reading (SPEC-GAPS: one server over time
+ * may pick differently), say to an exclusive startdate, would answer the narrow request with
+ * less than the day, silently. The request that holds the day under every reading settles it:
+ * items of the day the narrow answer lacked mean the reading is reset and learned again.
+ */
+
+/**
+ * What the wide answer says of the narrow one: 'stale' when it holds items the narrow answer
+ * should have held and lacked; 'holds' when it proves the reading for the run; 'unproven' when
+ * nothing in it can tell (a later day of the run checks again).
+ */
+export type CheckVerdict = 'holds' | 'unproven' | 'stale';
+
+export function checkVerdict(check: {
+  day: DayString;
+  reading: ServerReading;
+  /** The narrow request and its answer, asked under `reading`. */
+  range: DayRange;
+  answer: readonly unknown[];
+  /** The answer to the request that holds the day under every reading. */
+  wide: readonly unknown[];
+}): CheckVerdict {
+  const { day, reading, range } = check;
+  // Not only the day: every item the reading says the narrow answer holds whole. On a quiet
+  // server the day alone may have no item where an old reading now misses some.
+  const held = check.wide.filter((item) => {
+    const time = itemTime(item);
+    return time !== undefined && heldWhole(range, reading, time);
+  });
+  // Nothing there proves nothing either way.
+  if (held.length === 0) return 'unproven';
+  const seen = new Set(check.answer.map(itemIdentity));
+  if (!held.every((item) => seen.has(itemIdentity(item)))) return 'stale';
+  // The reading holds as far as these items tell. Only the day's own items make that the run's
+  // verdict: a neighbour's may sit where old and new readings agree while the day's are all
+  // where they differ (a server now 5 h behind with an exclusive startdate answers the old
+  // request with the next day's items alone).
+  return held.some((item) => itemDay(item) === day) ? 'holds' : 'unproven';
+}
+
+export interface ReadingCheckInput {
+  day: DayString;
+  knowledge: ResourceKnowledge;
+  range: DayRange;
+  answer: readonly unknown[];
+  /** Asks a request the way the day's plan does (limit steps, items held, reading learned). */
+  ask: (range: DayRange) => Plan<unknown[]>;
+  /** Whether an answer of this many items may have been cut (our limit or a proved cap). */
+  cut: (count: number) => boolean;
+}
+
+/**
+ * Whether the answer to `range` cannot settle the day: the request no longer covers the day, or
+ * the run's check found the reading it was asked under stale (and reset it). Windows run side by
+ * side on one knowledge: an answer asked under the reading another window is checking waits for
+ * the verdict, and is asked again if the reading moved meanwhile.
+ */
+export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
+  const { knowledge } = input;
+  while (knowledge.staleChecking !== undefined) yield { kind: 'wait', until: knowledge.staleChecking };
+  if (!covers(input.range, requestFor(input.day, knowledge.reading))) return true;
+  if (knowledge.staleChecked) return false;
+  knowledge.staleChecked = true;
+  let finish = (): void => {};
+  const checking = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  knowledge.staleChecking = checking;
+  try {
+    return yield* checkReading(input);
+  } catch (error) {
+    // A check that failed was not made: another window makes it.
+    knowledge.staleChecked = false;
+    throw error;
+  } finally {
+    if (knowledge.staleChecking === checking) delete knowledge.staleChecking;
+    finish();
+  }
+}
+
+function* checkReading(input: ReadingCheckInput): Plan<boolean> {
+  const { knowledge } = input;
+  const widest = requestFor(input.day, emptyReading());
+  if (covers(input.range, widest)) return false;
+  const wide = yield* input.ask(widest);
+  if (input.cut(wide.length)) return false;
+  const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
+  if (verdict !== 'stale') {
+    if (verdict === 'unproven') knowledge.staleChecked = false;
+    return false;
+  }
+  forgetReading(knowledge.reading);
+  knowledge.relearned = (knowledge.relearned ?? 0) + 1;
+  learnFromResponse(knowledge.reading, widest, wide);
+  return true;
+}
+
+/** Everything learned but a refused limit (a maximum is proved by a 400, not by items). */
+function forgetReading(reading: ServerReading): void {
+  Object.assign(reading, { ...emptyReading(), limitRefused: reading.limitRefused });
+}

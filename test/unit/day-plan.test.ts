@@ -1,0 +1,233 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { judge, newDayFetch, planDay } from '../../src/extract/day-plan.js';
+import type { LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
+import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
+import type { Answer } from '../../src/extract/plan-steps.js';
+import { checkVerdict } from '../../src/extract/reading-check.js';
+import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import { addDays, type DayString } from '../../src/time/days.js';
+
+// The day's plan is driven here by hand: each test feeds answers and reads the next request or
+// the day's outcome, with no server and no client.
+
+const DAY = '2026-03-10';
+const DAY_MS = 86_400_000;
+const POLICY: LimitPolicy = { limit: 1000, maxLimit: 4000 };
+
+/** `count` items of `day`, oldest first, between 01:00 and 22:00 UTC (none near a midnight). */
+function itemsOn(day: DayString, count: number, prefix = day): { id: string; dt: string }[] {
+  const start = Date.parse(`${day}T01:00:00.000Z`);
+  const step = count > 1 ? Math.floor((21 * 3_600_000) / (count - 1)) : 0;
+  return Array.from({ length: count }, (_, i) => ({
+    id: `${prefix}#${i}`,
+    dt: new Date(start + i * step).toISOString(),
+  }));
+}
+
+/** A reading proved before: inclusive bounds on UTC days, answers of up to 500 items seen. */
+function provedUtc(extra: Partial<ServerReading> = {}): ServerReading {
+  return { ...emptyReading(), headMs: 60_000, tailMs: DAY_MS - 60_000, largestResponse: 500, ...extra };
+}
+
+/** Knowledge whose reading this run has already checked: no check request is spent. */
+const checked = (reading: ServerReading): ResourceKnowledge => ({ reading, staleChecked: true });
+
+const items = (list: unknown[]): Answer => ({ kind: 'items', items: list });
+
+function start(knowledge: ResourceKnowledge, policy = POLICY) {
+  const plan = planDay(newDayFetch('feedback', DAY, policy, knowledge));
+  return { plan, first: plan.next() };
+}
+
+describe('the day plan decides the next request from the answers fed to it', () => {
+  it('on a reading it knows nothing of, asks two days on each side of the day with the policy limit', () => {
+    const { first } = start({ reading: emptyReading() });
+    expect(first.value).toEqual({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      limit: 1000,
+    });
+  });
+
+  it('a whole answer to the one-day request of a proved, checked reading settles the day at once', () => {
+    const { plan, first } = start(checked(provedUtc()));
+    expect(first.value).toEqual({ kind: 'ask', range: { startdate: DAY, enddate: DAY }, limit: 1000 });
+    const last = plan.next(items([...itemsOn(DAY, 10), ...itemsOn(addDays(DAY, 1), 0)]));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({
+      truncated: false,
+      requests: 1,
+      servedCount: 10,
+      requestedLimit: 1000,
+    });
+    expect(last.done && last.value.onDay).toHaveLength(10);
+  });
+
+  it('an answer as long as the limit is asked again, same range, four times the limit', () => {
+    const { plan } = start(checked(provedUtc()));
+    expect(plan.next(items(itemsOn(DAY, 1000))).value).toEqual({
+      kind: 'ask',
+      range: { startdate: DAY, enddate: DAY },
+      limit: 4000,
+    });
+  });
+
+  it('a 400 on the limit is asked again with half of it, and the refused limit is remembered', () => {
+    const knowledge = checked(provedUtc());
+    const { plan } = start(knowledge);
+    const refused = new ApiError('HTTP 400', { status: 400 }, { retryable: false });
+    expect(plan.next({ kind: 'failed', error: refused }).value).toEqual({
+      kind: 'ask',
+      range: { startdate: DAY, enddate: DAY },
+      limit: 500,
+    });
+    expect(knowledge.reading.limitRefused).toBe(1000);
+  });
+
+  it('any other failure ends the plan with that error', () => {
+    const { plan } = start(checked(provedUtc()));
+    const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
+    expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
+  });
+
+  it('an answer at a proved cap on a one-day request leaves the day truncated, with no request more', () => {
+    const { plan } = start(checked(provedUtc({ cap: 100 })));
+    const last = plan.next(items(itemsOn(DAY, 100)));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: true, requests: 1 });
+  });
+
+  it('an answer as long as any before it is checked for a silent cap with a request a week wider on each side', () => {
+    const { plan } = start(checked(provedUtc({ largestResponse: 10 })));
+    expect(plan.next(items(itemsOn(DAY, 10))).value).toEqual({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -7), enddate: addDays(DAY, 7) },
+      limit: 1000,
+    });
+  });
+});
+
+describe('the day plan checks a stored reading once a run', () => {
+  it('a whole answer under a reading not yet checked this run is followed by the request that holds the day under every reading', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const { plan } = start(knowledge);
+    expect(plan.next(items(itemsOn(DAY, 10))).value).toEqual({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      limit: 1000,
+    });
+    // The wide answer holds the same items of the day: the reading holds, for the whole run.
+    const last = plan.next(items(itemsOn(DAY, 10)));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.staleChecked).toBe(true);
+    expect(knowledge.relearned).toBeUndefined();
+  });
+
+  it('a wide answer holding items of the day that the narrow one lacked resets the reading and asks again', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const { plan } = start(knowledge);
+    plan.next(items(itemsOn(DAY, 10)));
+    const next = plan.next(items([...itemsOn(DAY, 10), ...itemsOn(DAY, 3, 'missed')]));
+    expect(knowledge.relearned).toBe(1);
+    expect(next.done).toBe(false);
+    expect(next.value).toMatchObject({ kind: 'ask' });
+    const range = next.done || next.value.kind !== 'ask' ? undefined : next.value.range;
+    // Learned again from the wide answer alone: no longer the one day the old reading asked.
+    expect(range).not.toEqual({ startdate: DAY, enddate: DAY });
+  });
+
+  it('while another window checks the reading, waits for its verdict before settling, then settles on it', () => {
+    let finish = (): void => {};
+    const checking = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecking: checking };
+    const { plan } = start(knowledge);
+    expect(plan.next(items(itemsOn(DAY, 10))).value).toEqual({ kind: 'wait', until: checking });
+    // The other window's check is done and found the reading sound.
+    delete knowledge.staleChecking;
+    knowledge.staleChecked = true;
+    finish();
+    const last = plan.next({ kind: 'waited' });
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 1 });
+  });
+
+  it('a check whose request fails is left for another window to make', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const { plan } = start(knowledge);
+    plan.next(items(itemsOn(DAY, 10)));
+    expect(knowledge.staleChecking).toBeInstanceOf(Promise);
+    const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
+    expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
+    expect(knowledge.staleChecked).toBe(false);
+    expect(knowledge.staleChecking).toBeUndefined();
+  });
+});
+
+describe('checkVerdict', () => {
+  const range = { startdate: DAY, enddate: DAY };
+  const answer = itemsOn(DAY, 5);
+
+  it('stale when the wide answer holds an item the narrow one should have held', () => {
+    const wide = [...answer, ...itemsOn(DAY, 1, 'missed')];
+    expect(checkVerdict({ day: DAY, reading: provedUtc(), range, answer, wide })).toBe('stale');
+  });
+
+  it("holds when every such item was there, the day's own among them", () => {
+    expect(checkVerdict({ day: DAY, reading: provedUtc(), range, answer, wide: answer })).toBe('holds');
+  });
+
+  it('unproven when nothing the narrow answer should hold came back, or only other days did', () => {
+    expect(checkVerdict({ day: DAY, reading: provedUtc(), range, answer: [], wide: [] })).toBe('unproven');
+    // An inclusive enddate one day on: the narrow request claims the next day's items too.
+    const twoDays = { startdate: DAY, enddate: addDays(DAY, 1) };
+    const next = itemsOn(addDays(DAY, 1), 3);
+    expect(checkVerdict({ day: DAY, reading: provedUtc(), range: twoDays, answer: next, wide: next })).toBe(
+      'unproven',
+    );
+  });
+});
+
+describe('limit steps', () => {
+  const knowledge = (
+    reading: Partial<ServerReading>,
+    more: Partial<ResourceKnowledge> = {},
+  ): ResourceKnowledge => ({
+    reading: { ...emptyReading(), ...reading },
+    ...more,
+  });
+
+  it('escalates fourfold up to the ceiling, then stops', () => {
+    expect(escalation(1000, POLICY, knowledge({}))).toEqual({ limit: 4000, retriesRefused: false });
+    expect(escalation(2000, POLICY, knowledge({}))).toEqual({ limit: 4000, retriesRefused: false });
+    expect(escalation(4000, POLICY, knowledge({}))).toBeUndefined();
+  });
+
+  it('below a refused limit, stops at the largest taken, but retries the refused one once a run', () => {
+    const k = knowledge({ limitRefused: 1000 }, { limitAccepted: 500 });
+    expect(escalation(500, POLICY, k)).toEqual({ limit: 1000, retriesRefused: true });
+    expect(escalation(500, POLICY, { ...k, refusedRetried: true })).toBeUndefined();
+  });
+
+  it('steps down by half, never below a limit the server took', () => {
+    expect(stepDown(1000, knowledge({}))).toBe(500);
+    expect(stepDown(1000, knowledge({}, { limitAccepted: 800 }))).toBe(800);
+  });
+
+  it('starts below a refused limit', () => {
+    expect(startLimit(POLICY, knowledge({}))).toBe(1000);
+    expect(startLimit(POLICY, knowledge({ limitRefused: 1000 }))).toBe(500);
+    expect(startLimit(POLICY, knowledge({ limitRefused: 1000 }, { limitAccepted: 700 }))).toBe(700);
+  });
+
+  it('judges an answer: at the limit, at a proved cap, as long as any before (a cap not yet seen), or whole', () => {
+    expect(judge(1000, 0, 1000, emptyReading())).toBe('limit');
+    expect(judge(100, 0, 1000, { ...emptyReading(), cap: 100 })).toBe('cap');
+    expect(judge(50, 50, 1000, emptyReading())).toBe('suspect');
+    expect(judge(49, 50, 1000, emptyReading())).toBe('complete');
+    expect(judge(0, 0, 1000, emptyReading())).toBe('complete');
+  });
+});
