@@ -78,6 +78,9 @@ describe('an item its day no longer serves', () => {
     expect(recordings.slice(column).trim().startsWith('1 ')).toBe(true);
     expect(shown).toContain(`${EVIDENCE_HEADING}:`);
     expect(shown).toContain(`  run ${result.runId}: main/recordings: 1 missing upstream`);
+    // status --json prints this report: the run's summary carries the count as it was recorded.
+    const run = status.runs.find((r) => r.runId === result.runId);
+    expect(run?.summary?.main?.recordings?.missingUpstream).toBe(1);
   });
 
   it('a later run counts it no more, and still keeps it', async () => {
