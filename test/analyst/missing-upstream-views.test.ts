@@ -4,7 +4,9 @@
  * simulator: one item of each windowed resource is deleted at the service, and two runs read its
  * day whole.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as missingUpstreamViews from '../../migrations/0028-missing-upstream-views.js';
 import type { GroundTruth, Simulator } from '../../src/simulator/server.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -112,5 +114,19 @@ describe('rows the service no longer has, in the analyst views', () => {
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .execute();
     expect(Number(stored[0]?.n)).toBe(sim.truth().feedback.length + 1);
+  });
+
+  it('down counts them again and drops missing_upstream; up leaves them out again, the comments as they were', async () => {
+    const comment = () =>
+      sql<{ c: string }>`select obj_description('daily_activity'::regclass, 'pg_class') as c`.execute(t.db);
+    const commented = (await comment()).rows[0]?.c;
+    expect(commented).toContain('missing_upstream_since');
+    await missingUpstreamViews.down(t.db);
+    expect(await activity()).toMatchObject({ feedback_count: onDay(before.feedback) });
+    expect((await comment()).rows[0]?.c).not.toContain('missing_upstream_since');
+    await expect(t.db.selectFrom('missing_upstream').selectAll().execute()).rejects.toThrow(/does not exist/);
+    await missingUpstreamViews.up(t.db);
+    expect(await activity()).toMatchObject({ feedback_count: onDay(sim.truth().feedback) });
+    expect((await comment()).rows[0]?.c).toBe(commented);
   });
 });
