@@ -25,6 +25,7 @@ import * as expectedAllocations from './0024-expected-allocations.js';
 import * as lastRead from './0025-last-read.js';
 import * as movedItems from './0026-moved-items.js';
 import * as schemaDrift from './0027-schema-drift.js';
+import * as missingUpstreamViews from './0028-missing-upstream-views.js';
 import * as lateArrivals from './0029-late-arrivals.js';
 
 /**
@@ -58,5 +59,6 @@ export const migrations: Record<string, Migration> = {
   '0025-last-read': lastRead,
   '0026-moved-items': movedItems,
   '0027-schema-drift': schemaDrift,
+  '0028-missing-upstream-views': missingUpstreamViews,
   '0029-late-arrivals': lateArrivals,
 };

@@ -59,6 +59,8 @@ export function printRun(
       `snapshot changes (a row is removed only on evidence; suspicious rows were missing once and are kept; see "Snapshot" in the README): ${changes.join('; ')}\n`,
     );
   }
+  const evidence = evidenceCounts(result.summary);
+  if (evidence.length > 0) out.write(`${EVIDENCE_HEADING}: ${evidence.join('; ')}\n`);
   out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
   if (result.status !== 'ok') {
     const fatal = [...result.windows, ...result.snapshots].some((o) => o.fatal);
@@ -79,6 +81,29 @@ export function snapshotChanges(summary: RunSummary): string[] {
           [s.removed, 'removed'],
           [s.revived ?? 0, 'revived'],
           [s.suspicious ?? 0, 'suspicious'],
+        ] as const
+      ).filter(([n]) => n > 0);
+      return counts.length === 0
+        ? []
+        : [`${source}/${resource}: ${counts.map(([n, label]) => `${n} ${label}`).join(', ')}`];
+    }),
+  );
+}
+
+/** What the evidence counts mean, once, before them: the run summary and `status` both print it. */
+export const EVIDENCE_HEADING =
+  're-asked empty answers, items moved to another day, rows newly marked missing upstream (kept, left out of the analyst views; see "Items no longer served" in docs/warehouse.md)';
+
+/** `source/resource: 2 re-asked, 1 moved, 1 missing upstream` for each resource where one is non-zero. */
+export function evidenceCounts(summary: RunSummary): string[] {
+  return Object.entries(summary).flatMap(([source, resources]) =>
+    Object.entries(resources).flatMap(([resource, s]) => {
+      if (!s) return [];
+      const counts = (
+        [
+          [s.reasked ?? 0, 're-asked'],
+          [s.moves ?? 0, 'moved'],
+          [s.missingUpstream ?? 0, 'missing upstream'],
         ] as const
       ).filter(([n]) => n > 0);
       return counts.length === 0

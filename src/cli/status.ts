@@ -9,7 +9,7 @@ import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
-import { snapshotChanges } from './print-run.js';
+import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
 import { embeddedOption } from './run-options.js';
 
 export function registerStatus(program: Command): void {
@@ -182,6 +182,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
           'truncated days',
           'rejected',
           'key collisions',
+          'missing upstream',
           'failed windows',
         ],
         report.resources.map((r) => [
@@ -199,6 +200,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
             : `${r.truncatedDays.length} (${r.truncatedDays.slice(-3).join(', ')})`,
           r.rejectedItems,
           r.keyCollisions,
+          r.missingUpstream,
           r.failedWindows.length === 0
             ? '0'
             : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
@@ -227,6 +229,11 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
     changes.length === 0
       ? ''
       : `\nsnapshot changes (removed on evidence; suspicious: missing once, kept):\n${changes.join('\n')}\n`;
+  const judged = report.runs.flatMap((r) => {
+    const lines = r.summary === null ? [] : evidenceCounts(r.summary);
+    return lines.length === 0 ? [] : [`  run ${r.runId}: ${lines.join('; ')}`];
+  });
+  const evidence = judged.length === 0 ? '' : `\n${EVIDENCE_HEADING}:\n${judged.join('\n')}\n`;
   // One line per source and resource: with the details only.
   const learned = (summary ? [] : report.resources).flatMap((r) =>
     r.reading === null ? [] : [`  ${r.source}/${r.resource}: ${r.reading.summary}`],
@@ -236,7 +243,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${lock}${snapshots}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+  return `${table}\n${readings}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${lock}${snapshots}${evidence}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
 }
 
 /** How late data arrived, for the sources and resources that had any. */

@@ -2,6 +2,7 @@ import type {
   DailyActivityView,
   DayCompletenessView,
   FeedbackEnrichedView,
+  MissingUpstreamView,
   SurveyAnswersEnrichedView,
   SyncHealthView,
   TestResultDailyView,
@@ -77,4 +78,5 @@ export interface Database {
   daily_activity: DailyActivityView;
   sync_health: SyncHealthView;
   day_completeness: DayCompletenessView;
+  missing_upstream: MissingUpstreamView;
 }

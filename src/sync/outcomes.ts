@@ -1,8 +1,69 @@
 import type { RunStatus } from '../db/tables/bookkeeping.js';
 import { type Resource, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 
+/**
+ * A day window's counts beyond noCounts(), each absent when 0 (and in summaries recorded before
+ * it was counted). The one list of them: WindowOutcome has them per window, ResourceSummary their
+ * sums, and summarize adds up every key of WINDOW_COUNTS.
+ */
+export interface WindowCounts {
+  /**
+   * The rest of the day's items, so that fetched adds up (see ITEM_IDENTITY): versions kept in
+   * key_collisions because an item of another day holds their key (setAside), the second and
+   * later items with one key in one response (duplicates), items of forgotten visitors
+   * (suppressed), valid items of a day that failed as a whole (discarded).
+   */
+  setAside?: number;
+  duplicates?: number;
+  suppressed?: number;
+  discarded?: number;
+  /** Items of neighbouring days that came along (bounds, server day); not in `fetched`. */
+  neighbours?: number;
+  /** Of them, stored because their own day did not have them yet. */
+  neighboursAdded?: number;
+  /** Versions newly set aside because their item moved to another day (key_collisions, reason 'moved'; src/load/moved-items.ts). */
+  moves?: number;
+  /** Rows of the day newly marked missing_upstream_since: absent from its whole reads in two runs in a row (never deleted). */
+  missingUpstream?: number;
+}
+
+/**
+ * Every key of WindowCounts (the compiler holds the two equal), with where summarize starts it
+ * for a day-windowed resource: at 0, or absent until a window reports it.
+ */
+const WINDOW_COUNTS: Record<keyof WindowCounts, 0 | undefined> = {
+  setAside: 0,
+  duplicates: 0,
+  suppressed: 0,
+  discarded: 0,
+  neighbours: 0,
+  neighboursAdded: 0,
+  moves: undefined,
+  missingUpstream: undefined,
+};
+
+/** A snapshot resource's counts beyond noCounts() and removed, each absent when 0. */
+export interface SnapshotCounts {
+  /** Rows that were marked removed and are listed again. */
+  revived?: number;
+  /**
+   * Rows absent from this run's answer (after one re-read) but kept: one absence is not evidence.
+   * Each is removed only if it is still absent on the next run, or its detail answers 404.
+   */
+  suspicious?: number;
+  /** Reads asked again because the answer was an empty list (src/extract/empty-answers.ts). */
+  reasked?: number;
+}
+
+/** Every key of SnapshotCounts (the compiler holds the two equal). */
+const SNAPSHOT_COUNTS: Record<keyof SnapshotCounts, true> = {
+  revived: true,
+  suspicious: true,
+  reasked: true,
+};
+
 /** What happened to one window (source, windowed resource, day). */
-export interface WindowOutcome {
+export interface WindowOutcome extends WindowCounts {
   source: string;
   resource: Resource;
   day: string;
@@ -18,19 +79,6 @@ export interface WindowOutcome {
   conflicts: number;
   /** Versions newly set aside because an item of another day holds their key. */
   collisions?: number;
-  /** The rest of the day's items, so that fetched adds up (see ITEM_IDENTITY); absent: 0. */
-  setAside?: number;
-  duplicates?: number;
-  suppressed?: number;
-  discarded?: number;
-  /** Items of neighbouring days that came along (bounds, server day); not in `fetched`. */
-  neighbours?: number;
-  /** Of them, stored because their own day did not have them yet. */
-  neighboursAdded?: number;
-  /** Versions newly set aside because their item moved to another day (src/load/moved-items.ts). */
-  moves?: number;
-  /** Rows of the day newly marked missing_upstream_since: absent from its whole reads in two runs in a row. */
-  missingUpstream?: number;
   requests: number;
   error?: string;
   /** The source rejected the API key: its other windows are not attempted. */
@@ -46,7 +94,7 @@ export interface WindowOutcome {
 }
 
 /** What happened to one snapshot resource (tests with their results, or heatmaps) of a source. */
-export interface SnapshotOutcome {
+export interface SnapshotOutcome extends SnapshotCounts {
   source: string;
   resource: Resource;
   status: 'done' | 'failed' | 'skipped';
@@ -57,15 +105,6 @@ export interface SnapshotOutcome {
   rejected: number;
   /** Rows marked removed_at this run, on evidence (see "Snapshot" in the README's glossary). */
   removed: number;
-  /** Rows that were marked removed and are listed again. Absent: 0. */
-  revived?: number;
-  /**
-   * Rows absent from this run's answer (after one re-read) but kept: one absence is not evidence.
-   * Each is removed only if it is still absent on the next run, or its detail answers 404. Absent: 0.
-   */
-  suspicious?: number;
-  /** Reads asked again because the answer was an empty list (src/extract/empty-answers.ts). Absent: 0. */
-  reasked?: number;
   conflicts: number;
   error?: string;
   fatal?: boolean;
@@ -109,7 +148,8 @@ export function unwrittenSnapshot(
   return { source, resource, status, ...noCounts(), removed: 0, revived: 0, suspicious: 0 };
 }
 
-export interface ResourceSummary {
+/** Per source and resource totals; day windows sum WindowCounts, snapshot resources SnapshotCounts. */
+export interface ResourceSummary extends WindowCounts, SnapshotCounts {
   windows: number;
   /** Failed, and not attempted because of a failure (key rejected, endpoint refused). */
   failedWindows: number;
@@ -122,30 +162,9 @@ export interface ResourceSummary {
   unchanged: number;
   rejected: number;
   removed: number;
-  /** Snapshot resources only: rows listed again after their removal. */
-  revived?: number;
-  /** Snapshot resources only: rows absent from this run's answer but kept (not yet evidence). */
-  suspicious?: number;
-  /** Snapshot resources only: reads asked again because the answer was an empty list. */
-  reasked?: number;
   conflicts: number;
   /** Cross-day key collisions newly set aside (key_collisions). */
   collisions: number;
-  /**
-   * Day windows: the items of the window's day that were neither written nor rejected, so that
-   * `fetched` adds up (ITEM_IDENTITY). Absent in summaries recorded before they were counted.
-   */
-  setAside?: number;
-  duplicates?: number;
-  suppressed?: number;
-  discarded?: number;
-  /** Day windows: items of neighbouring days that came along, and of them those stored (not in fetched). */
-  neighbours?: number;
-  neighboursAdded?: number;
-  /** Items moved to another day this run: their left versions set aside (key_collisions, reason 'moved'). */
-  moves?: number;
-  /** Windowed rows newly marked missing_upstream_since this run (never deleted). */
-  missingUpstream?: number;
   errors: string[];
 }
 
@@ -204,9 +223,7 @@ export function summarize(
       removed: 0,
       collisions: 0,
       errors: [],
-      ...(WINDOWED.has(resource)
-        ? { setAside: 0, duplicates: 0, suppressed: 0, discarded: 0, neighbours: 0, neighboursAdded: 0 }
-        : {}),
+      ...(WINDOWED.has(resource) ? startingWindowCounts() : {}),
     };
     return bySource[resource];
   };
@@ -216,32 +233,35 @@ export function summarize(
     countStatus(e, w);
     if (w.truncated) e.truncatedDays.push(w.day);
     e.collisions += w.collisions ?? 0;
-    for (const key of [
-      'setAside',
-      'duplicates',
-      'suppressed',
-      'discarded',
-      'neighbours',
-      'neighboursAdded',
-    ] as const)
-      e[key] = (e[key] ?? 0) + (w[key] ?? 0);
-    if (w.moves !== undefined) e.moves = (e.moves ?? 0) + w.moves;
-    if (w.missingUpstream !== undefined) e.missingUpstream = (e.missingUpstream ?? 0) + w.missingUpstream;
+    for (const key of keysOf(WINDOW_COUNTS)) {
+      const n = w[key];
+      if (n !== undefined) e[key] = (e[key] ?? 0) + n;
+    }
     add(e, w);
   }
   for (const s of snapshots) {
     const e = entry(s.source, s.resource);
     countStatus(e, s);
     e.removed += s.removed;
-    e.revived = (e.revived ?? 0) + (s.revived ?? 0);
-    e.suspicious = (e.suspicious ?? 0) + (s.suspicious ?? 0);
-    e.reasked = (e.reasked ?? 0) + (s.reasked ?? 0);
+    for (const key of keysOf(SNAPSHOT_COUNTS)) e[key] = (e[key] ?? 0) + (s[key] ?? 0);
     add(e, s);
   }
   for (const bySource of Object.values(summary)) {
     for (const e of Object.values(bySource)) e.truncatedDays.sort();
   }
   return summary;
+}
+
+/** The WindowCounts a day-windowed resource's totals start with (WINDOW_COUNTS). */
+function startingWindowCounts(): WindowCounts {
+  const start: WindowCounts = {};
+  for (const key of keysOf(WINDOW_COUNTS))
+    if (WINDOW_COUNTS[key] !== undefined) start[key] = WINDOW_COUNTS[key];
+  return start;
+}
+
+function keysOf<T extends object>(record: T): (keyof T)[] {
+  return Object.keys(record) as (keyof T)[];
 }
 
 /** A skipped outcome that was not attempted because of a failure counts as failed: it did not load. */

@@ -28,6 +28,7 @@ const DATA = [
   'heatmap_versions',
   'heatmaps',
   'key_collisions',
+  'missing_upstream',
   'personalization_results',
   'personalization_test_versions',
   'personalization_tests',

@@ -4,6 +4,8 @@
  * never deleted, and the run summary and status count it. An empty answer is no evidence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVIDENCE_HEADING, printRun } from '../../src/cli/print-run.js';
+import { renderStatus } from '../../src/cli/status.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { statusReport } from '../../src/sync/status-report.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -66,6 +68,19 @@ describe('an item its day no longer serves', () => {
     const status = await statusReport(t.db, '2026-03-06');
     expect(status.resources.find((r) => r.resource === 'recordings')?.missingUpstream).toBe(1);
     expect(status.resources.find((r) => r.resource === 'feedback')?.missingUpstream).toBe(0);
+    let printed = '';
+    printRun(result, { write: (chunk: string) => (printed += chunk) });
+    expect(printed.split('\n')).toContain(`${EVIDENCE_HEADING}: main/recordings: 1 missing upstream`);
+    const shown = renderStatus(status).split('\n');
+    expect(shown[0]).toMatch(/key collisions +missing upstream +failed windows/);
+    const recordings = shown.find((line) => /^main +recordings /.test(line)) ?? '';
+    const column = (shown[0] ?? '').indexOf('missing upstream');
+    expect(recordings.slice(column).trim().startsWith('1 ')).toBe(true);
+    expect(shown).toContain(`${EVIDENCE_HEADING}:`);
+    expect(shown).toContain(`  run ${result.runId}: main/recordings: 1 missing upstream`);
+    // status --json prints this report: the run's summary carries the count as it was recorded.
+    const run = status.runs.find((r) => r.runId === result.runId);
+    expect(run?.summary?.main?.recordings?.missingUpstream).toBe(1);
   });
 
   it('a later run counts it no more, and still keeps it', async () => {

@@ -42,6 +42,30 @@ function snapshot(overrides: Partial<SnapshotOutcome>): SnapshotOutcome {
 }
 
 describe('summarize', () => {
+  it('sums the evidence counts: missingUpstream once a window reports it, reasked on every snapshot', () => {
+    const summary = summarize(
+      [
+        window({ day: '2026-03-09', missingUpstream: 1, moves: 2 }),
+        window({ day: '2026-03-10', missingUpstream: 2 }),
+        window({ resource: 'survey' }),
+      ],
+      [snapshot({ reasked: 3 }), snapshot({}), snapshot({ resource: 'abtesting' })],
+    );
+    expect(summary.shop?.feedback).toMatchObject({
+      missingUpstream: 3,
+      moves: 2,
+      setAside: 0,
+      neighbours: 0,
+    });
+    expect(summary.shop?.feedback?.reasked).toBeUndefined();
+    expect(summary.shop?.survey).not.toHaveProperty('missingUpstream');
+    expect(summary.shop?.survey).not.toHaveProperty('moves');
+    expect(summary.shop?.survey).toMatchObject({ setAside: 0, duplicates: 0, neighboursAdded: 0 });
+    expect(summary.shop?.heatmaps).toMatchObject({ reasked: 3, revived: 0, suspicious: 0 });
+    expect(summary.shop?.heatmaps).not.toHaveProperty('setAside');
+    expect(summary.shop?.abtesting?.reasked).toBe(0);
+  });
+
   it('adds up the windows per source and resource', () => {
     const summary = summarize(
       [

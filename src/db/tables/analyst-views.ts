@@ -137,6 +137,17 @@ export interface DayCompletenessView {
   last_read_at: V<Date>;
 }
 
+/** missing_upstream (migration 0028): windowed rows the service no longer has, left out of the other views. */
+export interface MissingUpstreamView {
+  source_id: V<string>;
+  resource: V<'feedback' | 'survey' | 'recordings'>;
+  item_key: V<string>;
+  dt: V<Date>;
+  day: V<string>;
+  absent_since: V<Date>;
+  missing_upstream_since: V<Date>;
+}
+
 export interface SyncHealthView {
   source_id: V<string>;
   resource: V<string>;
