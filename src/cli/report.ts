@@ -40,7 +40,11 @@ export function registerReport(program: Command): void {
             import('./warehouse.js'),
             import('../report/build-report.js'),
           ]);
-        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const { config, logger } = commandContext({
+          requireSources: false,
+          embedded: options.embedded,
+          usesPiiKey: false,
+        });
         const { html, data } = await usingWarehouse(
           config,
           logger,

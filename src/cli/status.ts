@@ -49,7 +49,11 @@ export function registerStatus(program: Command): void {
           import('../time/days.js'),
           import('../sync/queue-status.js'),
         ]);
-        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const { config, logger } = commandContext({
+          requireSources: false,
+          embedded: options.embedded,
+          usesPiiKey: false,
+        });
         const now = new Date();
         const { report, warehouse } = await usingWarehouse(
           config,
