@@ -120,6 +120,37 @@ export class CliError extends InsightsError {
   override readonly exitCode = 2;
 }
 
+/**
+ * What a command writes could not be written: its standard output (a full disk under a cron
+ * job's `> file`, a closed pipe), an --out file, the metrics file. The same code in every command,
+ * so a caller tells "the output is lost" from "the command found a problem" (1).
+ */
+export class OutputWriteError extends InsightsError {
+  override readonly exitCode = 6;
+
+  /** `target`: what was being written (`standard output`, a file name as the user gave it). */
+  constructor(target: string, cause: unknown) {
+    super(`cannot write ${target}: ${writeFailure(cause)}`, {}, { cause });
+  }
+}
+
+/** `ENOSPC (no space left on device)`: the system's code and its text, without a stack. */
+function writeFailure(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = errorMessage(error);
+  return typeof code === 'string' && !message.startsWith(code) ? `${code} (${message})` : message;
+}
+
+/**
+ * A write failure ends the command with its own code when the command would otherwise have ended
+ * 0 (done) or 1 (done, something needs attention: said in the output that was lost). Any other end
+ * (a usage error, a rejected key, the lock, the database, an interruption) keeps its code: it
+ * says more, and its line is not on standard output.
+ */
+export function writeFailureWins(exitCode: number): boolean {
+  return exitCode === 0 || exitCode === 1;
+}
+
 /** A command that started its work and could not finish it (not a bug): one line, exit code 1. */
 export class CommandFailedError extends InsightsError {}
 

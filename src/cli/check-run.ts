@@ -1,3 +1,5 @@
+import { accessSync, constants as fsConstants, type Stats, statSync } from 'node:fs';
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createApiClient } from '../api/api-client.js';
@@ -33,14 +35,14 @@ import { newerWarehouse, notMigrated, READ_STATEMENT_TIMEOUT_MS } from './wareho
 
 /** One row of `insights-sync check`. */
 export interface CheckRow {
-  check: 'configuration' | 'database' | 'migrations' | 'run lock' | 'api key' | 'endpoint';
+  check: 'configuration' | 'database' | 'migrations' | 'run lock' | 'api key' | 'endpoint' | 'output';
   /** What was checked: the masked database URL, the schema, `source` or `source/endpoint`. */
   subject: string;
   /** warning: not a failure, unless `--strict` (an unknown INSIGHTS_* variable). */
   status: 'ok' | 'failed' | 'skipped' | 'warning';
   detail: string;
   /** The exit code this row asks for when it failed (README "Exit codes"); 0 when it did not. */
-  code: 0 | 1 | 2 | 3 | 5;
+  code: 0 | 1 | 2 | 3 | 5 | 6;
 }
 
 export interface CheckReport {
@@ -51,9 +53,10 @@ export interface CheckReport {
 
 /**
  * The most specific code of the failed rows: a rejected key (3) says the most, then a database
- * that cannot be reached (5), then configuration (2), then an endpoint failing (1).
+ * that cannot be reached (5), then configuration (2), then a file a run would fail to write (6),
+ * then an endpoint failing (1).
  */
-const PRECEDENCE = [3, 5, 2, 1] as const;
+const PRECEDENCE = [3, 5, 2, 6, 1] as const;
 
 export function exitCodeOf(rows: readonly CheckRow[]): number {
   const codes = new Set(rows.filter((row) => row.status === 'failed').map((row) => row.code));
@@ -97,7 +100,7 @@ export async function runChecks(options: { strict?: boolean } = {}): Promise<Che
       : checkDatabase(config),
     Promise.all(config.sources.map((source) => checkSource(config, source, logger))),
   ]);
-  rows.push(...database, ...api.flat());
+  rows.push(...database, ...api.flat(), ...outputRows(config));
   if (config.sources.length === 0)
     rows.push({
       check: 'api key',
@@ -108,6 +111,57 @@ export async function runChecks(options: { strict?: boolean } = {}): Promise<Che
       code: 2,
     });
   return report(rows);
+}
+
+/**
+ * Every file a run writes, by its setting: today INSIGHTS_METRICS_FILE (written after each run).
+ * No row when none is set. Checked without writing: the directory exists and this user may
+ * create files in it (a run writes a temporary file there and renames it over the target).
+ */
+function outputRows(config: Readonly<Config>): CheckRow[] {
+  if (config.metricsFile === undefined) return [];
+  const problem = outputFileProblem(config.metricsFile, probeFile);
+  return [
+    {
+      check: 'output',
+      subject: 'INSIGHTS_METRICS_FILE',
+      status: problem === undefined ? 'ok' : 'failed',
+      detail: problem === undefined ? `${config.metricsFile} can be written` : problem,
+      code: problem === undefined ? 0 : 6,
+    },
+  ];
+}
+
+/** What a path is, as outputFileProblem needs it: `absent`, or its kind and whether it may be written. */
+export type FileProbe = (
+  path: string,
+) => { kind: 'absent' } | { kind: 'directory' | 'file'; writable: boolean };
+
+/** Why a run could not write `file` (its directory first), or undefined when it could. */
+export function outputFileProblem(file: string, probe: FileProbe): string | undefined {
+  const directory = path.dirname(path.resolve(file));
+  const parent = probe(directory);
+  if (parent.kind === 'absent') return `${file}: its directory ${directory} does not exist`;
+  if (parent.kind !== 'directory') return `${file}: ${directory} is not a directory`;
+  if (!parent.writable) return `${file}: this user may not create files in ${directory}`;
+  if (probe(path.resolve(file)).kind === 'directory') return `${file} is a directory`;
+  return undefined;
+}
+
+function probeFile(target: string): ReturnType<FileProbe> {
+  let stat: Stats;
+  try {
+    stat = statSync(target);
+  } catch {
+    return { kind: 'absent' };
+  }
+  let writable = true;
+  try {
+    accessSync(target, fsConstants.W_OK | (stat.isDirectory() ? fsConstants.X_OK : 0));
+  } catch {
+    writable = false;
+  }
+  return { kind: stat.isDirectory() ? 'directory' : 'file', writable };
 }
 
 /** One row per INSIGHTS_* variable nothing reads: a warning, or with --strict a failure (exit 2). */

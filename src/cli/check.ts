@@ -5,7 +5,7 @@ export function registerCheck(program: Command): void {
   program
     .command('check')
     .description(
-      'Check the set-up without changing anything: the configuration, the database (reachable, migrated, who holds the run lock), and per source the API key and each endpoint (one small request each). One table; exit 0 when every check passed, else the most specific code: 3 key rejected, 5 database unreachable, 2 configuration (or a warehouse not migrated), 1 an endpoint failing.',
+      'Check the set-up without changing anything: the configuration, the database (reachable, migrated, who holds the run lock), and per source the API key and each endpoint (one small request each). One table; exit 0 when every check passed, else the most specific code: 3 key rejected, 5 database unreachable, 2 configuration (or a warehouse not migrated), 6 a file a run writes (INSIGHTS_METRICS_FILE) cannot be written, 1 an endpoint failing.',
     )
     .option('--json', 'print the checks as JSON (for scripts and monitoring)')
     .option('--strict', 'an INSIGHTS_* variable that is not a setting (a typo) fails the check (exit 2)')

@@ -16,7 +16,7 @@ export function registerDbtSources(program: Command): void {
       ]);
       await runDbtSources(
         { out: options.out },
-        commandContext({ requireSources: false, embedded: options.embedded }),
+        commandContext({ requireSources: false, embedded: options.embedded, usesPiiKey: false }),
       );
     });
 }

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeDbtSources } from '../dbt/dbt-sources.js';
-import { CliError } from '../errors.js';
+import { OutputWriteError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
 import type { CommandContext } from './command-context.js';
 import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
@@ -38,7 +38,7 @@ export async function runDbtSources(
     // Table and column names only: readable by the dbt project's other users.
     await writeOutputFile(out, text, 0o644);
   } catch (error) {
-    throw new CliError(`cannot write ${options.out}: ${(error as Error).message}`, {}, { cause: error });
+    throw new OutputWriteError(options.out, error);
   }
   const tables = (text.match(/^ {6}- name: /gm) ?? []).length;
   printOut(`wrote ${options.out}: source ${config.schema}, ${tables} tables and views\n`);

@@ -66,7 +66,7 @@ async function printList(source: string | undefined, embedded: boolean | undefin
     import('./warehouse.js'),
     import('../privacy/suppression.js'),
   ]);
-  const { config, logger } = commandContext({ requireSources: false, embedded });
+  const { config, logger } = commandContext({ requireSources: false, embedded, usesPiiKey: false });
   const entries = await usingWarehouse(config, logger, ({ db }) => listSuppressions(db, source), {
     access: 'read',
   });

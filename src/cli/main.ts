@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { InsightsError } from '../errors.js';
+import { InsightsError, OutputWriteError, writeFailureWins } from '../errors.js';
 import { oneLine, printErr } from '../log/terminal-text.js';
 import { registerCommands } from './commands.js';
+import { ignoreFailures, watchOutput } from './output-watch.js';
 
 /**
  * Entry point of the `insights-sync` CLI. Each command lives in its own file under src/cli/;
@@ -13,24 +14,53 @@ import { registerCommands } from './commands.js';
  * library (test/operations/lazy-commands.test.ts).
  */
 export async function runCli(argv: string[]): Promise<number> {
+  const stdout = watchOutput(process.stdout);
+  ignoreFailures(process.stderr);
+  const end = await runProgram(argv);
+  const lost = await stdout.settled();
+  const final =
+    lost !== undefined && end.unexpected !== true && writeFailureWins(end.code)
+      ? endOf(new OutputWriteError('standard output', lost))
+      : end;
+  if (final.line !== undefined) printErr(final.line);
+  return final.code;
+}
+
+/** How a command ended: its exit code, and the one line (or stack trace) to end with. */
+interface End {
+  code: number;
+  line?: string;
+  /** A bug: its stack trace stays, whatever else failed. */
+  unexpected?: boolean;
+}
+
+async function runProgram(argv: string[]): Promise<End> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return { code: typeof process.exitCode === 'number' ? process.exitCode : 0 };
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // --help and --version end through here with exit code 0; every other end commander
-      // decides (unknown option or command, missing argument or command) is a usage error.
-      return SUCCESSFUL_ENDS.has(error.code) ? 0 : USAGE_EXIT_CODE;
-    }
-    if (error instanceof InsightsError) {
-      // One line, whatever a name from the database or an argument that it quotes holds.
-      printErr(`insights-sync: ${oneLine(error.message)}\n`);
-      return error.exitCode;
-    }
-    printErr(`insights-sync: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`);
-    return 1;
+    return endOf(error);
   }
+}
+
+/** The one mapping from a failure to its exit code and line (README "Exit codes"). */
+function endOf(error: unknown): End {
+  if (error instanceof CommanderError) {
+    // --help and --version end through here with exit code 0; every other end commander
+    // decides (unknown option or command, missing argument or command) is a usage error. Commander
+    // has printed its own line.
+    return { code: SUCCESSFUL_ENDS.has(error.code) ? 0 : USAGE_EXIT_CODE };
+  }
+  if (error instanceof InsightsError) {
+    // One line, whatever a name from the database or an argument that it quotes holds.
+    return { code: error.exitCode, line: `insights-sync: ${oneLine(error.message)}\n` };
+  }
+  return {
+    code: 1,
+    unexpected: true,
+    line: `insights-sync: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`,
+  };
 }
 
 /**

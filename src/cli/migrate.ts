@@ -14,7 +14,11 @@ export function registerMigrate(program: Command): void {
         import('./command-context.js'),
         import('./warehouse.js'),
       ]);
-      const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+      const { config, logger } = commandContext({
+        requireSources: false,
+        embedded: options.embedded,
+        usesPiiKey: false,
+      });
       await usingWarehouse(
         config,
         logger,

@@ -1,4 +1,4 @@
-import { RunFailedError } from '../errors.js';
+import { type InsightsError, OutputWriteError, RunFailedError, writeFailureWins } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
 import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
@@ -62,13 +62,33 @@ export function printRun(
   const evidence = evidenceCounts(result.summary);
   if (evidence.length > 0) out.write(`${EVIDENCE_HEADING}: ${evidence.join('; ')}\n`);
   out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
-  if (result.status !== 'ok') {
-    const fatal = [...result.windows, ...result.snapshots].some((o) => o.fatal);
-    throw new RunFailedError(
-      `run ${result.status}: ${result.error ?? 'see the summary above'}`,
-      fatal ? 3 : result.status === 'interrupted' ? 130 : 1,
-    );
-  }
+  const failure = runFailure(result);
+  if (failure !== undefined) throw failure;
+}
+
+/**
+ * How a run ends, other than ok: its own failure, or the metrics file it could not write when
+ * that failure would end it 0 or 1 (writeFailureWins: the same rule as standard output's).
+ */
+export function runFailure(
+  result: Pick<RunResult, 'status' | 'error' | 'windows' | 'snapshots' | 'metricsFileError' | 'runId'>,
+): InsightsError | undefined {
+  const own =
+    result.status === 'ok'
+      ? undefined
+      : new RunFailedError(
+          `run ${result.status}: ${result.error ?? 'see the summary above'}`,
+          [...result.windows, ...result.snapshots].some((o) => o.fatal)
+            ? 3
+            : result.status === 'interrupted'
+              ? 130
+              : 1,
+        );
+  if (result.metricsFileError === undefined || !writeFailureWins(own?.exitCode ?? 0)) return own;
+  return new OutputWriteError(
+    `the metrics file (INSIGHTS_METRICS_FILE; run ${result.runId} is loaded and recorded)`,
+    result.metricsFileError,
+  );
 }
 
 /** `source/resource: 1 removed, 2 suspicious` for each snapshot resource whose rows changed state. */

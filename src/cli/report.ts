@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { CliError, CommandFailedError } from '../errors.js';
+import { CliError, OutputWriteError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
 import { embeddedOption } from './run-options.js';
 import { writeOutputFile } from './write-output-file.js';
@@ -40,7 +40,11 @@ export function registerReport(program: Command): void {
             import('./warehouse.js'),
             import('../report/build-report.js'),
           ]);
-        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const { config, logger } = commandContext({
+          requireSources: false,
+          embedded: options.embedded,
+          usesPiiKey: false,
+        });
         const { html, data } = await usingWarehouse(
           config,
           logger,
@@ -66,11 +70,7 @@ export function registerReport(program: Command): void {
         const out = path.resolve(options.out);
         // Only its owner may read it: it holds what visitors wrote.
         await writeOutputFile(out, html, 0o600).catch((error: unknown) => {
-          throw new CommandFailedError(
-            `cannot write ${options.out}: ${(error as Error).message}`,
-            {},
-            { cause: error },
-          );
+          throw new OutputWriteError(options.out, error);
         });
         printOut(
           `wrote ${options.out} (${Math.round(html.length / 1024)} KB): ${from} to ${to}, ${data.sources.length} source(s), ${data.totals.feedback} feedback items, ${data.abResults.length + data.personalizationResults.length} test variants\n`,

@@ -52,7 +52,11 @@ export function registerStatus(program: Command): void {
           import('../sync/queue-status.js'),
           import('../sync/late-arrivals-store.js'),
         ]);
-        const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
+        const { config, logger } = commandContext({
+          requireSources: false,
+          embedded: options.embedded,
+          usesPiiKey: false,
+        });
         const now = new Date();
         const { report, warehouse } = await usingWarehouse(
           config,

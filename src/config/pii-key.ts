@@ -103,7 +103,7 @@ let loaded: ZxcvbnCore.ZxcvbnFactory | undefined;
 /**
  * The estimator and its dictionaries are loaded on the first key checked, not when the CLI
  * starts: they take about 0.6 s of CPU to load and build, which a command without a pii key
- * should not pay. Kept once built: a process checks the same key each time it reads the
+ * should not pay (nor a command that never uses the key: LoadConfigOptions.estimatePiiKey). Kept once built: a process checks the same key each time it reads the
  * configuration. `require` because the configuration is read synchronously; the packages ship
  * CommonJS builds. All the lists of both language packages but the 88,799 English surnames, the
  * largest: they cost a fifth of the time and changed no estimate of the guessable keys tried

@@ -373,4 +373,6 @@ export interface RunResult {
   durationMs: number;
   /** Per source: HTTP requests (attempts included) by response status, 'none' when no response came. */
   requests: Record<string, Record<string, number>>;
+  /** INSIGHTS_METRICS_FILE could not be written (the run itself is loaded and recorded). */
+  metricsFileError?: unknown;
 }

@@ -8,16 +8,18 @@ import { recordRun, runMetricsText } from './run-metrics.js';
 /**
  * After a run is recorded, when INSIGHTS_METRICS_FILE or INSIGHTS_METRICS_PORT is set: its
  * metrics into the process registry (what `schedule` serves on /metrics with the port) and, with
- * the file, into that file for node_exporter's textfile collector. The times come from the run log, so the last success survives failed runs and
- * restarts. A file that cannot be written is logged, not thrown: the run's data is loaded, and
- * the stale file shows (node_textfile_mtime_seconds, and the last success time in it).
+ * the file, into that file for node_exporter's textfile collector. The times come from the run
+ * log, so the last success survives failed runs and restarts. A file that cannot be written is
+ * logged and returned, not thrown: the run's data is loaded (and recorded) either way; `sync` and
+ * `backfill` end with the write-failure code, `schedule` goes on, and the stale file shows
+ * (node_textfile_mtime_seconds, and the last success time in it).
  */
 export async function publishRunMetrics(
   db: Kysely<Database>,
   result: Omit<RunResult, 'error'>,
   metricsFile: string | undefined,
   logger: Logger,
-): Promise<void> {
+): Promise<{ metricsFileError?: unknown }> {
   const times = await sql<{ finished_at: Date | null; last_success: Date | null }>`
     select (select finished_at from sync_runs where run_id = ${result.runId}) as finished_at,
            (select max(finished_at) from sync_runs where status = 'ok') as last_success`.execute(db);
@@ -28,10 +30,12 @@ export async function publishRunMetrics(
     lastSuccessAt: row?.last_success ?? null,
   };
   recordRun(input);
-  if (metricsFile === undefined) return;
+  if (metricsFile === undefined) return {};
   try {
     await writeTextfileAtomically(metricsFile, await runMetricsText(input));
+    return {};
   } catch (error) {
     logger.error({ file: metricsFile, err: (error as Error).message }, 'could not write the metrics file');
+    return { metricsFileError: error };
   }
 }

@@ -335,7 +335,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
   if (deps.settings.metricsFile !== undefined || deps.settings.metricsPort !== undefined) {
     const { publishRunMetrics } = await import('./publish-run-metrics.js');
-    await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger);
+    return { ...result, ...(await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger)) };
   }
   return result;
 }

@@ -4,7 +4,7 @@ import type { LockHolder } from '../db/lock-holder.js';
 import { runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
-import { WINDOWED_RESOURCES } from '../schemas/resources.js';
+import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import type { RunSummary } from './outcomes.js';

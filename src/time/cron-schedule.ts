@@ -1,5 +1,17 @@
+import { createRequire } from 'node:module';
 import { IANAZone } from 'luxon';
-import cron from 'node-cron';
+import type NodeCron from 'node-cron';
+
+/**
+ * node-cron loads on the first expression checked, not with the configuration it is part of: only
+ * `schedule` (and `check`) read INSIGHTS_SCHEDULE, and every other command would pay for it at
+ * start-up. `require` (its CommonJS build) because the configuration is read synchronously.
+ */
+let cron: typeof NodeCron | undefined;
+function nodeCron(): typeof NodeCron {
+  cron ??= createRequire(import.meta.url)('node-cron') as typeof NodeCron;
+  return cron;
+}
 
 /**
  * When a cron expression fires in an IANA timezone, decided once for daylight-saving changes:
@@ -30,7 +42,7 @@ export function cronSchedule(expression: string, timezone: string): CronSchedule
 /** Why an expression or timezone is unusable, or undefined when both are fine. */
 export function cronProblem(expression: string, timezone: string): string | undefined {
   if (!IANAZone.isValidZone(timezone)) return `unknown IANA timezone ${JSON.stringify(timezone)}`;
-  const detail = cron.validateDetailed(expression);
+  const detail = nodeCron().validateDetailed(expression);
   if (!detail.valid) {
     const reasons = detail.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
     return `invalid cron expression ${JSON.stringify(expression)}${reasons ? ` (${reasons})` : ''}`;
@@ -45,13 +57,13 @@ export function cronProblem(expression: string, timezone: string): string | unde
 
 function build(expression: string, timezone: string): CronSchedule {
   const zone = IANAZone.create(timezone);
-  const fields = cron.parse(expression);
+  const fields = nodeCron().parse(expression);
   const seconds = sorted(fields.second);
   const minutes = sorted(fields.minute);
   const hours = sorted(fields.hour);
   // node-cron's matcher on a UTC "wall clock" decides whether a local date matches the day,
   // month and weekday fields (including L and # forms) exactly as node-cron reads them.
-  const dayMatcher = cron.createTask(expression, () => {}, { timezone: 'UTC' });
+  const dayMatcher = nodeCron().createTask(expression, () => {}, { timezone: 'UTC' });
   dayMatcher.destroy(); // never started; only match() is used, and destroy() unregisters it
   const matchesDay = (wallDayMs: number) =>
     dayMatcher.match(

@@ -107,6 +107,11 @@ describe('exit codes', () => {
       what: 'a database that cannot be reached',
       run: () => runCli(['status'], { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:9/warehouse' }),
     },
+    {
+      code: 6,
+      what: 'a write that failed (--out on a full disk)',
+      run: () => runCli(['dbt-sources', '--out', '/dev/full'], env),
+    },
     { code: 130, what: 'a backfill stopped by SIGINT', run: () => interrupted('SIGINT') },
     { code: 130, what: 'a backfill stopped by SIGTERM', run: () => interrupted('SIGTERM') },
   ];

@@ -37,6 +37,12 @@ const HEAVY = [
   'src/sync/window-queue.',
 ];
 
+/** What status must not spend its start on: the key's guessability estimate, cron, zod schemas. */
+const KEY_TIME = ['node_modules/@zxcvbn-ts/', 'node_modules/node-cron/', 'src/schemas/feedback.'];
+// As `openssl rand -hex 32` prints it.
+const PII_KEY = '3f9a1c0e7b52d4a86e0f19c3b7a2d5e48c61f0a9b3d7e2c5a4f8061b9d3e7c2a';
+const SOURCE = { INSIGHTS_API_URL: 'http://127.0.0.1:9', INSIGHTS_API_KEY: 'k' };
+
 let dir: string;
 let runs = 0;
 
@@ -96,6 +102,17 @@ describe('lazy loading per command', () => {
     },
     60_000,
   );
+
+  it('status, a pii key set, loads neither the key estimator nor node-cron nor the API schemas', async () => {
+    const env = { DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none', INSIGHTS_PII_KEY: PII_KEY };
+    const { code, stderr, urls } = await modulesOf(['status'], env);
+    expect(code, stderr).toBe(5);
+    expect(urls.filter((url) => KEY_TIME.some((part) => url.includes(part)))).toEqual([]);
+    // The control: a command that hashes with the key estimates it, and the log sees that.
+    const sync = await modulesOf(['sync'], { ...env, ...SOURCE });
+    expect(sync.code, sync.stderr).toBe(5);
+    expect(sync.urls.some((url) => url.includes('node_modules/@zxcvbn-ts/core/'))).toBe(true);
+  }, 60_000);
 
   it('a usage error (bad --from) loads no database, web server or report module (the date parser, zod, it does)', async () => {
     const { code, urls } = await modulesOf(['backfill', '--from', 'yesterday']);

@@ -75,6 +75,18 @@ describe('the pii settings', () => {
     expect(() => loadConfig({ env: { INSIGHTS_PII_KEY: KEY }, now, requireSources: false })).not.toThrow();
     expect(problems({ INSIGHTS_PII: 'drop', INSIGHTS_PII_KEY: 'short' })).toContain('INSIGHTS_PII_KEY');
   });
+
+  it('without the estimate (commands that never hash): the character checks alone decide', () => {
+    // Passes the character checks, fails the estimate (a phrase of words and a year).
+    const guessable = 'ThisIsMyVerySecretPiiKey!2026abc';
+    const env = { ...SOURCE, INSIGHTS_PII: 'hash', INSIGHTS_PII_KEY: guessable };
+    expect(problems(env)).toEqual(['INSIGHTS_PII_KEY']);
+    const config = loadConfig({ env, now, estimatePiiKey: false });
+    expect(config.sources[0]?.pii).toEqual({ mode: 'hash', key: guessable });
+    expect(() =>
+      loadConfig({ env: { ...env, INSIGHTS_PII_KEY: 'short' }, now, estimatePiiKey: false }),
+    ).toThrow(ConfigError);
+  });
 });
 
 describe('INSIGHTS_PII_KEY must carry real entropy', () => {
