@@ -79,7 +79,7 @@ describe('the statements of one window', () => {
   };
 
   it('a whole day without unknown fields: one transaction for the window, one statement for the inventory', async () => {
-    // The pool's connection (max 1 in tests) learns its staging tables and the source's row.
+    // The pool hands the idle connection back (last in, first out): it has its staging tables.
     await oneWindow(day('2026-03-01' as DayString, 1), '2026-03-01' as DayString);
     counting = true;
     await oneWindow(day(DAY, 100), DAY);
