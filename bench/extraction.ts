@@ -47,13 +47,15 @@ export const extraction: Benchmark<ExtractionOptions> = {
       label: 'wall time / ideal, first backfill',
       unit: 'x',
       digits: 3,
+      // Learning the server costs a few wider requests per source and resource, not a fifth more.
+      target: { text: '≤ 1.20', met: (s) => s.median <= 1.2 },
     },
     {
       key: 'learnedWallOverIdeal',
       label: 'wall time / ideal, once learned',
       unit: 'x',
       digits: 3,
-      target: { text: '≤ 1.10', met: (s) => s.median <= 1.1 },
+      target: { text: '≤ 1.05', met: (s) => s.median <= 1.05 },
     },
     {
       key: 'maxInFlight',

@@ -80,22 +80,31 @@ export async function clearServed(trx: LoadTransaction, staged: StagedRows): Pro
 }
 
 /**
- * Rows of the day its whole answer lacks that an earlier whole read (a run before: a day is read
- * once per run) lacked too, with every read since: missing upstream from now on. Called before
- * markAbsent, so a row it marks absent now waits for the next run.
+ * Rows of the day its whole answer lacks: absent from now on, or, when an earlier whole read (a
+ * run before: a day is read once per run) lacked them too, with every read since, missing
+ * upstream from now on (a row marked absent now waits for the next run). One statement for both
+ * marks: they touch disjoint rows (absent_since null, or set) and each SET reads the old row.
+ * Returns how many rows it marked missing upstream.
  */
-export async function markMissingUpstream(
+export async function markLacked(
   trx: LoadTransaction,
   staged: StagedRows,
   sourceId: string,
   day: DayString,
-): Promise<void> {
-  await sql`
-    update ${sql.table(staged.spec.table)} t set missing_upstream_since = now()
-      from (${lackedKeys(staged, sourceId, day)}) s
-     where ${keyMatch(staged)} and t.absent_since is not null and t.missing_upstream_since is null`.execute(
-    trx.db,
-  );
+): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with marked as (
+      update ${sql.table(staged.spec.table)} t
+         set missing_upstream_since = case when t.absent_since is null then t.missing_upstream_since
+                                           else now() end,
+             absent_since = coalesce(t.absent_since, now())
+        from (${lackedKeys(staged, sourceId, day)}) s
+       where ${keyMatch(staged)} and (t.absent_since is null or t.missing_upstream_since is null)
+      -- now() is the transaction's start: only this statement marks with it (see missingMarkedNow).
+      returning t.missing_upstream_since = now() as missing_now
+    )
+    select count(*)::int as n from marked where missing_now`.execute(trx.db);
+  return rows[0]?.n ?? 0;
 }
 
 /**
@@ -114,19 +123,6 @@ export async function missingMarkedNow(
     trx.db,
   );
   return rows[0]?.n ?? 0;
-}
-
-/** Rows of the day that its whole answer (the staged rows) lacks: absent from now on. */
-export async function markAbsent(
-  trx: LoadTransaction,
-  staged: StagedRows,
-  sourceId: string,
-  day: DayString,
-): Promise<void> {
-  await sql`
-    update ${sql.table(staged.spec.table)} t set absent_since = now()
-      from (${lackedKeys(staged, sourceId, day)}) s
-     where ${keyMatch(staged)} and t.absent_since is null`.execute(trx.db);
 }
 
 /**

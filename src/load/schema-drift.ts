@@ -21,14 +21,20 @@ export interface WindowDrift {
  * field paths it met for the first time, sorted. Every field of the source and resource tracks
  * the run that last loaded any window of it: a field a run's windows no longer carry falls to a
  * share of 0 in that run. Windows of one source and resource run in parallel: a transaction
- * lock per pair makes their updates take turns (one short statement each) instead of counting
- * each other's items twice or deadlocking on the rows.
+ * lock per pair makes the windows that insert fields take turns (one short statement each) instead
+ * of counting each other's items twice or deadlocking on the rows. Run it in a transaction when
+ * `counts` is not empty (the lock is held until commit); without, a statement of its own will do.
  */
 export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift): Promise<string[]> {
   const { sourceId, resource, runId, total, seenAt } = drift;
   const paths = [...drift.counts.keys()].sort();
   const counts = paths.map((path) => drift.counts.get(path) ?? 0);
-  await sql`select pg_advisory_xact_lock(hashtext(${`schema_drift:${sourceId}:${resource}`}))`.execute(db);
+  // Without fields to insert, the UPDATE alone needs no turn: its row locks order it against the
+  // others, and READ COMMITTED re-reads a row another window updated meanwhile. Rows another
+  // window is inserting now are not seen: as if this window had taken its turn first. A window
+  // without unknown fields (nearly all of them) is then one statement in its own transaction.
+  if (paths.length > 0)
+    await sql`select pg_advisory_xact_lock(hashtext(${`schema_drift:${sourceId}:${resource}`}))`.execute(db);
   const inserted =
     paths.length === 0
       ? []

@@ -11,8 +11,7 @@ import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
 import {
   clearServed,
   forgetPromoted,
-  markAbsent,
-  markMissingUpstream,
+  markLacked,
   missingMarkedNow,
   reclassifyLeftVersions,
   versionsServedElsewhere,
@@ -138,12 +137,11 @@ async function settleMoves<T>(
   const resource = table.spec.collisions?.resource;
   if (resource === undefined) return { moves: 0, missingUpstream: 0 };
   await clearServed(trx, staged);
-  await markMissingUpstream(trx, staged, sourceId, day);
-  await markAbsent(trx, staged, sourceId, day);
+  const markedMissing = await markLacked(trx, staged, sourceId, day);
   const reclassified = await reclassifyLeftVersions(trx, staged, resource, sourceId, day, runId);
   const versions = await versionsServedElsewhere(trx, staged, resource, sourceId, day);
-  if (versions.length === 0)
-    return { moves: reclassified, missingUpstream: await missingMarkedNow(trx, staged, sourceId, day) };
+  // Nothing promoted: every row marked missing is still there, no count needed.
+  if (versions.length === 0) return { moves: reclassified, missingUpstream: markedMissing };
   // Our own copies of items validated when they were first read (after the pii setting): the
   // row is built from them exactly as it was built then.
   const promoted = await stageRows(

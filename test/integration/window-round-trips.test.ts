@@ -1,0 +1,99 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import type { Feedback } from '../../src/schemas/feedback.js';
+import { noteSchemaDrift } from '../../src/sync/schema-drift.js';
+import { storeWindow } from '../../src/sync/store-window.js';
+import type { DayString } from '../../src/time/days.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { visitor } from '../webhooks/webhook-helpers.js';
+
+/**
+ * What one window costs the database in statements, once its connection has served a window
+ * before (its staging tables made). A latency-bound backfill spends its
+ * cores on round trips: one statement more per window is one more wake-up of the server and of
+ * the process for each of thousands of windows. The counts are statements, not times.
+ */
+const SOURCE = 'trips';
+const DAY = '2026-03-02' as DayString;
+
+const item = (day: DayString, id: number): Feedback => ({
+  id,
+  feedback_id: 1,
+  question: 'How was your visit?',
+  session: `s-${id}`,
+  comment: `comment ${id}`,
+  rating: 4,
+  rating_text: 'good',
+  dt: `${day}T10:00:${String(id % 60).padStart(2, '0')}.000Z`,
+  url: 'https://shop.example.test/',
+  screenshot: `https://cdn.example.test/${id}.png`,
+  visitor: visitor(`v-${id}`),
+});
+const day = (d: DayString, from: number) => Array.from({ length: 20 }, (_, i) => item(d, from + i));
+
+describe('the statements of one window', () => {
+  let t: TestDatabase;
+  const statements: string[] = [];
+  let counting = false;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    const wrapped = new WeakSet<pg.PoolClient>();
+    t.pool.on('acquire', (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as string | { text?: string } | undefined;
+        if (counting) statements.push(typeof first === 'string' ? first : (first?.text ?? 'copy'));
+        return query(...args);
+      };
+    });
+  });
+  afterAll(() => t.drop());
+
+  const windowOf = (valid: Feedback[], d: DayString) => ({
+    sourceId: SOURCE,
+    baseUrl: 'http://api.example.test',
+    resource: 'feedback' as const,
+    day: d,
+    status: 'done' as const,
+    valid,
+    rejected: [],
+    requestedLimit: 1000,
+    servedCount: valid.length,
+    truncated: false,
+    runId: null,
+    startDay: '2026-03-01' as DayString,
+    today: '2026-03-10' as DayString,
+  });
+  const oneWindow = async (valid: Feedback[], d: DayString) => {
+    await storeWindow(t.pool, windowOf(valid, d));
+    await noteSchemaDrift({ pool: t.pool, db: t.db, runId: null, now: () => new Date() }, silentLogger(), {
+      sourceId: SOURCE,
+      resource: 'feedback',
+      day: d,
+      valid,
+    });
+  };
+
+  it('a whole day without unknown fields: one transaction for the window, one statement for the inventory', async () => {
+    // The pool hands the idle connection back (last in, first out): it has its staging tables.
+    await oneWindow(day('2026-03-01' as DayString, 1), '2026-03-01' as DayString);
+    counting = true;
+    await oneWindow(day(DAY, 100), DAY);
+    counting = false;
+    const begins = statements.filter((s) => s === 'begin').length;
+    expect(begins).toBe(1);
+    expect(statements.filter((s) => /pg_advisory_xact_lock/.test(s))).toEqual([]);
+    expect(statements.filter((s) => /update "schema_drift"/.test(s))).toHaveLength(1);
+    // absent and missing upstream marked by one statement, and no count after it.
+    expect(statements.filter((s) => /set (absent_since|missing_upstream_since) = now\(\)/.test(s))).toEqual(
+      [],
+    );
+    expect(statements.filter((s) => /count\(\*\)::int as n from "feedback"/.test(s))).toEqual([]);
+
+    expect(statements).toHaveLength(20);
+  });
+});
