@@ -1,10 +1,9 @@
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString } from '../time/days.js';
-import type { FetchedDay, LimitPolicy, ResourceKnowledge } from './fetch-day.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
-import type { Plan } from './plan-steps.js';
+import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
 import { staleReading } from './reading-check.js';
 import {
   covers,

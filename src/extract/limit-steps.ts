@@ -1,4 +1,4 @@
-import type { LimitPolicy, ResourceKnowledge } from './fetch-day.js';
+import type { LimitPolicy, ResourceKnowledge } from './plan-steps.js';
 
 /**
  * The `limit` a day is asked with, and how it moves: up when an answer came back as long as it,

@@ -1,7 +1,6 @@
 import type { DayString } from '../time/days.js';
-import type { ResourceKnowledge } from './fetch-day.js';
 import { itemIdentity } from './item-identity.js';
-import type { Plan } from './plan-steps.js';
+import type { Plan, ResourceKnowledge } from './plan-steps.js';
 import {
   covers,
   type DayRange,

@@ -10,7 +10,6 @@ import {
   lookbackCovering,
   type NewOnDay,
 } from './late-arrivals.js';
-import type { PlannedWindow } from './run-sync.js';
 
 export interface DayRead {
   source: string;
@@ -18,16 +17,13 @@ export interface DayRead {
   day: string;
 }
 
-/** The planned windows whose day the ledger holds as done: a new item found there arrived late. */
-export async function daysReadBefore(
-  db: Kysely<Database>,
-  plans: readonly PlannedWindow[],
-): Promise<DayRead[]> {
+/** Of the planned days, those the ledger holds as done: a new item found there arrived late. */
+export async function daysReadBefore(db: Kysely<Database>, plans: readonly DayRead[]): Promise<DayRead[]> {
   if (plans.length === 0) return [];
   const { rows } = await sql<{ source_id: string; resource: WindowedResource; day: string }>`
     select w.source_id, w.resource, w.day::text as day
       from sync_windows w
-      join unnest(${plans.map((p) => p.handle.name)}::text[], ${plans.map((p) => p.resource)}::text[],
+      join unnest(${plans.map((p) => p.source)}::text[], ${plans.map((p) => p.resource)}::text[],
                   ${plans.map((p) => p.day)}::date[]) as p(source_id, resource, day)
         on w.source_id = p.source_id and w.resource = p.resource and w.day = p.day
      where w.status = 'done'`.execute(db);

@@ -212,7 +212,12 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   deps.onPlan?.(plans.length, runId);
   // A sync's lookback re-reads are what late data is measured by; a backfill's range is the
   // operator's choice (a year read again would say nothing of the lookback).
-  const readBefore = request.range ? [] : await daysReadBefore(deps.db, plans);
+  const readBefore = request.range
+    ? []
+    : await daysReadBefore(
+        deps.db,
+        plans.map((p) => ({ source: p.handle.name, resource: p.resource, day: p.day })),
+      );
   logger.info({ windows: plans.length, sources: handles.length, trigger: request.trigger }, 'run planned');
 
   // A rejected key (401) stops the source; an endpoint's 403/404 stops that resource only.
