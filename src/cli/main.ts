@@ -16,14 +16,18 @@ import { ignoreFailures, watchOutput } from './output-watch.js';
 export async function runCli(argv: string[]): Promise<number> {
   const stdout = watchOutput(process.stdout);
   ignoreFailures(process.stderr);
-  const end = await runProgram(argv);
-  const lost = await stdout.settled();
-  const final =
-    lost !== undefined && end.unexpected !== true && writeFailureWins(end.code)
-      ? endOf(new OutputWriteError('standard output', lost))
-      : end;
-  if (final.line !== undefined) printErr(final.line);
-  return final.code;
+  try {
+    const end = await runProgram(argv);
+    const lost = await stdout.settled();
+    const final =
+      lost !== undefined && end.unexpected !== true && writeFailureWins(end.code)
+        ? endOf(new OutputWriteError('standard output', lost))
+        : end;
+    if (final.line !== undefined) printErr(final.line);
+    return final.code;
+  } finally {
+    stdout.stop();
+  }
 }
 
 /** How a command ended: its exit code, and the one line (or stack trace) to end with. */

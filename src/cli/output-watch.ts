@@ -7,13 +7,16 @@
 export interface OutputWatch {
   /** After every write so far was handed to the system: the first failure, or undefined. */
   settled(): Promise<Error | undefined>;
+  /** Stops listening: a process that runs several commands (the tests) would pile listeners up. */
+  stop(): void;
 }
 
 export function watchOutput(stream: NodeJS.WriteStream | NodeJS.WritableStream): OutputWatch {
   let failure: Error | undefined;
-  stream.on('error', (error: Error) => {
+  const heard = (error: Error) => {
     failure ??= error;
-  });
+  };
+  stream.on('error', heard);
   const writable = stream as NodeJS.WritableStream & { errored?: Error | null; destroyed?: boolean };
   return {
     settled: () =>
@@ -24,13 +27,21 @@ export function watchOutput(stream: NodeJS.WriteStream | NodeJS.WritableStream):
         // Callbacks run in order: this one after every earlier write succeeded or failed.
         writable.write('', (error) => resolve(seen() ?? error ?? undefined));
       }),
+    stop: () => {
+      stream.off('error', heard);
+    },
   };
 }
 
+const ignored = new WeakSet<NodeJS.WritableStream>();
+
 /**
  * Standard error cannot report its own failure: heard and dropped, so that the exit code, the
- * one thing left to say it, still comes.
+ * one thing left to say it, still comes. For good (the command's last line may fail after it
+ * returned), and once per stream however many commands a process runs.
  */
 export function ignoreFailures(stream: NodeJS.WritableStream): void {
+  if (ignored.has(stream)) return;
+  ignored.add(stream);
   stream.on('error', () => {});
 }
