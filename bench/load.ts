@@ -33,8 +33,13 @@ export interface LoadOptions {
 
 export const SOURCE = 'bench';
 const BASE_URL = 'http://api.bench.test';
-/** Items per day: about 100 windows for 200,000 items, 2,000 each, like a busy site. */
-const FEEDBACK_PER_DAY = 2000;
+/**
+ * A busy site's windows (bench/busy-site.ts): days above the server's cap of 10,000 items
+ * (INSIGHTS_MAX_LIMIT's default), of which a whole-day reading gets the first 10,000. 20 windows
+ * for 200,000 items. A mean of 20,000 a day puts most days above the cap; the others are skipped.
+ */
+export const WINDOW_ITEMS = 10_000;
+const FEEDBACK_PER_DAY = 20_000;
 
 export const load: Benchmark<LoadOptions> = {
   name: 'load',
@@ -56,7 +61,7 @@ export const load: Benchmark<LoadOptions> = {
         label: 'loader as the sync runs it / COPY',
         unit: '%',
         digits: 1,
-        target: { text: '≥ 70%', met: (s) => s.median >= 70 },
+        target: { text: '≥ 85%', met: (s) => s.median >= 85 },
       },
       { key: 'parallelShare2', label: 'loader as the sync runs it / COPY, 2 streams', unit: '%', digits: 1 },
       { key: 'loaderRowsPerS', label: 'loader, 1 window at a time', unit: 'rows/s', digits: 0 },
@@ -109,11 +114,15 @@ export interface Window {
   items: Feedback[];
 }
 
-/** `items` generated feedback items, by day (the last day cut short to make the count exact). */
+/**
+ * `items` generated feedback items in windows of WINDOW_ITEMS, one UTC day each, oldest first
+ * within the day as a capped whole-day reading gets them (the last window cut short to make the
+ * count exact).
+ */
 export function feedbackWindows(items: number): Window[] {
   const from = '2025-01-01';
-  // Days have 0 to 3.5 x the mean: twice the mean number of days is always enough.
-  const days = Math.max(2, Math.ceil((2 * items) / FEEDBACK_PER_DAY));
+  // About 60% of days reach the cap: four times the windows needed is always enough.
+  const days = Math.max(4, Math.ceil((4 * items) / WINDOW_ITEMS));
   const dataset = generateDataset({
     seed: 7,
     from,
@@ -129,8 +138,9 @@ export function feedbackWindows(items: number): Window[] {
   let left = items;
   for (const day of dataset.days) {
     if (left === 0) break;
-    const feedback = dataset.day(day).feedback.slice(0, left);
-    if (feedback.length === 0) continue;
+    const all = dataset.day(day).feedback;
+    if (all.length < WINDOW_ITEMS) continue;
+    const feedback = all.slice(0, Math.min(left, WINDOW_ITEMS));
     // Copies: the dataset's day cache shares its arrays, and a variant edits items.
     windows.push({ day, items: feedback.map((item) => ({ ...item })) });
     left -= feedback.length;

@@ -43,6 +43,13 @@ export const CONNECT_TIMEOUT_MS = 10_000;
  */
 const SILENT_SERVER_MARGIN_MS = 5_000;
 
+/**
+ * Memory for a connection's temporary tables, taken only as they grow (the default is 8MB). A
+ * window's staging table holds its rows: 10,000 feedback items are about 12 MB, and past the
+ * default every window wrote its staging table to disk and read it back.
+ */
+const TEMP_BUFFERS = '32MB';
+
 export interface ConnectionOptions {
   url: string;
   /** Warehouse data schema; every connection's search_path holds it and its bookkeeping schema. */
@@ -68,7 +75,7 @@ export function createPool(options: ConnectionOptions): pg.Pool {
     max: options.max ?? 10,
     types: typeParsers,
     application_name: options.applicationName ?? 'insights-sync',
-    options: `-c search_path=${searchPath(options.schema)}`,
+    options: `-c search_path=${searchPath(options.schema)} -c temp_buffers=${TEMP_BUFFERS}`,
     // Not the pool's connectionTimeoutMillis: that one also limits waiting for a free client, which
     // a sync with more windows in flight than connections does for as long as a window takes.
     Client: clientWithConnectTimeout(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),

@@ -1,9 +1,8 @@
+import { sql } from 'kysely';
 import { canonicalJson, contentHash } from '../db/canonical-json.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import type { Rejected } from '../schemas/rejected.js';
 import { storableCopy, storableText } from '../schemas/storable.js';
-
-const REJECTS_PER_STATEMENT = 1000;
 
 export interface RejectContext {
   sourceId: string;
@@ -37,27 +36,17 @@ export async function loadRejects(
   }
   // In hash order: windows that meet the same reject (an item of a neighbour day) lock its row in
   // one order, so they wait for each other instead of deadlocking.
-  const values = [...rows]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([hash, row]) => ({
-      source_id: context.sourceId,
-      resource: context.resource,
-      item_hash: hash,
-      day: context.day,
-      item: row.item,
-      error: row.error,
-      run_id: context.runId,
-    }));
-  let inserted = 0;
-  // A statement takes at most 65535 parameters, 7 per row: a broken day of 10,000 items would
-  // not fit in one.
-  for (let start = 0; start < values.length; start += REJECTS_PER_STATEMENT) {
-    const result = await trx.db
-      .insertInto('rejects')
-      .values(values.slice(start, start + REJECTS_PER_STATEMENT))
-      .onConflict((oc) => oc.columns(['source_id', 'resource', 'item_hash']).doNothing())
-      .executeTakeFirst();
-    inserted += Number(result.numInsertedOrUpdatedRows ?? 0);
-  }
+  const ordered = [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // Three arrays, one statement whatever the count: a broken day of 10,000 items as a list of
+  // tuples would take 70,000 parameters, past PostgreSQL's 65,535.
+  const result = await sql`
+    insert into rejects (source_id, resource, item_hash, day, item, error, run_id)
+    select ${context.sourceId}, ${context.resource}, r.item_hash, ${context.day}::date, r.item::jsonb, r.error,
+           ${context.runId}::bigint
+      from unnest(${ordered.map(([hash]) => hash)}::text[], ${ordered.map(([, row]) => row.item)}::text[],
+                  ${ordered.map(([, row]) => row.error)}::text[]) with ordinality as r(item_hash, item, error, n)
+     order by r.n
+    on conflict (source_id, resource, item_hash) do nothing`.execute(trx.db);
+  const inserted = Number(result.numAffectedRows ?? 0);
   return inserted;
 }

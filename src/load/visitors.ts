@@ -110,7 +110,7 @@ export async function loadVisitors(
   await trx.copyRows(
     STAGE,
     COLUMNS,
-    observations.map(({ visitor, observedAt }): CopyValue[] => {
+    latestObservations(observations).map(({ visitor, observedAt }): CopyValue[] => {
       const row: VisitorRow = { ...visitorRow(sourceId, visitor), observed_at: observedAt };
       return COLUMNS.map((column) => row[column]);
     }),
@@ -148,6 +148,28 @@ export async function loadVisitors(
   const visitors = new Set(observations.map((o) => o.visitor.id)).size;
   // A row whose observed_at moved forward with the same content counts as unchanged.
   return { ...counts, unchanged: visitors - counts.inserted - counts.updated, conflicts };
+}
+
+/**
+ * Of each visitor's observations, those at its latest observedAt (all of them on a tie, or when a
+ * time cannot be read here): the statement's own `distinct on` then picks the same row from far
+ * fewer. A busy day's 10,000 items name a few hundred visitors, and staging every observation
+ * made the staging table and its sort spill to disk. Milliseconds only: an observation strictly
+ * earlier in milliseconds is strictly earlier in PostgreSQL's microseconds too.
+ */
+export function latestObservations(observations: readonly VisitorObservation[]): VisitorObservation[] {
+  const latest = new Map<string, number>();
+  const timeOf = (o: VisitorObservation) => Date.parse(o.observedAt);
+  for (const o of observations) {
+    const time = timeOf(o);
+    const best = latest.get(o.visitor.id);
+    if (Number.isNaN(time)) latest.set(o.visitor.id, Number.NaN);
+    else if (best === undefined || time > best) latest.set(o.visitor.id, time);
+  }
+  return observations.filter((o) => {
+    const best = latest.get(o.visitor.id) as number;
+    return Number.isNaN(best) || Number.isNaN(timeOf(o)) || timeOf(o) >= best;
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { CopyValue } from '../db/copy-text.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
@@ -90,6 +91,10 @@ export async function loadWindowItems<R extends WindowedResource>(
 ): Promise<WindowLoad> {
   const table = tables[resource] as WindowedTable<ItemOf[R]>;
   const visitorOf = table.visitor;
+  // The statements below sort the window's rows by key (the lock order): 10,000 rows of a busy
+  // day take about 25 MB, and with the default 4MB each sort spilled to disk. For this
+  // transaction only.
+  if (items.length > 0) await sql`set local work_mem = '32MB'`.execute(trx.db);
   // A forgotten visitor's items are dropped before anything of them (the visitor included) is written.
   const idOf = (item: ItemOf[R]) => (visitorOf ? visitorOf(item).visitor.id : '');
   const suppressed = visitorOf ? await suppressedVisitors(trx, sourceId, items.map(idOf)) : new Set<string>();

@@ -226,7 +226,7 @@ describe('rejects PostgreSQL could not hold as they came', () => {
     expect(row.error).toBe('a\uFFFD: deep (stored copy: nesting below 64 levels cut)');
   });
 
-  it('stores 12,000 distinct rejects of one day (more than one statement holds)', async () => {
+  it('stores 12,000 distinct rejects of one day (past the 65,535 parameters a statement of tuples holds)', async () => {
     const many = Array.from({ length: 12_000 }, (_, i) => ({ item: { i }, error: 'id: Invalid input' }));
     const stored = await inTransaction(t.pool, (trx) =>
       loadRejects(trx, { ...context, resource: 'recordings' }, many),

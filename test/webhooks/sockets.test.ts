@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { MAX_REQUESTS_PER_SOCKET } from '../../src/webhooks/http-server.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { feedbackBody, listen, OTHER_TOKEN, receiver } from './webhook-helpers.js';
+import { feedbackBody, listen, MAIN_URL, OTHER_TOKEN, receiver } from './webhook-helpers.js';
 
 /**
  * What the receiver's listener answers, and to whom: a socket that has served its share, one
@@ -63,6 +63,30 @@ describe('the receiver listener', () => {
     expect(statuses).toHaveLength(MAX_REQUESTS_PER_SOCKET);
     const last = text.slice(text.lastIndexOf('HTTP/1.1 '));
     expect(last.toLowerCase()).toContain('connection: close');
+  });
+
+  it(`deliveries past the ${MAX_REQUESTS_PER_SOCKET}th on one socket, sent by a client that ignores \`Connection: close\`: no 503, every answer a stored delivery`, async () => {
+    const { socket } = await connect(port, '127.0.0.1');
+    const answers = answersUntilClosed(socket);
+    const sent = MAX_REQUESTS_PER_SOCKET + 20;
+    const requests = Array.from({ length: sent }, (_, n) => {
+      const body = JSON.stringify(feedbackBody({ id: 50_000 + n, comment: `delivery ${n}` }));
+      return `POST ${MAIN_URL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    });
+    // All written at once: the requests past the last answer are already on their way.
+    socket.write(requests.join(''));
+    const { statuses, text } = await answers;
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(statuses).toHaveLength(MAX_REQUESTS_PER_SOCKET);
+    const last = text.slice(text.lastIndexOf('HTTP/1.1 '));
+    expect(last.toLowerCase()).toContain('connection: close');
+    // Every answered delivery is stored; one sent after the last answer may be too (a later
+    // redelivery of it is then a duplicate), never answered.
+    const { rows } = await t.pool.query<{ n: number }>(
+      "select count(*)::int as n from webhook_events where status = 'applied' and (body->>'id')::int >= 50000",
+    );
+    expect(rows[0]?.n).toBeGreaterThanOrEqual(MAX_REQUESTS_PER_SOCKET);
+    expect(rows[0]?.n).toBeLessThanOrEqual(sent);
   });
 
   it('GET /metrics is not served on the webhook listener: the one 404 of an unknown path', async () => {
