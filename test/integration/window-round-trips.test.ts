@@ -94,6 +94,7 @@ describe('the statements of one window', () => {
     );
     expect(statements.filter((s) => /count\(\*\)::int as n from "feedback"/.test(s))).toEqual([]);
 
-    expect(statements).toHaveLength(20);
+    // 20, and the window's own work_mem (its sorts of a busy day's rows would spill to disk).
+    expect(statements, statements.map((s) => s.slice(0, 80)).join('\n')).toHaveLength(21);
   });
 });
