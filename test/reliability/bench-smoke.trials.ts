@@ -12,7 +12,8 @@ import type { Machine } from '../../bench/machine.js';
 import { runMemory } from '../../bench/memory.js';
 import { runQueue } from '../../bench/queue.js';
 import { renderDoc, renderText } from '../../bench/report.js';
-import { runSuite, SMOKE } from '../../bench/suite.js';
+import { renderSaved, type SavedRun, savedRunOf } from '../../bench/saved.js';
+import { FULL, figuresOf, runSuite, SMOKE } from '../../bench/suite.js';
 import { runWebhooks } from '../../bench/webhooks.js';
 import { databaseServerUrl } from '../helpers/database.js';
 
@@ -114,5 +115,19 @@ describe('benchmarks, smoke sizes', () => {
     });
     expect(doc).toMatch(/^# Benchmarks/);
     expect(doc).toContain('| wall time / ideal, once learned |');
+    // What npm run bench keeps beside the document renders it again, byte for byte.
+    const saved = savedRunOf({
+      result,
+      machine,
+      date: new Date(),
+      command: 'npm run bench',
+      startLoad: 0,
+      runs: 2,
+      only: ['extraction'],
+    });
+    const kept = JSON.parse(JSON.stringify(saved)) as SavedRun;
+    // The document is rendered at the full sizes' figures (npm run bench writes it for those only).
+    const full = { ...result, figures: figuresOf(FULL, ['extraction'], result.values) };
+    expect(renderSaved(kept)).toBe(renderDoc({ ...kept, result: full, date: new Date(kept.date) }));
   }, 60_000);
 });
