@@ -104,27 +104,19 @@ describe('benchmarks, smoke sizes', () => {
       postgresSettings: '',
       databaseKind: 'given',
     };
-    const doc = renderDoc({
-      result,
+    const run = {
       machine,
       date: new Date(),
       command: 'npm run bench',
       startLoad: 0,
       runs: 2,
-      only: ['extraction'],
-    });
+      only: ['extraction' as const],
+    };
+    const doc = renderDoc({ ...run, result });
     expect(doc).toMatch(/^# Benchmarks/);
     expect(doc).toContain('| wall time / ideal, once learned |');
     // What npm run bench keeps beside the document renders it again, byte for byte.
-    const saved = savedRunOf({
-      result,
-      machine,
-      date: new Date(),
-      command: 'npm run bench',
-      startLoad: 0,
-      runs: 2,
-      only: ['extraction'],
-    });
+    const saved = savedRunOf({ ...run, result });
     const kept = JSON.parse(JSON.stringify(saved)) as SavedRun;
     // The document is rendered at the full sizes' figures (npm run bench writes it for those only).
     const full = { ...result, figures: figuresOf(FULL, ['extraction'], result.values) };
