@@ -26,10 +26,10 @@ export interface SuiteOptions {
 
 export const FULL: SuiteOptions = {
   extraction: { days: 365, latencyMs: 50, concurrency: 8 },
-  load: { items: 200_000, parallelWindows: 8, naive: true },
+  load: { items: 200_000, parallelWindows: 8, naiveItems: 20_000 },
   memory: { small: 100_000, large: 1_000_000, heapCapMb: 128 },
   webhooks: { seconds: 30, healthSeconds: 10, connections: 32, fewerConnections: 16, duplicates: 0 },
-  startup: { repeats: 7, backfillItems: 1_000_000 },
+  startup: { repeats: 7, backfillItems: 200_000 },
   queue: { days: 30, sources: 8, latencies: [200, 500], workers: [1, 2, 4] },
   // Up to about 29,000 items a day of each resource (4.2 x the mean), a day in three above the cap.
   busySite: { days: 7, perDay: 7_000, cap: 10_000 },
@@ -38,7 +38,7 @@ export const FULL: SuiteOptions = {
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
 export const SMOKE: SuiteOptions = {
   extraction: { days: 12, latencyMs: 10, concurrency: 4 },
-  load: { items: 3_000, parallelWindows: 4, naive: true },
+  load: { items: 3_000, parallelWindows: 4, naiveItems: 3_000 },
   memory: { small: 2_000, large: 6_000 },
   webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
   startup: { repeats: 1, backfillItems: 2_000 },
