@@ -54,7 +54,17 @@ function endOf(error: unknown): End {
     // --help and --version end through here with exit code 0; every other end commander
     // decides (unknown option or command, missing argument or command) is a usage error. Commander
     // has printed its own line.
-    return { code: SUCCESSFUL_ENDS.has(error.code) ? 0 : USAGE_EXIT_CODE };
+    if (SUCCESSFUL_ENDS.has(error.code)) return { code: 0 };
+    // `help` asked for it (exit code 0); no command at all is a usage error, and commander printed
+    // the help with no line of its own saying why it stopped.
+    if (error.code === 'commander.help')
+      return error.exitCode === 0
+        ? { code: 0 }
+        : {
+            code: USAGE_EXIT_CODE,
+            line: 'insights-sync: no command given (the commands are listed above)\n',
+          };
+    return { code: USAGE_EXIT_CODE };
   }
   if (error instanceof InsightsError) {
     // One line, whatever a name from the database or an argument that it quotes holds.
@@ -76,10 +86,20 @@ export function buildProgram(): Command {
   const program = new Command('insights-sync')
     .description('Copy a Website Insights service into a PostgreSQL warehouse.')
     .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(usageLine(text)) })
     .exitOverride();
   registerCommands(program);
   withVersion(program, packageVersion());
   return program;
+}
+
+/**
+ * Commander's own errors (`error: unknown option '--colour'`) in the voice of every other failure:
+ * one line starting `insights-sync:`, whatever the argument it quotes holds. Subcommands inherit
+ * this because it is set before they are registered.
+ */
+export function usageLine(text: string): string {
+  return `insights-sync: ${oneLine(text.replace(/^error: /, '').replace(/\n$/, ''))}\n`;
 }
 
 /** Commander's ends that are not errors. */

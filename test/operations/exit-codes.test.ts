@@ -71,6 +71,7 @@ describe('exit codes', () => {
   const rows: Row[] = [
     { code: 0, what: 'a run that loaded everything', run: () => runCli(['sync'], env) },
     { code: 0, what: '--version', run: () => runCli(['--version'], env) },
+    { code: 0, what: 'the help command', run: () => runCli(['help'], env) },
     {
       code: 1,
       what: 'a run with a failed resource',
@@ -127,6 +128,11 @@ describe('exit codes', () => {
       expect(result.code, result.stderr).toBe(row.code);
       // A failure says why in its last line; never a stack trace.
       if (row.code !== 0) expect(result.stderr).not.toMatch(/\n\s+at /);
+      // Commander's own usage errors speak in the same voice as every other failure.
+      if (row.code === 2) {
+        expect(result.stderr).toMatch(/^insights-sync: /m);
+        expect(result.stderr).not.toMatch(/^error: /m);
+      }
     },
     90_000,
   );
