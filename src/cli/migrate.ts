@@ -23,11 +23,18 @@ export function registerMigrate(program: Command): void {
         config,
         logger,
         async ({ applied, displayUrl, embedded }) => {
-          const what = applied.length === 0 ? 'nothing to apply' : `applied ${applied.join(', ')}`;
-          printOut(`schema ${config.schema} is up to date: ${what}\n`);
+          printOut(`${describeMigrate(config.schema, applied)}\n`);
           if (embedded) printOut(`embedded database: ${displayUrl}\n`);
         },
         { access: 'migrate' },
       );
     });
+}
+
+/** What `migrate` did, in one line: nothing, one migration, or how many from which to which. */
+export function describeMigrate(schema: string, applied: readonly string[]): string {
+  const [first, last] = [applied[0], applied.at(-1)];
+  if (first === undefined || last === undefined) return `schema ${schema} is up to date: nothing to apply`;
+  if (applied.length === 1) return `schema ${schema} upgraded: applied ${first}`;
+  return `schema ${schema} upgraded: applied ${applied.length} migrations, ${first} to ${last}`;
 }

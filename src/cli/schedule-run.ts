@@ -11,11 +11,15 @@ import type { CommandContext } from './command-context.js';
 import { startConfiguredMetrics } from './metrics-endpoint.js';
 import { usingWarehouse } from './warehouse.js';
 
-/** `2026-03-29 03:00 Europe/Berlin (2026-03-29T01:00:00.000Z UTC)`: the operator's clock and the logs'. */
+/**
+ * `2026-03-29 03:00 Europe/Berlin (2026-03-29 01:00 UTC)`: the operator's clock and the logs'; in
+ * UTC itself, once (`2026-03-29 03:00 UTC`).
+ */
 export function describeNextRun(next: Date | null | undefined, timezone: string): string {
   if (next === null || next === undefined) return 'none';
-  const local = DateTime.fromJSDate(next).setZone(timezone).toFormat('yyyy-MM-dd HH:mm');
-  return `${local} ${timezone} (${next.toISOString()} UTC)`;
+  const at = (zone: string) => DateTime.fromJSDate(next).setZone(zone).toFormat('yyyy-MM-dd HH:mm');
+  const local = `${at(timezone)} ${timezone}`;
+  return /^(Etc\/)?(UTC|UCT|GMT|Zulu|Universal)$/i.test(timezone) ? local : `${local} (${at('UTC')} UTC)`;
 }
 
 /** Opens the warehouse for the life of the process and runs the nightly job at each slot. */

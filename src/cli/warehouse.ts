@@ -130,7 +130,10 @@ export async function usingWarehouse<T>(
     }
     const access = options.access ?? 'write';
     const applied = await migrateFor(db, config.schema, access, where);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    // A count and the range, not the list: a new warehouse applies every migration, and a list
+    // of them would fill the screen above the first run's progress bar.
+    if (applied.length > 0)
+      logger.info({ migrations: applied.length, from: applied[0], to: applied.at(-1) }, 'migrations applied');
     if (access === 'read') await assertTrustedOwners(db, config.schema);
     return await fn({
       pool,

@@ -28,7 +28,18 @@ describe('a config file that is not valid JSON', () => {
 describe('schedule', () => {
   it('names the next run in its timezone and in UTC', () => {
     expect(describeNextRun(new Date('2026-03-29T01:00:00Z'), 'Europe/Berlin')).toBe(
-      '2026-03-29 03:00 Europe/Berlin (2026-03-29T01:00:00.000Z UTC)',
+      '2026-03-29 03:00 Europe/Berlin (2026-03-29 01:00 UTC)',
+    );
+  });
+
+  it('says UTC once when the schedule runs in UTC', () => {
+    expect(describeNextRun(new Date('2026-03-29T03:00:00Z'), 'UTC')).toBe('2026-03-29 03:00 UTC');
+    expect(describeNextRun(new Date('2026-03-29T03:00:00Z'), 'Etc/UTC')).toBe('2026-03-29 03:00 Etc/UTC');
+  });
+
+  it('names UTC beside a zone that happens to sit at offset 0 today', () => {
+    expect(describeNextRun(new Date('2026-01-10T03:00:00Z'), 'Europe/London')).toBe(
+      '2026-01-10 03:00 Europe/London (2026-01-10 03:00 UTC)',
     );
   });
 });
