@@ -67,20 +67,34 @@ export function exitCodeOf(rows: readonly CheckRow[]): number {
  * Every check, each on its own: a database that cannot be reached leaves the API checks to run,
  * and an API that fails leaves the database checks to run. Never migrates, never writes.
  */
-export async function runChecks(options: { strict?: boolean } = {}): Promise<CheckReport> {
+export async function runChecks(options: { strict?: boolean; source?: string } = {}): Promise<CheckReport> {
   const rows: CheckRow[] = [];
-  const { config, problem, databaseInvalid, dotEnvWarning } = loadForCheck();
+  const loaded = loadForCheck();
+  const { problem, databaseInvalid, dotEnvWarning } = loaded;
+  const chosen = chooseSource(loaded.config?.sources ?? [], options.source);
+  const config = loaded.config === undefined ? undefined : { ...loaded.config, sources: chosen.sources };
   rows.push(
     problem === undefined
       ? {
           check: 'configuration',
           subject: 'environment',
           status: 'ok',
-          detail: `${config?.sources.length ?? 0} source(s): ${config?.sources.map((s) => s.name).join(', ') ?? ''}`,
+          detail: describeSources(loaded.config?.sources.map((s) => s.name) ?? []),
           code: 0,
         }
       : { check: 'configuration', subject: 'environment', status: 'failed', detail: problem, code: 2 },
     ...unknownVariableRows(options.strict === true),
+    ...(chosen.problem === undefined
+      ? []
+      : [
+          {
+            check: 'configuration',
+            subject: '--source',
+            status: 'failed',
+            detail: chosen.problem,
+            code: 2,
+          } as const,
+        ]),
   );
   if (config === undefined) {
     // Nothing usable was read: the other rows say why they were not checked.
@@ -101,7 +115,7 @@ export async function runChecks(options: { strict?: boolean } = {}): Promise<Che
     Promise.all(config.sources.map((source) => checkSource(config, source, logger))),
   ]);
   rows.push(...database, ...api.flat(), ...outputRows(config));
-  if (config.sources.length === 0)
+  if (config.sources.length === 0 && chosen.problem === undefined)
     rows.push({
       check: 'api key',
       subject: '-',
@@ -111,6 +125,36 @@ export async function runChecks(options: { strict?: boolean } = {}): Promise<Che
       code: 2,
     });
   return report(rows);
+}
+
+/** The configured sources, by name: all of them, or the one `--source` names. */
+export function chooseSource<S extends { name: string }>(
+  sources: readonly S[],
+  name: string | undefined,
+): { sources: S[]; problem?: string } {
+  if (name === undefined) return { sources: [...sources] };
+  const found = sources.filter((source) => source.name === name);
+  if (found.length > 0) return { sources: found };
+  return {
+    sources: [],
+    problem: `no source named ${name} is configured (${describeSources(sources.map((s) => s.name))})`,
+  };
+}
+
+/** `3 source(s): a, b, c`; beyond 10 names the first 10 and how many more (an agency has 50). */
+export function describeSources(names: readonly string[]): string {
+  const shown = names.slice(0, 10).join(', ');
+  const more = names.length > 10 ? ` and ${names.length - 10} more` : '';
+  return `${names.length} source(s): ${shown}${more}`;
+}
+
+/**
+ * `--failures`: the rows that did not pass (failed, warning, skipped), and how many passed, for a
+ * set-up of many sources where the table of every endpoint runs to hundreds of lines.
+ */
+export function onlyProblems(report: CheckReport): CheckReport & { passedHidden: number } {
+  const checks = report.checks.filter((row) => row.status !== 'ok');
+  return { ...report, checks, passedHidden: report.checks.length - checks.length };
 }
 
 /**
@@ -487,11 +531,15 @@ async function ask(endpoint: Endpoint): Promise<Outcome> {
   }
 }
 
-export function renderChecks(report: CheckReport): string {
-  const table = formatTable(
-    ['check', 'subject', 'status', 'detail'],
-    report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
-  );
+export function renderChecks(report: CheckReport & { passedHidden?: number }): string {
+  const table =
+    report.checks.length === 0
+      ? ''
+      : `${formatTable(
+          ['check', 'subject', 'status', 'detail'],
+          report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
+        )}\n\n`;
+  const hidden = report.passedHidden ? `; ${report.passedHidden} passed, not shown` : '';
   const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;
-  return `${table}\n\n${verdict}\n`;
+  return `${table}${verdict}${hidden}\n`;
 }

@@ -9,6 +9,11 @@ export function registerCheck(program: Command): void {
     )
     .option('--json', 'print the checks as JSON (for scripts and monitoring)')
     .option('--strict', 'an INSIGHTS_* variable that is not a setting (a typo) fails the check (exit 2)')
+    .option(
+      '--source <name>',
+      "only this source's key and endpoints (the database and settings are checked as ever)",
+    )
+    .option('--failures', 'show only the checks that did not pass, and how many passed')
     .addHelpText(
       'after',
       [
@@ -18,9 +23,10 @@ export function registerCheck(program: Command): void {
         'A database problem does not stop the API checks, nor the reverse: every row is filled.',
       ].join('\n'),
     )
-    .action(async (options: { json?: boolean; strict?: boolean }) => {
-      const { renderChecks, runChecks } = await import('./check-run.js');
-      const report = await runChecks({ strict: options.strict === true });
+    .action(async (options: { json?: boolean; strict?: boolean; source?: string; failures?: boolean }) => {
+      const { onlyProblems, renderChecks, runChecks } = await import('./check-run.js');
+      const all = await runChecks({ strict: options.strict === true, source: options.source });
+      const report = options.failures ? onlyProblems(all) : all;
       printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
       process.exitCode = report.exitCode;
     });

@@ -1,4 +1,7 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -243,4 +246,61 @@ describe('insights-sync check', () => {
     expect(row(report, 'database')?.status).toBe('ok');
     expect(row(report, 'api key')?.status).toBe('ok');
   }, 60_000);
+
+  describe('many sources', () => {
+    /** An agency's sources file: twelve sources on the same server; `client03`'s key is wrong. */
+    async function agency(): Promise<Record<string, string>> {
+      const names = Array.from({ length: 12 }, (_, i) => `client${String(i + 1).padStart(2, '0')}`);
+      const file = join(await mkdtemp(join(tmpdir(), 'check-agency-')), 'sources.json');
+      await writeFile(
+        file,
+        JSON.stringify({
+          sources: names.map((name) => ({ name, base_url: sim.url, api_key_env: `KEY_${name}` })),
+        }),
+      );
+      const keys = Object.fromEntries(names.map((n) => [`KEY_${n}`, n === 'client03' ? 'wrong' : KEY]));
+      return { INSIGHTS_CONFIG: file, INSIGHTS_API_URL: '', INSIGHTS_API_KEY: '', ...keys };
+    }
+
+    it('--source checks that source only: its key and its eight endpoints', async () => {
+      const extra = await agency();
+      sim.resetStats();
+      const result = await runCli(['check', '--json', '--source', 'client05'], { ...env, ...extra });
+      noSecret(result);
+      expect(result.code, result.stderr).toBe(0);
+      const report = JSON.parse(result.stdout) as Report;
+      const subjects = report.checks.filter((r) => r.check === 'endpoint' || r.check === 'api key');
+      expect(new Set(subjects.map((r) => r.subject.split('/')[0]))).toEqual(new Set(['client05']));
+      expect(sim.stats().requests).toBe(8);
+      // The configuration row names a dozen sources without listing them all.
+      expect(row(report, 'configuration')?.detail).toBe(
+        '12 source(s): client01, client02, client03, client04, client05, client06, client07, client08, client09, client10 and 2 more',
+      );
+    }, 60_000);
+
+    it('--source naming no configured source: exit 2, saying so', async () => {
+      const extra = await agency();
+      const result = await runCli(['check', '--json', '--source', 'client99'], { ...env, ...extra });
+      expect(result.code, result.stderr).toBe(2);
+      const report = JSON.parse(result.stdout) as Report;
+      expect(row(report, 'configuration', '--source')).toMatchObject({
+        status: 'failed',
+        detail: expect.stringMatching(/^no source named client99 is configured \(12 source\(s\): client01, /),
+      });
+      expect(report.checks.filter((r) => r.check === 'endpoint')).toEqual([]);
+    }, 60_000);
+
+    it('--failures: only the rows that did not pass, and how many passed', async () => {
+      const extra = await agency();
+      const result = await runCli(['check', '--failures'], { ...env, ...extra });
+      noSecret(result);
+      expect(result.code, result.stderr).toBe(3);
+      const lines = result.stdout.trimEnd().split('\n');
+      // The header, client03's rejected key and its eight endpoints not passed, a blank line, the verdict.
+      const body = lines.slice(1, -2);
+      expect(body.length, result.stdout).toBe(9);
+      expect(body.every((line) => line.includes('client03'))).toBe(true);
+      expect(lines.at(-1)).toMatch(/^some checks failed \(exit code 3\); \d+ passed, not shown$/);
+    }, 60_000);
+  });
 });
