@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { inDbTransaction } from '../db/transaction.js';
+import { InsightsError } from '../errors.js';
 import type { PiiPolicy } from '../schemas/pii.js';
 import { hmac, storedVisitorId } from './pii.js';
 import { addSuppressions, lockSuppressionList, type Suppression } from './suppression.js';
@@ -21,7 +22,16 @@ export interface ForgetRequest {
    * when it holds none, the HMAC if piiKey is set (the clear id otherwise).
    */
   sources?: readonly { name: string; pii?: PiiPolicy }[];
+  /**
+   * An id that matches no row and is on no suppression list yet: `suppress` lists it all the
+   * same (a visitor not loaded yet), `refuse` changes nothing and throws VisitorUnseenError (a
+   * typo in an erasure request must not pass for done). Default `suppress`.
+   */
+  unseen?: 'suppress' | 'refuse';
 }
+
+/** forget with `unseen: 'refuse'` of an id no row and no suppression list holds: nothing changed. */
+export class VisitorUnseenError extends InsightsError {}
 
 /** Rows deleted, per table. */
 export interface ForgetResult {
@@ -124,25 +134,47 @@ export async function forget(db: Kysely<Database>, request: ForgetRequest): Prom
         pseudonym !== undefined && (forms?.has(pseudonym) === true || forms?.has(clear) !== true);
       return { sourceId, visitorId: hashed ? (pseudonym as string) : clear, hashed };
     });
-    await addSuppressions(trx, suppressed);
-
-    return {
-      deleted: {
-        visitors: count(visitors),
-        feedback: count(feedback),
-        survey_answers: count(surveyAnswers),
-        webhook_events: count(events),
-        rejects: count(rejects),
-        key_collisions: count(collisions),
-      },
-      suppressed,
+    const deleted: ForgetResult = {
+      visitors: count(visitors),
+      feedback: count(feedback),
+      survey_answers: count(surveyAnswers),
+      webhook_events: count(events),
+      rejects: count(rejects),
+      key_collisions: count(collisions),
     };
+    if (request.unseen === 'refuse' && isUnseen(deleted) && !(await isListed(trx, ids, source)))
+      // Thrown inside the transaction: nothing above is kept.
+      throw new VisitorUnseenError(
+        `no row of this visitor in ${source === undefined ? 'any source' : `source ${source}`}, and not on a suppression list: nothing deleted, nothing listed. Check the id${request.piiKey === undefined ? ' (and set INSIGHTS_PII_KEY if a source hashes visitor ids)' : ''}; to keep a visitor not loaded yet out of every later sync, run again with --not-seen-yet`,
+      );
+    await addSuppressions(trx, suppressed);
+    return { deleted, suppressed };
   });
 }
 
 /** forget, answering with the rows deleted per table (the suppression entries are added too). */
 export async function forgetVisitor(db: Kysely<Database>, request: ForgetRequest): Promise<ForgetResult> {
   return (await forget(db, request)).deleted;
+}
+
+function isUnseen(deleted: ForgetResult): boolean {
+  return Object.values(deleted).every((n) => n === 0);
+}
+
+/** Whether any of `ids` is on a suppression list already (forgotten before: no row is left). */
+async function isListed(
+  trx: Kysely<Database>,
+  ids: readonly string[],
+  source: string | undefined,
+): Promise<boolean> {
+  const row = await trx
+    .selectFrom('suppressed_visitors')
+    .select('visitor_id')
+    .where('visitor_id', 'in', ids)
+    .$call((qb) => (source === undefined ? qb : qb.where('source_id', '=', source)))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Per source, which of `ids` (the clear id, its pseudonym) its visitor and item rows hold. */

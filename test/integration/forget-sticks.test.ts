@@ -326,6 +326,34 @@ describe('forget sticks: a forgotten visitor is never stored again, by the sync 
       .execute();
   });
 
+  it('forget --visitor of an id no row holds changes nothing and exits 1 (a typo is not an erasure); --not-seen-yet lists it', async () => {
+    const listed = async () =>
+      (await t.db.selectFrom('suppressed_visitors').select('visitor_id').execute()).map((r) => r.visitor_id);
+    const before = await listed();
+    const typo = await cli(['forget', '--visitor', 'v-no-such-visitor']);
+    expect(typo.code, typo.stderr).toBe(1);
+    expect(typo.stderr).toMatch(
+      /^insights-sync: no row of this visitor in any source, and not on a suppression list: nothing deleted, nothing listed\. .*--not-seen-yet\n$/,
+    );
+    expect(typo.stderr).not.toContain('v-no-such-visitor');
+    expect(await listed()).toEqual(before);
+
+    const ahead = await cli([
+      'forget',
+      '--visitor',
+      'v-no-such-visitor',
+      '--not-seen-yet',
+      '--source',
+      'kept',
+    ]);
+    expect(ahead.code, ahead.stderr).toBe(0);
+    expect(ahead.stdout).toContain('on the suppression list of kept');
+    // Listed once, asking again is no typo: it is already on the list.
+    const again = await cli(['forget', '--visitor', 'v-no-such-visitor', '--source', 'kept']);
+    expect(again.code, again.stderr).toBe(0);
+    await t.db.deleteFrom('suppressed_visitors').where('visitor_id', '=', 'v-no-such-visitor').execute();
+  });
+
   it('forget waits for a writer that has read the list, so what it wrote is deleted too', async () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => {
