@@ -31,6 +31,8 @@ export async function executeRun(
         runLocked(warehouse, context, request, {
           wait: options.wait ?? false,
           queue: options.queue ?? false,
+          // The table printed at the end is on the same screen as the log.
+          summaryShown: Boolean(process.stdout.isTTY && process.stderr.isTTY),
           signal: shutdown.signal,
           ...recorder.hooks,
           onPlan: (total, runId) => {

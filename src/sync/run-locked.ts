@@ -37,6 +37,8 @@ export interface LockedRunOptions {
   onWindow?: (outcome: WindowOutcome, done: number, total: number) => void;
   /** `--queue`: the windows go to `worker` processes as jobs (src/sync/queue-dispatch.ts). */
   queue?: boolean;
+  /** The caller shows the run's table on a terminal: see SyncDeps.summaryShown. */
+  summaryShown?: boolean;
 }
 
 /**
@@ -102,6 +104,7 @@ export async function runLocked(
           signal: AbortSignal.any(signals),
           onPlan: options.onPlan,
           onWindow: options.onWindow,
+          summaryShown: options.summaryShown,
           dispatch: queued?.dispatch,
         },
         request,

@@ -89,6 +89,11 @@ export interface SyncDeps {
   /** Called once the plan is known, with the run's id (for log lines about the run). */
   onPlan?: (totalWindows: number, runId: number) => void;
   /**
+   * The caller prints the run's table where the log is read too (a terminal): the per-resource
+   * counts are then logged at debug, not info, so that the screen shows them once, not twice.
+   */
+  summaryShown?: boolean;
+  /**
    * Where the windows run. Default: in this process, under the global bound on requests. The
    * queue (src/sync/queue-dispatch.ts) sends them to `worker` processes instead.
    */
@@ -334,7 +339,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
-  logSummary(logger, summary);
+  logSummary(logger, summary, deps.summaryShown === true ? 'debug' : 'info');
   logger.info({ status, durationMs }, 'run finished');
   const result = { runId, status, summary, windows, snapshots, error, durationMs, requests };
   // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
@@ -349,21 +354,13 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
  * The run's counts per source and resource, one line each: what the table of a manual run shows,
  * in the log of every run (the scheduled one prints no table).
  */
-function logSummary(logger: Logger, summary: RunSummary): void {
+function logSummary(logger: Logger, summary: RunSummary, level: 'info' | 'debug'): void {
   for (const [source, resources] of Object.entries(summary))
     for (const [resource, s] of Object.entries(resources)) {
       if (!s) continue;
       // The errors were logged when they happened, once each: not again here.
       const { errors: _logged, truncatedDays, ...counts } = s;
-      logger.info(
-        {
-          source,
-          resource,
-          ...counts,
-          truncated: truncatedDays.length,
-        },
-        'resource summary',
-      );
+      logger[level]({ source, resource, ...counts, truncated: truncatedDays.length }, 'resource summary');
     }
 }
 

@@ -63,6 +63,8 @@ describe('the progress bar on a terminal (140 x 45, as a user sees it)', () => {
     expect(run.screen.slice(0, barAt).filter((line) => TABLE_HEADER.test(line))).toEqual([]);
     expect(run.screen[barAt + 1]).toMatch(TABLE_HEADER);
     expect(run.screen.at(-1)).toMatch(/^run \d+: ok in [\d.]+ s$/);
+    // The counts are in the table; the log on the same screen does not repeat them.
+    expect(run.screen.filter((line) => line.includes('resource summary'))).toEqual([]);
   }, 90_000);
 
   it('after Ctrl+C, the bar shows the days the ledger holds and the windows not run', async () => {
