@@ -7,6 +7,7 @@ import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
+import { describeReadingChange } from '../sync/reading-history.js';
 import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
 import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
@@ -111,6 +112,8 @@ function forSource(report: ShownReport, source: string): ShownReport {
     healthy: attention.length === 0,
     resources: report.resources.filter((r) => r.source === source),
     webhooks: report.webhooks.filter((w) => w.source === source),
+    readingChanges: report.readingChanges.filter((c) => c.source === source),
+    schemaDrift: report.schemaDrift.filter((f) => f.source === source),
     queue:
       report.queue === undefined || report.queue === null
         ? report.queue
@@ -247,7 +250,28 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${lock}${snapshots}${evidence}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${lock}${snapshots}${evidence}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+}
+
+/** The last change of a server reading, per source that had one. */
+function renderReadingChanges(report: Pick<StatusReport, 'readingChanges'>): string {
+  if (report.readingChanges.length === 0) return '';
+  const lines = report.readingChanges.map((c) => `  ${oneLine(describeReadingChange(c))}`);
+  return `\nserver reading changes (the last per source; history in reading_changes):\n${lines.join('\n')}\n`;
+}
+
+/** The fields the spec does not describe, one line each; a count alone above SUMMARY_ABOVE sources. */
+function renderSchemaDrift(report: Pick<StatusReport, 'schemaDrift'>, summary: boolean): string {
+  const fields = report.schemaDrift;
+  if (fields.length === 0) return '';
+  const heading = 'fields the spec does not describe (kept in raw; schema_drift)';
+  if (summary)
+    return `\n${heading}: ${fields.length}, listed by \`status --details\` or \`status --source NAME\`\n`;
+  const lines = fields.map(
+    (f) =>
+      `  ${oneLine(f.source)}/${f.resource} ${oneLine(f.field)}: first seen ${f.firstSeenAt}, last seen ${f.lastSeenAt}`,
+  );
+  return `\n${heading}:\n${lines.join('\n')}\n`;
 }
 
 /** How late data arrived, for the sources and resources that had any. */

@@ -10,6 +10,7 @@ import type {
 } from './tables/analyst-views.js';
 import type {
   LateArrivalsTable,
+  ReadingChangesTable,
   RejectsTable,
   SchemaDriftTable,
   SyncRunsTable,
@@ -55,6 +56,7 @@ export interface Database {
   rejects: RejectsTable;
   schema_drift: SchemaDriftTable;
   late_arrivals: LateArrivalsTable;
+  reading_changes: ReadingChangesTable;
   webhook_events: WebhookEventsTable;
   suppressed_visitors: SuppressedVisitorsTable;
   server_readings: ServerReadingsTable;

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
-import { describeReading, emptyReading } from '../extract/server-reading.js';
+import { describeReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import {
   ALL_RESOURCES,
@@ -37,11 +37,11 @@ import {
   withSetAside,
 } from './outcomes.js';
 import { planBackfillDays, planSyncDays } from './plan.js';
+import { loadReadings, type SourceReadings, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
-import { readServerReadings, saveServerReading } from './server-readings.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
 
 export type SyncSettings = Pick<
@@ -177,6 +177,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
 
   const plans: PlannedWindow[] = [];
   const handles: SourceHandle[] = [];
+  const readings: SourceReadings[] = [];
   const requests: RunResult['requests'] = {};
   for (const source of sources) {
     const byStatus: Record<string, number> = {};
@@ -190,18 +191,15 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       signal: deps.signal,
       pace: budgetPace(deps.db, source),
     });
-    const learned = await readServerReadings(deps.db, source.name);
+    const learned = await loadReadings(deps.db, source.name);
+    readings.push(learned);
     const handle: SourceHandle = {
       name: source.name,
       baseUrl: client.baseUrl,
       // Queued runs make only snapshot requests here, one at a time per source: the source's
       // bound holds for them too (they run under one of its slots).
       client: limitedClient(client, deps.dispatch === undefined ? requestLimit : pLimit(1)),
-      knowledge: {
-        feedback: { reading: learned.get('feedback') ?? emptyReading() },
-        survey: { reading: learned.get('survey') ?? emptyReading() },
-        recordings: { reading: learned.get('recordings') ?? emptyReading() },
-      },
+      knowledge: learned.knowledge,
       pii: source.pii,
       expectedAllocation: source.expectedAllocation,
     };
@@ -317,14 +315,17 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
 
   markNotAttempted([...windows, ...snapshots], fatal, refusals);
 
-  for (const handle of handles) {
+  // Over what the run read at its start: a queued run's workers may have stored since.
+  for (const learned of readings) {
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
-      const { reading, responses } = handle.knowledge[resource];
-      if (!responses) continue;
-      await saveServerReading(deps.db, handle.name, resource, reading);
+      await storeReading(deps.db, learned, resource, { runId, logger });
+      const { reading } = learned.knowledge[resource];
       if (reading.largestResponse > 0)
-        logger.debug({ source: handle.name, resource, reading: describeReading(reading) }, 'server reading');
+        logger.debug(
+          { source: learned.source, resource, reading: describeReading(reading) },
+          'server reading',
+        );
     }
   }
 

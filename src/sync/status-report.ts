@@ -8,7 +8,9 @@ import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import type { RunSummary } from './outcomes.js';
+import { lastReadingChanges, type ReadingChangeStatus } from './reading-history.js';
 import { runBeating } from './run-log.js';
+import { type SchemaDriftField, schemaDriftStatus } from './schema-drift-status.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {
@@ -79,6 +81,10 @@ export interface StatusReport {
   healthy: boolean;
   /** Who holds the run lock now (a run in progress, with its database user); null when free. */
   runLock: LockHolder | null;
+  /** Per source, the last change of a server reading (reading_changes). */
+  readingChanges: ReadingChangeStatus[];
+  /** Fields the API sends that the spec does not describe (schema_drift). */
+  schemaDrift: SchemaDriftField[];
 }
 
 /** Why status shows a run marked running as interrupted. */
@@ -221,6 +227,8 @@ export async function statusReport(
     attention,
     healthy,
     runLock,
+    readingChanges: await lastReadingChanges(db),
+    schemaDrift: await schemaDriftStatus(db),
   };
 }
 

@@ -8,18 +8,16 @@ import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { CliError, errorMessage } from '../errors.js';
-import type { ResourceKnowledge } from '../extract/fetch-day.js';
-import { emptyReading, type ServerReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { skippedWindow, type WindowOutcome } from './outcomes.js';
 import type { WindowJobOutput } from './queue-dispatch.js';
 import { HEARTBEAT_MS } from './queue-status.js';
+import { loadReadings, type SourceReadings, shareCheck, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
-import { readServerReadings, saveServerReading } from './server-readings.js';
 import { openSlotSession, type SlotSession } from './source-slots.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
 import { jobTooNew, type WindowJob, windowQueueName } from './window-queue.js';
@@ -52,16 +50,9 @@ export interface WorkerResult {
 
 /** What a worker knows of one source during one run: shared by that run's windows of the source, as in process. */
 interface RunSourceState {
-  knowledge: Record<WindowedResource, ResourceKnowledge>;
+  readings: SourceReadings;
   fatal: boolean;
   refused: Set<WindowedResource>;
-  /**
-   * The reading as last stored (or read, or tried), and knowledge.relearned then, per resource:
-   * unchanged ones are not written again.
-   */
-  saved: Map<WindowedResource, { reading: ServerReading; relearned: number }>;
-  /** Resources whose check this worker has recorded in queue_run_checks (or found there). */
-  checkShared: Set<WindowedResource>;
 }
 
 /**
@@ -113,37 +104,11 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     const key = `${runId}/${source}`;
     let state = runs.get(key);
     if (state === undefined) {
-      // The run's checks first, then the readings: a reading checked (and re-learned) by another
-      // worker of the run was stored before its check row, so what is read here is that one.
-      state = db
-        .selectFrom('queue_run_checks')
-        .select('resource')
-        .where('run_id', '=', runId)
-        .where('source_id', '=', source)
-        .execute()
-        .then(async (checks) => {
-          const learned = await readServerReadings(db, source);
-          const checked = new Set(checks.map((c) => c.resource));
-          const knowledgeOf = (resource: WindowedResource): ResourceKnowledge => ({
-            reading: learned.get(resource) ?? emptyReading(),
-            ...(checked.has(resource) ? { staleChecked: true } : {}),
-          });
-          const knowledge: Record<WindowedResource, ResourceKnowledge> = {
-            feedback: knowledgeOf('feedback'),
-            survey: knowledgeOf('survey'),
-            recordings: knowledgeOf('recordings'),
-          };
-          const saved: RunSourceState['saved'] = new Map();
-          for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
-            if (learned.has(resource)) saved.set(resource, { reading: { ...k.reading }, relearned: 0 });
-          return {
-            knowledge,
-            fatal: false,
-            refused: new Set<WindowedResource>(),
-            saved,
-            checkShared: new Set([...checked].filter((r): r is WindowedResource => r in knowledge)),
-          };
-        });
+      state = loadReadings(db, source, runId).then((readings) => ({
+        readings,
+        fatal: false,
+        refused: new Set<WindowedResource>(),
+      }));
       runs.set(key, state);
       // Runs end; what a worker learned of an old one is not needed any more.
       if (runs.size > 64) runs.delete(runs.keys().next().value as string);
@@ -188,7 +153,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
           name: source.name,
           baseUrl: client.baseUrl,
           client,
-          knowledge: state.knowledge,
+          knowledge: state.readings.knowledge,
           pii: source.pii,
         };
         const ctx: SyncContext = {
@@ -207,39 +172,11 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
         });
         if (outcome.fatal) state.fatal = true;
         if (outcome.refused !== undefined) state.refused.add(data.resource);
-        const knowledge = state.knowledge[data.resource];
-        const { reading, responses } = knowledge;
-        // Stored when a window taught something (most windows of a run change nothing). A reading
-        // this worker found stale and learned again replaces whatever is stored; otherwise only
-        // what this worker last read or stored is replaced: another worker may have re-learned it
-        // since, and a worker that starts later trusts it (server-readings.ts). Tried once per
-        // change of this worker's own.
-        const last = state.saved.get(data.resource);
-        const relearned = knowledge.relearned ?? 0;
-        const fresh = relearned !== (last?.relearned ?? 0);
-        if (responses && (fresh || JSON.stringify(reading) !== JSON.stringify(last?.reading))) {
-          state.saved.set(data.resource, { reading: { ...reading }, relearned });
-          await saveServerReading(
-            db,
-            source.name,
-            data.resource,
-            reading,
-            fresh ? undefined : (last?.reading ?? null),
-          );
-        }
+        // Stored when a window taught something (most windows of a run change nothing), under the
+        // one rule of every writer (reading-store.ts): another worker may have re-learned it since.
+        await storeReading(db, state.readings, data.resource, { runId: data.runId, logger: log });
         // This worker made the run's check of the stored reading: the run's other workers need not.
-        if (knowledge.staleChecked && !state.checkShared.has(data.resource)) {
-          state.checkShared.add(data.resource);
-          log.info(
-            { source: source.name, resource: data.resource },
-            'checked the stored server reading for the run',
-          );
-          await db
-            .insertInto('queue_run_checks')
-            .values({ run_id: data.runId, source_id: source.name, resource: data.resource })
-            .onConflict((oc) => oc.doNothing())
-            .execute();
-        }
+        await shareCheck(db, state.readings, data.resource, { runId: data.runId, logger: log });
       }
     } catch (error) {
       // runWindow records its own failures; this is the unexpected: the job is offered again.

@@ -10,6 +10,7 @@ export const BOOKKEEPING_TABLES: readonly string[] = [
   'queue_run_checks',
   'queue_slots',
   'queue_workers',
+  'reading_changes',
   'rejects',
   'request_budgets',
   'run_lock',

@@ -267,7 +267,7 @@ describe('a queued backfill against servers whose reading changed since it was s
   );
 
   // Which bounds a stored reading has proved again depends on which windows its writer ran (the
-  // first worker to store over the old reading keeps it, src/sync/server-readings.ts): a reading
+  // first worker to store over the old reading keeps it, src/sync/reading-store.ts): a reading
   // that proved less only asks wider, and the next run learns again. What must hold is safety.
   it('a fixed case on UTC days: UTC-5 days are no longer taken for UTC', async () => {
     const of = async (name: string) => {

@@ -79,3 +79,16 @@ export interface LateArrivalsTable {
   items: number;
   recorded_at: DefaultTimestamp;
 }
+
+/** reading_changes (migration 0030): each change of a learned server reading, one row per field. */
+export interface ReadingChangesTable {
+  change_id: GeneratedAlways<number>;
+  source_id: string;
+  resource: 'feedback' | 'survey' | 'recordings';
+  field: 'startdate' | 'enddate' | 'server_day' | 'order' | 'cap' | 'limit_refused';
+  from_value: string;
+  to_value: string;
+  changed_at: DefaultTimestamp;
+  run_id: Int8 | null;
+  evidence: string;
+}

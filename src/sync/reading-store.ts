@@ -1,0 +1,274 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import type { ServerReadingsTable } from '../db/tables/server-readings.js';
+import { inDbTransaction } from '../db/transaction.js';
+import type { ResourceKnowledge } from '../extract/plan-steps.js';
+import { readingChanges } from '../extract/reading-changes.js';
+import {
+  emptyReading,
+  endInclusive,
+  type ServerReading,
+  serverDay,
+  startInclusive,
+} from '../extract/server-reading.js';
+import type { Logger } from '../log/logger.js';
+import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+
+/**
+ * A source's server readings over their life, for every writer (an in-process run, each worker
+ * of a queued run): loaded when the writer starts on a run, checked once per run and resource
+ * (the check is src/extract/reading-check.ts; a queued run's workers share it through
+ * queue_run_checks), and stored under one rule.
+ *
+ * The rule: a writer stores over what it last read or stored, never over another writer's
+ * reading (compare-and-store), unless it found the reading stale and learned it again, which
+ * replaces whatever is stored. An in-process run and a queued run's workers may write at once
+ * (the queued run lets the run lock go while its workers work), and several workers of one run
+ * each learn for themselves: a writer that never found the reading stale must not put an old
+ * reading back over the one another re-learned after the server changed (a later worker trusts
+ * what is stored). Every change of a stored reading is a row of reading_changes and a warning.
+ *
+ * Bounds, server day, order and a refused limit carry over from run to run (proved by items, and
+ * checked each run); the cap and the largest response are learned again each run, so a cap the
+ * server lowered or raised is seen for what it is now.
+ */
+export interface SourceReadings {
+  source: string;
+  /** The run's working copies, one per resource, shared by the writer's windows of it. */
+  knowledge: Record<WindowedResource, ResourceKnowledge>;
+  /** Per resource, the reading as this writer last read or stored it, and knowledge.relearned then. */
+  seen: Map<WindowedResource, { reading: ServerReading; relearned: number }>;
+  /** Resources whose check this writer recorded in queue_run_checks, or found there. */
+  checkShared: Set<WindowedResource>;
+}
+
+/**
+ * What is stored of `source`, as a writer's starting point. With `queuedRunId`, the checks the
+ * run's other workers already made count as this writer's own: read before the readings, since
+ * a reading a worker checked (and re-learned) is stored before its check row.
+ */
+export async function loadReadings(
+  db: Kysely<Database>,
+  source: string,
+  queuedRunId?: number,
+): Promise<SourceReadings> {
+  const checks =
+    queuedRunId === undefined
+      ? []
+      : await db
+          .selectFrom('queue_run_checks')
+          .select('resource')
+          .where('run_id', '=', queuedRunId)
+          .where('source_id', '=', source)
+          .execute();
+  const checked = new Set(checks.map((c) => c.resource));
+  const stored = await readServerReadings(db, source);
+  const knowledgeOf = (resource: WindowedResource): ResourceKnowledge => ({
+    reading: { ...(stored.get(resource) ?? emptyReading()) },
+    ...(checked.has(resource) ? { staleChecked: true } : {}),
+  });
+  const knowledge = {
+    feedback: knowledgeOf('feedback'),
+    survey: knowledgeOf('survey'),
+    recordings: knowledgeOf('recordings'),
+  };
+  const seen: SourceReadings['seen'] = new Map();
+  for (const [resource, reading] of stored) seen.set(resource, { reading: { ...reading }, relearned: 0 });
+  const shared = WINDOWED_RESOURCES.filter((r) => checked.has(r));
+  return { source, knowledge, seen, checkShared: new Set(shared) };
+}
+
+/** What a writer's store is compared with: a reading, none (nothing stored yet), or anything. */
+export type StoreOver = ServerReading | null | 'relearned';
+
+/**
+ * Whether a writer stores its reading of `resource` now, and over what: not when no response
+ * taught it anything or nothing changed since it last read or stored (most windows of a run
+ * change nothing); over anything when it re-learned the reading since; else over what it saw last.
+ */
+export function storeOver(
+  knowledge: ResourceKnowledge,
+  last: { reading: ServerReading; relearned: number } | undefined,
+): StoreOver | undefined {
+  if (!knowledge.responses) return undefined;
+  const relearned = knowledge.relearned ?? 0;
+  if (relearned !== (last?.relearned ?? 0)) return 'relearned';
+  if (last !== undefined && JSON.stringify(knowledge.reading) === JSON.stringify(last.reading))
+    return undefined;
+  return last?.reading ?? null;
+}
+
+/**
+ * Stores what the writer learned of `resource` under the one rule (see SourceReadings). Tried
+ * once per change of the writer's own. Returns whether it was stored.
+ */
+export async function storeReading(
+  db: Kysely<Database>,
+  readings: SourceReadings,
+  resource: WindowedResource,
+  run: { runId: number; logger: Logger },
+): Promise<boolean> {
+  const knowledge = readings.knowledge[resource];
+  const over = storeOver(knowledge, readings.seen.get(resource));
+  if (over === undefined) return false;
+  readings.seen.set(resource, { reading: { ...knowledge.reading }, relearned: knowledge.relearned ?? 0 });
+  return saveServerReading(db, readings.source, resource, knowledge.reading, over, run);
+}
+
+/**
+ * After a window of a queued run: this writer made the run's check of the stored reading, so the
+ * run's other workers need not. Recorded once per writer, run and resource.
+ */
+export async function shareCheck(
+  db: Kysely<Database>,
+  readings: SourceReadings,
+  resource: WindowedResource,
+  run: { runId: number; logger: Logger },
+): Promise<void> {
+  if (!readings.knowledge[resource].staleChecked || readings.checkShared.has(resource)) return;
+  readings.checkShared.add(resource);
+  run.logger.info({ source: readings.source, resource }, 'checked the stored server reading for the run');
+  await db
+    .insertInto('queue_run_checks')
+    .values({ run_id: run.runId, source_id: readings.source, resource })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** What earlier runs learned about a source's server, per windowed resource, as a run starts from it. */
+export async function readServerReadings(
+  db: Kysely<Database>,
+  sourceId: string,
+): Promise<Map<WindowedResource, ServerReading>> {
+  const rows = await db.selectFrom('server_readings').selectAll().where('source_id', '=', sourceId).execute();
+  const readings = new Map<WindowedResource, ServerReading>();
+  for (const row of rows)
+    readings.set(row.resource, { ...storedReading(row), largestResponse: 0, cap: null });
+  return readings;
+}
+
+function storedReading(row: Selectable<ServerReadingsTable>): ServerReading {
+  return {
+    headMs: row.head_ms,
+    tailMs: row.tail_ms,
+    order: row.item_order,
+    largestResponse: row.largest_response,
+    cap: row.cap,
+    limitRefused: row.limit_refused,
+  };
+}
+
+/**
+ * Stores a reading over `over` (see StoreOver); a reading without an item served keeps the
+ * stored cap and largest response. What carries over from run to run (readServerReadings) is what
+ * is compared. The fields it changes are recorded in reading_changes, in the same transaction,
+ * and each said in a warning. Returns whether it was stored.
+ */
+export async function saveServerReading(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+  reading: ServerReading,
+  over: StoreOver,
+  run: { runId: number | null; logger: Logger },
+): Promise<boolean> {
+  const changes = await inDbTransaction(db, async (trx) => {
+    // A source whose windows all failed before writing has no row yet: nothing to attach to.
+    const known = await trx
+      .selectFrom('sources')
+      .select('source_id')
+      .where('source_id', '=', sourceId)
+      .executeTakeFirst();
+    if (known === undefined) return undefined;
+    // Locked: the changes are those from the reading this store replaces, whoever wrote it.
+    const row = await trx
+      .selectFrom('server_readings')
+      .selectAll()
+      .where('source_id', '=', sourceId)
+      .where('resource', '=', resource)
+      .forUpdate()
+      .executeTakeFirst();
+    const before = row === undefined ? undefined : storedReading(row);
+    if (!mayReplace(before, over)) return undefined;
+    const after = asStored(before, reading);
+    // Nothing stored to lock: of two first writers, the second finds the first's row and stores
+    // nothing (unless it re-learned: that replaces anything).
+    const fresh = before === undefined && over !== 'relearned';
+    if (!(await writeReading(trx, sourceId, resource, after, fresh))) return undefined;
+    const found = before === undefined ? [] : readingChanges(before, after, over === 'relearned');
+    if (found.length > 0)
+      await trx
+        .insertInto('reading_changes')
+        .values(
+          found.map((c) => ({
+            source_id: sourceId,
+            resource,
+            field: c.field,
+            from_value: c.from,
+            to_value: c.to,
+            run_id: run.runId,
+            evidence: c.evidence,
+          })),
+        )
+        .execute();
+    return found;
+  });
+  if (changes === undefined) return false;
+  for (const c of changes)
+    run.logger.warn(
+      { source: sourceId, resource, field: c.field, from: c.from, to: c.to, evidence: c.evidence },
+      'server reading changed',
+    );
+  return true;
+}
+
+/**
+ * The one rule: a re-learned reading replaces anything; otherwise what is stored must still be what
+ * the writer last saw (nothing, or the same carried-over fields).
+ */
+export function mayReplace(stored: ServerReading | undefined, over: StoreOver): boolean {
+  if (over === 'relearned') return true;
+  if (stored === undefined || over === null) return stored === undefined && over === null;
+  return (
+    stored.headMs === over.headMs &&
+    stored.tailMs === over.tailMs &&
+    stored.order === over.order &&
+    stored.limitRefused === over.limitRefused
+  );
+}
+
+/** The reading as it is stored: one no item was served to keeps the stored cap and largest response. */
+function asStored(before: ServerReading | undefined, reading: ServerReading): ServerReading {
+  if (reading.largestResponse > 0 || before === undefined) return { ...reading };
+  return { ...reading, cap: before.cap, largestResponse: before.largestResponse };
+}
+
+/** Inserts (`fresh`: only where no row is stored) or replaces the row; whether it was written. */
+async function writeReading(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+  reading: ServerReading,
+  fresh: boolean,
+): Promise<boolean> {
+  const values = {
+    head_ms: reading.headMs,
+    tail_ms: reading.tailMs,
+    start_inclusive: startInclusive(reading),
+    end_inclusive: endInclusive(reading),
+    server_day: serverDay(reading),
+    item_order: reading.order,
+    cap: reading.cap,
+    largest_response: reading.largestResponse,
+    limit_refused: reading.limitRefused,
+  };
+  const result = await db
+    .insertInto('server_readings')
+    .values({ source_id: sourceId, resource, ...values })
+    .onConflict((oc) => {
+      const key = oc.columns(['source_id', 'resource']);
+      return fresh ? key.doNothing() : key.doUpdateSet({ ...values, updated_at: sql<Date>`now()` });
+    })
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
