@@ -82,7 +82,7 @@ export async function runFromCommandLine(
   const { commandContext } = await import('./command-context.js');
   const context = commandContext({ requireSources: true, embedded: options.embedded });
   const sources = parseSource(context.config, options.source);
-  const { executeRun } = await import('./run-command.js');
+  const { executeRun } = await import('./sync-run.js');
   await executeRun(
     context,
     { ...request, resources, sources },
