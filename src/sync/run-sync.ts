@@ -12,14 +12,13 @@ import type { Logger } from '../log/logger.js';
 import {
   ALL_RESOURCES,
   type Resource,
-  type SnapshotResource,
+  SNAPSHOT_RESOURCES,
   WINDOWED_RESOURCES,
   type WindowedResource,
 } from '../schemas/resources.js';
-import { TEST_KINDS } from '../schemas/test.js';
 import { type DayString, todayUtc } from '../time/days.js';
 import { readWatermark } from '../watermark/watermark.js';
-import type { SourceHandle, SyncContext } from './context.js';
+import { knowledgeOfEach, type SourceHandle, type SyncContext } from './context.js';
 import { dayKey, lateArrivalsOf } from './late-arrivals.js';
 import { daysReadBefore, newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
 import { limitedClient } from './limited-client.js';
@@ -39,7 +38,7 @@ import {
 import { planBackfillDays, planSyncDays } from './plan.js';
 import { budgetPace } from './request-budget.js';
 import { finishRun, startRun } from './run-log.js';
-import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
+import { SNAPSHOT_JOBS } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
@@ -192,11 +191,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       // Queued runs make only snapshot requests here, one at a time per source: the source's
       // bound holds for them too (they run under one of its slots).
       client: limitedClient(client, deps.dispatch === undefined ? requestLimit : pLimit(1)),
-      knowledge: {
-        feedback: { reading: learned.get('feedback') ?? emptyReading() },
-        survey: { reading: learned.get('survey') ?? emptyReading() },
-        recordings: { reading: learned.get('recordings') ?? emptyReading() },
-      },
+      knowledge: knowledgeOfEach((resource) => ({ reading: learned.get(resource) ?? emptyReading() })),
       pii: source.pii,
       expectedAllocation: source.expectedAllocation,
     };
@@ -258,13 +253,10 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const runSnapshots = (): Promise<SnapshotOutcome[]> =>
     settleAll(
       handles.flatMap((handle) => {
-        const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
-          ...TEST_KINDS.map((kind) => ({
-            resource: kind,
-            run: () => snapshotTests(ctx, handle, kind, today),
-          })),
-          { resource: 'heatmaps' as const, run: () => snapshotHeatmaps(ctx, handle) },
-        ];
+        const jobs = SNAPSHOT_RESOURCES.map((resource) => ({
+          resource,
+          run: () => SNAPSHOT_JOBS[resource](ctx, handle, today),
+        }));
         const wanted = jobs.filter((job) => resources.has(job.resource));
         const runAll = () =>
           settleAll(

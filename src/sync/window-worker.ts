@@ -12,7 +12,7 @@ import type { ResourceKnowledge } from '../extract/fetch-day.js';
 import { emptyReading, type ServerReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
-import type { SourceHandle, SyncContext } from './context.js';
+import { knowledgeOfEach, type SourceHandle, type SyncContext } from './context.js';
 import { skippedWindow, type WindowOutcome } from './outcomes.js';
 import type { WindowJobOutput } from './queue-dispatch.js';
 import { HEARTBEAT_MS } from './queue-status.js';
@@ -128,11 +128,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
             reading: learned.get(resource) ?? emptyReading(),
             ...(checked.has(resource) ? { staleChecked: true } : {}),
           });
-          const knowledge: Record<WindowedResource, ResourceKnowledge> = {
-            feedback: knowledgeOf('feedback'),
-            survey: knowledgeOf('survey'),
-            recordings: knowledgeOf('recordings'),
-          };
+          const knowledge = knowledgeOfEach(knowledgeOf);
           const saved: RunSourceState['saved'] = new Map();
           for (const [resource, k] of Object.entries(knowledge) as [WindowedResource, ResourceKnowledge][])
             if (learned.has(resource)) saved.set(resource, { reading: { ...k.reading }, relearned: 0 });
