@@ -58,7 +58,7 @@ export interface CheckReport {
  */
 const PRECEDENCE = [3, 5, 2, 6, 1] as const;
 
-export function exitCodeOf(rows: readonly CheckRow[]): number {
+function exitCodeOf(rows: readonly CheckRow[]): number {
   const codes = new Set(rows.filter((row) => row.status === 'failed').map((row) => row.code));
   return PRECEDENCE.find((code) => codes.has(code)) ?? 0;
 }

@@ -146,7 +146,7 @@ function sourceState(report: ShownReport, source: string, truncated: boolean): s
 }
 
 /** Every reason status exits 1, one line each with its next step. */
-export function renderAttention(report: Pick<StatusReport, 'attention'>): string {
+function renderAttention(report: Pick<StatusReport, 'attention'>): string {
   // Reasons carry source names and errors from the API: each stays on its own line.
   return report.attention
     .map((a) => `needs attention: ${oneLine(a.reason)}\n  next: ${oneLine(a.next)}\n`)

@@ -18,7 +18,7 @@ import { toYaml, type YamlValue } from './yaml-text.js';
  * Which column says when insights-sync last wrote a row, best first; a relation with none of
  * them gets no freshness check. Each one's exact meaning goes into the table's `meta`.
  */
-export const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] = [
+const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] = [
   {
     column: 'last_read_at',
     meaning:
@@ -134,7 +134,7 @@ async function readNewFields(db: Queryable, schema: string): Promise<Record<stri
   return byTable;
 }
 
-export function dbtSourcesDocument(
+function dbtSourcesDocument(
   catalog: readonly CatalogRelation[],
   schema: string,
   options: DbtSourcesOptions = {},

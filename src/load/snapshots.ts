@@ -29,7 +29,7 @@ export interface SnapshotLoad extends UpsertCounts {
  * An answer with an unreadable item (in rejects) is not complete: that item may be any of the
  * rows it lacks, so nothing is judged from it and the stored rows stay as they are.
  */
-export const MISSING_RUNS_TO_REMOVE = 2;
+const MISSING_RUNS_TO_REMOVE = 2;
 
 /** What one answer says about the rows the warehouse lists, beyond the items it holds. */
 export interface AbsenceEvidence {

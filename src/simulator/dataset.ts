@@ -69,9 +69,9 @@ export interface Dataset extends TruthSource {
 }
 
 /** The 10th day of a range of at least 10 days is the busy day (feedback above the default cap). */
-export const BUSY_DAY_INDEX = 9;
+const BUSY_DAY_INDEX = 9;
 /** The 3rd day of a range of at least 5 days has no items at all. */
-export const EMPTY_DAY_INDEX = 2;
+const EMPTY_DAY_INDEX = 2;
 // Generated days kept in memory; a client usually walks days in order, so a small window is enough.
 const DAY_CACHE_SIZE = 32;
 

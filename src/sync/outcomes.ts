@@ -120,7 +120,7 @@ export interface SnapshotOutcome extends SnapshotCounts {
 }
 
 /** The counts of an outcome before anything was fetched. */
-export function noCounts() {
+function noCounts() {
   return { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
 }
 

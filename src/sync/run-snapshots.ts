@@ -49,7 +49,7 @@ export const SNAPSHOT_JOBS = {
  * listed rows is read once more; a test the list still lacks is asked for by
  * its detail (a 404 is evidence it is gone); the rest of the absences are counted and kept.
  */
-export async function snapshotTests(
+async function snapshotTests(
   ctx: SyncContext,
   source: SourceHandle,
   kind: TestKind,

@@ -471,7 +471,7 @@ function markNotAttempted(
   }
 }
 
-export function runStatus(
+function runStatus(
   windows: readonly WindowOutcome[],
   snapshots: readonly SnapshotOutcome[],
   fatal: ReadonlyMap<string, string>,
