@@ -9,7 +9,7 @@ import { type DayPlan, type DayRole, DEFAULT_VOLUME, planDay, type Volume } from
 import type { ItemContext } from './item-builders.js';
 import { DEFAULT_VIEW, type ItemView, itemKey } from './presentation.js';
 import { generateSnapshots } from './snapshot-data.js';
-import { assembleTruth, type DatasetMeta, type GroundTruth, type TruthSource } from './truth.js';
+import { assembleTruth, type GroundTruth, type TruthSource } from './truth.js';
 import { createVisitorPool } from './visitors.js';
 
 export interface DatasetOptions {
