@@ -27,9 +27,9 @@ module.exports = {
   forbidden: [
     {
       name: 'no-circular',
-      comment: 'No import cycles; the simulator, a test fixture with a server of its own, may have them.',
+      comment: 'No import cycles, the simulator included.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/simulator/' },
+      from: { path: '^src/' },
       to: { circular: true },
     },
     {
@@ -50,10 +50,12 @@ module.exports = {
     },
     {
       name: 'ground-floor-imports-no-feature',
-      comment: 'Dates, errors, logging and the database helpers are shared by everything: they import none of it.',
+      comment:
+        'Dates, errors, logging and the database helpers are shared by everything: they import none of it, ' +
+        "but the registry's names (src/schemas/resource-names.ts, no imports), which the tables' row types use.",
       severity: 'error',
       from: { path: GROUND },
-      to: { path: '^src/', pathNot: GROUND },
+      to: { path: '^src/', pathNot: [GROUND, '^src/schemas/resource-names[.]ts$'] },
     },
     {
       name: 'schemas-import-only-schemas',

@@ -25,8 +25,8 @@ import {
   InsightsError,
 } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
-import { TEST_KINDS } from '../schemas/test.js';
+import { SNAPSHOT_RESOURCES, type SnapshotResource, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { TEST_KINDS, type TestKind } from '../schemas/test.js';
 import { addDays, todayUtc } from '../time/days.js';
 import { loggerOptions } from './command-context.js';
 import { loadDotEnv } from './dotenv.js';
@@ -58,7 +58,7 @@ export interface CheckReport {
  */
 const PRECEDENCE = [3, 5, 2, 6, 1] as const;
 
-export function exitCodeOf(rows: readonly CheckRow[]): number {
+function exitCodeOf(rows: readonly CheckRow[]): number {
   const codes = new Set(rows.filter((row) => row.status === 'failed').map((row) => row.code));
   return PRECEDENCE.find((code) => codes.has(code)) ?? 0;
 }
@@ -435,21 +435,24 @@ async function checkSource(
   const yesterday = addDays(todayUtc(new Date()), -1);
   const window = { startdate: yesterday, enddate: addDays(yesterday, 1), limit: 1 };
   const firstId: Partial<Record<(typeof TEST_KINDS)[number], string>> = {};
+  const listTests = async (kind: TestKind) => {
+    const tests = await client.listTests(kind);
+    const id = (tests[0] as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string' || typeof id === 'number') firstId[kind] = String(id);
+    return tests;
+  };
+  // Every snapshot resource's list (src/schemas/resource-names.ts): a new one is a compile error here.
+  const snapshotLists = {
+    abtesting: () => listTests('abtesting'),
+    personalization: () => listTests('personalization'),
+    heatmaps: () => client.heatmaps(),
+  } satisfies Record<SnapshotResource, () => Promise<unknown[]>>;
   const lists: Endpoint[] = [
     ...WINDOWED_RESOURCES.map((resource) => ({
       name: resource,
       ask: () => client.window(resource, window, { day: yesterday }),
     })),
-    ...TEST_KINDS.map((kind) => ({
-      name: kind,
-      ask: async () => {
-        const tests = await client.listTests(kind);
-        const id = (tests[0] as { id?: unknown } | undefined)?.id;
-        if (typeof id === 'string' || typeof id === 'number') firstId[kind] = String(id);
-        return tests;
-      },
-    })),
-    { name: 'heatmaps', ask: () => client.heatmaps() },
+    ...SNAPSHOT_RESOURCES.map((resource) => ({ name: resource, ask: snapshotLists[resource] })),
   ];
   const outcomes = await Promise.all(lists.map((endpoint) => ask(endpoint)));
   const listed = new Set(outcomes.filter((o) => o.error === undefined).map((o) => o.name));

@@ -49,7 +49,7 @@ export function commandContext(options: CommandContextOptions): CommandContext {
 }
 
 /** The settings a command does not use: neither read nor checked (a bad one breaks only its own command). */
-export function ignoredSettings(options: Pick<CommandContextOptions, 'schedule' | 'serve' | 'all'>) {
+function ignoredSettings(options: Pick<CommandContextOptions, 'schedule' | 'serve' | 'all'>) {
   if (options.all === true) return [];
   return [
     ...(options.schedule === true ? [] : SCHEDULE_SETTINGS),

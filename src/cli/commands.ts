@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { registerBackfill } from './backfill.js';
 import { registerCheck } from './check.js';
-import { registerDbtSources } from './dbt-sources-command.js';
+import { registerDbtSources } from './dbt-sources.js';
 import { registerDemo } from './demo.js';
 import { registerForget } from './forget.js';
 import { registerMigrate } from './migrate.js';

@@ -15,7 +15,7 @@ import { renderStatus } from './status.js';
 import { usingWarehouse } from './warehouse.js';
 
 /** What an analyst asks first; the demo runs these on what it loaded and shows the answers. */
-export const ANALYST_QUERIES = [
+const ANALYST_QUERIES = [
   {
     title: 'A/B tests: complete / total per variant',
     sql: `select t.test_name, r.variant, r.complete, r.total,

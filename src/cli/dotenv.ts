@@ -45,7 +45,7 @@ export function looseModeWarning(
 }
 
 /** The 1-based number of the first line that is not KEY=value, a comment or blank; else undefined. */
-export function malformedLine(text: string): number | undefined {
+function malformedLine(text: string): number | undefined {
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';

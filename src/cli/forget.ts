@@ -88,7 +88,7 @@ async function printList(source: string | undefined, embedded: boolean | undefin
   printOut(renderSuppressions(entries));
 }
 
-export function renderSuppressions(entries: readonly ListedSuppression[]): string {
+function renderSuppressions(entries: readonly ListedSuppression[]): string {
   if (entries.length === 0) return 'the suppression list is empty\n';
   const table = formatTable(
     ['source', 'visitor (as stored)', 'form', 'forgotten at'],

@@ -120,7 +120,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
 }
 
 /** The bar's one line, no wider than the terminal (a wrapped line could not be cleared). */
-export function barLine(f: ProgressFigures, columns: number): string {
+function barLine(f: ProgressFigures, columns: number): string {
   const share = f.windows === 0 ? 1 : f.windowsDone / f.windows;
   const filled = Math.round(share * BAR_WIDTH);
   const parts = [

@@ -4,14 +4,14 @@ import { CliError } from '../errors.js';
 import { ALL_RESOURCES, type Resource } from '../schemas/resource-names.js';
 import type { SyncRequest } from '../sync/run-sync.js';
 
-export const resourcesOption = () =>
+const resourcesOption = () =>
   new Option(
     '--resources <list>',
     `comma-separated resources to load (${ALL_RESOURCES.join(', ')}); default all`,
   );
-export const sourceOption = () => new Option('--source <name>', 'only this configured source; default all');
+const sourceOption = () => new Option('--source <name>', 'only this configured source; default all');
 
-export function parseResources(value: string | undefined): Resource[] | undefined {
+function parseResources(value: string | undefined): Resource[] | undefined {
   if (value === undefined) return undefined;
   const names = value
     .split(',')
@@ -26,7 +26,7 @@ export function parseResources(value: string | undefined): Resource[] | undefine
   return names as Resource[];
 }
 
-export function parseSource(config: Readonly<Config>, value: string | undefined): string[] | undefined {
+function parseSource(config: Readonly<Config>, value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   if (!config.sources.some((s) => s.name === value)) {
     throw new CliError(
@@ -43,10 +43,10 @@ export const embeddedOption = () =>
     'without DATABASE_URL, use the embedded PostgreSQL under INSIGHTS_DATA_DIR (default .data/postgres), like INSIGHTS_EMBEDDED=1',
   );
 
-export const waitOption = () =>
+const waitOption = () =>
   new Option('--wait', 'if another run holds the warehouse lock, wait for it instead of exiting (code 4)');
 
-export const queueOption = () =>
+const queueOption = () =>
   new Option(
     '--queue',
     'send the windows as jobs to `insights-sync worker` processes (several machines) and wait for them, instead of running them here',
@@ -82,7 +82,7 @@ export async function runFromCommandLine(
   const { commandContext } = await import('./command-context.js');
   const context = commandContext({ requireSources: true, embedded: options.embedded });
   const sources = parseSource(context.config, options.source);
-  const { executeRun } = await import('./run-command.js');
+  const { executeRun } = await import('./sync-run.js');
   await executeRun(
     context,
     { ...request, resources, sources },

@@ -108,7 +108,7 @@ export async function runSimulate(
 }
 
 /** The readings of the spec's gaps being played, so a demo shows what a client faces. */
-export function describeReadings(options: SimulatorOptions): string {
+function describeReadings(options: SimulatorOptions): string {
   const parts = [
     `startdate ${options.startdate ?? 'inclusive'}`,
     `enddate ${options.enddate ?? 'inclusive'}`,

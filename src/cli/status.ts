@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
 import { oneLine, printOut } from '../log/terminal-text.js';
-import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { isSnapshot, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
 import type { QueueStatus } from '../sync/queue-status.js';
@@ -149,7 +149,7 @@ function sourceState(report: ShownReport, source: string, truncated: boolean): s
 }
 
 /** Every reason status exits 1, one line each with its next step. */
-export function renderAttention(report: Pick<StatusReport, 'attention'>): string {
+function renderAttention(report: Pick<StatusReport, 'attention'>): string {
   // Reasons carry source names and errors from the API: each stays on its own line.
   return report.attention
     .map((a) => `needs attention: ${oneLine(a.reason)}\n  next: ${oneLine(a.next)}\n`)
@@ -198,7 +198,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
           r.watermark ??
             (report.sources.find((s) => s.source === r.source)?.state === 'never loaded'
               ? 'never loaded'
-              : r.lagDays === null && ['abtesting', 'personalization', 'heatmaps'].includes(r.resource)
+              : r.lagDays === null && isSnapshot(r.resource)
                 ? 'snapshot'
                 : 'none'),
           r.lagDays ?? '-',

@@ -20,7 +20,7 @@ function parseInt8(value: string): number {
  * pg returns int8 and numeric as strings and turns `date` into a local-time Date. Decided once:
  * int8 -> number (refusing unsafe values), numeric -> number, date -> 'YYYY-MM-DD' string.
  */
-export const typeParsers = {
+const typeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8_OID) return parseInt8;
     if (oid === NUMERIC_OID) return (value: string) => Number(value);

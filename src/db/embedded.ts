@@ -238,7 +238,7 @@ function postgresUser(): { uid: number; gid: number } | undefined {
  * signalled: as root or postgres, stopping its server would stop the machine's real database.
  * The password file, written only by this tool's initialisation, is the proof.
  */
-export async function assertOwnDataDir(dataDir: string): Promise<void> {
+async function assertOwnDataDir(dataDir: string): Promise<void> {
   if (await exists(path.join(dataDir, PASSWORD_FILE))) return;
   throw new CliError(
     `${dataDir} is a PostgreSQL data directory that insights-sync did not initialise (no ${PASSWORD_FILE}); refusing to touch it: set INSIGHTS_DATA_DIR to a directory of its own, or DATABASE_URL to use that server`,

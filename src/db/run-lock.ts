@@ -127,7 +127,7 @@ export async function acquireRunLock(options: AcquireRunLockOptions): Promise<Ru
 }
 
 /** Who holds the lock on `schema` in this database (or a lock that conflicts with it), if any. */
-export async function findHolder(
+async function findHolder(
   client: Pick<pg.ClientBase, 'query'>,
   schema: string,
 ): Promise<LockHolder | undefined> {

@@ -18,7 +18,7 @@ export interface ForeignObject {
   owner: string;
 }
 
-export async function foreignObjects(db: Kysely<Database>, schema: string): Promise<ForeignObject[]> {
+async function foreignObjects(db: Kysely<Database>, schema: string): Promise<ForeignObject[]> {
   const schemas = [schema, bookkeepingSchema(schema), queueSchema(schema)];
   const { rows } = await sql<ForeignObject>`
     with warehouse as (

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { bookkeepingSchema } from '../db/bookkeeping.js';
+import { isWindowed, tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type CatalogRelation, readCatalog } from './catalog.js';
 import { toYaml, type YamlValue } from './yaml-text.js';
 
@@ -17,7 +18,7 @@ import { toYaml, type YamlValue } from './yaml-text.js';
  * Which column says when insights-sync last wrote a row, best first; a relation with none of
  * them gets no freshness check. Each one's exact meaning goes into the table's `meta`.
  */
-export const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] = [
+const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] = [
   {
     column: 'last_read_at',
     meaning:
@@ -49,11 +50,9 @@ export const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] =
  * The day-windowed tables, whose rows record only their last change: their freshness is the last
  * successful read of their resource (sync_health.last_read_at, any source), a loaded_at_query.
  */
-export const READ_BY_RESOURCE: Readonly<Record<string, string>> = {
-  feedback: 'feedback',
-  survey_answers: 'survey',
-  recordings: 'recordings',
-};
+const READ_BY_RESOURCE: Readonly<Record<string, string>> = Object.fromEntries(
+  WINDOWED_RESOURCES.map((resource) => [tableOf(resource), resource]),
+);
 
 /**
  * Defaults for a nightly sync: 26 hours is a day plus the run and some slack, so one missed
@@ -80,11 +79,6 @@ export interface NewFieldMeta {
   first_seen_day: string;
   last_seen_at: string;
 }
-
-/** The table each day-windowed resource loads (READ_BY_RESOURCE the other way round). */
-const TABLE_OF_RESOURCE: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(READ_BY_RESOURCE).map(([table, resource]) => [resource, table]),
-);
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
@@ -126,8 +120,8 @@ async function readNewFields(db: Queryable, schema: string): Promise<Record<stri
   );
   const byTable: Record<string, NewFieldMeta[]> = {};
   for (const r of rows) {
-    const name = TABLE_OF_RESOURCE[r.resource];
-    if (name === undefined) continue;
+    if (!isWindowed(r.resource)) continue;
+    const name = tableOf(r.resource);
     const fields = byTable[name] ?? [];
     fields.push({
       field: r.field_path,
@@ -140,7 +134,7 @@ async function readNewFields(db: Queryable, schema: string): Promise<Record<stri
   return byTable;
 }
 
-export function dbtSourcesDocument(
+function dbtSourcesDocument(
   catalog: readonly CatalogRelation[],
   schema: string,
   options: DbtSourcesOptions = {},

@@ -27,7 +27,7 @@ export function toYaml(value: YamlValue): string {
   return `${block(value, 0)}\n`;
 }
 
-export function yamlString(text: string): string {
+function yamlString(text: string): string {
   return JSON.stringify(text).replace(
     NEEDS_ESCAPE,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,

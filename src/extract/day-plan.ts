@@ -74,7 +74,7 @@ export interface DayFetch {
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
 
 /** Whether an answer of `count` items may have been cut: by our limit or by a proved cap. */
-export function isCut(count: number, limit: number, reading: ServerReading): boolean {
+function isCut(count: number, limit: number, reading: ServerReading): boolean {
   return count >= limit || (reading.cap !== null && count >= reading.cap);
 }
 
@@ -308,7 +308,7 @@ function* split(state: DayFetch, range: DayRange, depth: number): Plan<boolean> 
 }
 
 /** Splits items into the day's (or unplaceable) and other days', dropping verbatim repeats. */
-export function partitionByDay(
+function partitionByDay(
   items: readonly unknown[],
   day: DayString,
   mayRepeat = true,

@@ -27,7 +27,7 @@ export const MIN_ITEMS_FOR_SHARE = 20;
 /** The largest chance of a healthy response looking this bad that still fails the day (rule 3). */
 export const SIGNIFICANCE = 0.001;
 /** Share of all items with one same problem that reads as a changed shape (rule 1). */
-export const SAME_PROBLEM_SHARE = 0.9;
+const SAME_PROBLEM_SHARE = 0.9;
 /** Rules 1 and 2 need at least this many items: 1 or 2 bad items say nothing of a response. */
 export const MIN_ITEMS_FOR_PATTERN = 5;
 

@@ -41,7 +41,7 @@ export function emptyReading(): ServerReading {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-export const QUARTER_HOUR_MS = HOUR_MS / 4;
+const QUARTER_HOUR_MS = HOUR_MS / 4;
 /** Before any evidence: an exclusive startdate on a server 12 h behind UTC. */
 const LATEST_START_MS = DAY_MS + 12 * HOUR_MS;
 /** Before any evidence: an exclusive enddate on a server 14 h ahead of UTC. */
@@ -61,12 +61,12 @@ function floorQuarter(ms: number): number {
 }
 
 /** The latest the server's interval can start after a request's startdate midnight (S at most). */
-export function startReach(reading: ServerReading): number {
+function startReach(reading: ServerReading): number {
   return reading.headMs === null ? LATEST_START_MS : Math.min(LATEST_START_MS, floorQuarter(reading.headMs));
 }
 
 /** The earliest the server's interval can end after a request's enddate midnight (E at least). */
-export function endReach(reading: ServerReading): number {
+function endReach(reading: ServerReading): number {
   return reading.tailMs === null
     ? EARLIEST_END_MS
     : Math.max(EARLIEST_END_MS, floorQuarter(reading.tailMs) + QUARTER_HOUR_MS);
@@ -119,7 +119,7 @@ export function requestFor(day: DayString, reading: ServerReading): DayRange {
 }
 
 /** The request for one server day, `day`, with unproved bounds taken as exclusive. */
-export function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
+function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
   return {
     startdate: addDays(day, startInclusive(reading) ? 0 : -1),
     enddate: addDays(day, endInclusive(reading) ? 0 : 1),

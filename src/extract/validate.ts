@@ -60,12 +60,6 @@ function rejection(item: unknown, problems: readonly ItemProblem[]): Rejected {
   };
 }
 
-export function describeIssues(error: z.ZodError, item?: unknown): string {
-  return schemaProblems(error, item)
-    .map((p) => p.message)
-    .join('; ');
-}
-
 /**
  * zod's messages name no values, so they are the problems' keys too. One is made precise: an
  * integer beyond 2^53 - 1, which z.int() refuses because JSON.parse no longer reads it exactly

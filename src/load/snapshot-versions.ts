@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { LoadTransaction } from '../db/transaction.js';
+import type { ResourceTable, SnapshotResource } from '../schemas/resource-names.js';
 import type { WarehouseTable } from './upsert.js';
 
 /**
@@ -10,7 +11,7 @@ import type { WarehouseTable } from './upsert.js';
  * statements are set-based, and an unchanged row writes nothing.
  */
 export interface VersionedList {
-  table: 'ab_tests' | 'personalization_tests' | 'heatmaps';
+  table: ResourceTable<SnapshotResource>;
   versions: 'ab_test_versions' | 'personalization_test_versions' | 'heatmap_versions';
   /** The columns a version tracks: a change in any of them (or in removal) is a new version. */
   attributes: readonly string[];
@@ -30,7 +31,9 @@ export const VERSIONED_LISTS = {
     versions: 'heatmap_versions',
     attributes: ['name', 'url', 'rule', 'start_time', 'end_time', 'heatmap_limit'],
   },
-} as const satisfies Record<string, VersionedList & { table: WarehouseTable; versions: WarehouseTable }>;
+} as const satisfies {
+  [R in SnapshotResource]: VersionedList & { table: ResourceTable<R>; versions: WarehouseTable };
+};
 
 /**
  * Serializes the loads of one source's snapshot lists, in the caller's transaction until it ends:

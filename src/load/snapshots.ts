@@ -3,6 +3,7 @@ import type { CopyValue } from '../db/copy-text.js';
 import type { Database } from '../db/database.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import type { Heatmap } from '../schemas/heatmap.js';
+import { type ResourceTable, type SnapshotResource, tableOf } from '../schemas/resource-names.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
 import { dedupeByKey } from './dedupe.js';
 import { lockSourceSnapshots, recordVersions, VERSIONED_LISTS } from './snapshot-versions.js';
@@ -28,7 +29,7 @@ export interface SnapshotLoad extends UpsertCounts {
  * An answer with an unreadable item (in rejects) is not complete: that item may be any of the
  * rows it lacks, so nothing is judged from it and the stored rows stay as they are.
  */
-export const MISSING_RUNS_TO_REMOVE = 2;
+const MISSING_RUNS_TO_REMOVE = 2;
 
 /** What one answer says about the rows the warehouse lists, beyond the items it holds. */
 export interface AbsenceEvidence {
@@ -40,8 +41,6 @@ export interface AbsenceEvidence {
   present?: readonly string[];
 }
 
-const TEST_TABLE = { abtesting: 'ab_tests', personalization: 'personalization_tests' } as const;
-
 const testColumns = [
   'source_id',
   'id',
@@ -52,7 +51,7 @@ const testColumns = [
   'updated_at',
   'raw',
 ] as const;
-const testSpecs: { [K in TestKind]: UpsertSpec<(typeof TEST_TABLE)[K]> } = {
+const testSpecs: { [K in TestKind]: UpsertSpec<ResourceTable<K>> } = {
   abtesting: { table: 'ab_tests', key: ['source_id', 'id'], columns: testColumns, compare: ['raw'] },
   personalization: {
     table: 'personalization_tests',
@@ -113,7 +112,7 @@ export async function loadTests(
     JSON.stringify(t),
   ]);
   const counts = await upsertRows(trx, testSpecs[kind], rows);
-  const scope: Scope = { table: TEST_TABLE[kind], key: 'id', where: sql`source_id = ${sourceId}` };
+  const scope: Scope = { table: tableOf(kind), key: 'id', where: sql`source_id = ${sourceId}` };
   const ids = items.map((t) => t.id);
   const revived = await markSeen(trx.db, scope, ids);
   const absence = await judgeAbsent(trx.db, scope, ids, evidence);
@@ -218,11 +217,10 @@ export async function loadHeatmaps(
 export async function listedIds(
   db: Kysely<Database>,
   sourceId: string,
-  list: SnapshotList,
+  list: SnapshotResource,
 ): Promise<Set<string>> {
-  const table = list === 'heatmaps' ? 'heatmaps' : TEST_TABLE[list];
   const rows = await db
-    .selectFrom(table)
+    .selectFrom(tableOf(list))
     .select('id')
     .where('source_id', '=', sourceId)
     .where('removed_at', 'is', null)
@@ -252,11 +250,9 @@ export async function listedVariants(
   return byTest;
 }
 
-export type SnapshotList = TestKind | 'heatmaps';
-
 /** The rows one answer covers: a source's list, or one test's variants. */
 interface Scope {
-  table: 'ab_tests' | 'personalization_tests' | 'heatmaps' | 'test_results';
+  table: ResourceTable<SnapshotResource> | 'test_results';
   key: 'id' | 'variant';
   where: RawBuilder<unknown>;
 }

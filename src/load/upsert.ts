@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { CopyValue } from '../db/copy-text.js';
 import type { Database } from '../db/database.js';
 import type { LoadTransaction } from '../db/transaction.js';
+import type { WindowedResource } from '../schemas/resource-names.js';
 
 export type WarehouseTable = keyof Database & string;
 export type ColumnOf<T extends WarehouseTable> = keyof Database[T] & string;
@@ -25,7 +26,7 @@ export interface UpsertSpec<T extends WarehouseTable> {
    * key; the other version goes to key_collisions verbatim (see setAsideCollisions). A stored row
    * its own day no longer serves gives the key up either way (a moved item, src/load/moved-items.ts).
    */
-  collisions?: { resource: 'feedback' | 'survey' | 'recordings' };
+  collisions?: { resource: WindowedResource };
 }
 
 /** Any table's spec, once its column names have been checked where it was declared. */
@@ -35,7 +36,7 @@ export interface CheckedUpsertSpec {
   columns: readonly string[];
   compare: readonly string[];
   origin?: boolean;
-  collisions?: { resource: 'feedback' | 'survey' | 'recordings' };
+  collisions?: { resource: WindowedResource };
 }
 
 export interface UpsertCounts {

@@ -2,10 +2,7 @@ import { sql } from 'kysely';
 import type { CopyValue } from '../db/copy-text.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
-import type { Feedback } from '../schemas/feedback.js';
-import type { Recording } from '../schemas/recording.js';
-import type { WindowedResource } from '../schemas/resources.js';
-import type { SurveyAnswer } from '../schemas/survey-answer.js';
+import type { ResourceTable, WindowedItem, WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
 import { dedupeByKey } from './dedupe.js';
 import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
@@ -43,23 +40,30 @@ interface WindowedTable<T> {
 }
 
 /** The item type of each windowed resource. */
-export type ItemOf = { feedback: Feedback; survey: SurveyAnswer; recordings: Recording };
+export type ItemOf = { [R in WindowedResource]: WindowedItem<R> };
 
-const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> } = {
-  feedback: {
-    spec: feedbackSpec,
-    key: feedbackKey,
-    row: feedbackRow,
-    visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
-  },
-  survey: {
-    spec: surveyAnswerSpec,
-    key: surveyAnswerKey,
-    row: surveyAnswerRow,
-    visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
-  },
-  recordings: { spec: recordingSpec, key: recordingKey, row: recordingRow },
-};
+/** The loader of each windowed resource, writing the registry's table (src/schemas/resource-names.ts). */
+const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> & { spec: { table: ResourceTable<R> } } } =
+  {
+    feedback: {
+      spec: feedbackSpec,
+      key: feedbackKey,
+      row: feedbackRow,
+      visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
+    },
+    survey: {
+      spec: surveyAnswerSpec,
+      key: surveyAnswerKey,
+      row: surveyAnswerRow,
+      visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
+    },
+    recordings: { spec: recordingSpec, key: recordingKey, row: recordingRow },
+  };
+
+/** How a windowed resource's table is written (its columns, key, whether rows record their origin). */
+export function windowedSpec(resource: WindowedResource): CheckedUpsertSpec {
+  return tables[resource].spec;
+}
 
 export interface WindowLoadOptions extends UpsertOptions {
   /**

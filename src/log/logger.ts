@@ -9,7 +9,7 @@ export type { Logger } from 'pino';
  * Paths that may hold a secret. pino removes them before a line is written, so a key that slips
  * into a log call never reaches stdout or a file.
  */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'apiKey',
   'api_key',
   'token',

@@ -387,10 +387,7 @@ function shortTime(iso: string | null): string {
  * data block (type application/json) is not a script the browser runs: it needs no hash. Chart.js
  * sizes its canvases through element.style (the CSSOM), which style-src does not restrict.
  */
-export function contentSecurityPolicy(inline: {
-  scripts: readonly string[];
-  styles: readonly string[];
-}): string {
+function contentSecurityPolicy(inline: { scripts: readonly string[]; styles: readonly string[] }): string {
   const hashes = (texts: readonly string[]) =>
     texts.map((text) => `'sha256-${sha256Base64(text)}'`).join(' ');
   return [
@@ -407,7 +404,7 @@ function sha256Base64(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('base64');
 }
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')

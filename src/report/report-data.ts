@@ -118,7 +118,6 @@ export interface DurationDay {
  *   leaves today open, but a report ending yesterday must not call its last day "today".
  */
 export type DayStatus = 'failed' | 'not-loaded' | 'truncated' | 'unfinished' | 'open';
-export const DAY_STATUSES: readonly DayStatus[] = ['failed', 'not-loaded', 'truncated', 'unfinished', 'open'];
 
 export interface DayMark {
   source: string;
@@ -211,13 +210,13 @@ export interface HealthRow {
 
 /** Most answers shown per question; the rest are summed up as OTHER_ANSWERS. */
 const ANSWERS_PER_QUESTION = 8;
-export const OTHER_ANSWERS = '(other answers)';
+const OTHER_ANSWERS = '(other answers)';
 /** Questions charted, the most answered first. */
 const QUESTIONS_SHOWN = 12;
 /** Edges of the duration histogram, in the service's unit (which the spec does not name). */
 const DURATION_EDGES = [0, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 /** Comments embedded in the page, the most recent first: enough to read, small enough to open. */
-export const COMMENTS_SHOWN = 1000;
+const COMMENTS_SHOWN = 1000;
 /**
  * Characters of a comment embedded in the page: a comment of the API is not bounded, and 167 of
  * 200 KB made a 66 MB page (each is in the HTML table and in the data). 2,000 holds the comments
@@ -227,7 +226,7 @@ export const COMMENTS_SHOWN = 1000;
 export const COMMENT_CHARS = 2000;
 /** Pages kept by name in the breakdown by URL; the others are summed up as OTHER_PAGES. */
 const URLS_SHOWN = 200;
-export const OTHER_PAGES = '(other pages)';
+const OTHER_PAGES = '(other pages)';
 /** A failed day's error, shortened for a table cell (errors reaching the database carry no headers). */
 const ERROR_CHARS = 160;
 

@@ -1,6 +1,6 @@
 import type { TestKind } from '../schemas/test.js';
 import { isoAt } from '../time/days.js';
-import type { DatasetState, DayOverlay } from './dataset.js';
+import { type DatasetState, overlayOf } from './dataset-state.js';
 import type { DayItems } from './day-data.js';
 import {
   buildFeedback,
@@ -104,15 +104,6 @@ export function applyAdvance(target: AdvanceTarget, options: AdvanceOptions): Ad
 
   for (const kind of ['abtesting', 'personalization'] as const) growResults(state, rng, kind, report);
   return report;
-}
-
-function overlayOf(state: DatasetState, day: string): DayOverlay {
-  let overlay = state.overlays.get(day);
-  if (!overlay) {
-    overlay = { feedback: [], survey: [], recordings: [], edits: new Map() };
-    state.overlays.set(day, overlay);
-  }
-  return overlay;
 }
 
 function addLateItems(target: AdvanceTarget, rng: Random, day: string, report: AdvanceReport): void {

@@ -1,17 +1,15 @@
-import type { Feedback } from '../schemas/feedback.js';
 import type { Heatmap } from '../schemas/heatmap.js';
-import type { Recording } from '../schemas/recording.js';
 import type { WindowedResource } from '../schemas/resources.js';
-import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
 import { DAY_MS, dayDiff, daysFrom, isDay, isoAt } from '../time/days.js';
 import { type AdvanceOptions, type AdvanceReport, applyAdvance, feedbackKey } from './advance.js';
+import { type DatasetState, type DayOverlay, overlayOf } from './dataset-state.js';
 import { type DayItems, generateDay, sortDayItems } from './day-data.js';
 import { type DayPlan, type DayRole, DEFAULT_VOLUME, planDay, type Volume } from './day-plan.js';
 import type { ItemContext } from './item-builders.js';
 import { DEFAULT_VIEW, type ItemView, itemKey } from './presentation.js';
-import { generateSnapshots, type SnapshotData } from './snapshot-data.js';
-import { assembleTruth, type DatasetMeta, type GroundTruth } from './truth.js';
+import { generateSnapshots } from './snapshot-data.js';
+import { assembleTruth, type GroundTruth, type TruthSource } from './truth.js';
 import { createVisitorPool } from './visitors.js';
 
 export interface DatasetOptions {
@@ -22,17 +20,6 @@ export interface DatasetOptions {
   /** Last day with data, included. */
   to: string;
   volume?: Partial<Volume>;
-}
-
-/** What advance() has changed on top of the generated data. */
-export interface DayOverlay {
-  feedback: Feedback[];
-  survey: SurveyAnswer[];
-  recordings: Recording[];
-  /** Replacement fields by feedback key (`id:feedback_id`). */
-  edits: Map<string, Partial<Feedback>>;
-  /** Keys (presentation itemKey) of the day's items that moveItem took to another day or removeItem deleted. */
-  movedAway?: { feedback: Set<string>; survey: Set<string>; recordings: Set<string> };
 }
 
 /** What moveItem did: the item's key, and its dt before and after. */
@@ -48,32 +35,12 @@ export type HeatmapEdit = Partial<
   Pick<Heatmap, 'name' | 'url' | 'rule' | 'start_time' | 'end_time' | 'heatmap_limit'>
 >;
 
-export interface DatasetState {
-  rounds: number;
-  overlays: Map<string, DayOverlay>;
-  /** Ids of A/B tests that advance() removed. */
-  removed: Set<string>;
-  snapshots: SnapshotData;
-}
-
 /**
  * Everything the simulator serves. Windowed items are generated one day at a time on demand from
  * (seed, day), so a year of a million items costs memory only for the days being read.
  * Returned arrays and objects are shared: treat them as read-only.
  */
-export interface Dataset {
-  readonly seed: number;
-  readonly from: string;
-  readonly to: string;
-  readonly days: readonly string[];
-  /** The items of one day as served now (late items and edits included); empty outside the range. */
-  day(day: string): DayItems;
-  /** The tests currently listed (removed ones left out). */
-  tests(kind: TestKind): Test[];
-  /** Undefined for an unknown or removed test. */
-  results(kind: TestKind, id: string): TestResult[] | undefined;
-  heatmaps(): Heatmap[];
-  meta(): DatasetMeta;
+export interface Dataset extends TruthSource {
   /** Item counts without generating the items (cheap even for a million). */
   totals(): Record<WindowedResource, number>;
   advance(options?: AdvanceOptions): AdvanceReport;
@@ -102,9 +69,9 @@ export interface Dataset {
 }
 
 /** The 10th day of a range of at least 10 days is the busy day (feedback above the default cap). */
-export const BUSY_DAY_INDEX = 9;
+const BUSY_DAY_INDEX = 9;
 /** The 3rd day of a range of at least 5 days has no items at all. */
-export const EMPTY_DAY_INDEX = 2;
+const EMPTY_DAY_INDEX = 2;
 // Generated days kept in memory; a client usually walks days in order, so a small window is enough.
 const DAY_CACHE_SIZE = 32;
 
@@ -265,15 +232,6 @@ function movedItem<T extends { dt: string }>(
   if (item === undefined) return undefined;
   const shift = dayDiff(item.dt.slice(0, 10), toDay) * DAY_MS;
   return { item: { ...item, dt: isoAt(Date.parse(item.dt) + shift) }, fromDt: item.dt };
-}
-
-function overlayOf(state: DatasetState, day: string): DayOverlay {
-  let overlay = state.overlays.get(day);
-  if (overlay === undefined) {
-    overlay = { feedback: [], survey: [], recordings: [], edits: new Map() };
-    state.overlays.set(day, overlay);
-  }
-  return overlay;
 }
 
 function minuteLater(timestamp: string): string {

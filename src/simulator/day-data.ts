@@ -87,14 +87,14 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function compareFeedback(a: Feedback, b: Feedback): number {
+function compareFeedback(a: Feedback, b: Feedback): number {
   return compareText(a.dt, b.dt) || a.id - b.id || a.feedback_id - b.feedback_id;
 }
 
-export function compareSurvey(a: SurveyAnswer, b: SurveyAnswer): number {
+function compareSurvey(a: SurveyAnswer, b: SurveyAnswer): number {
   return compareText(a.dt, b.dt) || a.id - b.id || a.question_id - b.question_id;
 }
 
-export function compareRecording(a: Recording, b: Recording): number {
+function compareRecording(a: Recording, b: Recording): number {
   return compareText(a.dt, b.dt) || compareText(a.id, b.id);
 }

@@ -26,7 +26,7 @@ export function createFaultPicker(seed: number): (settings: FaultSettings) => Fa
 }
 
 /** Retry-After in either form RFC 9110 allows; the date is 2 s ahead because it has 1 s resolution. */
-export function retryAfterValue(form: FaultSettings['retryAfter'], now: number = Date.now()): string {
+function retryAfterValue(form: FaultSettings['retryAfter'], now: number = Date.now()): string {
   return form === 'seconds' ? '1' : new Date(now + 2000).toUTCString();
 }
 

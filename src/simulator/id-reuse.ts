@@ -31,7 +31,7 @@ interface Source {
 // Remembered served days; a client walks days in order, so the previous day is usually here.
 const MEMO_SIZE = 32;
 
-export function isReuseDay(seed: number, from: string, day: string, share: number): boolean {
+function isReuseDay(seed: number, from: string, day: string, share: number): boolean {
   // The first day has no previous day with data to reuse from.
   return share > 0 && day > from && unitHash(seed, 'reuse-ids', day) < share;
 }

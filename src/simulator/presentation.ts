@@ -25,7 +25,7 @@ export const DEFAULT_VIEW: ItemView = {
 };
 
 /** Fields a newer service version might add; a client must keep them verbatim in its raw copy. */
-export const EXTRA_FIELDS = {
+const EXTRA_FIELDS = {
   x_extra: { origin: 'simulator', note: 'a field the spec does not describe' },
   x_score: 0.5,
 } as const;
@@ -43,7 +43,7 @@ export function itemKey(resource: WindowedResource, item: Item): string {
   return String(item.id);
 }
 
-export function isMalformed(seed: number, resource: WindowedResource, item: Item, rate: number): boolean {
+function isMalformed(seed: number, resource: WindowedResource, item: Item, rate: number): boolean {
   return rate > 0 && unitHash(seed, 'malformed', resource, itemKey(resource, item)) < rate;
 }
 
@@ -94,7 +94,7 @@ const DEFECTS: Record<WindowedResource, Array<(item: Item) => void>> = {
 };
 
 /** A broken copy of the item; which defect it gets is fixed by the seed and the item's key. */
-export function malform(seed: number, resource: WindowedResource, item: Item): Item {
+function malform(seed: number, resource: WindowedResource, item: Item): Item {
   const defects = DEFECTS[resource];
   const defect = defects[hashSeed(seed, 'defect', resource, itemKey(resource, item)) % defects.length];
   const copy = { ...item };

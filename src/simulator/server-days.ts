@@ -18,7 +18,7 @@ export function utcDayOf(instantMs: number): string {
 }
 
 /** When server day `day` starts, as a UTC instant. */
-export function serverDayStartMs(day: string, offsetMinutes: number): number {
+function serverDayStartMs(day: string, offsetMinutes: number): number {
   return dayStartMs(day) - offsetMinutes * MINUTE_MS;
 }
 

@@ -12,8 +12,8 @@ import {
 } from './vocabulary.js';
 
 /** How many of each snapshot resource a dataset has. */
-export const TEST_COUNTS: Record<TestKind, number> = { abtesting: 4, personalization: 3 };
-export const HEATMAP_COUNT = 6;
+const TEST_COUNTS: Record<TestKind, number> = { abtesting: 4, personalization: 3 };
+const HEATMAP_COUNT = 6;
 
 /** The resources read whole on every run; small, so they are kept materialised and mutable. */
 export interface SnapshotData {

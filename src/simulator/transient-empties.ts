@@ -1,14 +1,9 @@
-import type { EndpointName } from './endpoint-names.js';
+import { SNAPSHOT_RESOURCES } from '../schemas/resource-names.js';
+import { type EndpointName, endpointsOf } from './endpoint-names.js';
 import { unitHash } from './random.js';
 
 /** The snapshot endpoints: lists and details whose `200 []` a client could mistake for the truth. */
-export const SNAPSHOT_ENDPOINTS: readonly EndpointName[] = [
-  'abtesting',
-  'abtesting/detail',
-  'personalization',
-  'personalization/detail',
-  'heatmaps',
-];
+export const SNAPSHOT_ENDPOINTS: readonly EndpointName[] = SNAPSHOT_RESOURCES.flatMap(endpointsOf);
 
 /**
  * Draws whether a snapshot answer is played as a transient `200 []`. The coin is a hash of the

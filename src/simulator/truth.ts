@@ -5,7 +5,6 @@ import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resources.
 import type { SurveyAnswer } from '../schemas/survey-answer.js';
 import type { Test, TestKind, TestResult } from '../schemas/test.js';
 import { DAY_MS, dayStartMs, daysFrom } from '../time/days.js';
-import type { Dataset } from './dataset.js';
 import type { DayItems } from './day-data.js';
 import type { OddKind, OddResource } from './odd-values.js';
 import { type ItemView, itemKey, presentHeatmap, presentWindowed, withExtras } from './presentation.js';
@@ -72,8 +71,28 @@ export interface TruthServing {
   reusedIdDays: string[];
 }
 
+/**
+ * The part of the dataset (src/simulator/dataset.ts) the truth is made of: declared here, and
+ * extended there, so that the dataset, which asks for its truth, and the truth do not import
+ * each other.
+ */
+export interface TruthSource {
+  readonly seed: number;
+  readonly from: string;
+  readonly to: string;
+  readonly days: readonly string[];
+  /** The items of one day as served now (late items and edits included); empty outside the range. */
+  day(day: string): DayItems;
+  /** The tests currently listed (removed ones left out). */
+  tests(kind: TestKind): Test[];
+  /** Undefined for an unknown or removed test. */
+  results(kind: TestKind, id: string): TestResult[] | undefined;
+  heatmaps(): Heatmap[];
+  meta(): DatasetMeta;
+}
+
 export function assembleTruth(
-  dataset: Dataset,
+  dataset: TruthSource,
   view: ItemView,
   serving?: Partial<TruthServing>,
 ): GroundTruth {
@@ -115,7 +134,7 @@ export function assembleTruth(
   return truth;
 }
 
-function collectResults(dataset: Dataset, kind: TestKind, view: ItemView, truth: GroundTruth): void {
+function collectResults(dataset: TruthSource, kind: TestKind, view: ItemView, truth: GroundTruth): void {
   for (const test of dataset.tests(kind)) {
     const served = presentResults(dataset.results(kind, test.id) ?? [], view);
     truth.results[kind][test.id] = served.filter((r) => !r.malformed).map((r) => r.item as TestResult);
@@ -157,7 +176,7 @@ function emptyCounts(days: readonly string[]): Record<WindowedResource, Record<s
 }
 
 /** The server days that overlap the data's UTC days. */
-function serverDaysOf(dataset: Pick<Dataset, 'from' | 'to' | 'days'>, offset: number): readonly string[] {
+function serverDaysOf(dataset: Pick<TruthSource, 'from' | 'to' | 'days'>, offset: number): readonly string[] {
   if (offset === 0) return dataset.days;
   const first = serverDayOf(dayStartMs(dataset.from), offset);
   const last = serverDayOf(dayStartMs(dataset.to) + DAY_MS - 1, offset);

@@ -7,7 +7,7 @@ import { AGENTS, COMPANIES, FIRST_NAMES, LAST_NAMES, PAGES, REFERRERS, SITE } fr
  * Big enough that visitors look varied, small enough that most of them give feedback and answer
  * surveys several times: the warehouse must then see the very same visitor object each time.
  */
-export const VISITOR_POOL_SIZE = 400;
+const VISITOR_POOL_SIZE = 400;
 
 /** The visitors of a dataset; visitor `i` depends only on (seed, i, first day of the range). */
 export function createVisitorPool(seed: number, from: string, size = VISITOR_POOL_SIZE): readonly Visitor[] {

@@ -34,7 +34,7 @@ export function feedbackWebhookBody(item: Feedback): FeedbackWebhook {
 }
 
 /** Spec 6: the answer travels in `answer` (the list endpoint calls it `comment`); no dt or url. */
-export function surveyWebhookBody(item: SurveyAnswer): SurveyWebhook {
+function surveyWebhookBody(item: SurveyAnswer): SurveyWebhook {
   return {
     id: item.id,
     question_id: item.question_id,

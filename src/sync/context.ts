@@ -7,7 +7,7 @@ import type { EmptyReaskPolicy } from '../extract/empty-answers.js';
 import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
 import type { PiiPolicy } from '../schemas/pii.js';
-import type { WindowedResource } from '../schemas/resources.js';
+import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import type { WindowMemory } from './window-memory.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
@@ -42,4 +42,15 @@ export interface SourceHandle {
   pii?: PiiPolicy;
   /** The tests' declared splits, stored with every test snapshot; unset: none declared. */
   expectedAllocation?: ExpectedAllocation;
+}
+
+/** A source's knowledge of every windowed resource, each made by `of`. */
+export function knowledgeOfEach(
+  of: (resource: WindowedResource) => ResourceKnowledge,
+): Record<WindowedResource, ResourceKnowledge> {
+  // Built from the registry's list, so a new windowed resource has its knowledge too.
+  return Object.fromEntries(WINDOWED_RESOURCES.map((resource) => [resource, of(resource)])) as Record<
+    WindowedResource,
+    ResourceKnowledge
+  >;
 }

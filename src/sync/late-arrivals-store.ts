@@ -1,7 +1,8 @@
 /** The late-arrival counts in the database: what a run records, and what `status` reads. */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import { windowedSpec } from '../load/windowed.js';
+import { tableOf, WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import {
   dayKey,
   LATE_PERIOD_DAYS,
@@ -30,8 +31,6 @@ export async function daysReadBefore(db: Kysely<Database>, plans: readonly DayRe
   return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
 }
 
-const TABLES = { feedback: 'feedback', survey: 'survey_answers', recordings: 'recordings' } as const;
-
 /**
  * Items of these days that the run stored new, whichever window stored them (an item of one day
  * may come in another day's answer), counted from the rows the run inserted. Rows a webhook
@@ -46,8 +45,9 @@ export async function newItemsOnDays(
   for (const resource of WINDOWED_RESOURCES) {
     const of = days.filter((d) => d.resource === resource);
     if (of.length === 0) continue;
-    const table = TABLES[resource];
-    const fromApi = resource === 'recordings' ? sql`true` : sql`t.origin <> 'webhook'`;
+    const table = tableOf(resource);
+    // A table that webhooks write too says which rows came from the API.
+    const fromApi = windowedSpec(resource).origin ? sql`t.origin <> 'webhook'` : sql`true`;
     const { rows } = await sql<{ source_id: string; day: string; items: number }>`
       select p.source_id, p.day::text as day, count(*)::int as items
         from unnest(${of.map((d) => d.source)}::text[], ${of.map((d) => d.day)}::date[]) as p(source_id, day)
@@ -72,7 +72,7 @@ export async function recordLateArrivals(
       arrivals.map((a) => ({
         run_id: runId,
         source_id: a.source,
-        resource: a.resource as 'feedback' | 'survey' | 'recordings',
+        resource: a.resource,
         day_age: a.dayAge,
         items: a.items,
       })),

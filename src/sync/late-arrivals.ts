@@ -15,7 +15,7 @@ export interface LateArrival {
 }
 
 /** The share of late items a lookback should reach. */
-export const LATE_SHARE = 0.999;
+const LATE_SHARE = 0.999;
 
 export const dayKey = (source: string, resource: string, day: string) =>
   `${source}\u0000${resource}\u0000${day}`;

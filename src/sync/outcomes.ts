@@ -1,5 +1,10 @@
 import type { RunStatus } from '../db/tables/bookkeeping.js';
-import { type Resource, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import {
+  isWindowed,
+  type Resource,
+  type SnapshotResource,
+  type WindowedResource,
+} from '../schemas/resource-names.js';
 
 /**
  * A day window's counts beyond noCounts(), each absent when 0 (and in summaries recorded before
@@ -65,7 +70,7 @@ const SNAPSHOT_COUNTS: Record<keyof SnapshotCounts, true> = {
 /** What happened to one window (source, windowed resource, day). */
 export interface WindowOutcome extends WindowCounts {
   source: string;
-  resource: Resource;
+  resource: WindowedResource;
   day: string;
   /** done: closed day loaded; open: today loaded, not closed; failed; skipped: not attempted. */
   status: 'done' | 'open' | 'failed' | 'skipped';
@@ -96,7 +101,7 @@ export interface WindowOutcome extends WindowCounts {
 /** What happened to one snapshot resource (tests with their results, or heatmaps) of a source. */
 export interface SnapshotOutcome extends SnapshotCounts {
   source: string;
-  resource: Resource;
+  resource: SnapshotResource;
   status: 'done' | 'failed' | 'skipped';
   fetched: number;
   inserted: number;
@@ -115,7 +120,7 @@ export interface SnapshotOutcome extends SnapshotCounts {
 }
 
 /** The counts of an outcome before anything was fetched. */
-export function noCounts() {
+function noCounts() {
   return { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
 }
 
@@ -203,8 +208,6 @@ export type RunSummary = Record<string, Partial<Record<Resource, ResourceSummary
 
 const MAX_ERRORS_KEPT = 5;
 
-const WINDOWED: ReadonlySet<Resource> = new Set(WINDOWED_RESOURCES);
-
 /** Per source and resource totals, as the run log and the CLI show them. */
 export function summarize(
   windows: readonly WindowOutcome[],
@@ -223,7 +226,7 @@ export function summarize(
       removed: 0,
       collisions: 0,
       errors: [],
-      ...(WINDOWED.has(resource) ? startingWindowCounts() : {}),
+      ...(isWindowed(resource) ? startingWindowCounts() : {}),
     };
     return bySource[resource];
   };
@@ -291,7 +294,7 @@ export function withSetAside(summary: RunSummary, counts: readonly SetAsideCount
   for (const bySource of Object.values(summary)) {
     for (const [resource, e] of Object.entries(bySource)) {
       e.collisions = 0;
-      if ((WINDOWED_RESOURCES as readonly string[]).includes(resource)) e.moves = 0;
+      if (isWindowed(resource)) e.moves = 0;
     }
   }
   for (const c of counts) {
@@ -303,7 +306,13 @@ export function withSetAside(summary: RunSummary, counts: readonly SetAsideCount
   return summary;
 }
 
-function add(e: ResourceSummary, o: Omit<WindowOutcome, 'day' | 'truncated' | 'requests' | 'status'>): void {
+function add(
+  e: ResourceSummary,
+  o: Pick<
+    WindowOutcome,
+    'fetched' | 'inserted' | 'updated' | 'unchanged' | 'rejected' | 'conflicts' | 'error'
+  >,
+): void {
   e.fetched += o.fetched;
   e.inserted += o.inserted;
   e.updated += o.updated;

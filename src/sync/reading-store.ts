@@ -13,6 +13,7 @@ import {
 } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import { knowledgeOfEach } from './context.js';
 
 /**
  * A source's server readings over their life, for every writer (an in-process run, each worker
@@ -67,11 +68,7 @@ export async function loadReadings(
     reading: { ...(stored.get(resource) ?? emptyReading()) },
     ...(checked.has(resource) ? { staleChecked: true } : {}),
   });
-  const knowledge = {
-    feedback: knowledgeOf('feedback'),
-    survey: knowledgeOf('survey'),
-    recordings: knowledgeOf('recordings'),
-  };
+  const knowledge = knowledgeOfEach(knowledgeOf);
   const seen: SourceReadings['seen'] = new Map();
   for (const [resource, reading] of stored) seen.set(resource, { reading: { ...reading }, relearned: 0 });
   const shared = WINDOWED_RESOURCES.filter((r) => checked.has(r));

@@ -22,11 +22,25 @@ import {
 } from '../load/snapshots.js';
 import { ensureSource } from '../load/sources.js';
 import type { Logger } from '../log/logger.js';
-import { heatmapSchema } from '../schemas/heatmap.js';
-import { type TestKind, type TestResult, testResultSchema, testSchema } from '../schemas/test.js';
+import { RESOURCE_SCHEMAS, type SnapshotResource } from '../schemas/resources.js';
+import { type TestKind, type TestResult, testResultSchema } from '../schemas/test.js';
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
+
+/** Snapshots one snapshot resource of a source. */
+export type SnapshotJob = (
+  ctx: SyncContext,
+  source: SourceHandle,
+  today: DayString,
+) => Promise<SnapshotOutcome>;
+
+/** The job of each snapshot resource (src/schemas/resource-names.ts): a new one is a compile error here. */
+export const SNAPSHOT_JOBS = {
+  abtesting: (ctx, source, today) => snapshotTests(ctx, source, 'abtesting', today),
+  personalization: (ctx, source, today) => snapshotTests(ctx, source, 'personalization', today),
+  heatmaps: (ctx, source) => snapshotHeatmaps(ctx, source),
+} satisfies Record<SnapshotResource, SnapshotJob>;
 
 /**
  * Snapshots one kind of test: the list, then every listed test's per-variant results, loaded in
@@ -35,7 +49,7 @@ import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
  * listed rows is read once more; a test the list still lacks is asked for by
  * its detail (a 404 is evidence it is gone); the rest of the absences are counted and kept.
  */
-export async function snapshotTests(
+async function snapshotTests(
   ctx: SyncContext,
   source: SourceHandle,
   kind: TestKind,
@@ -46,7 +60,7 @@ export async function snapshotTests(
   try {
     const list = await readWhole(
       () => source.client.listTests(kind),
-      testSchema,
+      RESOURCE_SCHEMAS[kind],
       (t) => t.id,
       await listedIds(ctx.db, source.name, kind),
       askingOf(ctx, `the ${kind} list`, true),
@@ -125,13 +139,13 @@ export async function snapshotTests(
   }
 }
 
-export async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): Promise<SnapshotOutcome> {
+async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): Promise<SnapshotOutcome> {
   const base = { source: source.name, resource: 'heatmaps' } as const;
   const log = ctx.logger.child({ source: source.name, resource: 'heatmaps' });
   try {
     const answer = await readWhole(
       () => source.client.heatmaps(),
-      heatmapSchema,
+      RESOURCE_SCHEMAS.heatmaps,
       (h) => h.id,
       await listedIds(ctx.db, source.name, 'heatmaps'),
       askingOf(ctx, 'the heatmap list', true),

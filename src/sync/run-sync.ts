@@ -12,14 +12,13 @@ import type { Logger } from '../log/logger.js';
 import {
   ALL_RESOURCES,
   type Resource,
-  type SnapshotResource,
+  SNAPSHOT_RESOURCES,
   WINDOWED_RESOURCES,
   type WindowedResource,
 } from '../schemas/resources.js';
-import { TEST_KINDS } from '../schemas/test.js';
 import { type DayString, todayUtc } from '../time/days.js';
 import { readWatermark } from '../watermark/watermark.js';
-import type { SourceHandle, SyncContext } from './context.js';
+import { knowledgeOfEach, type SourceHandle, type SyncContext } from './context.js';
 import { dayKey, lateArrivalsOf } from './late-arrivals.js';
 import { daysReadBefore, newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
 import { limitedClient } from './limited-client.js';
@@ -40,7 +39,7 @@ import { planBackfillDays, planSyncDays } from './plan.js';
 import { loadReadings, type SourceReadings, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { finishRun, startRun } from './run-log.js';
-import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';
+import { SNAPSHOT_JOBS } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
 
@@ -261,13 +260,10 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const runSnapshots = (): Promise<SnapshotOutcome[]> =>
     settleAll(
       handles.flatMap((handle) => {
-        const jobs: { resource: SnapshotResource; run: () => Promise<SnapshotOutcome> }[] = [
-          ...TEST_KINDS.map((kind) => ({
-            resource: kind,
-            run: () => snapshotTests(ctx, handle, kind, today),
-          })),
-          { resource: 'heatmaps' as const, run: () => snapshotHeatmaps(ctx, handle) },
-        ];
+        const jobs = SNAPSHOT_RESOURCES.map((resource) => ({
+          resource,
+          run: () => SNAPSHOT_JOBS[resource](ctx, handle, today),
+        }));
         const wanted = jobs.filter((job) => resources.has(job.resource));
         const runAll = () =>
           settleAll(
@@ -477,7 +473,7 @@ function markNotAttempted(
   }
 }
 
-export function runStatus(
+function runStatus(
   windows: readonly WindowOutcome[],
   snapshots: readonly SnapshotOutcome[],
   fatal: ReadonlyMap<string, string>,

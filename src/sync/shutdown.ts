@@ -23,7 +23,7 @@ export interface Shutdown {
  * Exit code of a run that a signal stopped, SIGINT or SIGTERM alike: 130 (128 + SIGINT, as shells
  * report Ctrl+C). The run ends cleanly either way, so the two are not told apart.
  */
-export const INTERRUPTED_EXIT_CODE = 130;
+const INTERRUPTED_EXIT_CODE = 130;
 /** The most of the grace period kept for onForce, so the exit still comes within it. */
 const FORCE_BUDGET_MS = 2000;
 

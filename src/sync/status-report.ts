@@ -4,7 +4,7 @@ import type { LockHolder } from '../db/lock-holder.js';
 import { runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
-import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { ALL_RESOURCES, isWindowed, tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import type { RunSummary } from './outcomes.js';
@@ -132,10 +132,10 @@ export async function statusReport(
 
   const resources: ResourceStatus[] = [];
   for (const { source_id } of sources) {
-    for (const resource of [...WINDOWED_RESOURCES, 'abtesting', 'personalization', 'heatmaps'] as const) {
+    for (const resource of ALL_RESOURCES) {
       const mark = marks.find((m) => m.source_id === source_id && m.resource === resource);
       const own = windows.filter((w) => w.source_id === source_id && w.resource === resource);
-      const windowed = (WINDOWED_RESOURCES as readonly string[]).includes(resource);
+      const windowed = isWindowed(resource);
       resources.push({
         source: source_id,
         resource,
@@ -283,14 +283,13 @@ function readingStatus(row: Selectable<ServerReadingsTable> | undefined): Server
 async function missingUpstreamRows(
   db: Kysely<Database>,
 ): Promise<{ source_id: string; resource: string; n: number }[]> {
-  const { rows } = await sql<{ source_id: string; resource: string; n: number }>`
-    select source_id, 'feedback' as resource, count(*)::int as n from feedback
-     where missing_upstream_since is not null group by source_id
-    union all
-    select source_id, 'survey', count(*)::int from survey_answers
-     where missing_upstream_since is not null group by source_id
-    union all
-    select source_id, 'recordings', count(*)::int from recordings
-     where missing_upstream_since is not null group by source_id`.execute(db);
+  const counts = WINDOWED_RESOURCES.map(
+    (resource) => sql`select source_id, ${resource}::text as resource, count(*)::int as n
+      from ${sql.table(tableOf(resource))} where missing_upstream_since is not null group by source_id`,
+  );
+  const { rows } = await sql<{ source_id: string; resource: string; n: number }>`${sql.join(
+    counts,
+    sql` union all `,
+  )}`.execute(db);
   return rows;
 }

@@ -110,7 +110,7 @@ function build(expression: string, timezone: string): CronSchedule {
  * The instant a local wall-clock time (given as if it were UTC milliseconds) happens in `zone`:
  * the earliest reading when it happens twice, the end of the gap when it does not happen.
  */
-export function wallToInstant(zone: IANAZone, wall: number): number {
+function wallToInstant(zone: IANAZone, wall: number): number {
   // The offsets in force a day either side: a zone changes offset at most once in between.
   const offsets = [...new Set([zone.offset(wall - DAY_MS), zone.offset(wall + DAY_MS)])];
   const readings = offsets

@@ -12,7 +12,6 @@ export type CheckedBody =
   | { ok: true; type: WebhookBody['type']; event: WebhookBody }
   | { ok: false; type: string | null; issues: BodyIssue[] };
 
-export const WEBHOOK_TYPES = ['feedback', 'survey'] as const;
 /** Issues listed in a 422 answer and in the stored error; the rest are counted. */
 const MAX_ISSUES = 10;
 /** `type` is untrusted text; what is stored of it is bounded. */

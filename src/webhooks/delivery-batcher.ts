@@ -85,8 +85,8 @@ const DEFAULT_MAX_CONCURRENT = 2;
  * 10 full batches, about 10 s of a busy receiver's traffic; 32 MiB of bodies take a few times
  * that once parsed, well under 200 MB.
  */
-export const DEFAULT_MAX_QUEUED = 2_000;
-export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+const DEFAULT_MAX_QUEUED = 2_000;
+const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 
 /**
  * Micro-batches deliveries: each one is still acknowledged only after the commit that stored it.

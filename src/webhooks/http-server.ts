@@ -19,7 +19,7 @@ export interface HttpLimits {
  * Sockets at once; one more is closed as soon as it is accepted. 1,024 is well above a
  * webhook sender's parallelism and well below the default file-descriptor limit.
  */
-export const MAX_CONNECTIONS = 1_024;
+const MAX_CONNECTIONS = 1_024;
 /**
  * Node's default (fastify's is 72 s): a sender delivering again within 5 s reuses its connection,
  * an idle one holds no socket for long. A reverse proxy that keeps upstream connections longer

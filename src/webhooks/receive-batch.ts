@@ -40,7 +40,7 @@ export interface DatabaseRefusal {
 }
 
 /** A delivery of a forgotten visitor: acknowledged, not stored. */
-export const SUPPRESSED: DeliveryOutcome = Object.freeze({
+const SUPPRESSED: DeliveryOutcome = Object.freeze({
   status: 'suppressed',
   eventId: null,
   duplicate: false,

@@ -19,7 +19,7 @@ import { type DatabaseRefusal, type DeliveryOutcome, receiveDeliveries } from '.
  * What a delivery PostgreSQL refused is answered and stored with. Never the database's own text:
  * it can quote the body's value and names the tables, columns and constraints behind the receiver.
  */
-export const DATABASE_REFUSED: BodyIssue = Object.freeze({
+const DATABASE_REFUSED: BodyIssue = Object.freeze({
   field: '(body)',
   message: 'the database refused a value of this body (one beyond what its column can hold, say)',
 });
@@ -66,7 +66,7 @@ async function storeRefused(
 }
 
 /** What of a PostgreSQL refusal may be logged: its SQLSTATE and the object it names. */
-export function refusalOf(error: unknown): DatabaseRefusal {
+function refusalOf(error: unknown): DatabaseRefusal {
   const known = error instanceof pg.DatabaseError ? error : undefined;
   return { code: known?.code, table: known?.table, column: known?.column, constraint: known?.constraint };
 }

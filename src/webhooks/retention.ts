@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.js';
  */
 const BATCH_SIZE = 500;
 /** `serve` clears at start and then hourly: a body outlives its retention by an hour at most. */
-export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * Clears the bodies of webhook_events first received more than `days` days before `now`

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus, SUMMARY_ABOVE } from '../../src/cli/status.js';
+import { ALL_RESOURCES, SNAPSHOT_RESOURCES } from '../../src/schemas/resource-names.js';
 import { MAX_LAG_DAYS } from '../../src/sync/attention.js';
 import { statusReport } from '../../src/sync/status-report.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
@@ -66,6 +67,16 @@ describe('status of many sources', () => {
     for (const source of SOURCES) expect(text).toMatch(new RegExp(`^${source}\\s+feedback`, 'm'));
   });
 
+  it('lists every resource of the registry, a snapshot one as a snapshot', async () => {
+    const report = await statusReport(t.db, TODAY);
+    expect(report.resources.filter((r) => r.source === 'site01').map((r) => r.resource)).toEqual(
+      ALL_RESOURCES,
+    );
+    const text = renderStatus(report, { details: true });
+    for (const resource of SNAPSHOT_RESOURCES)
+      expect(text).toMatch(new RegExp(`^site01\\s+${resource}\\s+snapshot\\s`, 'm'));
+  });
+
   it('the command: --source shows that source only; an unknown source is a usage error naming the others', async () => {
     const env = cliEnv({ DATABASE_URL: t.url, INSIGHTS_SCHEMA: t.schema });
     const one = await runCli(['status', '--source', 'site07'], env);
@@ -78,6 +89,6 @@ describe('status of many sources', () => {
       /--source nowhere: no such source in the configuration or this warehouse \(known: site01, site02/,
     );
     const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { resources: unknown[] };
-    expect(json.resources).toHaveLength(12 * 6);
+    expect(json.resources).toHaveLength(12 * ALL_RESOURCES.length);
   });
 });

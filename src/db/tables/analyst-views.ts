@@ -1,4 +1,5 @@
 import type { ColumnType } from 'kysely';
+import type { WindowedResource } from '../../schemas/resource-names.js';
 
 /**
  * The analyst views (migration 0004), read-only: a view column can be selected, never inserted or
@@ -127,7 +128,7 @@ export type DayStatus = 'complete' | 'truncated' | 'failed' | 'open' | 'not load
 /** day_completeness (migration 0023): the ledger as analysts see it, one row per source, resource and day. */
 export interface DayCompletenessView {
   source_id: V<string>;
-  resource: V<'feedback' | 'survey' | 'recordings'>;
+  resource: V<WindowedResource>;
   day: V<string>;
   status: V<DayStatus>;
   items_stored: V<number>;
@@ -140,7 +141,7 @@ export interface DayCompletenessView {
 /** missing_upstream (migration 0028): windowed rows the service no longer has, left out of the other views. */
 export interface MissingUpstreamView {
   source_id: V<string>;
-  resource: V<'feedback' | 'survey' | 'recordings'>;
+  resource: V<WindowedResource>;
   item_key: V<string>;
   dt: V<Date>;
   day: V<string>;

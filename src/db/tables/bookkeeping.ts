@@ -1,4 +1,5 @@
 import type { Generated, GeneratedAlways } from 'kysely';
+import type { WindowedResource } from '../../schemas/resource-names.js';
 import type { Day, DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 export type WindowStatus = 'done' | 'open' | 'failed';
@@ -8,7 +9,7 @@ export type RunTrigger = 'sync' | 'backfill' | 'schedule';
 /** The ledger: one row per source, windowed resource and UTC day. */
 export interface SyncWindowsTable {
   source_id: string;
-  resource: 'feedback' | 'survey' | 'recordings';
+  resource: WindowedResource;
   day: Day;
   status: WindowStatus;
   item_count: Generated<number>;
@@ -25,7 +26,7 @@ export interface SyncWindowsTable {
 /** The last day through which every day since start_day is done; moves forward only. */
 export interface WatermarksTable {
   source_id: string;
-  resource: 'feedback' | 'survey' | 'recordings';
+  resource: WindowedResource;
   start_day: Day;
   day: Day | null;
   updated_at: DefaultTimestamp;
@@ -60,7 +61,7 @@ export interface RejectsTable {
 /** schema_drift (migration 0027): fields the API sent that the spec does not describe. */
 export interface SchemaDriftTable {
   source_id: string;
-  resource: 'feedback' | 'survey' | 'recordings';
+  resource: WindowedResource;
   field_path: string;
   first_seen_at: Timestamp;
   first_seen_day: Day;
@@ -74,7 +75,7 @@ export interface SchemaDriftTable {
 export interface LateArrivalsTable {
   run_id: Int8;
   source_id: string;
-  resource: 'feedback' | 'survey' | 'recordings';
+  resource: WindowedResource;
   day_age: number;
   items: number;
   recorded_at: DefaultTimestamp;

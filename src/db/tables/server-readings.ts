@@ -1,12 +1,11 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { WindowedResource } from '../../schemas/resource-names.js';
 import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
-
-type WindowedResourceName = 'feedback' | 'survey' | 'recordings';
 
 /** What the tool learned about one source's reading of the spec's gaps, per windowed resource. */
 export interface ServerReadingsTable {
   source_id: string;
-  resource: WindowedResourceName;
+  resource: WindowedResource;
   head_ms: Int8 | null;
   tail_ms: Int8 | null;
   start_inclusive: Generated<boolean>;
@@ -25,7 +24,7 @@ export interface ServerReadingsTable {
  */
 export interface KeyCollisionsTable {
   source_id: string;
-  resource: WindowedResourceName;
+  resource: WindowedResource;
   item_key: string;
   dt: Timestamp;
   raw: Json;

@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely';
+import type { Generated } from 'kysely';
 import type { DefaultTimestamp, Json, Timestamp } from './common.js';
 
 /** ab_tests and personalization_tests (spec 2.1); snapshotted every run. */
@@ -20,4 +20,3 @@ export interface TestsTable {
   /** Runs in a row that found the row absent; removed_at is set at 2. */
   missing_runs: Generated<number>;
 }
-export type TestRow = Selectable<TestsTable>;
