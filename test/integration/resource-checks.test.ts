@@ -92,6 +92,7 @@ describe('the CHECK constraints on resource names', () => {
     expect([...constrained].sort()).toEqual([
       'key_collisions',
       'late_arrivals',
+      'reading_changes',
       'schema_drift',
       'server_readings',
       'sync_windows',
