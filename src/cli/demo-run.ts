@@ -5,7 +5,7 @@ import { printOut } from '../log/terminal-text.js';
 import { startSimulator } from '../simulator/server.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
-import { statusReport } from '../sync/status-report.js';
+import { statusReport } from '../status/status-report.js';
 import { addDays, todayUtc } from '../time/days.js';
 import { loggerOptions } from './command-context.js';
 import { loadDotEnv } from './dotenv.js';

@@ -6,8 +6,8 @@ import { oneLine, printOut } from '../log/terminal-text.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
-import type { QueueStatus } from '../sync/queue-status.js';
-import type { RunRow, StatusReport } from '../sync/status-report.js';
+import type { QueueStatus } from '../status/queue-status.js';
+import type { RunRow, StatusReport } from '../status/status-report.js';
 import { formatTable } from './format-table.js';
 import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
 import { embeddedOption } from './run-options.js';
@@ -47,9 +47,9 @@ export function registerStatus(program: Command): void {
         ] = await Promise.all([
           import('./command-context.js'),
           import('./warehouse.js'),
-          import('../sync/status-report.js'),
+          import('../status/status-report.js'),
           import('../time/days.js'),
-          import('../sync/queue-status.js'),
+          import('../status/queue-status.js'),
           import('../sync/late-arrivals-store.js'),
         ]);
         const { config, logger } = commandContext({

@@ -4,16 +4,16 @@ import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { errorMessage } from '../errors.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
-import { ALIVE_MS } from './queue-status.js';
+import { ALIVE_MS } from '../status/queue-status.js';
 import type { DispatchRun, PlannedWindow, WindowDispatch } from './run-sync.js';
-import { openSlotSession } from './source-slots.js';
+import { openSlotSession } from '../queue/source-slots.js';
 import {
   ensureWindowQueue,
   type QueueSettings,
   sendWindowJobs,
   type WindowJob,
   windowQueueName,
-} from './window-queue.js';
+} from '../queue/window-queue.js';
 
 /** What a worker stores as a job's output: the window's outcome and its requests by status. */
 export interface WindowJobOutput {

@@ -128,8 +128,8 @@ async function openDispatch(
   onQueued: (runId: number) => Promise<void>,
 ): Promise<{ dispatch: WindowDispatch; close: () => Promise<void> }> {
   const [{ openQueue }, { ensureSlots }, { queueDispatch }] = await Promise.all([
-    import('./window-queue.js'),
-    import('./source-slots.js'),
+    import('../queue/window-queue.js'),
+    import('../queue/source-slots.js'),
     import('./queue-dispatch.js'),
   ]);
   const sources = config.sources

@@ -18,7 +18,7 @@ import {
 } from '../schemas/resources.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import { type DayString, todayUtc } from '../time/days.js';
-import { readWatermark } from '../watermark/watermark.js';
+import { readWatermark } from '../ledger/watermark.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { dayKey, lateArrivalsOf } from './late-arrivals.js';
 import { daysReadBefore, newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
@@ -36,7 +36,7 @@ import {
   type WindowOutcome,
   withSetAside,
 } from './outcomes.js';
-import { planBackfillDays, planSyncDays } from './plan.js';
+import { planBackfillDays, planSyncDays } from '../ledger/plan.js';
 import { budgetPace } from './request-budget.js';
 import { finishRun, startRun } from './run-log.js';
 import { snapshotHeatmaps, snapshotTests } from './run-snapshots.js';

@@ -15,14 +15,14 @@ import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { skippedWindow, type WindowOutcome } from './outcomes.js';
 import type { WindowJobOutput } from './queue-dispatch.js';
-import { HEARTBEAT_MS } from './queue-status.js';
+import { HEARTBEAT_MS } from '../status/queue-status.js';
 import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
-import { openSlotSession, type SlotSession } from './source-slots.js';
+import { openSlotSession, type SlotSession } from '../queue/source-slots.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
-import { jobTooNew, type WindowJob, windowQueueName } from './window-queue.js';
+import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queue.js';
 
 export interface WorkerDeps {
   pool: pg.Pool;
@@ -67,7 +67,7 @@ interface RunSourceState {
 /**
  * `insights-sync worker`: takes window jobs until stopped. Runs at most
  * INSIGHTS_WORKER_CONCURRENCY windows at once (one per lane), each under one of its source's
- * slots (src/sync/source-slots.ts), through the same window path as an in-process run
+ * slots (src/queue/source-slots.ts), through the same window path as an in-process run
  * (runWindow -> storeWindow: items, ledger row and watermark in one transaction). A worker killed
  * mid-window commits nothing of it; its slot is freed with its connection, and its job expires
  * after INSIGHTS_QUEUE_EXPIRE_SECONDS and is taken again by another worker.

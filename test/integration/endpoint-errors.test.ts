@@ -10,7 +10,7 @@ import { RunFailedError } from '../../src/errors.js';
 import { ENDPOINT_NAMES } from '../../src/simulator/endpoint-names.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { RunResult } from '../../src/sync/outcomes.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { captureLogger } from '../api/fixture-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';

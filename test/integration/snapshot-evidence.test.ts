@@ -12,7 +12,7 @@ import { renderStatus } from '../../src/cli/status.js';
 import type { Resource } from '../../src/schemas/resources.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { RunResult } from '../../src/sync/outcomes.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { captureLogger } from '../api/fixture-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, TEST_SETTINGS } from '../helpers/sync-harness.js';

@@ -13,7 +13,7 @@ import { lockSourceSnapshots } from '../../src/load/snapshot-versions.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
-import { advanceWatermark } from '../../src/watermark/watermark.js';
+import { advanceWatermark } from '../../src/ledger/watermark.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 

@@ -7,8 +7,8 @@ import { describeReading, type ServerReading } from '../extract/server-reading.j
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
-import type { RunSummary } from './outcomes.js';
-import { runBeating } from './run-log.js';
+import type { RunSummary } from '../sync/outcomes.js';
+import { runBeating } from '../sync/run-log.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {

@@ -13,7 +13,7 @@ import type { DayString } from '../time/days.js';
  * - job: one window (source, resource, day) of one run, sent by the run's planner (`sync --queue`,
  *   `backfill --queue`, `schedule` with INSIGHTS_SCHEDULE_QUEUE) and taken by a `worker`;
  * - slot: one of a source's rows in queue_slots, held by the worker running one of its windows
- *   (src/sync/source-slots.ts).
+ *   (src/queue/source-slots.ts).
  * The ledger (sync_windows) stays the truth of what is done; a job only says who does what next.
  */
 
