@@ -4,6 +4,7 @@ import type { LockHolder } from '../db/lock-holder.js';
 import { runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
+import { allWatermarks, truncatedOrFailedWindows } from '../ledger/read.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
@@ -98,13 +99,8 @@ export async function statusReport(
   const configured = webhookOptions.configured;
   const names = [...new Set([...stored.map((s) => s.source_id), ...(configured ?? [])])].sort();
   const sources = names.map((source_id) => ({ source_id }));
-  const marks = await db.selectFrom('watermarks').selectAll().execute();
-  const windows = await db
-    .selectFrom('sync_windows')
-    .select(['source_id', 'resource', 'day', 'status', 'truncated', 'last_error', 'run_id'])
-    .where((eb) => eb.or([eb('truncated', '=', true), eb('status', '=', 'failed')]))
-    .orderBy('day')
-    .execute();
+  const marks = await allWatermarks(db);
+  const windows = await truncatedOrFailedWindows(db);
   const readings = await db.selectFrom('server_readings').selectAll().execute();
   const collisions = await db
     .selectFrom('key_collisions')
