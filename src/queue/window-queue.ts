@@ -7,6 +7,7 @@ import { CliError, errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
+import { WINDOW_QUEUE_PREFIX } from './job-table.js';
 
 /**
  * The window queue: pg-boss in the warehouse database, one pg-boss queue per source. Glossary:
@@ -48,7 +49,7 @@ export function jobTooNew(job: Pick<WindowJob, 'schema'>, latest: string): strin
 }
 
 export function windowQueueName(source: string): string {
-  return `windows.${source}`;
+  return `${WINDOW_QUEUE_PREFIX}${source}`;
 }
 
 /**

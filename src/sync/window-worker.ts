@@ -4,18 +4,18 @@ import type pg from 'pg';
 import type PgBoss from 'pg-boss';
 import type { ApiClient } from '../api/api-client.js';
 import type { Config, SourceConfig } from '../config/config.js';
-import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { CliError, errorMessage } from '../errors.js';
 import type { ResourceKnowledge } from '../extract/fetch-day.js';
 import { emptyReading, type ServerReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
+import type { WindowJobOutput } from '../queue/contract.js';
+import { sourcesWithWaitingJobs } from '../queue/job-table.js';
+import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { skippedWindow, type WindowOutcome } from './outcomes.js';
-import type { WindowJobOutput } from './queue-dispatch.js';
-import { HEARTBEAT_MS } from '../status/queue-status.js';
 import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
@@ -83,7 +83,6 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
   const byName = new Map(deps.sources.map((s) => [s.name, s]));
   const names = [...byName.keys()];
   const pollMs = deps.pollMs ?? 200;
-  const jobTable = `"${queueSchema(deps.schema)}".job`;
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
   const runs = new Map<string, Promise<RunSourceState>>();
@@ -250,7 +249,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     }
     if (outcome.status === 'failed') counts.failed += 1;
     else counts.done += 1;
-    const output: WindowJobOutput = { outcome, statuses };
+    const output: WindowJobOutput<WindowOutcome> = { outcome, statuses };
     await boss.complete(queue, job.id, output as unknown as object);
   };
 
@@ -262,15 +261,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
   let waiting: { at: number; sources: Promise<string[]> } | undefined;
   const waitingSources = (): Promise<string[]> => {
     if (waiting === undefined || Date.now() - waiting.at > pollMs) {
-      const sources = boss
-        .getDb()
-        .executeSql(
-          `select name, max(priority) as top from ${jobTable}
-            where name = any($1::text[]) and state in ('created', 'retry') and start_after < now()
-            group by name order by top desc, random()`,
-          [names.map(windowQueueName)],
-        )
-        .then(({ rows }) => (rows as { name: string }[]).map((r) => r.name.slice('windows.'.length)));
+      const sources = sourcesWithWaitingJobs(boss, deps.schema, names);
       waiting = { at: Date.now(), sources };
       sources.catch(() => {
         waiting = undefined;
