@@ -50,7 +50,7 @@ export function registerStatus(program: Command): void {
           import('../status/status-report.js'),
           import('../time/days.js'),
           import('../status/queue-status.js'),
-          import('../sync/late-arrivals-store.js'),
+          import('../status/late-arrival-status.js'),
         ]);
         const { config, logger } = commandContext({
           requireSources: false,
