@@ -19,7 +19,7 @@ export function registerCheck(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: { json?: boolean; strict?: boolean }) => {
-      const { renderChecks, runChecks } = await import('./check-run.js');
+      const { renderChecks, runChecks } = await import('../check/check-run.js');
       const report = await runChecks({ strict: options.strict === true });
       printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
       process.exitCode = report.exitCode;

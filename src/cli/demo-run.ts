@@ -8,7 +8,7 @@ import { shutdownSignal } from '../sync/shutdown.js';
 import { statusReport } from '../status/status-report.js';
 import { addDays, todayUtc } from '../time/days.js';
 import { loggerOptions } from './command-context.js';
-import { loadDotEnv } from './dotenv.js';
+import { loadDotEnv } from '../config/dotenv.js';
 import { formatTable } from './format-table.js';
 import { printRun } from './print-run.js';
 import { renderStatus } from './status.js';

@@ -28,10 +28,10 @@ import { createLogger, type Logger } from '../log/logger.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import { addDays, todayUtc } from '../time/days.js';
-import { loggerOptions } from './command-context.js';
-import { loadDotEnv } from './dotenv.js';
-import { formatTable } from './format-table.js';
-import { newerWarehouse, notMigrated, READ_STATEMENT_TIMEOUT_MS } from './warehouse.js';
+import { loggerOptions } from '../cli/command-context.js';
+import { loadDotEnv } from '../config/dotenv.js';
+import { formatTable } from '../cli/format-table.js';
+import { newerWarehouse, notMigrated, READ_STATEMENT_TIMEOUT_MS } from '../cli/warehouse.js';
 
 /** One row of `insights-sync check`. */
 export interface CheckRow {
