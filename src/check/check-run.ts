@@ -11,10 +11,11 @@ import {
   createPool,
   isDatabaseTimeout,
   maskPassword,
+  READ_STATEMENT_TIMEOUT_MS,
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { describeHolderOnly } from '../db/lock-holder.js';
-import { migrationState } from '../db/migrator.js';
+import { migrationState, newerWarehouse, notMigrated } from '../db/migrator.js';
 import { runLockHolder } from '../db/run-lock.js';
 import {
   ApiError,
@@ -24,14 +25,11 @@ import {
   errorMessage,
   InsightsError,
 } from '../errors.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { createLogger, type Logger, loggerOptions } from '../log/logger.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import { addDays, todayUtc } from '../time/days.js';
-import { loggerOptions } from '../cli/command-context.js';
 import { loadDotEnv } from '../config/dotenv.js';
-import { formatTable } from '../cli/format-table.js';
-import { newerWarehouse, notMigrated, READ_STATEMENT_TIMEOUT_MS } from '../cli/warehouse.js';
 
 /** One row of `insights-sync check`. */
 export interface CheckRow {
@@ -485,13 +483,4 @@ async function ask(endpoint: Endpoint): Promise<Outcome> {
       error: error instanceof ApiError ? error : new Error(`failed: ${errorMessage(error)}`),
     };
   }
-}
-
-export function renderChecks(report: CheckReport): string {
-  const table = formatTable(
-    ['check', 'subject', 'status', 'detail'],
-    report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
-  );
-  const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;
-  return `${table}\n\n${verdict}\n`;
 }

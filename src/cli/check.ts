@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import type { CheckReport } from '../check/check-run.js';
 import { printOut } from '../log/terminal-text.js';
+import { formatTable } from './format-table.js';
 
 export function registerCheck(program: Command): void {
   program
@@ -19,9 +21,18 @@ export function registerCheck(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: { json?: boolean; strict?: boolean }) => {
-      const { renderChecks, runChecks } = await import('../check/check-run.js');
+      const { runChecks } = await import('../check/check-run.js');
       const report = await runChecks({ strict: options.strict === true });
       printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
       process.exitCode = report.exitCode;
     });
+}
+
+export function renderChecks(report: CheckReport): string {
+  const table = formatTable(
+    ['check', 'subject', 'status', 'detail'],
+    report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
+  );
+  const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;
+  return `${table}\n\n${verdict}\n`;
 }

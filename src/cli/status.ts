@@ -39,7 +39,8 @@ export function registerStatus(program: Command): void {
           throw new CliError('--runs: expected an integer 0-1000');
         const [
           { commandContext },
-          { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
+          { usingWarehouse },
+          { READ_STATEMENT_TIMEOUT_MS },
           { statusReport },
           { todayUtc },
           { queueStatus },
@@ -47,6 +48,7 @@ export function registerStatus(program: Command): void {
         ] = await Promise.all([
           import('./command-context.js'),
           import('./warehouse.js'),
+          import('../db/connection.js'),
           import('../status/status-report.js'),
           import('../time/days.js'),
           import('../status/queue-status.js'),
