@@ -28,7 +28,8 @@ export function registerCheck(program: Command): void {
     });
 }
 
-export function renderChecks(report: CheckReport): string {
+/** The checks as a table, and the verdict under it. */
+function renderChecks(report: CheckReport): string {
   const table = formatTable(
     ['check', 'subject', 'status', 'detail'],
     report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),

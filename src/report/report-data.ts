@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { unfinishedDays } from '../ledger/read.js';
-import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import type { WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, todayUtc } from '../time/days.js';
 
 /**

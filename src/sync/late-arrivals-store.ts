@@ -2,7 +2,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { DayRead } from '../ledger/read.js';
-import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import type { LateArrival, NewOnDay } from './late-arrivals.js';
 
 const TABLES = { feedback: 'feedback', survey: 'survey_answers', recordings: 'recordings' } as const;

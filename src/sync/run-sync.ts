@@ -15,7 +15,6 @@ import {
   type Resource,
   type SnapshotResource,
   WINDOWED_RESOURCES,
-  type WindowedResource,
 } from '../schemas/resources.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import { type DayString, todayUtc } from '../time/days.js';
