@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createApiClient } from '../api/api-client.js';
 import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
+import { loadDotEnv } from '../config/dotenv.js';
 import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
 import {
   CONNECT_TIMEOUT_MS,
@@ -29,7 +30,6 @@ import { createLogger, type Logger, loggerOptions } from '../log/logger.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import { addDays, todayUtc } from '../time/days.js';
-import { loadDotEnv } from '../config/dotenv.js';
 
 /** One row of `insights-sync check`. */
 export interface CheckRow {

@@ -1,7 +1,7 @@
 import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
+import { loadDotEnv } from '../config/dotenv.js';
 import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
 import { createLogger, type Logger, loggerOptions } from '../log/logger.js';
-import { loadDotEnv } from '../config/dotenv.js';
 
 export interface CommandContext {
   config: Readonly<Config>;

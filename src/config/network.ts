@@ -23,7 +23,8 @@ export const cidrList = z
       .filter((part) => part !== ''),
   )
   .pipe(z.array(z.string().refine(isCidr)).min(1));
-export const CIDR_LIST_EXPECTED = 'a comma-separated list of IP addresses or CIDRs, e.g. 10.0.0.0/8,2001:db8::/32';
+export const CIDR_LIST_EXPECTED =
+  'a comma-separated list of IP addresses or CIDRs, e.g. 10.0.0.0/8,2001:db8::/32';
 
 /**
  * The broadest CIDR INSIGHTS_TRUSTED_PROXY may name. A trusted proxy's X-Forwarded-For is believed,

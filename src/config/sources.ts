@@ -2,7 +2,13 @@ import type { ConfigProblem } from '../errors.js';
 import type { Env } from './env-settings.js';
 import { webhookSettings } from './network.js';
 import { readPiiMode } from './pii-settings.js';
-import { API_KEY_CHARACTERS, baseUrlExpected, isApiKeyValue, RESERVED_SOURCE_NAME, type SourceDraft } from './source-config.js';
+import {
+  API_KEY_CHARACTERS,
+  baseUrlExpected,
+  isApiKeyValue,
+  RESERVED_SOURCE_NAME,
+  type SourceDraft,
+} from './source-config.js';
 import { readSourcesFile } from './sources-file.js';
 
 /**

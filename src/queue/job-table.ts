@@ -54,7 +54,9 @@ export async function jobOutputs(
 ): Promise<{ id: string; state: string; output: unknown }[]> {
   const { rows } = await boss
     .getDb()
-    .executeSql(`select id::text, state, output from ${jobTable(schema)} where id = any($1::uuid[])`, [[...ids]]);
+    .executeSql(`select id::text, state, output from ${jobTable(schema)} where id = any($1::uuid[])`, [
+      [...ids],
+    ]);
   return rows as { id: string; state: string; output: unknown }[];
 }
 
@@ -124,5 +126,8 @@ export async function windowJobCounts(
       from ${sql.raw(jobTable(schema))}
      where name like ${`${WINDOW_QUEUE_PREFIX}%`}
      group by name order by name`.execute(db);
-  return jobs.rows.map(({ name, ...counts }) => ({ source: name.slice(WINDOW_QUEUE_PREFIX.length), ...counts }));
+  return jobs.rows.map(({ name, ...counts }) => ({
+    source: name.slice(WINDOW_QUEUE_PREFIX.length),
+    ...counts,
+  }));
 }

@@ -6,10 +6,10 @@ import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
 import { allWatermarks, truncatedOrFailedWindows } from '../ledger/read.js';
 import { WINDOWED_RESOURCES } from '../schemas/resource-names.js';
-import { type DayString, dayDiff } from '../time/days.js';
-import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import type { RunSummary } from '../sync/outcomes.js';
 import { runBeating } from '../sync/run-log.js';
+import { type DayString, dayDiff } from '../time/days.js';
+import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {

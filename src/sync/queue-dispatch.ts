@@ -5,9 +5,6 @@ import { LATEST_MIGRATION } from '../db/migrator.js';
 import { errorMessage } from '../errors.js';
 import type { DispatchRun, PlannedWindow, WindowDispatch, WindowJobOutput } from '../queue/contract.js';
 import { endedJobs, jobOutputs } from '../queue/job-table.js';
-import { liveWorkers } from '../queue/workers.js';
-import type { SourceHandle } from './context.js';
-import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 import { openSlotSession } from '../queue/source-slots.js';
 import {
   ensureWindowQueue,
@@ -16,6 +13,9 @@ import {
   type WindowJob,
   windowQueueName,
 } from '../queue/window-queue.js';
+import { liveWorkers } from '../queue/workers.js';
+import type { SourceHandle } from './context.js';
+import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 
 export interface QueueDispatchOptions {
   boss: PgBoss;

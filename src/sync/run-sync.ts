@@ -9,7 +9,10 @@ import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading, emptyReading } from '../extract/server-reading.js';
+import { planDays } from '../ledger/plan-days.js';
+import { doneDaysAmong } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
+import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
 import {
   ALL_RESOURCES,
   type Resource,
@@ -18,9 +21,6 @@ import {
 } from '../schemas/resources.js';
 import { TEST_KINDS } from '../schemas/test.js';
 import { type DayString, todayUtc } from '../time/days.js';
-import { planDays } from '../ledger/plan-days.js';
-import { doneDaysAmong } from '../ledger/read.js';
-import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { dayKey, lateArrivalsOf } from './late-arrivals.js';
 import { newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
@@ -173,7 +173,14 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
-      const { days, startDay } = await planDays(deps.db, deps.settings, source.name, resource, request.range, today);
+      const { days, startDay } = await planDays(
+        deps.db,
+        deps.settings,
+        source.name,
+        resource,
+        request.range,
+        today,
+      );
       for (const day of days) plans.push({ handle, resource, day, startDay });
     }
   }

@@ -13,6 +13,8 @@ import { emptyReading, type ServerReading } from '../extract/server-reading.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowJobOutput } from '../queue/contract.js';
 import { sourcesWithWaitingJobs } from '../queue/job-table.js';
+import { openSlotSession, type SlotSession } from '../queue/source-slots.js';
+import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queue.js';
 import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
@@ -21,9 +23,7 @@ import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
 import { readServerReadings, saveServerReading } from './server-readings.js';
-import { openSlotSession, type SlotSession } from '../queue/source-slots.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
-import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queue.js';
 
 export interface WorkerDeps {
   pool: pg.Pool;

@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type pg from 'pg';
 import { DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '../config/config.js';
-import { type SourceConfig } from '../config/source-config.js';
+import type { SourceConfig } from '../config/source-config.js';
 import { classifyDatabaseError } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config/config.js';
-import { type Env } from '../../src/config/env-settings.js';
+import type { Env } from '../../src/config/env-settings.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { cronProblem } from '../../src/time/cron-schedule.js';
 import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';

@@ -33,7 +33,10 @@ function strangers(pattern: RegExp, owners: RegExp): string[] {
 describe('who queries which table', () => {
   test('sync_windows and watermarks are queried in src/ledger/ only (src/db/ declares their types)', () => {
     expect(
-      strangers(/'(sync_windows|watermarks)\b|\b(from|join|update|into)\s+(sync_windows|watermarks)\b/i, /^src\/(ledger|db)\//),
+      strangers(
+        /'(sync_windows|watermarks)\b|\b(from|join|update|into)\s+(sync_windows|watermarks)\b/i,
+        /^src\/(ledger|db)\//,
+      ),
     ).toEqual([]);
   });
 
