@@ -4,20 +4,22 @@
  *
  *   ground floor  src/errors.ts, src/time/, src/log/, src/db/        imports no feature folder
  *   contracts     src/schemas/ (zod only), src/config/ (ground floor and schemas)
- *   shared        src/privacy/ (ground floor and schemas)
- *   stages        src/api/ -> src/extract/ -> src/load/ -> src/watermark/   (the data flow)
- *   use-cases     src/sync/ (the only module that knows every stage), src/webhooks/, src/report/,
+ *   shared        src/privacy/, src/queue/ (ground floor, schemas, config)
+ *   stages        src/api/ -> src/extract/ -> src/load/ -> src/ledger/   (the data flow)
+ *   use-cases     src/sync/ (the only module that knows every stage, and the queue's user),
+ *                 src/status/ and src/report/ (read the ledger), src/check/, src/webhooks/,
  *                 src/schedule/, src/simulator/
  *   commands      src/cli/
  */
 const GROUND = '^src/(errors[.]ts|time/|log/|db/)';
 /** The data flow, in order. */
-const STAGES = ['api', 'extract', 'load', 'watermark'];
+const STAGES = ['api', 'extract', 'load', 'ledger'];
+const USE_CASES = '(sync|status|report|check|webhooks|schedule|simulator)';
 
 /** An earlier stage never imports a later one (validate lives in extract/). */
 const againstTheFlow = STAGES.slice(0, -1).map((stage, i) => ({
   name: `no-import-against-the-flow-from-${stage}`,
-  comment: 'api -> extract (validate) -> load -> watermark: an earlier stage never imports a later one.',
+  comment: 'api -> extract (validate) -> load -> ledger: an earlier stage never imports a later one.',
   severity: 'error',
   from: { path: `^src/${stage}/` },
   to: { path: `^src/(${STAGES.slice(i + 1).join('|')})/` },
@@ -78,6 +80,22 @@ module.exports = {
       from: { path: '^src/privacy/' },
       to: { path: '^src/', pathNot: [GROUND, '^src/(schemas|privacy)/'] },
     },
+    {
+      name: 'queue-imports-no-feature',
+      comment:
+        'The queue (pg-boss, its job table, the slots, the contract of a dispatch) is used by sync/ and ' +
+        'read by status/: it imports the ground floor, schemas and config only.',
+      severity: 'error',
+      from: { path: '^src/queue/' },
+      to: { path: '^src/', pathNot: [GROUND, '^src/(schemas|config|queue)/'] },
+    },
+    {
+      name: 'only-sync-and-status-use-the-queue',
+      comment: 'sync/ runs windows through the queue, status/ reads it, and the worker command opens it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(queue|sync|status|cli)/' },
+      to: { path: '^src/queue/' },
+    },
     ...againstTheFlow,
     {
       name: 'api-and-extract-never-touch-the-database',
@@ -89,35 +107,65 @@ module.exports = {
     {
       name: 'only-sync-joins-stages',
       comment:
-        'A stage hands its output to sync/, which gives it to the next: load and watermark import no other ' +
+        'A stage hands its output to sync/, which gives it to the next: load and ledger import no other ' +
         'stage (what two stages share lives in schemas/ or on the ground floor). extract is the API client\'s ' +
         'one user and may import api/.',
       severity: 'error',
-      from: { path: '^src/(load|watermark)/' },
-      to: { path: '^src/(api|extract|load|watermark)/', pathNot: '^src/$1/' },
+      from: { path: '^src/(load|ledger)/' },
+      to: { path: '^src/(api|extract|load|ledger)/', pathNot: '^src/$1/' },
     },
     {
       name: 'side-use-cases-import-one-stage-at-most',
       comment:
-        'Only sync/ imports two stages. webhooks/ stores through load/ only; report/, schedule/ and the ' +
-        'simulator import no stage.',
+        'Only sync/ imports two stages. webhooks/ stores through load/ only; schedule/ and the simulator ' +
+        'import no stage; check/ asks the API (api/) and nothing else of the flow.',
       severity: 'error',
-      from: { path: '^src/(webhooks|report|schedule|simulator)/' },
-      to: { path: '^src/(api|extract|watermark)/' },
+      from: { path: '^src/(webhooks|schedule|simulator|check)/' },
+      to: { path: '^src/(extract|ledger)/' },
     },
     {
       name: 'side-use-cases-do-not-load',
-      comment: 'report/, schedule/ and the simulator read or serve; they import no stage.',
+      comment: 'status/, report/, schedule/, check/ and the simulator read or serve: they load nothing.',
       severity: 'error',
-      from: { path: '^src/(report|schedule|simulator)/' },
+      from: { path: '^src/(status|report|schedule|simulator|check)/' },
       to: { path: '^src/load/' },
     },
     {
-      name: 'use-cases-are-not-imported',
-      comment: 'sync/, webhooks/, report/, schedule/ and the simulator are called by cli/ (and jobs/), never by a lower floor or by each other.',
+      name: 'only-sync-and-check-call-the-api',
+      comment: 'The API is asked by a run (through extract/) and by check; webhooks/, status/, report/ never ask it.',
       severity: 'error',
-      from: { path: '^src/([^/]+)', pathNot: '^src/cli/' },
-      to: { path: '^src/(sync|webhooks|report|schedule|simulator)/', pathNot: '^src/$1/' },
+      from: { path: '^src/(webhooks|status|report|schedule|simulator)/' },
+      to: { path: '^src/api/' },
+    },
+    {
+      name: 'readers-read-the-ledger-through-its-queries',
+      comment:
+        'status/ and report/ read sync_windows and watermarks through src/ledger/read.ts, never the ' +
+        'ledger\'s writes or its planning.',
+      severity: 'error',
+      from: { path: '^src/(status|report)/' },
+      to: { path: '^src/ledger/', pathNot: '^src/ledger/read[.]ts$' },
+    },
+    {
+      name: 'use-cases-are-not-imported',
+      comment:
+        'The use-cases are called by cli/ (and jobs/), never by a lower floor or by each other; status/ ' +
+        'alone reads the run record sync/ writes (next rule).',
+      severity: 'error',
+      from: { path: '^src/([^/]+)', pathNot: ['^src/cli/', '^src/status/'] },
+      to: { path: `^src/${USE_CASES}/`, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'status-reads-only-the-run-record-of-sync',
+      comment:
+        'status/ shows what runs recorded: the run summary (outcomes.ts), the run log (run-log.ts) and ' +
+        'late arrivals (late-arrivals.ts) of sync/; nothing else of another use-case.',
+      severity: 'error',
+      from: { path: '^src/status/' },
+      to: {
+        path: `^src/${USE_CASES}/`,
+        pathNot: ['^src/status/', '^src/sync/(outcomes|run-log|late-arrivals)[.]ts$'],
+      },
     },
     {
       name: 'nothing-imports-cli',

@@ -159,7 +159,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'and the watermark: each window advances it under',
     'a lock per source and resource, held until its commit, so the windows of one resource commit',
     'one at a time. Two changes shortened that: the watermark is now read with its done days in one',
-    'statement (src/watermark/watermark.ts: three round trips under the lock instead of five), and',
+    'statement (src/ledger/watermark.ts: three round trips under the lock instead of five), and',
     'a staging table is created once per connection instead of once per window (src/load/upsert.ts,',
     'src/db/transaction.ts: two round trips fewer per table and window). On a machine busy with',
     'other work every round trip waits for a core, which is what the spread of this figure shows.',

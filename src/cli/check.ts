@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import type { CheckReport } from '../check/check-run.js';
 import { printOut } from '../log/terminal-text.js';
+import { formatTable } from './format-table.js';
 
 export function registerCheck(program: Command): void {
   program
@@ -24,10 +26,24 @@ export function registerCheck(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: { json?: boolean; strict?: boolean; source?: string; failures?: boolean }) => {
-      const { onlyProblems, renderChecks, runChecks } = await import('./check-run.js');
+      const { onlyProblems, runChecks } = await import('../check/check-run.js');
       const all = await runChecks({ strict: options.strict === true, source: options.source });
       const report = options.failures ? onlyProblems(all) : all;
       printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderChecks(report));
       process.exitCode = report.exitCode;
     });
+}
+
+/** The checks as a table (none under --failures when all passed), and the verdict under it. */
+function renderChecks(report: CheckReport & { passedHidden?: number }): string {
+  const table =
+    report.checks.length === 0
+      ? ''
+      : `${formatTable(
+          ['check', 'subject', 'status', 'detail'],
+          report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
+        )}\n\n`;
+  const hidden = report.passedHidden ? `; ${report.passedHidden} passed, not shown` : '';
+  const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;
+  return `${table}${verdict}${hidden}\n`;
 }

@@ -1,7 +1,7 @@
 import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
+import { loadDotEnv } from '../config/dotenv.js';
 import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
-import { createLogger, type Logger } from '../log/logger.js';
-import { loadDotEnv } from './dotenv.js';
+import { createLogger, type Logger, loggerOptions } from '../log/logger.js';
 
 export interface CommandContext {
   config: Readonly<Config>;
@@ -55,12 +55,4 @@ function ignoredSettings(options: Pick<CommandContextOptions, 'schedule' | 'serv
     ...(options.schedule === true ? [] : SCHEDULE_SETTINGS),
     ...(options.serve === true ? [] : SERVE_SETTINGS),
   ];
-}
-
-/** LOG_LEVEL, and LOG_FORMAT when set (else the logger decides from stderr being a terminal). */
-export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>) {
-  return {
-    level: config.logLevel,
-    ...(config.logFormat === undefined ? {} : { pretty: config.logFormat === 'pretty' }),
-  };
 }

@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { READ_STATEMENT_TIMEOUT_MS } from '../db/connection.js';
 import { writeDbtSources } from '../dbt/dbt-sources.js';
 import { OutputWriteError } from '../errors.js';
 import { printOut } from '../log/terminal-text.js';
 import type { CommandContext } from './command-context.js';
-import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from './warehouse.js';
+import { usingWarehouse } from './warehouse.js';
 import { writeOutputFile } from './write-output-file.js';
 
 export interface DbtSourcesCommandOptions {

@@ -1,14 +1,13 @@
 import type pg from 'pg';
 import { loadConfig } from '../config/config.js';
-import { createLogger } from '../log/logger.js';
+import { loadDotEnv } from '../config/dotenv.js';
+import { createLogger, loggerOptions } from '../log/logger.js';
 import { printOut } from '../log/terminal-text.js';
 import { startSimulator } from '../simulator/server.js';
+import { statusReport } from '../status/status-report.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { shutdownSignal } from '../sync/shutdown.js';
-import { statusReport } from '../sync/status-report.js';
 import { addDays, todayUtc } from '../time/days.js';
-import { loggerOptions } from './command-context.js';
-import { loadDotEnv } from './dotenv.js';
 import { formatTable } from './format-table.js';
 import { printRun } from './print-run.js';
 import { renderStatus } from './status.js';

@@ -34,10 +34,11 @@ export function registerReport(program: Command): void {
         if (from > to) throw new CliError(`--from ${from} is after --to ${to}`);
         if (dayDiff(from, to) >= MAX_DAYS) throw new CliError(`--from .. --to: at most ${MAX_DAYS} days`);
         // chart.js and the page's code load only when a report is written.
-        const [{ commandContext }, { READ_STATEMENT_TIMEOUT_MS, usingWarehouse }, { buildReport }] =
+        const [{ commandContext }, { usingWarehouse }, { READ_STATEMENT_TIMEOUT_MS }, { buildReport }] =
           await Promise.all([
             import('./command-context.js'),
             import('./warehouse.js'),
+            import('../db/connection.js'),
             import('../report/build-report.js'),
           ]);
         const { config, logger } = commandContext({

@@ -4,11 +4,11 @@ import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
 import { oneLine, printOut } from '../log/terminal-text.js';
 import { isSnapshot, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import type { QueueStatus } from '../status/queue-status.js';
+import { describeReadingChange } from '../status/reading-history.js';
+import type { RunRow, StatusReport } from '../status/status-report.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
-import type { QueueStatus } from '../sync/queue-status.js';
-import { describeReadingChange } from '../sync/reading-history.js';
-import type { RunRow, StatusReport } from '../sync/status-report.js';
 import { formatTable } from './format-table.js';
 import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
 import { embeddedOption } from './run-options.js';
@@ -40,7 +40,8 @@ export function registerStatus(program: Command): void {
           throw new CliError('--runs: expected an integer 0-1000');
         const [
           { commandContext },
-          { READ_STATEMENT_TIMEOUT_MS, usingWarehouse },
+          { usingWarehouse },
+          { READ_STATEMENT_TIMEOUT_MS },
           { statusReport },
           { todayUtc },
           { queueStatus },
@@ -48,10 +49,11 @@ export function registerStatus(program: Command): void {
         ] = await Promise.all([
           import('./command-context.js'),
           import('./warehouse.js'),
-          import('../sync/status-report.js'),
+          import('../db/connection.js'),
+          import('../status/status-report.js'),
           import('../time/days.js'),
-          import('../sync/queue-status.js'),
-          import('../sync/late-arrivals-store.js'),
+          import('../status/queue-status.js'),
+          import('../status/late-arrival-status.js'),
         ]);
         const { config, logger } = commandContext({
           requireSources: false,

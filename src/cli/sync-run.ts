@@ -1,5 +1,5 @@
+import { planBackfillDays } from '../ledger/plan.js';
 import type { Logger } from '../log/logger.js';
-import { planBackfillDays } from '../sync/plan.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import type { SyncRequest } from '../sync/run-sync.js';
 import { shutdownSignal } from '../sync/shutdown.js';

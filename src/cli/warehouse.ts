@@ -13,7 +13,7 @@ import {
 import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { type LockWatch, watchLockWaits } from '../db/lock-watch.js';
-import { type MigrationState, migrateToLatest, migrationState } from '../db/migrator.js';
+import { migrateToLatest, migrationState, newerWarehouse, notMigrated } from '../db/migrator.js';
 import { assertTrustedOwners } from '../db/trusted-owners.js';
 import {
   CliError,
@@ -62,12 +62,6 @@ export interface WarehouseOptions {
    */
   statementTimeoutMs?: number;
 }
-
-/**
- * For `status` and `report`: their queries read indexed ledgers and take well under a second on
- * years of data; 15 s means the database is not answering, and a monitoring check must hear so.
- */
-export const READ_STATEMENT_TIMEOUT_MS = 15_000;
 
 /**
  * Opens the warehouse for one command and always closes it: DATABASE_URL when set, otherwise
@@ -204,19 +198,6 @@ async function migrateFor(
       },
     );
   return outcome.applied;
-}
-
-/** One line for a read-only command on a warehouse behind this version. */
-export function notMigrated(state: MigrationState, schema: string, where: string): string {
-  return state.current === undefined
-    ? `the warehouse is not migrated (no insights-sync schema ${schema} at ${where}): run insights-sync migrate`
-    : `the warehouse is at migration ${state.current} and this version needs ${state.latest} (schema ${schema} at ${where}): run insights-sync migrate`;
-}
-
-/** One line for any command on a warehouse a newer version of insights-sync migrated. */
-export function newerWarehouse(state: MigrationState, schema: string, where: string): string {
-  const newest = state.unknown.at(-1) ?? '';
-  return `schema ${schema} at ${where} has migration ${newest}, which this insights-sync does not know (the newest it knows is ${state.latest}): a newer version migrated it; upgrade insights-sync to that version (or newer) before running it against this warehouse`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { printOut } from '../log/terminal-text.js';
+import { openQueue } from '../queue/window-queue.js';
 import { shutdownSignal } from '../sync/shutdown.js';
-import { openQueue } from '../sync/window-queue.js';
 import { runWorker } from '../sync/window-worker.js';
 import type { CommandContext } from './command-context.js';
 import { usingWarehouse } from './warehouse.js';

@@ -1,4 +1,4 @@
-import { ENV_SETTING_NAMES } from './config.js';
+import { ENV_SETTING_NAMES } from './env-settings.js';
 
 /**
  * Every INSIGHTS_* variable something of this project reads: the settings, the sources' own

@@ -37,6 +37,12 @@ const typeParsers = {
 export const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
+ * For `status` and `report`: their queries read indexed ledgers and take well under a second on
+ * years of data; 15 s means the database is not answering, and a monitoring check must hear so.
+ */
+export const READ_STATEMENT_TIMEOUT_MS = 15_000;
+
+/**
  * Beyond a statement timeout, how long the client waits for the server's own cancellation before
  * it gives up on the connection itself: a live server answers the cancel at once; a silent one
  * (network stalled, host frozen) never does.

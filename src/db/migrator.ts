@@ -157,3 +157,16 @@ export async function migrationState(db: Kysely<Database>, schema: string): Prom
 function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
+
+/** One line for a read-only command on a warehouse behind this version. */
+export function notMigrated(state: MigrationState, schema: string, where: string): string {
+  return state.current === undefined
+    ? `the warehouse is not migrated (no insights-sync schema ${schema} at ${where}): run insights-sync migrate`
+    : `the warehouse is at migration ${state.current} and this version needs ${state.latest} (schema ${schema} at ${where}): run insights-sync migrate`;
+}
+
+/** One line for any command on a warehouse a newer version of insights-sync migrated. */
+export function newerWarehouse(state: MigrationState, schema: string, where: string): string {
+  const newest = state.unknown.at(-1) ?? '';
+  return `schema ${schema} at ${where} has migration ${newest}, which this insights-sync does not know (the newest it knows is ${state.latest}): a newer version migrated it; upgrade insights-sync to that version (or newer) before running it against this warehouse`;
+}

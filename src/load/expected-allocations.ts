@@ -1,4 +1,4 @@
-import type { DeclaredSplit, ExpectedAllocation } from '../config/config.js';
+import type { DeclaredSplit, ExpectedAllocation } from '../config/source-config.js';
 import type { LoadTransaction } from '../db/transaction.js';
 
 /** A row of expected_allocations: '*' as test_id is the source's default, as variant every other variant. */

@@ -137,3 +137,14 @@ function terminalSafe(value: unknown, depth: number): unknown {
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+/** LOG_LEVEL, and LOG_FORMAT when set (else the logger decides from stderr being a terminal). */
+export function loggerOptions(config: {
+  logLevel: string;
+  logFormat: 'json' | 'pretty' | undefined;
+}): LoggerOptions {
+  return {
+    level: config.logLevel,
+    ...(config.logFormat === undefined ? {} : { pretty: config.logFormat === 'pretty' }),
+  };
+}

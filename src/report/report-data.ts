@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import { unfinishedDays } from '../ledger/read.js';
+import type { WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, todayUtc } from '../time/days.js';
 
 /**
@@ -454,27 +455,8 @@ export async function loadDayMarks(
 ): Promise<DayMark[]> {
   if (sources.length === 0) return [];
   const today = todayUtc(now);
-  const rows = await sql<{
-    source_id: string;
-    resource: WindowedResource;
-    day: string;
-    status: 'done' | 'open' | 'failed' | null;
-    truncated: boolean | null;
-    item_count: number | null;
-    last_error: string | null;
-    start_day: string | null;
-  }>`
-    select s.source_id, r.resource, d.day::date::text as day, w.status, w.truncated, w.item_count,
-      w.last_error, wm.start_day::text as start_day
-    from unnest(${sql.val([...sources])}::text[]) as s(source_id)
-    cross join unnest(${sql.val([...WINDOWED_RESOURCES])}::text[]) as r(resource)
-    cross join generate_series(${from}::date, ${to}::date, interval '1 day') as d(day)
-    left join sync_windows w
-      on w.source_id = s.source_id and w.resource = r.resource and w.day = d.day::date
-    left join watermarks wm on wm.source_id = s.source_id and wm.resource = r.resource
-    where w.status is distinct from 'done' or w.truncated
-    order by d.day, s.source_id, r.resource`.execute(db);
-  return rows.rows.map((r): DayMark => {
+  const rows = await unfinishedDays(db, sources, from, to);
+  return rows.map((r): DayMark => {
     const mark = { source: r.source_id, resource: r.resource, day: r.day };
     if (r.status === null)
       return {

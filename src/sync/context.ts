@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { ApiClient } from '../api/api-client.js';
-import type { ExpectedAllocation } from '../config/config.js';
+import type { ExpectedAllocation } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import type { EmptyReaskPolicy } from '../extract/empty-answers.js';
 import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';

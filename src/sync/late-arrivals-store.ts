@@ -1,35 +1,10 @@
-/** The late-arrival counts in the database: what a run records, and what `status` reads. */
+/** The late-arrival counts a run records (src/status/late-arrival-status.ts reads them for `status`). */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import type { DayRead } from '../ledger/read.js';
 import { windowedSpec } from '../load/windowed.js';
-import { tableOf, WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
-import {
-  dayKey,
-  LATE_PERIOD_DAYS,
-  type LateArrival,
-  type LateArrivalStatus,
-  lookbackCovering,
-  type NewOnDay,
-} from './late-arrivals.js';
-
-export interface DayRead {
-  source: string;
-  resource: WindowedResource;
-  day: string;
-}
-
-/** Of the planned days, those the ledger holds as done: a new item found there arrived late. */
-export async function daysReadBefore(db: Kysely<Database>, plans: readonly DayRead[]): Promise<DayRead[]> {
-  if (plans.length === 0) return [];
-  const { rows } = await sql<{ source_id: string; resource: WindowedResource; day: string }>`
-    select w.source_id, w.resource, w.day::text as day
-      from sync_windows w
-      join unnest(${plans.map((p) => p.source)}::text[], ${plans.map((p) => p.resource)}::text[],
-                  ${plans.map((p) => p.day)}::date[]) as p(source_id, resource, day)
-        on w.source_id = p.source_id and w.resource = p.resource and w.day = p.day
-     where w.status = 'done'`.execute(db);
-  return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
-}
+import { tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import type { LateArrival, NewOnDay } from './late-arrivals.js';
 
 /**
  * Items of these days that the run stored new, whichever window stored them (an item of one day
@@ -78,39 +53,4 @@ export async function recordLateArrivals(
       })),
     )
     .execute();
-}
-
-export async function lateArrivalStatus(
-  db: Kysely<Database>,
-  lookbackDays: number,
-  now: Date,
-): Promise<LateArrivalStatus[]> {
-  const since = new Date(now.getTime() - LATE_PERIOD_DAYS * 86_400_000);
-  const rows = await db
-    .selectFrom('late_arrivals')
-    .select(['source_id', 'resource', 'day_age', sql<number>`sum(items)::int`.as('items')])
-    .where('recorded_at', '>=', since)
-    .groupBy(['source_id', 'resource', 'day_age'])
-    .orderBy('source_id')
-    .orderBy('resource')
-    .orderBy('day_age')
-    .execute();
-  const bySeries = new Map<string, LateArrivalStatus>();
-  for (const row of rows) {
-    const id = dayKey(row.source_id, row.resource, '');
-    const series = bySeries.get(id) ?? {
-      source: row.source_id,
-      resource: row.resource,
-      items: 0,
-      byAge: [],
-      lookbackCovering: null,
-      lookbackDays,
-      atTheEdge: 0,
-    };
-    series.items += row.items;
-    series.byAge.push({ dayAge: row.day_age, items: row.items });
-    if (row.day_age >= lookbackDays) series.atTheEdge += row.items;
-    bySeries.set(id, series);
-  }
-  return [...bySeries.values()].map((s) => ({ ...s, lookbackCovering: lookbackCovering(s.byAge) }));
 }

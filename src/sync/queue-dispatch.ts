@@ -1,25 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type PgBoss from 'pg-boss';
-import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
+import { bookkeepingSchema } from '../db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { errorMessage } from '../errors.js';
-import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
-import { ALIVE_MS } from './queue-status.js';
-import type { DispatchRun, PlannedWindow, WindowDispatch } from './run-sync.js';
-import { openSlotSession } from './source-slots.js';
+import type { DispatchRun, PlannedWindow, WindowDispatch, WindowJobOutput } from '../queue/contract.js';
+import { endedJobs, jobOutputs } from '../queue/job-table.js';
+import { openSlotSession } from '../queue/source-slots.js';
 import {
   ensureWindowQueue,
   type QueueSettings,
   sendWindowJobs,
   type WindowJob,
   windowQueueName,
-} from './window-queue.js';
-
-/** What a worker stores as a job's output: the window's outcome and its requests by status. */
-export interface WindowJobOutput {
-  outcome: WindowOutcome;
-  statuses: Record<string, number>;
-}
+} from '../queue/window-queue.js';
+import { liveWorkers } from '../queue/workers.js';
+import type { SourceHandle } from './context.js';
+import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
 
 export interface QueueDispatchOptions {
   boss: PgBoss;
@@ -39,12 +35,14 @@ export interface QueueDispatchOptions {
  * remaining jobs cancelled; so has every queued job of the run on shutdown, while jobs already
  * taken finish.
  */
-export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
+export function queueDispatch(options: QueueDispatchOptions): WindowDispatch<SourceHandle, WindowOutcome> {
   const { boss, settings } = options;
   const pollMs = options.pollMs ?? 250;
-  const jobTable = `"${queueSchema(options.schema)}".job`;
   return {
-    async runWindows(plans: readonly PlannedWindow[], run: DispatchRun): Promise<WindowOutcome[]> {
+    async runWindows(
+      plans: readonly PlannedWindow<SourceHandle>[],
+      run: DispatchRun<WindowOutcome>,
+    ): Promise<WindowOutcome[]> {
       const sources = [...new Set(plans.map((p) => p.handle.name))];
       for (const source of sources) await ensureWindowQueue(boss, options.schema, source, settings);
       const jobs: WindowJob[] = plans.map((p) => ({
@@ -109,25 +107,15 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch {
         // on several looks, and an output is the window's whole outcome).
         const full = looks % 20 === 0;
         looks += 1;
-        const { rows } = await boss.getDb().executeSql(
-          full
-            ? `select id::text, state, now() as seen from ${jobTable}
-                  where id = any($1::uuid[]) and state in ('completed', 'failed', 'cancelled')`
-            : `select id::text, state, now() as seen from ${jobTable}
-                  where name = any($1::text[]) and state in ('completed', 'failed', 'cancelled')
-                    and completed_on > $2::timestamptz - interval '2 seconds'`,
-          full ? [[...pending.keys()]] : [queueNames, since],
+        const look = await endedJobs(
+          boss,
+          options.schema,
+          full ? { ids: [...pending.keys()] } : { queues: queueNames, since },
         );
-        const seen = (rows[0] as { seen?: Date } | undefined)?.seen;
-        if (seen !== undefined) since = seen;
-        const ended = (rows as { id: string }[]).map((r) => r.id).filter((id) => pending.has(id));
+        if (look.seen !== undefined) since = look.seen;
+        const ended = look.ended.map((r) => r.id).filter((id) => pending.has(id));
         if (ended.length > 0) {
-          const outputs = await boss
-            .getDb()
-            .executeSql(`select id::text, state, output from ${jobTable} where id = any($1::uuid[])`, [
-              ended,
-            ]);
-          for (const row of outputs.rows as { id: string; state: string; output: unknown }[]) {
+          for (const row of await jobOutputs(boss, options.schema, ended)) {
             const index = pending.get(row.id);
             if (index === undefined) continue;
             pending.delete(row.id);
@@ -164,17 +152,12 @@ export function workerNotice(alive: number, saidNone: boolean): 'none' | 'back' 
   return saidNone ? 'back' : undefined;
 }
 
-/** Workers whose heartbeat is recent (queue-status.ts ALIVE_MS) and that have not stopped. */
-async function liveWorkers(boss: PgBoss, schema: string): Promise<number> {
-  const { rows } = await boss.getDb().executeSql(
-    `select count(*)::int as alive from "${bookkeepingSchema(schema)}".queue_workers
-      where stopped_at is null and last_seen_at > now() - make_interval(secs => $1)`,
-    [ALIVE_MS / 1000],
-  );
-  return (rows[0] as { alive?: number } | undefined)?.alive ?? 0;
-}
-
-function outcomeOf(job: WindowJob, state: string, output: unknown, run: DispatchRun): WindowOutcome {
+function outcomeOf(
+  job: WindowJob,
+  state: string,
+  output: unknown,
+  run: DispatchRun<WindowOutcome>,
+): WindowOutcome {
   const where = { source: job.source, resource: job.resource, day: job.day };
   if (state === 'cancelled') return skippedWindow(job.source, job.resource, job.day);
   if (state === 'completed' && isJobOutput(output)) {
@@ -196,6 +179,6 @@ function failureMessage(output: unknown): string {
   return typeof message === 'string' ? message : errorMessage(output);
 }
 
-function isJobOutput(output: unknown): output is WindowJobOutput {
+function isJobOutput(output: unknown): output is WindowJobOutput<WindowOutcome> {
   return typeof output === 'object' && output !== null && 'outcome' in output && 'statuses' in output;
 }

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { abortableSleep, type Sleep } from '../api/abort.js';
 import type { Pace } from '../api/api-client.js';
-import type { SourceConfig } from '../config/config.js';
+import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 
 /**

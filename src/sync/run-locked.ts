@@ -5,9 +5,11 @@ import type { Database } from '../db/database.js';
 import { describeHolder } from '../db/lock-holder.js';
 import { acquireRunLock } from '../db/run-lock.js';
 import type { Logger } from '../log/logger.js';
+import type { WindowDispatch } from '../queue/contract.js';
+import type { SourceHandle } from './context.js';
 import { type RunResult, summarize, type WindowOutcome } from './outcomes.js';
 import { beatRun, interruptAbandonedRuns, interruptRun, RUN_HEARTBEAT_MS } from './run-log.js';
-import { runSync, type SyncRequest, type WindowDispatch } from './run-sync.js';
+import { runSync, type SyncRequest } from './run-sync.js';
 
 /** The open warehouse a run works on: its pool and Kysely instance, and the URL the lock connects to. */
 export interface RunWarehouse {
@@ -129,10 +131,10 @@ async function openDispatch(
   request: SyncRequest,
   logger: Logger,
   onQueued: (runId: number) => Promise<void>,
-): Promise<{ dispatch: WindowDispatch; close: () => Promise<void> }> {
+): Promise<{ dispatch: WindowDispatch<SourceHandle, WindowOutcome>; close: () => Promise<void> }> {
   const [{ openQueue }, { ensureSlots }, { queueDispatch }] = await Promise.all([
-    import('./window-queue.js'),
-    import('./source-slots.js'),
+    import('../queue/window-queue.js'),
+    import('../queue/source-slots.js'),
     import('./queue-dispatch.js'),
   ]);
   const sources = config.sources

@@ -2,25 +2,27 @@ import { type Kysely, sql } from 'kysely';
 import pLimit from 'p-limit';
 import type pg from 'pg';
 import { type ApiClient, createApiClient, type Pace } from '../api/api-client.js';
-import type { Config, SourceConfig } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { AuthError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading } from '../extract/server-reading.js';
+import { planDays } from '../ledger/plan-days.js';
+import { doneDaysAmong } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
+import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
 import {
   ALL_RESOURCES,
   type Resource,
   SNAPSHOT_RESOURCES,
   WINDOWED_RESOURCES,
-  type WindowedResource,
 } from '../schemas/resources.js';
 import { type DayString, todayUtc } from '../time/days.js';
-import { readWatermark } from '../watermark/watermark.js';
-import { knowledgeOfEach, type SourceHandle, type SyncContext } from './context.js';
+import type { SourceHandle, SyncContext } from './context.js';
 import { dayKey, lateArrivalsOf } from './late-arrivals.js';
-import { daysReadBefore, newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
+import { newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
 import { limitedClient } from './limited-client.js';
 import {
   EndpointRefusals,
@@ -35,7 +37,6 @@ import {
   type WindowOutcome,
   withSetAside,
 } from './outcomes.js';
-import { planBackfillDays, planSyncDays } from './plan.js';
 import { loadReadings, type SourceReadings, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { finishRun, startRun } from './run-log.js';
@@ -96,7 +97,7 @@ export interface SyncDeps {
    * Where the windows run. Default: in this process, under the global bound on requests. The
    * queue (src/sync/queue-dispatch.ts) sends them to `worker` processes instead.
    */
-  dispatch?: WindowDispatch;
+  dispatch?: WindowDispatch<SourceHandle, WindowOutcome>;
 }
 
 /** What a source's client is made with, in process and in a worker alike. */
@@ -106,37 +107,6 @@ export interface ClientOptions {
   onResponse?: (status: number | null) => void;
   /** The source's requests-per-second budget (src/sync/request-budget.ts); unset: none. */
   pace?: Pace;
-}
-
-/** One window of the plan. */
-export interface PlannedWindow {
-  handle: SourceHandle;
-  resource: WindowedResource;
-  day: DayString;
-  startDay: DayString;
-}
-
-/** What a dispatcher is told about the run whose windows it runs. */
-export interface DispatchRun {
-  runId: number;
-  trigger: RunTrigger;
-  today: DayString;
-  logger: Logger;
-  signal?: AbortSignal;
-  /** Whether a window of this source and resource is no longer worth running (key rejected, refused, shutdown). */
-  skipped: (source: string, resource: Resource) => boolean;
-  /** Each window's outcome, as soon as it is known. */
-  settle: (outcome: WindowOutcome) => void;
-  /** Requests by HTTP status, per source, for the run's result. */
-  requests: RunResult['requests'];
-}
-
-/** Runs a run's windows somewhere else than in this process (the queue's workers). */
-export interface WindowDispatch {
-  /** Every planned window's outcome, in the order of `plans`. */
-  runWindows(plans: readonly PlannedWindow[], run: DispatchRun): Promise<WindowOutcome[]>;
-  /** Around one source's snapshots (e.g. holding one of its queue slots); its client makes one request at a time. */
-  aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -174,7 +144,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
 
-  const plans: PlannedWindow[] = [];
+  const plans: PlannedWindow<SourceHandle>[] = [];
   const handles: SourceHandle[] = [];
   const readings: SourceReadings[] = [];
   const requests: RunResult['requests'] = {};
@@ -205,7 +175,14 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     handles.push(handle);
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
-      const { days, startDay } = await planDays(deps, source.name, resource, request, today);
+      const { days, startDay } = await planDays(
+        deps.db,
+        deps.settings,
+        source.name,
+        resource,
+        request.range,
+        today,
+      );
       for (const day of days) plans.push({ handle, resource, day, startDay });
     }
   }
@@ -216,7 +193,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   // operator's choice (a year read again would say nothing of the lookback).
   const readBefore = request.range
     ? []
-    : await daysReadBefore(
+    : await doneDaysAmong(
         deps.db,
         plans.map((p) => ({ source: p.handle.name, resource: p.resource, day: p.day })),
       );
@@ -378,81 +355,6 @@ async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
   if (first.status === 'rejected') throw first.reason;
   if (second.status === 'rejected') throw second.reason;
   return [first.value, second.value];
-}
-
-async function planDays(
-  deps: SyncDeps,
-  sourceId: string,
-  resource: WindowedResource,
-  request: SyncRequest,
-  today: DayString,
-): Promise<{ days: DayString[]; startDay: DayString }> {
-  const mark = await readWatermark(deps.db, sourceId, resource);
-  if (request.range) {
-    return {
-      days: planBackfillDays(request.range.from, request.range.to, today),
-      startDay: mark?.startDay ?? request.range.from,
-    };
-  }
-  const startDay = mark?.startDay ?? deps.settings.startDate;
-  const after = mark?.day ?? startDay;
-  const doneRows = await deps.db
-    .selectFrom('sync_windows')
-    .select('day')
-    .where('source_id', '=', sourceId)
-    .where('resource', '=', resource)
-    .where('status', '=', 'done')
-    .where('day', '>=', after)
-    .execute();
-  const days = planSyncDays({
-    today,
-    watermark: mark?.day ?? null,
-    startDay,
-    doneDays: new Set(doneRows.map((r) => r.day)),
-    lookbackDays: deps.settings.lookbackDays,
-    readFurther: new Set(await readableFurther(deps, sourceId, resource)),
-  });
-  return { days, startDay };
-}
-
-/**
- * Truncated days that a new run can read further: the server has since served more in one
- * response than they got, or the day filled our limit and INSIGHTS_MAX_LIMIT has been raised.
- * The most recent truncated day is read again every run: that is how a raised server cap is
- * seen (it comes back fuller, which raises largest_response for the next run). Other truncated
- * days are not asked again: the server would cut them the same way.
- */
-async function readableFurther(
-  deps: SyncDeps,
-  sourceId: string,
-  resource: WindowedResource,
-): Promise<DayString[]> {
-  const truncated = deps.db
-    .selectFrom('sync_windows as w')
-    .where('w.source_id', '=', sourceId)
-    .where('w.resource', '=', resource)
-    .where('w.truncated', '=', true);
-  const rows = await truncated
-    .leftJoin('server_readings as r', (join) =>
-      join.onRef('r.source_id', '=', 'w.source_id').onRef('r.resource', '=', 'w.resource'),
-    )
-    .select('w.day')
-    .where((eb) =>
-      eb.or([
-        eb(
-          sql<number>`coalesce(w.served_count, w.item_count)`,
-          '<',
-          sql<number>`coalesce(r.largest_response, 0)`,
-        ),
-        eb.and([
-          eb(sql<number>`coalesce(w.served_count, w.item_count)`, '>=', eb.ref('w.requested_limit')),
-          eb('w.requested_limit', '<', deps.settings.maxLimit),
-        ]),
-      ]),
-    )
-    .execute();
-  const latest = await truncated.select(sql<DayString | null>`max(w.day)::text`.as('day')).executeTakeFirst();
-  return [...rows.map((r) => r.day), ...(latest?.day ? [latest.day] : [])];
 }
 
 /**

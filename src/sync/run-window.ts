@@ -6,7 +6,7 @@ import { fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
 import { itemDay } from '../extract/server-reading.js';
 import { validateItems } from '../extract/validate.js';
-import { recordWindowFailure } from '../load/ledger.js';
+import { recordWindowFailure } from '../ledger/ledger.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
 import { loadWindowItems } from '../load/windowed.js';

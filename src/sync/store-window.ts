@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { inTransaction, type LoadTransaction } from '../db/transaction.js';
-import { recordWindow } from '../load/ledger.js';
+import { recordWindow } from '../ledger/ledger.js';
+import { advanceWatermark } from '../ledger/watermark.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
@@ -9,7 +10,6 @@ import { suppressedVisitors } from '../privacy/suppression.js';
 import type { Rejected } from '../schemas/rejected.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
-import { advanceWatermark } from '../watermark/watermark.js';
 
 /** A fetched and validated day, ready to be written. */
 export interface WindowToStore<R extends WindowedResource> {

@@ -3,24 +3,25 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type PgBoss from 'pg-boss';
 import type { ApiClient } from '../api/api-client.js';
-import type { Config, SourceConfig } from '../config/config.js';
-import { queueSchema } from '../db/bookkeeping.js';
+import type { Config } from '../config/config.js';
+import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { CliError, errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { WindowJobOutput } from '../queue/contract.js';
+import { sourcesWithWaitingJobs } from '../queue/job-table.js';
+import { openSlotSession, type SlotSession } from '../queue/source-slots.js';
+import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queue.js';
+import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { skippedWindow, type WindowOutcome } from './outcomes.js';
-import type { WindowJobOutput } from './queue-dispatch.js';
-import { HEARTBEAT_MS } from './queue-status.js';
 import { loadReadings, type SourceReadings, shareCheck, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
-import { openSlotSession, type SlotSession } from './source-slots.js';
 import { defaultWindowBudget, windowMemory } from './window-memory.js';
-import { jobTooNew, type WindowJob, windowQueueName } from './window-queue.js';
 
 export interface WorkerDeps {
   pool: pg.Pool;
@@ -58,7 +59,7 @@ interface RunSourceState {
 /**
  * `insights-sync worker`: takes window jobs until stopped. Runs at most
  * INSIGHTS_WORKER_CONCURRENCY windows at once (one per lane), each under one of its source's
- * slots (src/sync/source-slots.ts), through the same window path as an in-process run
+ * slots (src/queue/source-slots.ts), through the same window path as an in-process run
  * (runWindow -> storeWindow: items, ledger row and watermark in one transaction). A worker killed
  * mid-window commits nothing of it; its slot is freed with its connection, and its job expires
  * after INSIGHTS_QUEUE_EXPIRE_SECONDS and is taken again by another worker.
@@ -74,7 +75,6 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
   const byName = new Map(deps.sources.map((s) => [s.name, s]));
   const names = [...byName.keys()];
   const pollMs = deps.pollMs ?? 200;
-  const jobTable = `"${queueSchema(deps.schema)}".job`;
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
   const runs = new Map<string, Promise<RunSourceState>>();
@@ -187,7 +187,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     }
     if (outcome.status === 'failed') counts.failed += 1;
     else counts.done += 1;
-    const output: WindowJobOutput = { outcome, statuses };
+    const output: WindowJobOutput<WindowOutcome> = { outcome, statuses };
     await boss.complete(queue, job.id, output as unknown as object);
   };
 
@@ -199,15 +199,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
   let waiting: { at: number; sources: Promise<string[]> } | undefined;
   const waitingSources = (): Promise<string[]> => {
     if (waiting === undefined || Date.now() - waiting.at > pollMs) {
-      const sources = boss
-        .getDb()
-        .executeSql(
-          `select name, max(priority) as top from ${jobTable}
-            where name = any($1::text[]) and state in ('created', 'retry') and start_after < now()
-            group by name order by top desc, random()`,
-          [names.map(windowQueueName)],
-        )
-        .then(({ rows }) => (rows as { name: string }[]).map((r) => r.name.slice('windows.'.length)));
+      const sources = sourcesWithWaitingJobs(boss, deps.schema, names);
       waiting = { at: Date.now(), sources };
       sources.catch(() => {
         waiting = undefined;

@@ -1,4 +1,4 @@
-import type { SourceConfig } from '../config/config.js';
+import type { SourceConfig } from '../config/source-config.js';
 import { type AllowList, createAllowList } from './allow-list.js';
 import { tokensMatch } from './token.js';
 

@@ -8,7 +8,8 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type pg from 'pg';
-import { DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type SourceConfig } from '../config/config.js';
+import { DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '../config/config.js';
+import type { SourceConfig } from '../config/source-config.js';
 import { classifyDatabaseError } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -74,7 +75,7 @@ type App = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
 
 /** Seconds a sender is asked to wait after a 503: the database is probably back by then. */
 const RETRY_AFTER_SECONDS = 5;
-/** Tokens are at most 256 characters (config.ts); find-my-way answers 404 above maxParamLength. */
+/** Tokens are at most 256 characters (config/network.ts); find-my-way answers 404 above maxParamLength. */
 const MAX_PARAM_LENGTH = 300;
 /**
  * A webhook body is at most a few hundred KiB, sent in milliseconds: 5 s for headers and body

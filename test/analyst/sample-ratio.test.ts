@@ -5,7 +5,7 @@
  * Holm-adjusted p-value, the lift's sign and the check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExpectedAllocation } from '../../src/config/config.js';
+import type { ExpectedAllocation } from '../../src/config/source-config.js';
 import { allocationRows } from '../../src/load/expected-allocations.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadReportData } from '../../src/report/report-data.js';
 import type { GroundTruth, Simulator } from '../../src/simulator/server.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { todayUtc } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { fillReportWarehouse } from '../report/report-warehouse.js';

@@ -1,5 +1,5 @@
 import { type ApiClient, createApiClient } from '../../src/api/api-client.js';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resource-names.js';
 import type { Simulator } from '../../src/simulator/server.js';

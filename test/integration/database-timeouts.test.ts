@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { READ_STATEMENT_TIMEOUT_MS, usingWarehouse } from '../../src/cli/warehouse.js';
+import { usingWarehouse } from '../../src/cli/warehouse.js';
 import { loadConfig } from '../../src/config/config.js';
 import {
   CONNECT_TIMEOUT_MS,
@@ -8,6 +8,7 @@ import {
   createPool,
   isDatabaseTimeout,
   maskPassword,
+  READ_STATEMENT_TIMEOUT_MS,
 } from '../../src/db/connection.js';
 import { DatabaseUnavailableError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { loadWindowItems } from '../../src/load/windowed.js';
 import { forget } from '../../src/privacy/forget-visitor.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_HEADING, printRun } from '../../src/cli/print-run.js';
 import { renderStatus } from '../../src/cli/status.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 

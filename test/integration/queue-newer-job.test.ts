@@ -4,14 +4,14 @@ import { queueSchema } from '../../src/db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../../src/db/migrator.js';
 import { CliError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { ensureSlots } from '../../src/sync/source-slots.js';
+import { ensureSlots } from '../../src/queue/source-slots.js';
 import {
   ensureWindowQueue,
   jobTooNew,
   openQueue,
   sendWindowJobs,
   type WindowJob,
-} from '../../src/sync/window-queue.js';
+} from '../../src/queue/window-queue.js';
 import { runWorker } from '../../src/sync/window-worker.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { TEST_SETTINGS } from '../helpers/sync-harness.js';

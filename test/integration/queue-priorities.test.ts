@@ -6,7 +6,7 @@ import {
   sendWindowJobs,
   type WindowJob,
   windowQueueName,
-} from '../../src/sync/window-queue.js';
+} from '../../src/queue/window-queue.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 /** The order a worker's lane takes window jobs in, on pg-boss itself (the processes: queue-workers.trials.ts). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
 import { addDays } from '../../src/time/days.js';
 import { type CliResult, startCli } from '../helpers/cli.js';

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { queueSchema } from '../../src/db/bookkeeping.js';
+import { windowQueueName } from '../../src/queue/window-queue.js';
 import { startSimulator } from '../../src/simulator/server.js';
-import { windowQueueName } from '../../src/sync/window-queue.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { runCli } from '../helpers/cli.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';

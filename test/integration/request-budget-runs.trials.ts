@@ -6,9 +6,9 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bookkeepingSchema, queueSchema } from '../../src/db/bookkeeping.js';
+import { windowQueueName } from '../../src/queue/window-queue.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { mostStartsWithin } from '../../src/simulator/stats.js';
-import { windowQueueName } from '../../src/sync/window-queue.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { runCli } from '../helpers/cli.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';

@@ -5,8 +5,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../src/db/run-lock.js';
+import { RUN_GONE, statusReport } from '../../src/status/status-report.js';
 import { beatRun, interruptAbandonedRuns, interruptRun } from '../../src/sync/run-log.js';
-import { RUN_GONE, statusReport } from '../../src/sync/status-report.js';
 import type { DayString } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { lateArrivalStatus } from '../../src/sync/late-arrivals-store.js';
+import { lateArrivalStatus } from '../../src/status/late-arrival-status.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 import { truthItems, warehouseItems } from '../helpers/warehouse-truth.js';

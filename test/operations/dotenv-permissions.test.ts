@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { looseModeWarning } from '../../src/cli/dotenv.js';
+import { looseModeWarning } from '../../src/config/dotenv.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase, withSecretPassword } from '../helpers/database.js';
 

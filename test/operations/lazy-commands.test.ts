@@ -34,7 +34,7 @@ const HEAVY = [
   'src/webhooks/',
   'src/sync/run-sync.',
   'src/sync/window-worker.',
-  'src/sync/window-queue.',
+  'src/queue/window-queue.',
 ];
 
 /** What status must not spend its start on: the key's guessability estimate, cron, zod schemas. */

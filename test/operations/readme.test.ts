@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { type Env, loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { Env } from '../../src/config/env-settings.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { cronProblem } from '../../src/time/cron-schedule.js';
 import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
@@ -135,9 +136,12 @@ function envFile(path: string): Env {
   return env;
 }
 
-/** Every environment variable the configuration reads. */
+/** Every environment variable the configuration reads (unknown-variables.ts names others, to tell a typo from them). */
 function configVariables(): string[] {
-  const source = read('src/config/config.ts');
+  const source = readdirSync(`${ROOT}src/config`)
+    .filter((file) => file.endsWith('.ts') && file !== 'unknown-variables.ts')
+    .map((file) => read(`src/config/${file}`))
+    .join('\n');
   return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL|LOG_FORMAT)\b/g))].sort();
 }
 

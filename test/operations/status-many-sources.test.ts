@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus, SUMMARY_ABOVE } from '../../src/cli/status.js';
 import { ALL_RESOURCES, SNAPSHOT_RESOURCES } from '../../src/schemas/resource-names.js';
-import { MAX_LAG_DAYS } from '../../src/sync/attention.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { MAX_LAG_DAYS } from '../../src/status/attention.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { type Completeness, compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';

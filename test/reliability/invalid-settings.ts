@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Every invalid value carries this: no message may ever contain it. */
@@ -87,8 +87,15 @@ export const CONFIG_FILE_WITH_CANARY = JSON.stringify({
   sources: [{ name: 'shop', base_url: 'https://api.example.test', api_key: 'k', colour: 'CANARY-in-file' }],
 });
 
-/** Every environment variable src/config/config.ts reads (as test/operations/readme.test.ts finds them). */
+/**
+ * Every environment variable src/config/ reads (as test/operations/readme.test.ts finds them;
+ * unknown-variables.ts names others, to tell a typo from them).
+ */
 export function configVariables(): string[] {
-  const source = readFileSync(fileURLToPath(new URL('../../src/config/config.ts', import.meta.url)), 'utf8');
+  const dir = fileURLToPath(new URL('../../src/config/', import.meta.url));
+  const source = readdirSync(dir)
+    .filter((file) => file.endsWith('.ts') && file !== 'unknown-variables.ts')
+    .map((file) => readFileSync(`${dir}${file}`, 'utf8'))
+    .join('\n');
   return [...new Set(source.match(/\b(?:INSIGHTS_[A-Z_]+|DATABASE_URL|LOG_LEVEL|LOG_FORMAT)\b/g))].sort();
 }

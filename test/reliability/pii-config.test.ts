@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type Env, loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { Env } from '../../src/config/env-settings.js';
 import { isStrongPiiKey, passesCharacterChecks } from '../../src/config/pii-key.js';
 import { ConfigError } from '../../src/errors.js';
 import { protectPersonalData } from '../../src/privacy/pii.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { hmac } from '../../src/privacy/pii.js';
 import type { PiiPolicy } from '../../src/schemas/pii.js';
 import { createWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';

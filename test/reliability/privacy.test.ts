@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { forgetVisitor } from '../../src/privacy/forget-visitor.js';
 import { hmac } from '../../src/privacy/pii.js';
 import type { PiiPolicy } from '../../src/schemas/pii.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createDb, createPool } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/log/logger.js';

@@ -14,15 +14,15 @@ import { migrateToLatest } from '../../src/db/migrator.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { forgetVisitor } from '../../src/privacy/forget-visitor.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { queueStatus } from '../../src/sync/queue-status.js';
-import { statusReport } from '../../src/sync/status-report.js';
 import {
   ensureWindowQueue,
   openQueue,
   sendWindowJobs,
   windowQueueName,
-} from '../../src/sync/window-queue.js';
+} from '../../src/queue/window-queue.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { queueStatus } from '../../src/status/queue-status.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
 import { BOOKKEEPING_TABLES } from '../helpers/bookkeeping-tables.js';
 import { cliEnv, runCli } from '../helpers/cli.js';

@@ -9,11 +9,11 @@ import { bookkeepingSchema, queueSchema, searchPath } from '../../src/db/bookkee
 import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
+import { advanceWatermark } from '../../src/ledger/watermark.js';
 import { lockSourceSnapshots } from '../../src/load/snapshot-versions.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
-import { advanceWatermark } from '../../src/watermark/watermark.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 

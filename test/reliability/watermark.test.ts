@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planSyncDays } from '../../src/sync/plan.js';
+import { contiguousWatermark } from '../../src/ledger/contiguous.js';
+import { planSyncDays } from '../../src/ledger/plan.js';
 import { type DayString, daysFrom } from '../../src/time/days.js';
-import { contiguousWatermark } from '../../src/watermark/contiguous.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { checkWatermarkProperty } from './watermark-property.js';
 

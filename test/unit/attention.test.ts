@@ -4,7 +4,7 @@ import {
   attentionReasons,
   MAX_LAG_DAYS,
   sourceStates,
-} from '../../src/sync/attention.js';
+} from '../../src/status/attention.js';
 
 const loaded = { source: 'shop', configured: true, inWarehouse: true, lastError: null };
 const resource = (overrides: Partial<AttentionInput['resources'][number]> = {}) => ({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Env, type LoadConfigOptions, loadConfig } from '../../src/config/config.js';
+import { type LoadConfigOptions, loadConfig } from '../../src/config/config.js';
+import type { Env } from '../../src/config/env-settings.js';
 import { ConfigError } from '../../src/errors.js';
 
 const NOW = () => new Date('2026-03-10T12:00:00.000Z');

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planBackfillDays, planSyncDays } from '../../src/sync/plan.js';
+import { contiguousWatermark } from '../../src/ledger/contiguous.js';
+import { planBackfillDays, planSyncDays } from '../../src/ledger/plan.js';
 import { type DayString, daysFrom } from '../../src/time/days.js';
-import { contiguousWatermark } from '../../src/watermark/contiguous.js';
 
 const TODAY = '2026-03-10';
 const START = '2026-03-01';

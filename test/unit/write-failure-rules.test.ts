@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FileProbe, outputFileProblem } from '../../src/cli/check-run.js';
+import { type FileProbe, outputFileProblem } from '../../src/check/check-run.js';
 import { runFailure } from '../../src/cli/print-run.js';
 import { OutputWriteError, RunFailedError } from '../../src/errors.js';
 

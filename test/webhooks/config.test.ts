@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Env, loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { Env } from '../../src/config/env-settings.js';
 import { ConfigError } from '../../src/errors.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as provisionalDays from '../../migrations/0016-provisional-days.js';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { replayDeliveries } from '../../src/webhooks/replay.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';

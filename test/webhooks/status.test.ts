@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../src/cli/status.js';
-import { statusReport } from '../../src/sync/status-report.js';
+import { statusReport } from '../../src/status/status-report.js';
 import type { WebhookServer } from '../../src/webhooks/server.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import { pino } from 'pino';
 import { withClient } from '../../scripts/dev-database/admin.js';
-import type { SourceConfig } from '../../src/config/config.js';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { searchPath } from '../../src/db/bookkeeping.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
 import type { FeedbackWebhook, SurveyWebhook } from '../../src/schemas/webhook.js';

@@ -4,12 +4,13 @@ import type { LockHolder } from '../db/lock-holder.js';
 import { runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { describeReading, type ServerReading } from '../extract/server-reading.js';
+import { allWatermarks, truncatedOrFailedWindows } from '../ledger/read.js';
 import { ALL_RESOURCES, isWindowed, tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import type { RunSummary } from '../sync/outcomes.js';
+import { runBeating } from '../sync/run-log.js';
 import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
-import type { RunSummary } from './outcomes.js';
 import { lastReadingChanges, type ReadingChangeStatus } from './reading-history.js';
-import { runBeating } from './run-log.js';
 import { type SchemaDriftField, schemaDriftStatus } from './schema-drift-status.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
@@ -104,13 +105,8 @@ export async function statusReport(
   const configured = webhookOptions.configured;
   const names = [...new Set([...stored.map((s) => s.source_id), ...(configured ?? [])])].sort();
   const sources = names.map((source_id) => ({ source_id }));
-  const marks = await db.selectFrom('watermarks').selectAll().execute();
-  const windows = await db
-    .selectFrom('sync_windows')
-    .select(['source_id', 'resource', 'day', 'status', 'truncated', 'last_error', 'run_id'])
-    .where((eb) => eb.or([eb('truncated', '=', true), eb('status', '=', 'failed')]))
-    .orderBy('day')
-    .execute();
+  const marks = await allWatermarks(db);
+  const windows = await truncatedOrFailedWindows(db);
   const readings = await db.selectFrom('server_readings').selectAll().execute();
   const collisions = await db
     .selectFrom('key_collisions')

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createApiClient } from '../api/api-client.js';
 import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../config/config.js';
+import { loadDotEnv } from '../config/dotenv.js';
 import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
 import {
   CONNECT_TIMEOUT_MS,
@@ -11,10 +12,11 @@ import {
   createPool,
   isDatabaseTimeout,
   maskPassword,
+  READ_STATEMENT_TIMEOUT_MS,
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { describeHolderOnly } from '../db/lock-holder.js';
-import { migrationState } from '../db/migrator.js';
+import { migrationState, newerWarehouse, notMigrated } from '../db/migrator.js';
 import { runLockHolder } from '../db/run-lock.js';
 import {
   ApiError,
@@ -24,14 +26,10 @@ import {
   errorMessage,
   InsightsError,
 } from '../errors.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { createLogger, type Logger, loggerOptions } from '../log/logger.js';
 import { SNAPSHOT_RESOURCES, type SnapshotResource, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { TEST_KINDS, type TestKind } from '../schemas/test.js';
 import { addDays, todayUtc } from '../time/days.js';
-import { loggerOptions } from './command-context.js';
-import { loadDotEnv } from './dotenv.js';
-import { formatTable } from './format-table.js';
-import { newerWarehouse, notMigrated, READ_STATEMENT_TIMEOUT_MS } from './warehouse.js';
 
 /** One row of `insights-sync check`. */
 export interface CheckRow {
@@ -532,17 +530,4 @@ async function ask(endpoint: Endpoint): Promise<Outcome> {
       error: error instanceof ApiError ? error : new Error(`failed: ${errorMessage(error)}`),
     };
   }
-}
-
-export function renderChecks(report: CheckReport & { passedHidden?: number }): string {
-  const table =
-    report.checks.length === 0
-      ? ''
-      : `${formatTable(
-          ['check', 'subject', 'status', 'detail'],
-          report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
-        )}\n\n`;
-  const hidden = report.passedHidden ? `; ${report.passedHidden} passed, not shown` : '';
-  const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;
-  return `${table}${verdict}${hidden}\n`;
 }

@@ -7,13 +7,14 @@ import { CliError, errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
+import { WINDOW_QUEUE_PREFIX } from './job-table.js';
 
 /**
  * The window queue: pg-boss in the warehouse database, one pg-boss queue per source. Glossary:
  * - job: one window (source, resource, day) of one run, sent by the run's planner (`sync --queue`,
  *   `backfill --queue`, `schedule` with INSIGHTS_SCHEDULE_QUEUE) and taken by a `worker`;
  * - slot: one of a source's rows in queue_slots, held by the worker running one of its windows
- *   (src/sync/source-slots.ts).
+ *   (src/queue/source-slots.ts).
  * The ledger (sync_windows) stays the truth of what is done; a job only says who does what next.
  */
 
@@ -48,7 +49,7 @@ export function jobTooNew(job: Pick<WindowJob, 'schema'>, latest: string): strin
 }
 
 export function windowQueueName(source: string): string {
-  return `windows.${source}`;
+  return `${WINDOW_QUEUE_PREFIX}${source}`;
 }
 
 /**

@@ -1,0 +1,79 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import type { DayString } from '../time/days.js';
+
+/**
+ * What the rest of the tool reads of the ledger (sync_windows) and the watermarks: the one place
+ * that queries them besides the ledger's own writes and planning. status, the report and the
+ * run's late-arrival count read through these.
+ */
+
+export interface DayRead {
+  source: string;
+  resource: WindowedResource;
+  day: string;
+}
+
+/** Of the given days, those the ledger holds as done. */
+export async function doneDaysAmong(db: Kysely<Database>, days: readonly DayRead[]): Promise<DayRead[]> {
+  if (days.length === 0) return [];
+  const { rows } = await sql<{ source_id: string; resource: WindowedResource; day: string }>`
+    select w.source_id, w.resource, w.day::text as day
+      from sync_windows w
+      join unnest(${days.map((p) => p.source)}::text[], ${days.map((p) => p.resource)}::text[],
+                  ${days.map((p) => p.day)}::date[]) as p(source_id, resource, day)
+        on w.source_id = p.source_id and w.resource = p.resource and w.day = p.day
+     where w.status = 'done'`.execute(db);
+  return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
+}
+
+/** Every watermark row. */
+export function allWatermarks(db: Kysely<Database>) {
+  return db.selectFrom('watermarks').selectAll().execute();
+}
+
+/** The ledger's rows that are truncated or failed, oldest day first: what `status` reports of windows. */
+export function truncatedOrFailedWindows(db: Kysely<Database>) {
+  return db
+    .selectFrom('sync_windows')
+    .select(['source_id', 'resource', 'day', 'status', 'truncated', 'last_error', 'run_id'])
+    .where((eb) => eb.or([eb('truncated', '=', true), eb('status', '=', 'failed')]))
+    .orderBy('day')
+    .execute();
+}
+
+/** A day of the range, for one source and windowed resource, that the ledger does not hold as done and complete. */
+export interface UnfinishedDay {
+  source_id: string;
+  resource: WindowedResource;
+  day: string;
+  /** null: no window for the day. */
+  status: 'done' | 'open' | 'failed' | null;
+  truncated: boolean | null;
+  item_count: number | null;
+  last_error: string | null;
+  /** The watermark's start day; null when nothing was loaded for the resource yet. */
+  start_day: string | null;
+}
+
+/** Every day of the range, per source and windowed resource, that is not done or is truncated. */
+export async function unfinishedDays(
+  db: Kysely<Database>,
+  sources: readonly string[],
+  from: DayString,
+  to: DayString,
+): Promise<UnfinishedDay[]> {
+  const rows = await sql<UnfinishedDay>`
+    select s.source_id, r.resource, d.day::date::text as day, w.status, w.truncated, w.item_count,
+      w.last_error, wm.start_day::text as start_day
+    from unnest(${sql.val([...sources])}::text[]) as s(source_id)
+    cross join unnest(${sql.val([...WINDOWED_RESOURCES])}::text[]) as r(resource)
+    cross join generate_series(${from}::date, ${to}::date, interval '1 day') as d(day)
+    left join sync_windows w
+      on w.source_id = s.source_id and w.resource = r.resource and w.day = d.day::date
+    left join watermarks wm on wm.source_id = s.source_id and wm.resource = r.resource
+    where w.status is distinct from 'done' or w.truncated
+    order by d.day, s.source_id, r.resource`.execute(db);
+  return rows.rows;
+}

@@ -1,0 +1,48 @@
+import type { RunTrigger } from '../db/tables/bookkeeping.js';
+import type { Logger } from '../log/logger.js';
+import type { Resource, WindowedResource } from '../schemas/resource-names.js';
+import type { DayString } from '../time/days.js';
+
+/**
+ * What a run hands to whoever runs its windows (in this process, or the queue's workers), and
+ * what comes back. The run's own types ride along as parameters: `Source` is its handle of a
+ * source (the queue reads only its name), `Outcome` a window's outcome (the queue carries it
+ * back whole from the worker that made it).
+ */
+
+/** One window of the plan. */
+export interface PlannedWindow<Source extends { name: string } = { name: string }> {
+  handle: Source;
+  resource: WindowedResource;
+  day: DayString;
+  startDay: DayString;
+}
+
+/** What a dispatcher is told about the run whose windows it runs. */
+export interface DispatchRun<Outcome> {
+  runId: number;
+  trigger: RunTrigger;
+  today: DayString;
+  logger: Logger;
+  signal?: AbortSignal;
+  /** Whether a window of this source and resource is no longer worth running (key rejected, refused, shutdown). */
+  skipped: (source: string, resource: Resource) => boolean;
+  /** Each window's outcome, as soon as it is known. */
+  settle: (outcome: Outcome) => void;
+  /** Requests by HTTP status, per source, for the run's result. */
+  requests: Record<string, Record<string, number>>;
+}
+
+/** Runs a run's windows somewhere else than in this process (the queue's workers). */
+export interface WindowDispatch<Source extends { name: string }, Outcome> {
+  /** Every planned window's outcome, in the order of `plans`. */
+  runWindows(plans: readonly PlannedWindow<Source>[], run: DispatchRun<Outcome>): Promise<Outcome[]>;
+  /** Around one source's snapshots (e.g. holding one of its queue slots); its client makes one request at a time. */
+  aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** What a worker stores as a job's output: the window's outcome and its requests by status. */
+export interface WindowJobOutput<Outcome> {
+  outcome: Outcome;
+  statuses: Record<string, number>;
+}
