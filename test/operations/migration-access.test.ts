@@ -60,7 +60,7 @@ describe('migrations and commands', () => {
   it('a writing command on a database never migrated migrates it first', async () => {
     const schema = `fresh_write_${tag}`;
     const result = await runCli(
-      ['forget', '--visitor', 'v-1'],
+      ['forget', '--visitor', 'v-1', '--not-seen-yet'],
       cliEnv({ DATABASE_URL: t.url, INSIGHTS_SCHEMA: schema }),
     );
     expect(result.code, result.stderr).toBe(0);
@@ -73,7 +73,7 @@ describe('migrations and commands', () => {
     const env = cliEnv({ DATABASE_URL: t.url });
     const status = await runCli(['status'], env);
     expect(status.code, status.stderr).toBe(0);
-    const forget = await runCli(['forget', '--visitor', 'v-2'], env);
+    const forget = await runCli(['forget', '--visitor', 'v-2', '--not-seen-yet'], env);
     expect(forget.code, forget.stderr).toBe(0);
     expect(await tableExists(t, bookkeepingSchema(t.schema), 'kysely_migration_lock')).toBe(false);
   });
@@ -108,12 +108,12 @@ describe('migrations and commands', () => {
     url.password = `pw-${tag}`;
     const env = cliEnv({ DATABASE_URL: url.toString() });
     // Nothing pending: the role works without migrating.
-    const ok = await runCli(['forget', '--visitor', 'v-3'], env);
+    const ok = await runCli(['forget', '--visitor', 'v-3', '--not-seen-yet'], env);
     expect(ok.code, ok.stderr).toBe(0);
 
     await sql`delete from kysely_migration where name = ${LATEST}`.execute(t.db);
     try {
-      const result = await runCli(['forget', '--visitor', 'v-4'], env);
+      const result = await runCli(['forget', '--visitor', 'v-4', '--not-seen-yet'], env);
       expect(result.code).toBe(2);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toContain(
