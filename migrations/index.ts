@@ -27,6 +27,7 @@ import * as movedItems from './0026-moved-items.js';
 import * as schemaDrift from './0027-schema-drift.js';
 import * as missingUpstreamViews from './0028-missing-upstream-views.js';
 import * as lateArrivals from './0029-late-arrivals.js';
+import * as instants from './0031-instants.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '0027-schema-drift': schemaDrift,
   '0028-missing-upstream-views': missingUpstreamViews,
   '0029-late-arrivals': lateArrivals,
+  '0031-instants': instants,
 };

@@ -12,8 +12,8 @@ import type { WindowedResource } from '../schemas/resources.js';
 
 /**
  * What earlier runs learned about a source's server, per windowed resource. Bounds, server day,
- * order and a refused limit carry over (they are proved by items, and a run keeps checking
- * them); the cap and the largest response are learned again each run, so a cap the server
+ * order, a refused limit and what instants do carry over (they are proved by items, and a run
+ * keeps checking them); the cap and the largest response are learned again each run, so a cap the server
  * lowered or raised is seen for what it is now.
  */
 export async function readServerReadings(
@@ -29,6 +29,7 @@ export async function readServerReadings(
       tailMs: row.tail_ms,
       order: row.item_order,
       limitRefused: row.limit_refused,
+      instants: row.instants,
     });
   }
   return readings;
@@ -62,6 +63,7 @@ export async function saveServerReading(
     cap: reading.cap,
     largest_response: reading.largestResponse,
     limit_refused: reading.limitRefused,
+    instants: reading.instants,
   };
   // A source whose windows all failed before writing has no row yet: nothing to attach to.
   const known = await db
@@ -82,6 +84,7 @@ export async function saveServerReading(
         server_day: eb.ref('excluded.server_day'),
         item_order: eb.ref('excluded.item_order'),
         limit_refused: eb.ref('excluded.limit_refused'),
+        instants: eb.ref('excluded.instants'),
         ...(sawResponse
           ? { cap: eb.ref('excluded.cap'), largest_response: eb.ref('excluded.largest_response') }
           : {}),
