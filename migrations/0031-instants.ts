@@ -14,7 +14,7 @@ import { type Kysely, sql } from 'kysely';
 type AnyDb = Kysely<any>;
 
 const COMMENT =
-  "What the server did, the last time a day filled its cap, with an ISO instant (YYYY-MM-DDThh:mm:ss.sssZ) in startdate and enddate: honoured (it filtered by the instant: such days are read in time slices, and whole), ignored (it dropped the time) or refused (HTTP 400). Null until a day filled the cap.";
+  'What the server did, the last time a day filled its cap, with an ISO instant (YYYY-MM-DDThh:mm:ss.sssZ) in startdate and enddate: honoured (it filtered by the instant: such days are read in time slices, and whole), ignored (it dropped the time) or refused (HTTP 400). Null until a day filled the cap.';
 
 async function table(db: AnyDb): Promise<{ schema: string }> {
   const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);
@@ -27,7 +27,9 @@ export async function up(db: AnyDb): Promise<void> {
   const { schema } = await table(db);
   await sql`alter table ${sql.id(schema, 'server_readings')}
     add column instants text check (instants in ('honoured', 'ignored', 'refused'))`.execute(db);
-  await sql`comment on column ${sql.id(schema, 'server_readings', 'instants')} is ${sql.lit(COMMENT)}`.execute(db);
+  await sql`comment on column ${sql.id(schema, 'server_readings', 'instants')} is ${sql.lit(COMMENT)}`.execute(
+    db,
+  );
 }
 
 export async function down(db: AnyDb): Promise<void> {

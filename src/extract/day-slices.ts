@@ -58,6 +58,8 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
     const step = yield* askSlice(input, slice);
     if (step === undefined) return undefined;
     const whole = daySlice(input.day);
+    // A probe on another day's item only told; the day itself is read from its start.
+    if (slice.startMs < whole.startMs || slice.endMs > whole.endMs) return { slices: [whole], cut: false };
     const rest = slice.endMs < whole.endMs ? [{ startMs: slice.endMs, endMs: whole.endMs }] : [];
     return { slices: [...step.slices, ...rest], cut: step.cut };
   } catch (error) {
@@ -112,5 +114,7 @@ function* askSlice(input: SliceInput, slice: Slice): Plan<SliceAnswer | undefine
   // An empty probe with nothing held inside it tells nothing: the day stays as it was.
   else if (reading.instants !== 'honoured') return undefined;
   const step = afterSlice(slice, answer, cut, reading.order);
-  return step.kind === 'more' ? { slices: step.slices, cut: false } : { slices: [], cut: step.kind === 'cut' };
+  return step.kind === 'more'
+    ? { slices: step.slices, cut: false }
+    : { slices: [], cut: step.kind === 'cut' };
 }

@@ -117,5 +117,9 @@ function* checkReading(input: ReadingCheckInput): Plan<boolean> {
  * instants do (proved by their own requests, not by a day's bounds).
  */
 function forgetReading(reading: ServerReading): void {
-  Object.assign(reading, { ...emptyReading(), limitRefused: reading.limitRefused, instants: reading.instants });
+  Object.assign(reading, {
+    ...emptyReading(),
+    limitRefused: reading.limitRefused,
+    instants: reading.instants,
+  });
 }

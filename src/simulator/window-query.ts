@@ -36,7 +36,12 @@ export function parseWindowQuery(
       continue;
     }
     const date = typeof value === 'string' ? INSTANT_SHAPE.exec(value)?.[1] : undefined;
-    if (instants === 'refused' || date === undefined || !isDay(date) || Number.isNaN(Date.parse(value as string)))
+    if (
+      instants === 'refused' ||
+      date === undefined ||
+      !isDay(date) ||
+      Number.isNaN(Date.parse(value as string))
+    )
       return { ok: false, message: `${name} must be a date YYYY-MM-DD, given once` };
     if (instants === 'ignored') query[name] = date;
     else query[name === 'startdate' ? 'startAt' : 'endAt'] = Date.parse(value as string);
@@ -84,7 +89,8 @@ export function selectWindow<R extends WindowedResource>(
   const { startMs, endMs } = spanOf(query, settings);
   if (startMs >= endMs) return [];
   // The UTC days whose items can fall in the span; items outside from..to do not exist.
-  const firstUtc = startMs === Number.NEGATIVE_INFINITY ? source.from : maxDay(utcDayOf(startMs), source.from);
+  const firstUtc =
+    startMs === Number.NEGATIVE_INFINITY ? source.from : maxDay(utcDayOf(startMs), source.from);
   const lastUtc = endMs === Number.POSITIVE_INFINITY ? source.to : minDay(utcDayOf(endMs - 1), source.to);
   if (firstUtc > lastUtc) return [];
 
@@ -144,7 +150,9 @@ function spanOf(
   const days = serverDaySpan(first, last, settings.dayOffsetMinutes);
   return {
     startMs:
-      query.startAt === undefined ? days.startMs : query.startAt + (settings.startdate === 'inclusive' ? 0 : 1),
+      query.startAt === undefined
+        ? days.startMs
+        : query.startAt + (settings.startdate === 'inclusive' ? 0 : 1),
     endMs: query.endAt === undefined ? days.endMs : query.endAt + (settings.enddate === 'inclusive' ? 1 : 0),
   };
 }

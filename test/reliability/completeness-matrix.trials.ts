@@ -149,7 +149,8 @@ describe('completeness under every reading of the API', () => {
       expect(sync.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
       // A server that does not honour instants is asked about them once a run and resource at most.
       if (instants !== 'honoured')
-        for (const counts of perRun) for (const [resource, n] of counts) expect(n, resource).toBeLessThanOrEqual(1);
+        for (const counts of perRun)
+          for (const [resource, n] of counts) expect(n, resource).toBeLessThanOrEqual(1);
 
       const report = await compareWithTruth(t, source.name, sim.truth(), { from: FROM, to: TO });
       const status = await statusReport(t.db, '2026-03-15');

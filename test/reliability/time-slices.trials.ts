@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daysAboveCap, type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
+import {
+  daysAboveCap,
+  type Simulator,
+  type SimulatorPatch,
+  startSimulator,
+} from '../../src/simulator/server.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
@@ -56,8 +61,13 @@ describe('a 92-day backfill behind a cap of 30, newest first', () => {
       });
       expect(result.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
       const byPath = sim.stats().byPath;
-      const requests = ['feedback', 'survey', 'recordings'].reduce((n, r) => n + (byPath[`/v1/${r}`] ?? 0), 0);
-      const report = Object.values(await compareWithTruth(t, source.name, sim.truth(), { from: FROM, to: TO }));
+      const requests = ['feedback', 'survey', 'recordings'].reduce(
+        (n, r) => n + (byPath[`/v1/${r}`] ?? 0),
+        0,
+      );
+      const report = Object.values(
+        await compareWithTruth(t, source.name, sim.truth(), { from: FROM, to: TO }),
+      );
       const sum = (pick: (r: (typeof report)[number]) => number) => report.reduce((n, r) => n + pick(r), 0);
       const truth = sim.truth();
       const aboveCap = (['feedback', 'survey', 'recordings'] as const).reduce(

@@ -25,10 +25,14 @@ describe('instants in startdate and enddate', () => {
           simulator.setOptions({ startdate, enddate });
           const expected = dayItems.filter((item) => {
             const time = Date.parse(item.dt);
-            return (startdate === 'inclusive' ? time >= from : time > from) &&
-              (enddate === 'inclusive' ? time <= to : time < to);
+            return (
+              (startdate === 'inclusive' ? time >= from : time > from) &&
+              (enddate === 'inclusive' ? time <= to : time < to)
+            );
           });
-          expect(await getArray(simulator, query(first.dt, last.dt)), `${startdate}/${enddate}`).toEqual(expected);
+          expect(await getArray(simulator, query(first.dt, last.dt)), `${startdate}/${enddate}`).toEqual(
+            expected,
+          );
         }
       expect(dayItems.length).toBeGreaterThan(200);
     });
@@ -64,7 +68,9 @@ describe('a request without a limit', () => {
     await withSimulator({ ...LONG_RANGE, defaultLimit: 50 }, async (simulator) => {
       expect(await getArray(simulator, `/v1/feedback?startdate=${DAY}&enddate=${DAY}`)).toHaveLength(50);
       // A limit sent is served as before.
-      expect(await getArray(simulator, `/v1/feedback?startdate=${DAY}&enddate=${DAY}&limit=60`)).toHaveLength(60);
+      expect(await getArray(simulator, `/v1/feedback?startdate=${DAY}&enddate=${DAY}&limit=60`)).toHaveLength(
+        60,
+      );
       simulator.setOptions({ cap: 20 });
       expect(await getArray(simulator, `/v1/feedback?startdate=${DAY}&enddate=${DAY}`)).toHaveLength(20);
     });

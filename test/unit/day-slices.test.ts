@@ -30,7 +30,14 @@ function dayItems(count: number, day: DayString = DAY): Item[] {
 
 /** A reading proved before: inclusive bounds on UTC days, a cap of 100 proved. */
 function proved(extra: Partial<ServerReading> = {}): ServerReading {
-  return { ...emptyReading(), headMs: 60_000, tailMs: DAY_MS - 60_000, cap: CAP, largestResponse: CAP, ...extra };
+  return {
+    ...emptyReading(),
+    headMs: 60_000,
+    tailMs: DAY_MS - 60_000,
+    cap: CAP,
+    largestResponse: CAP,
+    ...extra,
+  };
 }
 
 type Instants = 'honoured' | 'ignored' | 'refused';
@@ -161,10 +168,17 @@ describe('a day above the cap, where the server does not honour instants', () =>
     const probing = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    const knowledge: ResourceKnowledge = { ...checked(proved()), instantsProbed: true, instantsProbing: probing };
+    const knowledge: ResourceKnowledge = {
+      ...checked(proved()),
+      instantsProbed: true,
+      instantsProbing: probing,
+    };
     const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
     plan.next();
-    expect(plan.next({ kind: 'items', items: dayItems(CAP) }).value).toEqual({ kind: 'wait', until: probing });
+    expect(plan.next({ kind: 'items', items: dayItems(CAP) }).value).toEqual({
+      kind: 'wait',
+      until: probing,
+    });
     delete knowledge.instantsProbing;
     knowledge.reading.instants = 'refused';
     finish();

@@ -92,8 +92,10 @@ class FakeServer {
     if (instants === 'refused' && (isInstant(query.startdate) || isInstant(query.enddate)))
       throw new ApiError('HTTP 400', { status: 400 }, { retryable: false });
     const honoured = (bound: string) => instants === 'honoured' && isInstant(bound);
-    const first = startdate === 'inclusive' ? query.startdate.slice(0, 10) : addDays(query.startdate.slice(0, 10), 1);
-    const last = enddate === 'inclusive' ? query.enddate.slice(0, 10) : addDays(query.enddate.slice(0, 10), -1);
+    const first =
+      startdate === 'inclusive' ? query.startdate.slice(0, 10) : addDays(query.startdate.slice(0, 10), 1);
+    const last =
+      enddate === 'inclusive' ? query.enddate.slice(0, 10) : addDays(query.enddate.slice(0, 10), -1);
     const from = honoured(query.startdate)
       ? Date.parse(query.startdate) + (startdate === 'inclusive' ? 0 : 1)
       : midnight(first) - offsetMinutes * 60_000;

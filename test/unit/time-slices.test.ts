@@ -34,8 +34,13 @@ describe('the probe', () => {
     expect(probe).toEqual({ startMs: MIDNIGHT, endMs: MIDNIGHT + 9 * HOUR });
   });
 
-  it("counts only the day's own items, and is the whole day when none is held", () => {
+  it("counts only the day's own items, and is the whole day when nothing at all tells", () => {
     expect(probeSlice(DAY, [at(MIDNIGHT - HOUR), at(MIDNIGHT + 30 * HOUR)])).toEqual(WHOLE);
+  });
+
+  it("with nothing of the day held, is the millisecond of another day's item whose date holds another instant", () => {
+    const before = [at(MIDNIGHT - 3 * HOUR), at(MIDNIGHT - HOUR)];
+    expect(probeSlice(DAY, before)).toEqual({ startMs: MIDNIGHT - 3 * HOUR, endMs: MIDNIGHT - 3 * HOUR + 1 });
   });
 
   it('holds the held items when they all share one instant, so its answer has items to tell by', () => {
