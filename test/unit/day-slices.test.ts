@@ -123,6 +123,7 @@ describe('a day above the cap, where the server honours instants', () => {
     const { day } = fetchDay(knowledge, server(data, 'honoured', 'newest-first'));
     // 730 items at 100 a page, each page asking its last instant again: 8 pages, the probe and
     // its remainder (the probe ends in the middle of the day), and the day's first request.
+    expect(day.truncated).toBe(false);
     expect(day.requests).toBeLessThanOrEqual(12);
   });
 
