@@ -58,10 +58,10 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
     const step = yield* askSlice(input, slice);
     if (step === undefined) return undefined;
     const whole = daySlice(input.day);
-    // A probe on another day's item only told; the day itself is read from its start.
-    if (slice.startMs < whole.startMs || slice.endMs > whole.endMs) return { slices: [whole], cut: false };
-    const rest = slice.endMs < whole.endMs ? [{ startMs: slice.endMs, endMs: whole.endMs }] : [];
-    return { slices: [...step.slices, ...rest], cut: step.cut };
+    // A probe around one item only told; the day itself is read from its start.
+    if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
+      return { slices: [whole], cut: false };
+    return step;
   } catch (error) {
     // A probe that failed was not made: another window makes it.
     knowledge.instantsProbed = false;

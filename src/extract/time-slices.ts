@@ -58,29 +58,22 @@ function beyond(slice: Slice, time: number): boolean {
 }
 
 /**
- * The probe: the day up to the median of its items held so far, so held items lie on both sides
- * of its end. A server that drops the time reads the probe as the days (D-1, D), whose answer
- * under any bound reading either holds the day's later items (outside the probe), its previous
- * day's (outside), or lacks the earlier ones (inside, left out): each tells. A day with nothing of
- * its own held (a neighbour's items filled the cap) is probed on a held item of another day that
- * shares its date with an item at another instant: the millisecond around it, which a server that
- * drops the time answers with its whole date, or with nothing. The whole day when neither exists.
+ * The probe: the millisecond around a held item whose date holds another held item at another
+ * instant, the day's own first. A server that drops the time reads it as that whole date (its
+ * answer holds items outside the probe) or, under its bounds, as nothing (the item is missing):
+ * either tells. A server that honours it answers that item. The whole day when no item allows.
  */
 export function probeSlice(day: DayString, held: readonly unknown[]): Slice {
   const whole = daySlice(day);
   const all = held.map(itemTime).filter((time): time is number => time !== undefined);
-  const times = all.filter((time) => within(whole, time)).sort((a, b) => a - b);
-  const median = times[Math.floor(times.length / 2)];
-  if (median === undefined) return aroundHeldItem(all) ?? whole;
-  // Held items all at one instant: the probe holds them, so its answer still has items to tell by.
-  const endMs = (times[0] as number) < median ? median : median + 1;
-  return endMs >= whole.endMs ? whole : { startMs: whole.startMs, endMs };
+  const own = all.filter((time) => within(whole, time));
+  return aroundHeldItem(own, all) ?? aroundHeldItem(all, all) ?? whole;
 }
 
-function aroundHeldItem(times: readonly number[]): Slice | undefined {
+function aroundHeldItem(candidates: readonly number[], times: readonly number[]): Slice | undefined {
   const dateOf = (time: number) => Math.floor(time / DAY_MS);
   const nearMidnight = (time: number) => time % DAY_MS < 1 || time % DAY_MS >= DAY_MS - 1;
-  const item = times.find(
+  const item = candidates.find(
     (time) => !nearMidnight(time) && times.some((other) => dateOf(other) === dateOf(time) && other !== time),
   );
   return item === undefined ? undefined : { startMs: item, endMs: item + 1 };
