@@ -41,9 +41,9 @@ export interface ApiClientOptions {
 }
 
 export interface WindowQuery {
-  /** `YYYY-MM-DD` */
+  /** `YYYY-MM-DD`, or an instant `YYYY-MM-DDThh:mm:ss.sssZ` for a time slice (extract/time-slices.ts). */
   startdate: string;
-  /** `YYYY-MM-DD` */
+  /** Same as startdate. */
   enddate: string;
   limit: number;
 }

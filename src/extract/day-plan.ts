@@ -1,6 +1,7 @@
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString } from '../time/days.js';
+import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
 import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
@@ -11,12 +12,14 @@ import {
   type DayRange,
   halves,
   itemDay,
+  learnFromAnswer,
   learnFromResponse,
   proofRequest,
   requestFor,
   type ServerReading,
   sameRange,
 } from './server-reading.js';
+import type { InstantRange } from './time-slices.js';
 
 /**
  * What to ask for one UTC day of a windowed resource, whatever the server's reading of the spec's
@@ -34,8 +37,9 @@ import {
  *      cap of that size. Escalation alone cannot see a cap it never reaches.
  *    - a 400 on a large limit steps the limit down (the server has a maximum) and is remembered.
  * 3. A request over several server days that stays cut is split in halves, so neighbours cannot
- *    crowd the day out; a part that still stays cut leaves the day flagged truncated, loaded as
- *    far as it came.
+ *    crowd the day out.
+ * 4. A day still cut is read in time slices where the server honours instants (day-slices.ts);
+ *    otherwise, or where a slice stays cut, the day is flagged truncated, loaded as far as it came.
  */
 
 /** Evidence only narrows or widens a bounded number of times; more rounds means a bug. */
@@ -152,7 +156,18 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
   const truncated = yield* split(state, range, 0);
   // The parts' items may have narrowed the request; ask that before calling the day cut.
   if (truncated && !sameRange(range, requestFor(state.day, reading))) return 'again';
-  return outcome(state, truncated);
+  return outcome(state, truncated && !(yield* sliced(state)));
+}
+
+/** Whether time slices read the cut day whole. */
+function sliced(state: DayFetch): Plan<boolean> {
+  return readInSlices({
+    day: state.day,
+    knowledge: state.knowledge,
+    held: () => state.items,
+    ask: (range) => askInstants(state, range),
+    cut: (count) => isCut(count, state.limit, state.knowledge.reading),
+  });
 }
 
 /** A whole answer: the day's outcome if it settles the day, else 'again'. */
@@ -225,6 +240,25 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
     reading.limitRefused = Math.min(reading.limitRefused ?? state.limit, state.limit);
     state.limit = stepDown(state.limit, knowledge);
   }
+}
+
+/**
+ * Asks a time slice at the day's limit (one the server answered). A 400 here refuses the instants,
+ * not the limit; an answer's bounds say nothing of the day's bounds, only its order and size count.
+ */
+function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'refused'> {
+  const { knowledge } = state;
+  state.requests += 1;
+  const answer = yield { kind: 'ask', range, limit: state.limit };
+  if (answer.kind === 'items') {
+    knowledge.responses = (knowledge.responses ?? 0) + 1;
+    hold(state, answer.items);
+    learnFromAnswer(knowledge.reading, answer.items);
+    return answer.items;
+  }
+  const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
+  if (error instanceof ApiError && error.context.status === 400) return 'refused';
+  throw error;
 }
 
 function hold(state: DayFetch, response: readonly unknown[]): void {

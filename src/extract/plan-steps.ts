@@ -1,12 +1,13 @@
 import type { DayRange, ServerReading } from './server-reading.js';
+import type { InstantRange } from './time-slices.js';
 
 /**
  * The vocabulary between a day's plan (day-plan.ts), which decides what to ask, and the driver
  * (fetchDay), which sends it: the plan yields a Step and is resumed with the Answer to it.
  */
 export type Step =
-  /** Send this request. */
-  | { kind: 'ask'; range: DayRange; limit: number }
+  /** Send this request: with days, or with instants (a time slice of a day above the cap). */
+  | { kind: 'ask'; range: DayRange | InstantRange; limit: number }
   /** Another window of the run is checking the reading this plan depends on: resume once it is done. */
   | { kind: 'wait'; until: Promise<void> };
 
@@ -46,6 +47,10 @@ export interface ResourceKnowledge {
   staleChecking?: Promise<void>;
   /** How often this run found the stored reading stale and learned it again from nothing. */
   relearned?: number;
+  /** Whether this run has asked whether the server honours instants (once per run: day-slices.ts). */
+  instantsProbed?: boolean;
+  /** That probe while a window of the run makes it: the run's other windows wait for its verdict. */
+  instantsProbing?: Promise<void>;
 }
 
 export interface FetchedDay {
@@ -60,7 +65,10 @@ export interface FetchedDay {
   requestedLimit: number;
   /** Most items one response for this day returned. */
   servedCount: number;
-  /** Some of the day's items may be missing: a response for it stayed at the server's cap or our ceiling. */
+  /**
+   * Some of the day's items may be missing: a response for it stayed at the server's cap or our
+   * ceiling, and time slices could not read it whole.
+   */
   truncated: boolean;
   requests: number;
 }

@@ -112,7 +112,14 @@ function* checkReading(input: ReadingCheckInput): Plan<boolean> {
   return true;
 }
 
-/** Everything learned but a refused limit (a maximum is proved by a 400, not by items). */
+/**
+ * Everything learned but a refused limit (a maximum is proved by a 400, not by items) and what
+ * instants do (proved by their own requests, not by a day's bounds).
+ */
 function forgetReading(reading: ServerReading): void {
-  Object.assign(reading, { ...emptyReading(), limitRefused: reading.limitRefused });
+  Object.assign(reading, {
+    ...emptyReading(),
+    limitRefused: reading.limitRefused,
+    instants: reading.instants,
+  });
 }

@@ -28,7 +28,18 @@ export interface ServerReading {
   cap: number | null;
   /** Smallest `limit` answered with HTTP 400. */
   limitRefused: number | null;
+  /**
+   * What the server did with an ISO instant in startdate and enddate (time-slices.ts), the last
+   * time a day above its cap let the tool ask; null until then.
+   */
+  instants: InstantsReading | null;
 }
+
+/**
+ * 'honoured': it filtered by the instant (at its own inclusivity); 'ignored': it dropped the time
+ * (items outside the instant came back, or ones inside did not); 'refused': it answered 400.
+ */
+export type InstantsReading = 'honoured' | 'ignored' | 'refused';
 
 export type ItemOrder = 'oldest-first' | 'newest-first' | 'unordered';
 
@@ -36,7 +47,15 @@ export type ItemOrder = 'oldest-first' | 'newest-first' | 'unordered';
 export type ServerDay = 'utc' | 'early' | 'late' | 'unknown';
 
 export function emptyReading(): ServerReading {
-  return { headMs: null, tailMs: null, order: null, largestResponse: 0, cap: null, limitRefused: null };
+  return {
+    headMs: null,
+    tailMs: null,
+    order: null,
+    largestResponse: 0,
+    cap: null,
+    limitRefused: null,
+    instants: null,
+  };
 }
 
 const HOUR_MS = 3_600_000;
@@ -232,6 +251,18 @@ export function learnFromResponse(
     if (reading.headMs === null || head < reading.headMs) reading.headMs = head;
     if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
   }
+  return learnFromAnswer(reading, items, times);
+}
+
+/**
+ * What any answer says, whatever its request's bounds (a time slice's too): the order its items
+ * came in and its size. Mutates and returns `reading`.
+ */
+export function learnFromAnswer(
+  reading: ServerReading,
+  items: readonly unknown[],
+  times: readonly number[] = items.map(itemTime).filter((time): time is number => time !== undefined),
+): ServerReading {
   reading.order = mergeOrder(reading.order, orderOf(times));
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
   // A server that now serves more than the proved cap has raised it.
@@ -239,7 +270,7 @@ export function learnFromResponse(
   return reading;
 }
 
-function orderOf(times: readonly number[]): ItemOrder | null {
+export function orderOf(times: readonly number[]): ItemOrder | null {
   let rising = false;
   let falling = false;
   for (let i = 1; i < times.length; i++) {
@@ -260,7 +291,10 @@ function mergeOrder(known: ItemOrder | null, seen: ItemOrder | null): ItemOrder 
   return 'unordered';
 }
 
-/** One line for `status`, e.g. "startdate inclusive, enddate inclusive, UTC days, cap 100 per response, newest first". */
+/**
+ * One line for `status`, e.g. "startdate inclusive, enddate inclusive, UTC days, cap 100 per
+ * response, newest first, instants honoured".
+ */
 export function describeReading(reading: ServerReading): string {
   const shift = serverDay(reading);
   const parts = [
@@ -275,5 +309,6 @@ export function describeReading(reading: ServerReading): string {
   ];
   if (reading.limitRefused !== null) parts.push(`limit ${reading.limitRefused} refused`);
   if (reading.order !== null) parts.push(reading.order.replace('-', ' '));
+  if (reading.instants !== null) parts.push(`instants ${reading.instants}`);
   return parts.join(', ');
 }

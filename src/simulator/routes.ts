@@ -65,7 +65,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     app.get(
       `/v1/${resource}`,
       guarded(async (request, reply) => {
-        const parsed = parseWindowQuery(request.query);
+        const parsed = parseWindowQuery(request.query, settings.instants);
         if (!parsed.ok) return reply.code(400).send({ error: 'bad_request', message: parsed.message });
         const { limit } = parsed.query;
         if (settings.maxLimit !== null && limit !== undefined && limit > settings.maxLimit) {

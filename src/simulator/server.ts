@@ -64,6 +64,18 @@ export interface SimulatorOptions {
   /** Whether enddate's own (server) day is served; default 'inclusive'. */
   enddate?: 'inclusive' | 'exclusive';
   /**
+   * What an ISO instant (`YYYY-MM-DDThh:mm:ss.sssZ`) in startdate or enddate does. 'refused'
+   * (default): 400, as for any value that is not a day. 'ignored': the time is dropped and the
+   * date read as a day. 'honoured': items are filtered by the instant itself, startdate and
+   * enddate keeping their inclusivity at it (inclusive: dt >= startdate; exclusive: dt > startdate).
+   */
+  instants?: 'refused' | 'ignored' | 'honoured';
+  /**
+   * Items a windowed request without a limit gets (the real service documents 50), under the cap.
+   * Default null: the cap.
+   */
+  defaultLimit?: number | null;
+  /**
    * Default 'oldest-first'. 'random': a fresh shuffle on every request (from the seed and a
    * per-server request counter). The cap and limit cut comes after ordering.
    */
@@ -142,6 +154,8 @@ export type SimulatorPatch = Partial<
     SimulatorOptions,
     | 'startdate'
     | 'enddate'
+    | 'instants'
+    | 'defaultLimit'
     | 'order'
     | 'cap'
     | 'caps'

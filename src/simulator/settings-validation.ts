@@ -73,11 +73,13 @@ export function validateSettings(patch: Partial<ServingSettings>): void {
   keys('faultKeys');
   oneOf('startdate', ['inclusive', 'exclusive']);
   oneOf('enddate', ['inclusive', 'exclusive']);
+  oneOf('instants', ['refused', 'ignored', 'honoured']);
   oneOf('order', ['oldest-first', 'newest-first', 'random']);
   oneOf('retryAfter', ['seconds', 'http-date']);
   integer('cap', 1);
   counts('caps', WINDOWED_RESOURCES, 1);
   if (patch.maxLimit !== null) integer('maxLimit', 1);
+  if (patch.defaultLimit !== null) integer('defaultLimit', 1);
   integer('dayOffsetMinutes', DAY_OFFSET_RANGE.min, DAY_OFFSET_RANGE.max);
   integer('latencyMs', 0);
   integer('stallMs', 0);

@@ -18,6 +18,14 @@ export interface ServingSettings {
   startdate: 'inclusive' | 'exclusive';
   /** Whether enddate's own (server) day is served. */
   enddate: 'inclusive' | 'exclusive';
+  /**
+   * What an ISO instant (`YYYY-MM-DDThh:mm:ss.sssZ`) in startdate or enddate does: 'refused' (400),
+   * 'ignored' (the time is dropped: its date is read as a day) or 'honoured' (items are filtered by
+   * the instant, with startdate's and enddate's inclusivity at it).
+   */
+  instants: 'refused' | 'ignored' | 'honoured';
+  /** Items served to a windowed request without a limit (the cap still applies); null: the cap. */
+  defaultLimit: number | null;
   /** 'random' draws a fresh seeded shuffle for every request. */
   order: 'oldest-first' | 'newest-first' | 'random';
   cap: number;
@@ -56,6 +64,8 @@ export const DEFAULT_SETTINGS: ServingSettings = {
   faultKeys: [],
   startdate: 'inclusive',
   enddate: 'inclusive',
+  instants: 'refused',
+  defaultLimit: null,
   order: 'oldest-first',
   cap: 1000,
   caps: {},

@@ -46,6 +46,8 @@ export interface ServerReadingStatus {
   cap: number | null;
   largestResponse: number;
   limitRefused: number | null;
+  /** What the server does with an ISO instant in the bounds; null until a day filled its cap. */
+  instants: 'honoured' | 'ignored' | 'refused' | null;
   updatedAt: string;
 }
 
@@ -261,6 +263,7 @@ function readingStatus(row: Selectable<ServerReadingsTable> | undefined): Server
     largestResponse: row.largest_response,
     cap: row.cap,
     limitRefused: row.limit_refused,
+    instants: row.instants,
   };
   return {
     summary: describeReading(reading),
@@ -271,6 +274,7 @@ function readingStatus(row: Selectable<ServerReadingsTable> | undefined): Server
     cap: row.cap,
     largestResponse: row.largest_response,
     limitRefused: row.limit_refused,
+    instants: row.instants,
     updatedAt: row.updated_at.toISOString(),
   };
 }

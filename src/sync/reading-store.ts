@@ -152,6 +152,7 @@ function storedReading(row: Selectable<ServerReadingsTable>): ServerReading {
     largestResponse: row.largest_response,
     cap: row.cap,
     limitRefused: row.limit_refused,
+    instants: row.instants,
   };
 }
 
@@ -258,6 +259,7 @@ async function writeReading(
     cap: reading.cap,
     largest_response: reading.largestResponse,
     limit_refused: reading.limitRefused,
+    instants: reading.instants,
   };
   const result = await db
     .insertInto('server_readings')

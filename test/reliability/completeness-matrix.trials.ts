@@ -3,6 +3,7 @@ import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/s
 import { statusReport } from '../../src/status/status-report.js';
 import { type Completeness, compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { countInstantRequests } from '../helpers/instant-requests.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 
 /**
@@ -34,7 +35,38 @@ for (const startdate of ['inclusive', 'exclusive'] as const)
           options: { startdate, enddate, order, cap },
         });
 
+// Instants in the bounds (the paging gap): honoured at every inclusivity and order, a day above the
+// cap is read in time slices and nothing is flagged; ignored or refused, as above.
+for (const startdate of ['inclusive', 'exclusive'] as const)
+  for (const enddate of ['inclusive', 'exclusive'] as const)
+    for (const order of ['oldest-first', 'newest-first', 'random'] as const)
+      matrix.push({
+        name: `instants honoured, start ${startdate}, end ${enddate}, ${order}, cap 100`,
+        options: { startdate, enddate, order, cap: 100, instants: 'honoured' },
+      });
+for (const instants of ['ignored', 'refused'] as const)
+  for (const order of ['oldest-first', 'newest-first', 'random'] as const)
+    matrix.push({
+      name: `instants ${instants}, start exclusive, end inclusive, ${order}, cap 100`,
+      options: { startdate: 'exclusive', order, cap: 100, instants },
+    });
+
 const extras: Case[] = [
+  {
+    name: 'instants honoured, server day UTC-5 (late), exclusive bounds, newest first, cap 30',
+    options: {
+      dayOffsetMinutes: -300,
+      startdate: 'exclusive',
+      enddate: 'exclusive',
+      order: 'newest-first',
+      cap: 30,
+      instants: 'honoured',
+    },
+  },
+  {
+    name: 'instants honoured, HTTP 400 above a maximum limit of 50, cap 4000',
+    options: { maxLimit: 50, cap: 4000, instants: 'honoured' },
+  },
   {
     name: 'server day UTC-5 (late), inclusive bounds, newest first, cap 100',
     options: { dayOffsetMinutes: -300, order: 'newest-first', cap: 100 },
@@ -70,6 +102,8 @@ const NEUTRAL: SimulatorPatch = {
   maxLimit: null,
   dayOffsetMinutes: 0,
   reuseIds: 0,
+  instants: 'refused',
+  defaultLimit: null,
 };
 
 describe('completeness under every reading of the API', () => {
@@ -97,14 +131,26 @@ describe('completeness under every reading of the API', () => {
     it(`backfill then sync: ${testCase.name}`, async () => {
       sim.setOptions({ ...NEUTRAL, ...testCase.options });
       const source = simulatorSource(sim, `case-${index}`);
+      const instants = testCase.options.instants ?? 'refused';
+      const perRun = [new Map<string, number>(), new Map<string, number>()] as const;
       const backfill = await runAgainst(t, sim, {
         now: NIGHT,
         sources: [source],
         request: { trigger: 'backfill', range: { from: FROM, to: BACKFILL_TO } },
+        wrapClient: countInstantRequests(perRun[0]),
       });
       expect(backfill.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
-      const sync = await runAgainst(t, sim, { now: NIGHT, sources: [source], settings: { startDate: FROM } });
+      const sync = await runAgainst(t, sim, {
+        now: NIGHT,
+        sources: [source],
+        settings: { startDate: FROM },
+        wrapClient: countInstantRequests(perRun[1]),
+      });
       expect(sync.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
+      // A server that does not honour instants is asked about them once a run and resource at most.
+      if (instants !== 'honoured')
+        for (const counts of perRun)
+          for (const [resource, n] of counts) expect(n, resource).toBeLessThanOrEqual(1);
 
       const report = await compareWithTruth(t, source.name, sim.truth(), { from: FROM, to: TO });
       const status = await statusReport(t.db, '2026-03-15');
@@ -118,6 +164,10 @@ describe('completeness under every reading of the API', () => {
         expect(r.missedFlags, `${where}: days missing items without a flag`).toEqual([]);
         expect(r.extra, `${where}: versions the server never served`).toBe(0);
         expect(r.misplaced, `${where}: a key not held by its latest version`).toBe(0);
+        if (instants === 'honoured') {
+          expect(r.flagged, `${where}: days flagged though instants are honoured`).toEqual([]);
+          expect(r.stored, `${where}: items missing though instants are honoured`).toBe(r.expected);
+        }
         // status names every flagged day.
         const shown = status.resources.find((s) => s.source === source.name && s.resource === resource);
         expect(shown?.truncatedDays ?? [], where).toEqual(expect.arrayContaining(r.flagged));

@@ -3,13 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { countInstantRequests } from '../helpers/instant-requests.js';
 import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 
 /**
  * The property: 200 random servers (every reading of bounds, order, caps, a maximum limit,
- * the server's day and reused ids, drawn together) over random data sets, each backfilled into a
- * real PostgreSQL and compared item by item with the simulator's ground truth. Nothing may be
- * missing outside the flagged days, nothing invented, every key held by its latest version.
+ * the server's day, reused ids and instants in the bounds, drawn together) over random data
+ * sets, each backfilled into a real PostgreSQL and compared item by item with the simulator's
+ * ground truth. Nothing may be missing outside the flagged days, nothing invented, every key held
+ * by its latest version; where the server honours instants, nothing missing and nothing flagged
+ * at all.
  */
 const RUNS = 200;
 const FROM = '2026-05-01';
@@ -33,6 +36,7 @@ const server = fc.record({
     maxLimit: fc.constantFrom(null, null, 300, 2000),
     dayOffsetMinutes: fc.constantFrom(0, 0, 0, -300, 330, -660, 600),
     reuseIds: fc.constantFrom(0, 0, 0.3),
+    instants: fc.constantFrom('refused' as const, 'ignored' as const, 'honoured' as const),
   }),
 });
 
@@ -43,6 +47,8 @@ describe('completeness on random servers and data sets', () => {
   const flags = { utc: { flagged: 0, falseAlarms: 0 }, shifted: { flagged: 0, falseAlarms: 0 } };
   let expected = 0;
   let stored = 0;
+  /** Over the servers that honour instants: items expected and stored, days flagged. */
+  const honoured = { servers: 0, expected: 0, stored: 0, flagged: 0 };
 
   beforeAll(async () => {
     t = await createTestDatabase();
@@ -51,7 +57,7 @@ describe('completeness on random servers and data sets', () => {
     for (const sim of sims.values()) await sim.stop();
     await t.drop();
     console.info(
-      `completeness trials: ${RUNS} servers, ${stored} of ${expected} items stored; UTC days: ${flags.utc.flagged} days flagged, ${flags.utc.falseAlarms} false alarms; other time zones: ${flags.shifted.flagged} flagged, ${flags.shifted.falseAlarms} false alarms`,
+      `completeness trials: ${RUNS} servers, ${stored} of ${expected} items stored; UTC days: ${flags.utc.flagged} days flagged, ${flags.utc.falseAlarms} false alarms; other time zones: ${flags.shifted.flagged} flagged, ${flags.shifted.falseAlarms} false alarms; instants honoured: ${honoured.servers} servers, ${honoured.stored} of ${honoured.expected} items stored, ${honoured.flagged} days flagged`,
     );
   });
 
@@ -74,12 +80,17 @@ describe('completeness on random servers and data sets', () => {
         };
         sim.setOptions(patch);
         const source = simulatorSource(sim, `trial-${run}`);
+        const withInstants = new Map<string, number>();
         const result = await runAgainst(t, sim, {
           now: NIGHT,
           sources: [source],
           request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+          wrapClient: countInstantRequests(withInstants),
         });
         expect(result.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
+        if (options.instants !== 'honoured')
+          for (const [resource, n] of withInstants) expect(n, resource).toBeLessThanOrEqual(1);
+        else honoured.servers += 1;
         const report = await compareWithTruth(t, source.name, sim.truth(), { from: FROM, to: TO });
         for (const [resource, r] of Object.entries(report)) {
           const where = `${JSON.stringify(options)} seed ${seed} ${resource}`;
@@ -91,6 +102,13 @@ describe('completeness on random servers and data sets', () => {
           tally.falseAlarms += r.falseAlarms.length;
           expected += r.expected;
           stored += r.stored;
+          if (options.instants === 'honoured') {
+            expect(r.flagged, where).toEqual([]);
+            expect(r.stored, where).toBe(r.expected);
+            honoured.expected += r.expected;
+            honoured.stored += r.stored;
+            honoured.flagged += r.flagged.length;
+          }
         }
       }),
       { numRuns: RUNS, seed: 11_2026, endOnFailure: true },

@@ -91,8 +91,9 @@ describe('the day plan decides the next request from the answers fed to it', () 
     expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
   });
 
-  it('an answer at a proved cap on a one-day request leaves the day truncated, with no request more', () => {
-    const { plan } = start(checked(provedUtc({ cap: 100 })));
+  it('an answer at a proved cap on a one-day request leaves the day truncated once instants are known refused this run, with no request more', () => {
+    const knowledge = { ...checked(provedUtc({ cap: 100, instants: 'refused' })), instantsProbed: true };
+    const { plan } = start(knowledge);
     const last = plan.next(items(itemsOn(DAY, 100)));
     expect(last.done).toBe(true);
     expect(last.value).toMatchObject({ truncated: true, requests: 1 });

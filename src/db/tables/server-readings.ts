@@ -16,6 +16,8 @@ export interface ServerReadingsTable {
   largest_response: Generated<number>;
   limit_refused: number | null;
   updated_at: DefaultTimestamp;
+  /** Since migration 0031. */
+  instants: 'honoured' | 'ignored' | 'refused' | null;
 }
 
 /**

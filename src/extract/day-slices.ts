@@ -1,0 +1,120 @@
+import type { DayString } from '../time/days.js';
+import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import {
+  afterSlice,
+  daySlice,
+  type InstantRange,
+  instantsVerdict,
+  MAX_SLICE_REQUESTS,
+  probeSlice,
+  type Slice,
+  sliceRequest,
+} from './time-slices.js';
+
+/**
+ * The last resort of a day's plan, once a day stays above the cap: reading it in time slices
+ * (time-slices.ts decides each step). Whether the server honours instants is asked once per run
+ * and resource, by a probe that is itself the day's first slice, so a server that ignores or
+ * refuses them costs one request a run and nothing more; the run's other windows wait for the
+ * verdict. Every slice's answer is checked again: one that shows instants not honoured ends the
+ * slicing, and the day stays truncated as it was.
+ */
+export interface SliceInput {
+  day: DayString;
+  knowledge: ResourceKnowledge;
+  /** The items the day's plan holds so far (it holds each answer's items as they come). */
+  held: () => readonly unknown[];
+  /** Asks with instants the way the day's plan asks; 'refused' for an HTTP 400. */
+  ask: (range: InstantRange) => Plan<unknown[] | 'refused'>;
+  /** Whether an answer of this many items may have been cut (our limit or a proved cap). */
+  cut: (count: number) => boolean;
+}
+
+/** Whether the day was read whole in slices; false leaves it truncated, as loaded so far. */
+export function* readInSlices(input: SliceInput): Plan<boolean> {
+  const { knowledge } = input;
+  while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
+  if (knowledge.instantsProbed) {
+    if (knowledge.reading.instants !== 'honoured') return false;
+    return yield* readSlices(input, [daySlice(input.day)]);
+  }
+  const first = yield* probe(input);
+  if (first === undefined) return false;
+  const rest = yield* readSlices(input, first.slices);
+  return rest && !first.cut;
+}
+
+/** The run's probe, the day's first slice: as askSlice, the day's other slices among those to ask. */
+function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
+  const { knowledge } = input;
+  knowledge.instantsProbed = true;
+  let finish = (): void => {};
+  const probing = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  knowledge.instantsProbing = probing;
+  try {
+    const slice = probeSlice(input.day, input.held());
+    const step = yield* askSlice(input, slice);
+    if (step === undefined) return undefined;
+    const whole = daySlice(input.day);
+    // A probe around one item only told; the day itself is read from its start.
+    if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
+      return { slices: [whole], cut: false };
+    return step;
+  } catch (error) {
+    // A probe that failed was not made: another window makes it.
+    knowledge.instantsProbed = false;
+    throw error;
+  } finally {
+    if (knowledge.instantsProbing === probing) delete knowledge.instantsProbing;
+    finish();
+  }
+}
+
+/** Asks slices until none is left; false when one stayed cut or instants proved not honoured. */
+function* readSlices(input: SliceInput, pending: Slice[]): Plan<boolean> {
+  let whole = true;
+  for (let requests = 0; pending.length > 0; requests++) {
+    if (requests >= MAX_SLICE_REQUESTS) return false;
+    const slice = pending.shift() as Slice;
+    const step = yield* askSlice(input, slice);
+    if (step === undefined) return false;
+    if (step.cut) whole = false;
+    pending.unshift(...step.slices);
+  }
+  return whole;
+}
+
+/** What a slice's answer leaves: the slices still to ask, and whether it stayed cut for good. */
+interface SliceAnswer {
+  slices: Slice[];
+  cut: boolean;
+}
+
+/**
+ * Asks one slice and records what its answer says of instants: undefined when they are not
+ * honoured (the reading says how), else what it leaves.
+ */
+function* askSlice(input: SliceInput, slice: Slice): Plan<SliceAnswer | undefined> {
+  const { reading } = input.knowledge;
+  const known = [...input.held()];
+  const answer = yield* input.ask(sliceRequest(slice));
+  if (answer === 'refused') {
+    reading.instants = 'refused';
+    return undefined;
+  }
+  const cut = input.cut(answer.length);
+  const verdict = instantsVerdict({ slice, answer, known, cut });
+  if (verdict === 'ignored') {
+    reading.instants = 'ignored';
+    return undefined;
+  }
+  if (verdict === 'honoured') reading.instants = 'honoured';
+  // An empty probe with nothing held inside it tells nothing: the day stays as it was.
+  else if (reading.instants !== 'honoured') return undefined;
+  const step = afterSlice(slice, answer, cut, reading.order);
+  return step.kind === 'more'
+    ? { slices: step.slices, cut: false }
+    : { slices: [], cut: step.kind === 'cut' };
+}

@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
+import type { FetchedDay, LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
+import type { Answer, Plan, Step } from '../../src/extract/plan-steps.js';
+import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import { addDays, type DayString } from '../../src/time/days.js';
+
+// A day above the cap, driven by hand: the plan asks, a small server in this file answers.
+
+const DAY = '2026-03-10';
+const DAY_MS = 86_400_000;
+const CAP = 100;
+const POLICY: LimitPolicy = { limit: 1000, maxLimit: 4000 };
+
+interface Item {
+  id: string;
+  dt: string;
+}
+
+/** `count` items of the day spread over it, oldest first, in pairs that share an instant. */
+function dayItems(count: number, day: DayString = DAY): Item[] {
+  const start = Date.parse(`${day}T00:00:00.000Z`);
+  const step = Math.floor(DAY_MS / count) * 2;
+  return Array.from({ length: count }, (_, i) => ({
+    id: `${day}#${i}`,
+    dt: new Date(start + Math.floor(i / 2) * step).toISOString(),
+  }));
+}
+
+/** A reading proved before: inclusive bounds on UTC days, a cap of 100 proved. */
+function proved(extra: Partial<ServerReading> = {}): ServerReading {
+  return {
+    ...emptyReading(),
+    headMs: 60_000,
+    tailMs: DAY_MS - 60_000,
+    cap: CAP,
+    largestResponse: CAP,
+    ...extra,
+  };
+}
+
+type Instants = 'honoured' | 'ignored' | 'refused';
+type Order = 'oldest-first' | 'newest-first' | 'shuffled';
+
+/**
+ * An inclusive UTC server capping at 100. Days are read as days; instants as `instants` says
+ * (honoured: startdate and enddate at `inclusivity` at the instant).
+ */
+function server(
+  data: Item[],
+  instants: Instants,
+  order: Order,
+  inclusivity: { start: boolean; end: boolean } = { start: true, end: true },
+) {
+  let shuffles = 0;
+  return (step: Step): Answer => {
+    if (step.kind !== 'ask') return { kind: 'waited' };
+    const { startdate, enddate } = step.range;
+    const isInstant = (bound: string) => bound.length > 10;
+    if ((isInstant(startdate) || isInstant(enddate)) && instants === 'refused')
+      return { kind: 'failed', error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }) };
+    const honoured = instants === 'honoured';
+    const from =
+      honoured && isInstant(startdate)
+        ? Date.parse(startdate) + (inclusivity.start ? 0 : 1)
+        : Date.parse(`${startdate.slice(0, 10)}T00:00:00.000Z`);
+    const to =
+      honoured && isInstant(enddate)
+        ? Date.parse(enddate) + (inclusivity.end ? 1 : 0)
+        : Date.parse(`${enddate.slice(0, 10)}T00:00:00.000Z`) + DAY_MS;
+    let served = data.filter((item) => Date.parse(item.dt) >= from && Date.parse(item.dt) < to);
+    if (order === 'newest-first') served = [...served].reverse();
+    if (order === 'shuffled') {
+      shuffles += 1;
+      served = [...served].sort((a, b) => hash(a.id, shuffles) - hash(b.id, shuffles));
+    }
+    return { kind: 'items', items: served.slice(0, Math.min(step.limit, CAP)) };
+  };
+}
+
+function hash(text: string, salt: number): number {
+  let h = salt * 2_654_435_761;
+  for (const char of text) h = Math.imul(h ^ char.charCodeAt(0), 16_777_619);
+  return h >>> 0;
+}
+
+/** Runs a plan against a server to its end: the day, and the ranges it asked. */
+function drive(plan: Plan<FetchedDay>, serve: (step: Step) => Answer): { day: FetchedDay; asked: string[] } {
+  const asked: string[] = [];
+  let step = plan.next();
+  while (!step.done) {
+    if (step.value.kind === 'ask') asked.push(`${step.value.range.startdate}..${step.value.range.enddate}`);
+    step = plan.next(serve(step.value));
+  }
+  return { day: step.value, asked };
+}
+
+function fetchDay(knowledge: ResourceKnowledge, serve: (step: Step) => Answer) {
+  return drive(planDay(newDayFetch('feedback', DAY, POLICY, knowledge)), serve);
+}
+
+const checked = (reading: ServerReading): ResourceKnowledge => ({ reading, staleChecked: true });
+const ids = (items: unknown[]) => new Set(items.map((item) => (item as Item).id));
+
+describe('a day above the cap, where the server honours instants', () => {
+  const data = [...dayItems(20, addDays(DAY, -1)), ...dayItems(730), ...dayItems(20, addDays(DAY, 1))];
+  const theDay = data.filter((item) => item.dt.startsWith(DAY));
+
+  for (const order of ['oldest-first', 'newest-first', 'shuffled'] as const)
+    for (const start of [true, false])
+      for (const end of [true, false])
+        it(`is read whole in time slices: ${order}, startdate ${start ? 'in' : 'ex'}clusive and enddate ${end ? 'in' : 'ex'}clusive at the instant`, () => {
+          const knowledge = checked(proved({ order: order === 'shuffled' ? 'unordered' : order }));
+          const { day } = fetchDay(knowledge, server(data, 'honoured', order, { start, end }));
+          expect(day.truncated).toBe(false);
+          expect(ids(day.onDay)).toEqual(ids(theDay));
+          expect(knowledge.reading.instants).toBe('honoured');
+        });
+
+  it('pages by time in the order the server keeps: about one request per cap of items', () => {
+    const knowledge = checked(proved({ order: 'newest-first' }));
+    const { day } = fetchDay(knowledge, server(data, 'honoured', 'newest-first'));
+    // 730 items at 100 a page, each page asking its last instant again: 8 pages, the probe and
+    // its remainder (the probe ends in the middle of the day), and the day's first request.
+    expect(day.truncated).toBe(false);
+    expect(day.requests).toBeLessThanOrEqual(12);
+  });
+
+  it('a later day of the run slices at once, with no probe', () => {
+    const knowledge: ResourceKnowledge = {
+      ...checked(proved({ order: 'oldest-first', instants: 'honoured' })),
+      instantsProbed: true,
+    };
+    const { asked } = fetchDay(knowledge, server(data, 'honoured', 'oldest-first'));
+    expect(asked[1]).toBe('2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z');
+  });
+});
+
+describe('a day above the cap, where the server does not honour instants', () => {
+  const data = [...dayItems(20, addDays(DAY, -1)), ...dayItems(300), ...dayItems(20, addDays(DAY, 1))];
+
+  for (const instants of ['ignored', 'refused'] as const)
+    for (const order of ['oldest-first', 'newest-first', 'shuffled'] as const)
+      it(`${instants}, ${order}: one request more than the day alone, and the day stays truncated`, () => {
+        const knowledge = checked(proved({ order: order === 'shuffled' ? 'unordered' : order }));
+        const { day } = fetchDay(knowledge, server(data, instants, order));
+        expect(day).toMatchObject({ truncated: true, requests: 2 });
+        expect(knowledge.reading.instants).toBe(instants);
+        expect(knowledge.instantsProbed).toBe(true);
+      });
+
+  it('asks only once a run: a later day costs nothing more', () => {
+    const knowledge = checked(proved({ order: 'newest-first' }));
+    fetchDay(knowledge, server(data, 'ignored', 'newest-first'));
+    const { day } = fetchDay(knowledge, server(data, 'ignored', 'newest-first'));
+    expect(day).toMatchObject({ truncated: true, requests: 1 });
+  });
+
+  it('a stored honoured that no longer holds is found out by the probe, and the day stays truncated', () => {
+    const knowledge = checked(proved({ order: 'oldest-first', instants: 'honoured' }));
+    const { day } = fetchDay(knowledge, server(data, 'ignored', 'oldest-first'));
+    expect(day).toMatchObject({ truncated: true, requests: 2 });
+    expect(knowledge.reading.instants).toBe('ignored');
+  });
+
+  it('while another window probes, waits for its verdict', () => {
+    let finish = (): void => {};
+    const probing = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const knowledge: ResourceKnowledge = {
+      ...checked(proved()),
+      instantsProbed: true,
+      instantsProbing: probing,
+    };
+    const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
+    plan.next();
+    expect(plan.next({ kind: 'items', items: dayItems(CAP) }).value).toEqual({
+      kind: 'wait',
+      until: probing,
+    });
+    delete knowledge.instantsProbing;
+    knowledge.reading.instants = 'refused';
+    finish();
+    const last = plan.next({ kind: 'waited' });
+    expect(last.done && last.value).toMatchObject({ truncated: true, requests: 1 });
+  });
+
+  it('a probe that fails is left for another window to make', () => {
+    const knowledge = checked(proved());
+    const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
+    plan.next();
+    plan.next({ kind: 'items', items: dayItems(CAP) });
+    const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
+    expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
+    expect(knowledge.instantsProbed).toBe(false);
+    expect(knowledge.instantsProbing).toBeUndefined();
+  });
+});
