@@ -28,6 +28,7 @@ import * as schemaDrift from './0027-schema-drift.js';
 import * as missingUpstreamViews from './0028-missing-upstream-views.js';
 import * as lateArrivals from './0029-late-arrivals.js';
 import * as readingChanges from './0030-reading-changes.js';
+import * as snapshotSchemaDrift from './0032-snapshot-schema-drift.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '0028-missing-upstream-views': missingUpstreamViews,
   '0029-late-arrivals': lateArrivals,
   '0030-reading-changes': readingChanges,
+  '0032-snapshot-schema-drift': snapshotSchemaDrift,
 };
