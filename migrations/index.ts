@@ -29,6 +29,7 @@ import * as missingUpstreamViews from './0028-missing-upstream-views.js';
 import * as lateArrivals from './0029-late-arrivals.js';
 import * as readingChanges from './0030-reading-changes.js';
 import * as instants from './0031-instants.js';
+import * as snapshotSchemaDrift from './0032-snapshot-schema-drift.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '0029-late-arrivals': lateArrivals,
   '0030-reading-changes': readingChanges,
   '0031-instants': instants,
+  '0032-snapshot-schema-drift': snapshotSchemaDrift,
 };

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { bookkeepingSchema } from '../db/bookkeeping.js';
-import { isWindowed, tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
+import { driftTableOf } from '../schemas/drift-paths.js';
+import { ALL_RESOURCES, tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import { type CatalogRelation, readCatalog } from './catalog.js';
 import { toYaml, type YamlValue } from './yaml-text.js';
 
@@ -120,15 +121,24 @@ async function readNewFields(db: Queryable, schema: string): Promise<Record<stri
   );
   const byTable: Record<string, NewFieldMeta[]> = {};
   for (const r of rows) {
-    if (!isWindowed(r.resource)) continue;
-    const name = tableOf(r.resource);
+    const resource = ALL_RESOURCES.find((known) => known === r.resource);
+    if (resource === undefined) continue;
+    const { table: name, field } = driftTableOf(tableOf(resource), resource, r.field_path);
     const fields = byTable[name] ?? [];
-    fields.push({
-      field: r.field_path,
+    const meta = {
+      field,
       source: r.source_id,
       first_seen_day: r.first_seen_day,
       last_seen_at: r.last_seen_at.toISOString(),
-    });
+    };
+    // test_results holds both kinds' variants: a field both carry is named once, seen first
+    // and last over the two.
+    const same = fields.find((f) => f.field === field && f.source === r.source_id);
+    if (same === undefined) fields.push(meta);
+    else {
+      if (meta.first_seen_day < same.first_seen_day) same.first_seen_day = meta.first_seen_day;
+      if (meta.last_seen_at > same.last_seen_at) same.last_seen_at = meta.last_seen_at;
+    }
     byTable[name] = fields;
   }
   return byTable;

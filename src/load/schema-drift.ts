@@ -1,12 +1,15 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { WindowedResource } from '../schemas/resources.js';
+import type { Resource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 
-/** What one window's load saw of fields the spec does not describe. */
+/**
+ * What one window's load (or one snapshot's: its run's day, all its items) saw of fields the spec
+ * does not describe.
+ */
 export interface WindowDrift {
   sourceId: string;
-  resource: WindowedResource;
+  resource: Resource;
   day: DayString;
   runId: number | null;
   /** Items the window loaded. */

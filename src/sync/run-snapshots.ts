@@ -24,9 +24,11 @@ import { ensureSource } from '../load/sources.js';
 import type { Logger } from '../log/logger.js';
 import { RESOURCE_SCHEMAS, type SnapshotResource } from '../schemas/resources.js';
 import { type TestKind, type TestResult, testResultSchema } from '../schemas/test.js';
+import { countUnknownFields, countUnknownTestFields } from '../schemas/unknown-fields.js';
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { type SnapshotOutcome, unwrittenSnapshot } from './outcomes.js';
+import { noteSnapshotDrift } from './schema-drift.js';
 
 /** Snapshots one snapshot resource of a source. */
 export type SnapshotJob = (
@@ -39,7 +41,7 @@ export type SnapshotJob = (
 export const SNAPSHOT_JOBS = {
   abtesting: (ctx, source, today) => snapshotTests(ctx, source, 'abtesting', today),
   personalization: (ctx, source, today) => snapshotTests(ctx, source, 'personalization', today),
-  heatmaps: (ctx, source) => snapshotHeatmaps(ctx, source),
+  heatmaps: (ctx, source, today) => snapshotHeatmaps(ctx, source, today),
 } satisfies Record<SnapshotResource, SnapshotJob>;
 
 /**
@@ -119,6 +121,19 @@ async function snapshotTests(
       }
       return sum(loads);
     });
+    const resultsOf = new Map(details.map((d) => [d.id, d.valid]));
+    await noteSnapshotDrift(ctx, log, {
+      sourceId: source.name,
+      resource: kind,
+      day: today,
+      total: list.valid.length,
+      counts: countUnknownTestFields(
+        RESOURCE_SCHEMAS[kind],
+        testResultSchema,
+        list.valid,
+        (t) => resultsOf.get(t.id) ?? [],
+      ),
+    });
     const outcome: SnapshotOutcome = {
       ...base,
       status: 'done',
@@ -139,7 +154,11 @@ async function snapshotTests(
   }
 }
 
-async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): Promise<SnapshotOutcome> {
+async function snapshotHeatmaps(
+  ctx: SyncContext,
+  source: SourceHandle,
+  today: DayString,
+): Promise<SnapshotOutcome> {
   const base = { source: source.name, resource: 'heatmaps' } as const;
   const log = ctx.logger.child({ source: source.name, resource: 'heatmaps' });
   try {
@@ -159,6 +178,13 @@ async function snapshotHeatmaps(ctx: SyncContext, source: SourceHandle): Promise
         answer.rejected,
       );
       return loadHeatmaps(trx, source.name, answer.valid, { complete: answer.complete });
+    });
+    await noteSnapshotDrift(ctx, log, {
+      sourceId: source.name,
+      resource: 'heatmaps',
+      day: today,
+      total: answer.valid.length,
+      counts: countUnknownFields(RESOURCE_SCHEMAS.heatmaps, answer.valid),
     });
     reportAbsences(log, `heatmaps of source ${source.name}`, load);
     return {

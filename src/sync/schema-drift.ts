@@ -1,11 +1,14 @@
 import { inTransaction } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
-import { recordWindowDrift } from '../load/schema-drift.js';
+import { recordWindowDrift, type WindowDrift } from '../load/schema-drift.js';
 import type { Logger } from '../log/logger.js';
+import type { SnapshotResource } from '../schemas/resource-names.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
 import { countUnknownFields } from '../schemas/unknown-fields.js';
 import type { DayString } from '../time/days.js';
 import type { SyncContext } from './context.js';
+
+type DriftContext = Pick<SyncContext, 'pool' | 'db' | 'runId' | 'now'>;
 
 /**
  * After a window is stored: its items' fields the spec does not describe go to the inventory
@@ -14,12 +17,12 @@ import type { SyncContext } from './context.js';
  * failure here costs a note, not the day.
  */
 export async function noteSchemaDrift(
-  ctx: Pick<SyncContext, 'pool' | 'db' | 'runId' | 'now'>,
+  ctx: DriftContext,
   log: Logger,
   window: { sourceId: string; resource: WindowedResource; day: DayString; valid: readonly unknown[] },
 ): Promise<void> {
   const counts = countUnknownFields(windowedItemSchemas[window.resource], window.valid);
-  const drift = {
+  await record(ctx, log, {
     sourceId: window.sourceId,
     resource: window.resource,
     day: window.day,
@@ -27,12 +30,33 @@ export async function noteSchemaDrift(
     total: window.valid.length,
     counts,
     seenAt: ctx.now(),
-  };
+  });
+}
+
+/**
+ * After a snapshot is stored: the same, for its items (`total` of them, read whole), on the run's
+ * day. The caller counts (a test's variants are part of the test: countUnknownTestFields).
+ */
+export async function noteSnapshotDrift(
+  ctx: DriftContext,
+  log: Logger,
+  snapshot: {
+    sourceId: string;
+    resource: SnapshotResource;
+    day: DayString;
+    total: number;
+    counts: ReadonlyMap<string, number>;
+  },
+): Promise<void> {
+  await record(ctx, log, { ...snapshot, runId: ctx.runId, seenAt: ctx.now() });
+}
+
+async function record(ctx: DriftContext, log: Logger, drift: WindowDrift): Promise<void> {
   try {
     // No unknown field: one UPDATE, no lock to hold, so no transaction of its own (a round trip
     // for begin, one for commit and a pooled connection less per window).
     const firstSeen =
-      counts.size === 0
+      drift.counts.size === 0
         ? await recordWindowDrift(ctx.db, drift)
         : await inTransaction(ctx.pool, (trx) => recordWindowDrift(trx.db, drift));
     if (firstSeen.length > 0)

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { driftTableOf } from '../../src/schemas/drift-paths.js';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
-import { countUnknownFields, PATH_CHARS, unknownFieldPaths } from '../../src/schemas/unknown-fields.js';
+import {
+  countUnknownFields,
+  countUnknownTestFields,
+  PATH_CHARS,
+  unknownFieldPaths,
+} from '../../src/schemas/unknown-fields.js';
 import { feedback } from './api-items.js';
 
 describe('fields the spec does not describe', () => {
@@ -29,5 +35,42 @@ describe('fields the spec does not describe', () => {
     const extra = { ...feedback(), x_score: 0.5 };
     expect(unknownFieldPaths(feedbackSchema, plain)).toEqual([]);
     expect(countUnknownFields(feedbackSchema, [plain, extra, extra])).toEqual(new Map([['x_score', 2]]));
+  });
+
+  it('counts a test and its variants as one item, the variants under results[]', () => {
+    const test = z.looseObject({ id: z.string() });
+    const variant = z.looseObject({ variant: z.string() });
+    const results: Record<string, object[]> = {
+      a: [
+        { variant: 'v1', x_v: 1 },
+        { variant: 'v2', x_v: 2 },
+      ],
+      b: [{ variant: 'v1' }],
+    };
+    const counts = countUnknownTestFields(
+      test,
+      variant,
+      [{ id: 'a', x_t: 1 }, { id: 'b', x_t: 2 }, { id: 'c' }],
+      (t) => results[t.id] ?? [],
+    );
+    expect(counts).toEqual(
+      new Map([
+        ['x_t', 2],
+        ['results[].x_v', 1],
+      ]),
+    );
+  });
+
+  it("names the table whose raw holds a field: a variant's is test_results", () => {
+    expect(driftTableOf('ab_tests', 'abtesting', 'results[].x_v')).toEqual({
+      table: 'test_results',
+      field: 'x_v',
+    });
+    expect(driftTableOf('ab_tests', 'abtesting', 'x_t')).toEqual({ table: 'ab_tests', field: 'x_t' });
+    // A windowed item's own list of that name stays in its table.
+    expect(driftTableOf('recordings', 'recordings', 'results[].x')).toEqual({
+      table: 'recordings',
+      field: 'results[].x',
+    });
   });
 });

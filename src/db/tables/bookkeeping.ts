@@ -1,5 +1,5 @@
 import type { Generated, GeneratedAlways } from 'kysely';
-import type { WindowedResource } from '../../schemas/resource-names.js';
+import type { Resource, WindowedResource } from '../../schemas/resource-names.js';
 import type { Day, DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
 export type WindowStatus = 'done' | 'open' | 'failed';
@@ -58,10 +58,10 @@ export interface RejectsTable {
   run_id: Int8 | null;
 }
 
-/** schema_drift (migration 0027): fields the API sent that the spec does not describe. */
+/** schema_drift (migrations 0027, 0032): fields the API sent that the spec does not describe. */
 export interface SchemaDriftTable {
   source_id: string;
-  resource: WindowedResource;
+  resource: Resource;
   field_path: string;
   first_seen_at: Timestamp;
   first_seen_day: Day;
