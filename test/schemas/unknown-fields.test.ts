@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
 import { countUnknownFields, PATH_CHARS, unknownFieldPaths } from '../../src/schemas/unknown-fields.js';
-import { feedback } from './api-items.js';
+import { feedback } from '../helpers/api-items.js';
 
 describe('fields the spec does not describe', () => {
   it('names the unknown keys of an item and of its nested objects and lists, not the known ones', () => {
