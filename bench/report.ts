@@ -165,7 +165,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'other work every round trip waits for a core, which is what the spread of this figure shows.',
     'On 2 cores the backfill is bound by CPU as much as by latency: 1,095 windows in 6.85 s leave',
     'about 12 ms of CPU per window for the process, its simulator thread and PostgreSQL together,',
-    'and each statement costs both sides a wake-up (test/integration/window-round-trips.test.ts',
+    'and each statement costs both sides a wake-up (test/sync/window-round-trips.test.ts',
     'counts them).',
   ],
   load: [

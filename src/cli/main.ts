@@ -11,7 +11,7 @@ import { ignoreFailures, watchOutput } from './output-watch.js';
  *
  * The command definitions (names, options, help) load eagerly and cheaply; each command's action
  * imports its modules when it runs, so `--help` loads no database driver, web server or chart
- * library (test/operations/lazy-commands.test.ts).
+ * library (test/cli/lazy-commands.test.ts).
  */
 export async function runCli(argv: string[]): Promise<number> {
   const stdout = watchOutput(process.stdout);
@@ -80,7 +80,7 @@ function endOf(error: unknown): End {
 /**
  * The whole command tree, with no action run. The program itself has no option that takes a
  * value, so the first argument that is not an option is always the command: bin/launch.js relies
- * on that to choose a heap limit before any of this code loads (test/operations/launcher-command.test.ts).
+ * on that to choose a heap limit before any of this code loads (test/cli/launcher-command.test.ts).
  */
 export function buildProgram(): Command {
   const program = new Command('insights-sync')

@@ -36,7 +36,7 @@ import type { VisitorsTable } from './tables/visitors.js';
 import type { WebhookEventsTable } from './tables/webhook-events.js';
 
 /**
- * The warehouse as Kysely sees it. Mirrors migrations/ exactly; test/integration/db-types.test.ts
+ * The warehouse as Kysely sees it. Mirrors migrations/ exactly; test/db/db-types.test.ts
  * generates the types from a migrated database and compares.
  */
 export interface Database {

@@ -7,7 +7,7 @@
  *   client call    src/api/api-client.ts (window() for a windowed one, one method per snapshot)
  *   loader         src/load/windowed.ts (WINDOWED_SPECS), src/sync/run-snapshots.ts (SNAPSHOT_JOBS)
  *   table          here; the database's CHECKs on resource are tested against WINDOWED_RESOURCES
- *                  (test/integration/resource-checks.test.ts)
+ *                  (test/db/resource-checks.test.ts)
  * No zod here: the CLI's option definitions and the database's row types need the names only, and
  * `--help` loads no zod.
  */

@@ -88,7 +88,7 @@ export const CONFIG_FILE_WITH_CANARY = JSON.stringify({
 });
 
 /**
- * Every environment variable src/config/ reads (as test/operations/readme.test.ts finds them;
+ * Every environment variable src/config/ reads (as test/docs/readme.test.ts finds them;
  * unknown-variables.ts names others, to tell a typo from them).
  */
 export function configVariables(): string[] {

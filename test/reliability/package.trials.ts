@@ -20,7 +20,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
-/** The README's sh commands, read as test/operations/readme.test.ts reads them. */
+/** The README's sh commands, read as test/docs/readme.test.ts reads them. */
 function readmeCommands(): { text: string; exports: string[] }[] {
   return [...README.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)]
     .filter((m) => m[1] === 'sh')
@@ -35,7 +35,7 @@ function readmeCommands(): { text: string; exports: string[] }[] {
     });
 }
 
-/** They run until stopped: test/operations runs them from the sources. */
+/** They run until stopped: the quick tests (test/cli/, test/webhooks/) run them from the sources. */
 const LONG_RUNNING = [
   'node bin/insights-sync.js schedule',
   'node bin/insights-sync.js serve',

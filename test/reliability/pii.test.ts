@@ -5,7 +5,7 @@ import { isPersonalKey, PERSONAL_KEYS, protectPersonalData, storedVisitorId } fr
 import { feedbackSchema } from '../../src/schemas/feedback.js';
 import { normalizeKey, type PiiPolicy } from '../../src/schemas/pii.js';
 import { recordingSchema } from '../../src/schemas/recording.js';
-import { feedback, recording } from '../unit/api-items.js';
+import { feedback, recording } from '../helpers/api-items.js';
 
 const KEY = 'pii-key-for-tests-0123456789abcdef';
 const HASH: PiiPolicy = { mode: 'hash', key: KEY };

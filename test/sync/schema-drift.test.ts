@@ -62,7 +62,7 @@ describe('the inventory of unknown fields', () => {
       expect(row.last_run_items).toBeGreaterThan(0);
       expect(row.last_run_items).toBe(row.last_run_total);
     }
-    // The snapshots' own fields: test/integration/schema-drift-snapshots.test.ts.
+    // The snapshots' own fields: test/sync/schema-drift-snapshots.test.ts.
     const said = lines.filter((l) => l.msg === NEW_FIELDS && isWindowed(l.resource ?? ''));
     expect(said.map((l) => [l.resource, l.fields]).sort()).toEqual([
       ['feedback', ['x_extra', 'x_score']],

@@ -69,9 +69,9 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
   'npm test': { file: '.ci/run', contains: 'npm test' },
   'npm run typecheck': { file: '.ci/run', contains: 'npm run typecheck' },
   'npm run lint': { file: '.ci/run', contains: 'npm run lint' },
-  'npm run demo': { file: 'test/operations/demo.test.ts', contains: "spawn('npm', ['run', 'demo']" },
+  'npm run demo': { file: 'test/cli/demo.test.ts', contains: "spawn('npm', ['run', 'demo']" },
   'node bin/insights-sync.js demo --keep-running': {
-    file: 'test/operations/demo.test.ts',
+    file: 'test/cli/demo.test.ts',
     contains: "startCli(['demo', '--keep-running']",
   },
   // Long-running: started, used and stopped by the tests of their own.
@@ -93,7 +93,7 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
     contains: "['report', '--out', out, '--source', 'shop', '--from', '2026-03-01', '--to', '2026-03-31']",
   },
   'node bin/insights-sync.js dbt-sources --out models/sources.yml': {
-    file: 'test/operations/analyst-commands.test.ts',
+    file: 'test/cli/analyst-commands.test.ts',
     contains: "['dbt-sources', '--out', out]",
   },
   // From the packed tarball, installed into a temporary prefix, with the commands below.
@@ -103,7 +103,7 @@ const RUN_ELSEWHERE: Record<string, { file: string; contains: string }> = {
     contains: "'install', '-g', '--prefix'",
   },
   'insights-sync demo': { file: 'test/reliability/package.trials.ts', contains: "sh('insights-sync demo'" },
-  'cp .env.example .env': { file: 'test/operations/readme.test.ts', contains: "envFile('.env.example')" },
+  'cp .env.example .env': { file: 'test/docs/readme.test.ts', contains: "envFile('.env.example')" },
   'docker compose config --quiet': {
     file: '.ci/run',
     contains: 'docker compose --env-file .env.example config --quiet',

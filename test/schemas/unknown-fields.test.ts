@@ -8,7 +8,7 @@ import {
   PATH_CHARS,
   unknownFieldPaths,
 } from '../../src/schemas/unknown-fields.js';
-import { feedback } from './api-items.js';
+import { feedback } from '../helpers/api-items.js';
 
 describe('fields the spec does not describe', () => {
   it('names the unknown keys of an item and of its nested objects and lists, not the known ones', () => {

@@ -43,7 +43,7 @@ describe('the API key', () => {
   it('never reaches the database from a base URL holding credentials, nor from refused endpoints', async () => {
     const password = 'CANARY-url-password-9c1e';
     const now = new Date('2026-03-06T05:00:00.000Z');
-    // The config refuses such a URL (test/unit/config.test.ts); a caller that bypasses it must not leak it either.
+    // The config refuses such a URL (test/config/config.test.ts); a caller that bypasses it must not leak it either.
     const withPassword = sim.url.replace('http://', `http://CANARY-url-user:${password}@`);
     const refusedEverywhere = await runAgainst(t, sim, {
       now,

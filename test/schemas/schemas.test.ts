@@ -3,7 +3,14 @@ import { windowedItemSchemas } from '../../src/schemas/resources.js';
 import { testResultSchema, testSchema } from '../../src/schemas/test.js';
 import { daySchema } from '../../src/schemas/timestamp.js';
 import { webhookBodySchema } from '../../src/schemas/webhook.js';
-import { feedback, feedbackWebhook, recording, surveyAnswer, surveyWebhook, visitor } from './api-items.js';
+import {
+  feedback,
+  feedbackWebhook,
+  recording,
+  surveyAnswer,
+  surveyWebhook,
+  visitor,
+} from '../helpers/api-items.js';
 
 describe('webhookBodySchema (spec 6)', () => {
   it('parses a feedback body, which has no dt, url or rating', () => {

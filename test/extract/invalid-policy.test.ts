@@ -10,7 +10,7 @@ import {
 import { validateItems } from '../../src/extract/validate.js';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
 import type { Rejected } from '../../src/schemas/rejected.js';
-import { feedback } from './api-items.js';
+import { feedback } from '../helpers/api-items.js';
 
 /** `count` rejects spread over `kinds` different problems (round robin). */
 function rejects(count: number, kinds = 4): Rejected[] {

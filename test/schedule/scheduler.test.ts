@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { startScheduler, type Tick } from '../../src/schedule/scheduler.js';
 import { cronSchedule } from '../../src/time/cron-schedule.js';
-import { capturingLogger, FakeClock } from './fake-clock.js';
+import { capturingLogger, FakeClock } from '../helpers/fake-clock.js';
 
 const BERLIN = 'Europe/Berlin';
 

@@ -13,8 +13,8 @@ import type { ResourceSummary, RunResult } from '../../src/sync/outcomes.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { capturingLogger } from '../helpers/fake-clock.js';
 import { runAgainst } from '../helpers/sync-harness.js';
-import { capturingLogger } from '../operations/fake-clock.js';
 
 const NOW = new Date('2026-03-12T06:00:00.000Z');
 

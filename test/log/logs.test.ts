@@ -10,7 +10,7 @@ import type { WindowOutcome } from '../../src/sync/outcomes.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { capturingLogger } from './fake-clock.js';
+import { capturingLogger } from '../helpers/fake-clock.js';
 
 const CANARY = 'CANARY-key-0f9c1d';
 

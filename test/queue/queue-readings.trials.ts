@@ -80,7 +80,7 @@ const reading = fc.record({
  * on a day with no item where the readings differ, and a later day is then loaded short, in process
  * as in a queue (recordings 2026-11-19: 0 items of 1 in a CI run). That is a known gap of the
  * once-a-run check, not of the queue: see the 'check settles the run only on the day's own items'
- * test in test/unit/fetch-day.test.ts for the part closed, and the closing note for what is not.
+ * test in test/extract/fetch-day.test.ts for the part closed, and the closing note for what is not.
  */
 const RANDOM_PAIRS = fc
   .sample(

@@ -7,8 +7,8 @@ import { inTransaction } from '../../src/db/transaction.js';
 import { validateItems } from '../../src/extract/validate.js';
 import { loadRejects } from '../../src/load/rejects.js';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
+import { feedback } from '../helpers/api-items.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { feedback } from '../unit/api-items.js';
 
 /**
  * Migration 0009-value-ranges and the rejects it makes storable, on a real PostgreSQL: the

@@ -9,7 +9,7 @@ import {
   unstorableFields,
   unstorableJson,
 } from '../../src/schemas/storable.js';
-import { feedback, heatmap, visitor } from './api-items.js';
+import { feedback, heatmap, visitor } from '../helpers/api-items.js';
 
 /** An object nested `levels` deep: { a: { a: ... { a: 'end' } } }. */
 function nested(levels: number): unknown {

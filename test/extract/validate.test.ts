@@ -5,7 +5,7 @@ import { heatmapSchema } from '../../src/schemas/heatmap.js';
 import { recordingSchema } from '../../src/schemas/recording.js';
 import { surveyAnswerSchema } from '../../src/schemas/survey-answer.js';
 import { timestampSchema } from '../../src/schemas/timestamp.js';
-import { feedback, heatmap, recording, surveyAnswer, visitor } from './api-items.js';
+import { feedback, heatmap, recording, surveyAnswer, visitor } from '../helpers/api-items.js';
 
 describe('validateItems', () => {
   it('passes valid items through, unknown fields kept at every level', () => {
