@@ -19,7 +19,7 @@ const COMMENTS = {
   source_id: 'The configured source name.',
   resource: 'feedback, survey or recordings.',
   field:
-    'What changed: startdate or enddate (inclusive, or exclusive: not proved inclusive), server_day (utc, early, late, unknown), order, cap, limit_refused.',
+    'What changed: startdate or enddate (inclusive, or exclusive: not proved inclusive), server_day (utc, early, late, unknown), order, cap, limit_refused, instants (honoured, ignored, refused).',
   from_value: 'What was stored before (none: no cap or no refused limit).',
   to_value: 'What is stored now.',
   changed_at: 'When the change was stored.',
@@ -27,7 +27,7 @@ const COMMENTS = {
   evidence: 'What the server answered that proved it, in a few words.',
 } as const;
 
-const FIELDS = ['startdate', 'enddate', 'server_day', 'order', 'cap', 'limit_refused'];
+const FIELDS = ['startdate', 'enddate', 'server_day', 'order', 'cap', 'limit_refused', 'instants'];
 
 export async function up(db: AnyDb): Promise<void> {
   const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);

@@ -9,7 +9,14 @@ import { endInclusive, type ServerReading, serverDay, startInclusive } from './s
  * reading stale and learned it again. A field learned for the first time is no change either,
  * nor a cap or a refused limit a run did not meet again (both are learned again each run).
  */
-export type ReadingField = 'startdate' | 'enddate' | 'server_day' | 'order' | 'cap' | 'limit_refused';
+export type ReadingField =
+  | 'startdate'
+  | 'enddate'
+  | 'server_day'
+  | 'order'
+  | 'cap'
+  | 'limit_refused'
+  | 'instants';
 
 export interface ReadingChange {
   field: ReadingField;
@@ -27,9 +34,17 @@ export const READING_FIELDS: readonly ReadingField[] = [
   'order',
   'cap',
   'limit_refused',
+  'instants',
 ];
 
 const HOUR_MS = 3_600_000;
+
+/** What a probe at an instant answered, per verdict (src/extract/time-slices.ts). */
+const INSTANTS_EVIDENCE: Record<NonNullable<ServerReading['instants']>, string> = {
+  honoured: 'a request bounded by instants held only the items between them',
+  ignored: 'a request bounded by instants held items outside them',
+  refused: 'a request bounded by instants was answered 400',
+};
 
 /** "+1 h", "-4.5 h", "+24 h": how far past an asked midnight answers reached. */
 function hours(ms: number | null): string {
@@ -82,6 +97,9 @@ export function readingChanges(
   if (cap !== undefined) add('cap', count(before.cap), count(after.cap), cap);
   const limit = limitChange(before, after);
   if (limit !== undefined) add('limit_refused', count(before.limitRefused), count(after.limitRefused), limit);
+  // Asked again only when a day fills the cap: a verdict is a probe's answer, never a default.
+  if (before.instants !== null && after.instants !== null)
+    add('instants', before.instants, after.instants, INSTANTS_EVIDENCE[after.instants]);
   return changes;
 }
 

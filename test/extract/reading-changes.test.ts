@@ -72,6 +72,23 @@ describe('what counts as a change of a learned reading', () => {
     ]);
   });
 
+  it('what instants do: a verdict that changed is a change; the first verdict is not', () => {
+    const honoured: ServerReading = { ...UTC_INCLUSIVE, instants: 'honoured' };
+    expect(fields(UTC_INCLUSIVE, honoured)).toEqual([]);
+    expect(fields(honoured, { ...UTC_INCLUSIVE, instants: 'ignored' })).toEqual([
+      ['instants', 'honoured', 'ignored'],
+    ]);
+    expect(readingChanges(honoured, { ...UTC_INCLUSIVE, instants: 'refused' }, false)).toEqual([
+      {
+        field: 'instants',
+        from: 'honoured',
+        to: 'refused',
+        evidence: 'a request bounded by instants was answered 400',
+      },
+    ]);
+    expect(fields(honoured, honoured)).toEqual([]);
+  });
+
   it('a cap: another one proved, one a larger response broke, one lowered below an earlier response', () => {
     const capped = { ...UTC_INCLUSIVE, cap: 100, largestResponse: 100 };
     expect(fields(capped, { ...capped, cap: 50, largestResponse: 50 })).toEqual([['cap', '100', '50']]);

@@ -85,8 +85,8 @@ export interface LateArrivalsTable {
 export interface ReadingChangesTable {
   change_id: GeneratedAlways<number>;
   source_id: string;
-  resource: 'feedback' | 'survey' | 'recordings';
-  field: 'startdate' | 'enddate' | 'server_day' | 'order' | 'cap' | 'limit_refused';
+  resource: WindowedResource;
+  field: 'startdate' | 'enddate' | 'server_day' | 'order' | 'cap' | 'limit_refused' | 'instants';
   from_value: string;
   to_value: string;
   changed_at: DefaultTimestamp;
