@@ -9,6 +9,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { cronProblem } from '../../src/time/cron-schedule.js';
 import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { withStoredVisitor } from '../helpers/readme-visitor.js';
 
 /**
  * Every command in the README is run: the CLI's by this file (literally, through sh, against a
@@ -194,17 +195,6 @@ describe('the README', () => {
     await t.drop();
   });
 
-  const EXAMPLE_VISITOR = 'v0042-1a2b3c';
-  async function someVisitor(): Promise<string> {
-    const row = await t.db
-      .selectFrom('visitors')
-      .select('id')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirstOrThrow();
-    return row.id;
-  }
-
   it('every insights-sync command in it runs as written, in order, against a warehouse and the service', async () => {
     const commands = [...shellCommands(), ...scheduledCommands()].filter(
       (c) => c.text.startsWith('node bin/insights-sync.js') && !(c.text in RUN_ELSEWHERE),
@@ -225,10 +215,10 @@ describe('the README', () => {
       // compiled-bin.trials.ts runs `node bin/insights-sync.js` on a fresh build, and
       // test/reliability/package.trials.ts these very commands from the packed tarball.
       // The example visitor id stands for one the warehouse holds (forget refuses an id no row holds).
-      const visitor = command.text.includes(EXAMPLE_VISITOR) ? await someVisitor() : EXAMPLE_VISITOR;
-      const text = command.text
-        .replace(/^node bin\/insights-sync\.js/, `node '${inject('testCliBin')}'`)
-        .replaceAll(EXAMPLE_VISITOR, visitor);
+      const text = await withStoredVisitor(
+        command.text.replace(/^node bin\/insights-sync\.js/, `node '${inject('testCliBin')}'`),
+        t.db,
+      );
       const result = await sh([...exports, text].join('\n'), env);
       expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
       if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });

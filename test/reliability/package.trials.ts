@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { withStoredVisitor } from '../helpers/readme-visitor.js';
 
 /**
  * An installable package: `npm pack` of the checkout, installed from the tarball into
@@ -142,7 +143,8 @@ describe('the packed tarball, installed', () => {
       const exports = command.exports.filter(
         (line) => !PLACEHOLDERS.includes(/^export (\w+)/.exec(line)?.[1] ?? ''),
       );
-      const text = command.text.replace(/^node bin\/insights-sync\.js/, bin);
+      // The example visitor stands for one the warehouse holds (forget refuses an id no row holds).
+      const text = await withStoredVisitor(command.text.replace(/^node bin\/insights-sync\.js/, bin), t.db);
       const result = await sh([...exports, text].join('\n'), work, env);
       expect(result.code, `${command.text}\n${result.stderr}`).toBe(0);
       if (command.text.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ healthy: true });
