@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { unfinishedDays } from '../ledger/read.js';
+import { schemaDriftRows, unfinishedDays } from '../ledger/read.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, todayUtc } from '../time/days.js';
 
@@ -521,15 +521,7 @@ export async function loadDayMarks(
 }
 
 async function loadNewFields(db: Kysely<Database>, source: string | undefined): Promise<NewField[]> {
-  const rows = await db
-    .selectFrom('schema_drift')
-    .selectAll()
-    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-    .orderBy('first_seen_at', 'desc')
-    .orderBy('source_id')
-    .orderBy('resource')
-    .orderBy('field_path')
-    .execute();
+  const rows = await schemaDriftRows(db, { source, newestFirst: true });
   return rows.map((r) => ({
     source: r.source_id,
     resource: r.resource,
