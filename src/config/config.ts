@@ -157,35 +157,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const now = options.now ?? (() => new Date());
   const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const problems: ConfigProblem[] = [];
-
-  /** The value of a setting the command reads; undefined when unset, empty or ignored. */
-  function given(name: EnvName): string | undefined {
-    const raw = env[name]?.trim();
-    return raw === undefined || raw === '' || options.ignore?.includes(name) ? undefined : raw;
-  }
-
-  function setting<N extends EnvName, F = z.output<(typeof ENV_SETTINGS)[N]['schema']>>(
-    name: N,
-    fallback: z.output<(typeof ENV_SETTINGS)[N]['schema']> | F,
-  ) {
-    const raw = given(name);
-    if (raw === undefined) return fallback;
-    const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
-    if (parsed.success) return parsed.data as z.output<(typeof ENV_SETTINGS)[N]['schema']>;
-    problems.push({ variable: name, expected: ENV_SETTINGS[name].expected });
-    return fallback;
-  }
+  const read = settingReader(env, options.ignore, problems);
+  const { setting } = read;
 
   const today = DateTime.fromJSDate(now(), { zone: 'utc' }).startOf('day');
   const piiKey = readPiiKey(env.INSIGHTS_PII_KEY, options.estimatePiiKey ?? true, problems);
   const piiExtraKeys = readPiiExtraKeys(env.INSIGHTS_PII_EXTRA_KEYS, problems);
   const sourceRps = setting('INSIGHTS_SOURCE_RPS', 0);
+  // The groups are read in this order, so the problems are listed in the order of the settings.
   const config: Config = {
     databaseUrl: databaseUrl(env.DATABASE_URL, problems),
-    schema: setting('INSIGHTS_SCHEMA', 'insights'),
-    dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
-    embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
-    embedded: setting('INSIGHTS_EMBEDDED', false),
+    ...storageSettings(read),
     sources: readSources(
       env,
       readFile,
@@ -193,6 +175,69 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       options.sourcesFor ?? 'api',
       problems,
     ).map((source) => withPiiPolicy(withBudget(source, sourceRps), piiKey, piiExtraKeys, problems)),
+    ...fetchSettings(read, today),
+    ...webhookSettings(read),
+    schedule: setting('INSIGHTS_SCHEDULE', '0 3 * * *'),
+    timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
+    shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
+    piiKey,
+    ...runtimeSettings(read, sourceRps),
+  };
+  if (config.maxLimit < config.limit) {
+    problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  Object.freeze(config.sources);
+  for (const source of config.sources) Object.freeze(source);
+  return Object.freeze(config);
+}
+
+type EnvOutput<N extends EnvName> = z.output<(typeof ENV_SETTINGS)[N]['schema']>;
+
+/** How loadConfig reads one setting of the environment. */
+interface SettingReader {
+  /** The value of a setting the command reads; undefined when unset, empty or ignored. */
+  given(name: EnvName): string | undefined;
+  /** The setting as its schema parses it; the fallback when not given, or when wrong (a problem then). */
+  setting<N extends EnvName, F = EnvOutput<N>>(name: N, fallback: EnvOutput<N> | F): EnvOutput<N> | F;
+}
+
+function settingReader(
+  env: Env,
+  ignore: readonly EnvName[] | undefined,
+  problems: ConfigProblem[],
+): SettingReader {
+  function given(name: EnvName): string | undefined {
+    const raw = env[name]?.trim();
+    return raw === undefined || raw === '' || ignore?.includes(name) ? undefined : raw;
+  }
+  function setting<N extends EnvName, F = EnvOutput<N>>(
+    name: N,
+    fallback: EnvOutput<N> | F,
+  ): EnvOutput<N> | F {
+    const raw = given(name);
+    if (raw === undefined) return fallback;
+    const parsed = ENV_SETTINGS[name].schema.safeParse(raw);
+    if (parsed.success) return parsed.data as EnvOutput<N>;
+    problems.push({ variable: name, expected: ENV_SETTINGS[name].expected });
+    return fallback;
+  }
+  return { given, setting };
+}
+
+/** Where the warehouse is kept. */
+function storageSettings({ setting }: SettingReader) {
+  return {
+    schema: setting('INSIGHTS_SCHEMA', 'insights'),
+    dataDir: setting('INSIGHTS_DATA_DIR', '.data/postgres'),
+    embeddedPort: setting('INSIGHTS_EMBEDDED_PORT', 54329),
+    embedded: setting('INSIGHTS_EMBEDDED', false),
+  };
+}
+
+/** How a run asks the API and logs. */
+function fetchSettings({ setting }: SettingReader, today: DateTime) {
+  return {
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
     lookbackDays: setting('INSIGHTS_LOOKBACK_DAYS', 3),
     startDate: setting('INSIGHTS_START_DATE', today.minus({ days: 30 }).toISODate() ?? ''),
@@ -206,6 +251,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     maxInvalidShare: setting('INSIGHTS_MAX_INVALID_SHARE', 0.05),
     logLevel: setting('LOG_LEVEL', 'info'),
     logFormat: setting('LOG_FORMAT', undefined),
+  };
+}
+
+/** The webhook receiver. */
+function webhookSettings({ given, setting }: SettingReader) {
+  return {
     webhookPort: setting('INSIGHTS_WEBHOOK_PORT', 8080),
     webhookHost: setting('INSIGHTS_WEBHOOK_HOST', '0.0.0.0'),
     // 256 KiB: a spec-6 body is a few KiB; the margin is for long comments.
@@ -226,10 +277,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       : undefined,
     trustedProxy: setting('INSIGHTS_TRUSTED_PROXY', []),
     webhookConfirmDays: setting('INSIGHTS_WEBHOOK_CONFIRM_DAYS', 2),
-    schedule: setting('INSIGHTS_SCHEDULE', '0 3 * * *'),
-    timezone: setting('INSIGHTS_TIMEZONE', 'UTC'),
-    shutdownGraceMs: setting('INSIGHTS_SHUTDOWN_GRACE_MS', 25_000),
-    piiKey,
+  };
+}
+
+/** Metrics, memory, the per-source limits and the queue. */
+function runtimeSettings({ given, setting }: SettingReader, sourceRps: number) {
+  return {
     metricsFile: setting('INSIGHTS_METRICS_FILE', '') || undefined,
     metricsPort: given('INSIGHTS_METRICS_PORT') ? setting('INSIGHTS_METRICS_PORT', 0) : undefined,
     metricsHost: setting('INSIGHTS_METRICS_HOST', '127.0.0.1'),
@@ -245,13 +298,6 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     queueRetryLimit: setting('INSIGHTS_QUEUE_RETRY_LIMIT', 3),
     scheduleQueue: setting('INSIGHTS_SCHEDULE_QUEUE', false),
   };
-  if (config.maxLimit < config.limit) {
-    problems.push({ variable: 'INSIGHTS_MAX_LIMIT', expected: ENV_SETTINGS.INSIGHTS_MAX_LIMIT.expected });
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  Object.freeze(config.sources);
-  for (const source of config.sources) Object.freeze(source);
-  return Object.freeze(config);
 }
 
 function databaseUrl(raw: string | undefined, problems: ConfigProblem[]): string | undefined {

@@ -6,7 +6,8 @@ import type { DayString } from '../time/days.js';
 /**
  * What the rest of the tool reads of the ledger (sync_windows) and the watermarks: the one place
  * that queries them besides the ledger's own writes and planning. status, the report and the
- * run's late-arrival count read through these.
+ * run's late-arrival count read through these; and, for status and the report alike, the
+ * inventory of the fields the API sends that the spec does not describe (schema_drift).
  */
 
 export interface DayRead {
@@ -76,4 +77,23 @@ export async function unfinishedDays(
     where w.status is distinct from 'done' or w.truncated
     order by d.day, s.source_id, r.resource`.execute(db);
   return rows.rows;
+}
+
+/**
+ * The schema_drift inventory (kept by each window's load: src/load/schema-drift.ts) of one
+ * source or all, by source, resource and field; the most recently first seen first when asked.
+ */
+export function schemaDriftRows(
+  db: Kysely<Database>,
+  { source, newestFirst = false }: { source?: string; newestFirst?: boolean } = {},
+) {
+  return db
+    .selectFrom('schema_drift')
+    .selectAll()
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .$call((q) => (newestFirst ? q.orderBy('first_seen_at', 'desc') : q))
+    .orderBy('source_id')
+    .orderBy('resource')
+    .orderBy('field_path')
+    .execute();
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { unfinishedDays } from '../ledger/read.js';
+import { schemaDriftRows, unfinishedDays } from '../ledger/read.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, todayUtc } from '../time/days.js';
 
@@ -237,108 +237,162 @@ export async function loadReportData(
   now: Date = new Date(),
 ): Promise<ReportData> {
   const { source, from, to } = options;
-  const sources = (await db.selectFrom('sources').select('source_id').orderBy('source_id').execute())
+  const sources = await loadSources(db, source);
+  const testDays = await loadTestDays(db, options);
+  const activity = await loadActivity(db, options);
+  const ratings = await loadRatings(db, options);
+  const answers = await loadSurveyAnswers(db, options);
+  const durationDays = await loadDurationDays(db, options);
+  const health = await loadHealth(db, source);
+  const abResults = await loadVariantResults(db, 'ab_test_results', source);
+  const personalizationResults = await loadVariantResults(db, 'personalization_results', source);
+  const survey = surveyQuestions(answers);
+  return {
+    generatedAt: now.toISOString(),
+    sources,
+    range: { from, to },
+    totals: reportTotals(activity, [...abResults, ...personalizationResults]),
+    abResults,
+    personalizationResults,
+    testDays,
+    activity,
+    ratings,
+    survey,
+    surveyDays: surveyAnswerDays(answers, survey),
+    durationLabels: DURATION_LABELS,
+    durationDays,
+    dayMarks: await loadDayMarks(db, sources, from, to, now),
+    ...(await loadComments(db, options)),
+    byUrl: keepTop(await loadBreakdown(db, options, 'url'), URLS_SHOWN, OTHER_PAGES),
+    byDevice: await loadBreakdown(db, options, 'device'),
+    newFields: await loadNewFields(db, source),
+    health,
+  };
+}
+
+/** The warehouse's sources, or only `source` when given (none when the warehouse lacks it). */
+async function loadSources(db: Kysely<Database>, source: string | undefined): Promise<string[]> {
+  return (await db.selectFrom('sources').select('source_id').orderBy('source_id').execute())
     .map((s) => s.source_id)
     .filter((s) => source === undefined || s === source);
+}
 
-  const results = async (view: 'ab_test_results' | 'personalization_results') =>
-    (
-      await db
-        .selectFrom(view)
-        .selectAll()
-        .where('removed_at', 'is', null)
-        .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-        .orderBy('source_id')
-        .orderBy('test_name')
-        .orderBy('test_id')
-        .orderBy('is_control', 'desc')
-        .orderBy('variant')
-        .execute()
-    ).map(
-      (r): VariantResult => ({
-        source: r.source_id ?? '',
-        testId: r.test_id ?? '',
-        testName: r.test_name ?? r.test_id ?? '',
-        url: r.url,
-        variant: r.variant ?? '',
-        isControl: r.is_control === true,
-        complete: r.complete ?? 0,
-        total: r.total ?? 0,
-        conversion: r.conversion,
-        conversionLow: r.conversion_ci_low,
-        conversionHigh: r.conversion_ci_high,
-        absoluteLift: r.absolute_lift,
-        relativeLift: r.relative_lift,
-        liftLow: r.lift_ci_low,
-        liftHigh: r.lift_ci_high,
-        pValue: r.p_value,
-        pValueHolm: r.p_value_holm,
-        srmPValue: r.srm_p_value,
-        sampleRatioMismatch: r.sample_ratio_mismatch === true,
-        srmStatus: r.srm_status,
-        verdict: r.verdict,
-      }),
-    );
+/** The tiles: items of the range, and tests with results (counted once per source and test id). */
+function reportTotals(
+  activity: readonly ActivityDay[],
+  results: readonly VariantResult[],
+): ReportData['totals'] {
+  return {
+    feedback: activity.reduce((n, a) => n + a.feedback, 0),
+    surveyAnswers: activity.reduce((n, a) => n + a.surveyAnswers, 0),
+    recordings: activity.reduce((n, a) => n + a.recordings, 0),
+    tests: new Set(results.map((r) => `${r.source}/${r.testId}`)).size,
+  };
+}
 
-  const testDays = (
-    await db
-      .selectFrom('test_result_daily')
-      .selectAll()
-      .where('day', '>=', from)
-      .where('day', '<=', to)
-      .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-      .orderBy('test_kind')
-      .orderBy('test_name')
-      .orderBy('test_id')
-      .orderBy('day')
-      .orderBy('variant')
-      .execute()
-  ).map(
-    (r): TestDay => ({
-      source: r.source_id ?? '',
-      testKind: r.test_kind ?? 'abtesting',
-      testId: r.test_id ?? '',
-      testName: r.test_name ?? r.test_id ?? '',
-      variant: r.variant ?? '',
-      day: r.day ?? '',
-      complete: r.complete ?? 0,
-      total: r.total ?? 0,
-      conversion: r.conversion,
-      completeIncrement: r.complete_increment,
-      totalIncrement: r.total_increment,
-    }),
-  );
+/** A results view's variants of the tests not removed, the control first within a test. */
+async function loadVariantResults(
+  db: Kysely<Database>,
+  view: 'ab_test_results' | 'personalization_results',
+  source: string | undefined,
+): Promise<VariantResult[]> {
+  const rows = await db
+    .selectFrom(view)
+    .selectAll()
+    .where('removed_at', 'is', null)
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .orderBy('source_id')
+    .orderBy('test_name')
+    .orderBy('test_id')
+    .orderBy('is_control', 'desc')
+    .orderBy('variant')
+    .execute();
+  return rows.map((r) => ({
+    source: r.source_id ?? '',
+    testId: r.test_id ?? '',
+    testName: r.test_name ?? r.test_id ?? '',
+    url: r.url,
+    variant: r.variant ?? '',
+    isControl: r.is_control === true,
+    complete: r.complete ?? 0,
+    total: r.total ?? 0,
+    conversion: r.conversion,
+    conversionLow: r.conversion_ci_low,
+    conversionHigh: r.conversion_ci_high,
+    absoluteLift: r.absolute_lift,
+    relativeLift: r.relative_lift,
+    liftLow: r.lift_ci_low,
+    liftHigh: r.lift_ci_high,
+    pValue: r.p_value,
+    pValueHolm: r.p_value_holm,
+    srmPValue: r.srm_p_value,
+    sampleRatioMismatch: r.sample_ratio_mismatch === true,
+    srmStatus: r.srm_status,
+    verdict: r.verdict,
+  }));
+}
 
-  const activity = (
-    await db
-      .selectFrom('daily_activity')
-      .select([
-        'source_id',
-        'day',
-        sql<number>`feedback_count::int`.as('feedback'),
-        sql<number>`survey_answer_count::int`.as('survey_answers'),
-        sql<number>`recording_count::int`.as('recordings'),
-        'average_recording_duration',
-      ])
-      .where('day', '>=', from)
-      .where('day', '<=', to)
-      .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-      .orderBy('day')
-      .orderBy('source_id')
-      .execute()
-  ).map(
-    (a): ActivityDay => ({
-      source: a.source_id ?? '',
-      day: a.day ?? '',
-      feedback: a.feedback,
-      surveyAnswers: a.survey_answers,
-      recordings: a.recordings,
-      averageDuration: a.average_recording_duration,
-    }),
-  );
+async function loadTestDays(db: Kysely<Database>, { source, from, to }: ReportOptions): Promise<TestDay[]> {
+  const rows = await db
+    .selectFrom('test_result_daily')
+    .selectAll()
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .orderBy('test_kind')
+    .orderBy('test_name')
+    .orderBy('test_id')
+    .orderBy('day')
+    .orderBy('variant')
+    .execute();
+  return rows.map((r) => ({
+    source: r.source_id ?? '',
+    testKind: r.test_kind ?? 'abtesting',
+    testId: r.test_id ?? '',
+    testName: r.test_name ?? r.test_id ?? '',
+    variant: r.variant ?? '',
+    day: r.day ?? '',
+    complete: r.complete ?? 0,
+    total: r.total ?? 0,
+    conversion: r.conversion,
+    completeIncrement: r.complete_increment,
+    totalIncrement: r.total_increment,
+  }));
+}
 
-  // Ratings per question: the scales may differ between questions, so they are not averaged together.
-  const ratings = await db
+async function loadActivity(
+  db: Kysely<Database>,
+  { source, from, to }: ReportOptions,
+): Promise<ActivityDay[]> {
+  const rows = await db
+    .selectFrom('daily_activity')
+    .select([
+      'source_id',
+      'day',
+      sql<number>`feedback_count::int`.as('feedback'),
+      sql<number>`survey_answer_count::int`.as('survey_answers'),
+      sql<number>`recording_count::int`.as('recordings'),
+      'average_recording_duration',
+    ])
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .orderBy('day')
+    .orderBy('source_id')
+    .execute();
+  return rows.map((a) => ({
+    source: a.source_id ?? '',
+    day: a.day ?? '',
+    feedback: a.feedback,
+    surveyAnswers: a.survey_answers,
+    recordings: a.recordings,
+    averageDuration: a.average_recording_duration,
+  }));
+}
+
+/** Ratings per question: the scales may differ between questions, so they are not averaged together. */
+async function loadRatings(db: Kysely<Database>, { source, from, to }: ReportOptions): Promise<RatingDay[]> {
+  const rows = await db
     .selectFrom('feedback_enriched')
     .select([
       'source_id',
@@ -356,8 +410,19 @@ export async function loadReportData(
     .orderBy('day')
     .orderBy('source_id')
     .execute();
+  return rows.map((r) => ({
+    source: r.source_id ?? '',
+    day: r.day ?? '',
+    question: r.question ?? '(no question)',
+    feedback: r.feedback,
+    rated: r.rated,
+    averageRating: r.average_rating,
+  }));
+}
 
-  const answers = await db
+/** Survey answers counted per source, day, question and answer text. */
+async function loadSurveyAnswers(db: Kysely<Database>, { source, from, to }: ReportOptions) {
+  return db
     .selectFrom('survey_answers_enriched')
     .select(['source_id', 'day', 'question_id', 'question', 'answer', sql<number>`count(*)::int`.as('n')])
     .where('day', '>=', from)
@@ -369,7 +434,13 @@ export async function loadReportData(
     .orderBy('source_id')
     .orderBy('answer')
     .execute();
+}
 
+/** Recordings per source, UTC day and bin of DURATION_EDGES (width_bucket's numbering). */
+async function loadDurationDays(
+  db: Kysely<Database>,
+  { source, from, to }: ReportOptions,
+): Promise<DurationDay[]> {
   const edges = sql.raw(`array[${DURATION_EDGES.join(', ')}]`);
   const durations = await sql<{ source_id: string; day: string; bucket: number; n: number }>`
     select source_id, ${sql.raw(`(dt at time zone 'UTC')::date`)}::text as day,
@@ -378,67 +449,29 @@ export async function loadReportData(
     where ${sql.raw(`(dt at time zone 'UTC')::date`)} between ${from}::date and ${to}::date
       ${source === undefined ? sql`` : sql`and source_id = ${source}`}
     group by 1, 2, 3 order by 2, 1, 3`.execute(db);
+  return durations.rows.map((r) => ({ source: r.source_id, day: r.day, bin: r.bucket, count: r.n }));
+}
 
-  const health = await db
+async function loadHealth(db: Kysely<Database>, source: string | undefined): Promise<HealthRow[]> {
+  const rows = await db
     .selectFrom('sync_health')
     .selectAll()
     .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
     .execute();
-
-  const abResults = await results('ab_test_results');
-  const personalizationResults = await results('personalization_results');
-  const survey = surveyQuestions(answers);
-  return {
-    generatedAt: now.toISOString(),
-    sources,
-    range: { from, to },
-    totals: {
-      feedback: activity.reduce((n, a) => n + a.feedback, 0),
-      surveyAnswers: activity.reduce((n, a) => n + a.surveyAnswers, 0),
-      recordings: activity.reduce((n, a) => n + a.recordings, 0),
-      tests: new Set([...abResults, ...personalizationResults].map((r) => `${r.source}/${r.testId}`)).size,
-    },
-    abResults,
-    personalizationResults,
-    testDays,
-    activity,
-    ratings: ratings.map((r) => ({
-      source: r.source_id ?? '',
-      day: r.day ?? '',
-      question: r.question ?? '(no question)',
-      feedback: r.feedback,
-      rated: r.rated,
-      averageRating: r.average_rating,
-    })),
-    survey,
-    surveyDays: surveyAnswerDays(answers, survey),
-    durationLabels: DURATION_LABELS,
-    durationDays: durations.rows.map((r) => ({
-      source: r.source_id,
-      day: r.day,
-      bin: r.bucket,
-      count: r.n,
-    })),
-    dayMarks: await loadDayMarks(db, sources, from, to, now),
-    ...(await loadComments(db, options)),
-    byUrl: keepTop(await loadBreakdown(db, options, 'url'), URLS_SHOWN, OTHER_PAGES),
-    byDevice: await loadBreakdown(db, options, 'device'),
-    newFields: await loadNewFields(db, source),
-    health: health.map((h) => ({
-      source: h.source_id ?? '',
-      resource: h.resource ?? '',
-      kind: h.kind ?? '',
-      watermark: h.watermark,
-      lagDays: h.lag_days,
-      truncatedDays: h.truncated_days ?? 0,
-      lastTruncatedDay: h.last_truncated_day,
-      failedDays: h.failed_days ?? 0,
-      rejectedItems: h.rejected_items ?? 0,
-      lastLoadedAt: h.last_loaded_at?.toISOString() ?? null,
-      lastRunStatus: h.last_run_status,
-      lastRunFinishedAt: h.last_run_finished_at?.toISOString() ?? null,
-    })),
-  };
+  return rows.map((h) => ({
+    source: h.source_id ?? '',
+    resource: h.resource ?? '',
+    kind: h.kind ?? '',
+    watermark: h.watermark,
+    lagDays: h.lag_days,
+    truncatedDays: h.truncated_days ?? 0,
+    lastTruncatedDay: h.last_truncated_day,
+    failedDays: h.failed_days ?? 0,
+    rejectedItems: h.rejected_items ?? 0,
+    lastLoadedAt: h.last_loaded_at?.toISOString() ?? null,
+    lastRunStatus: h.last_run_status,
+    lastRunFinishedAt: h.last_run_finished_at?.toISOString() ?? null,
+  }));
 }
 
 /**
@@ -488,15 +521,7 @@ export async function loadDayMarks(
 }
 
 async function loadNewFields(db: Kysely<Database>, source: string | undefined): Promise<NewField[]> {
-  const rows = await db
-    .selectFrom('schema_drift')
-    .selectAll()
-    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
-    .orderBy('first_seen_at', 'desc')
-    .orderBy('source_id')
-    .orderBy('resource')
-    .orderBy('field_path')
-    .execute();
+  const rows = await schemaDriftRows(db, { source, newestFirst: true });
   return rows.map((r) => ({
     source: r.source_id,
     resource: r.resource,

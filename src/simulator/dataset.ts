@@ -76,24 +76,11 @@ const EMPTY_DAY_INDEX = 2;
 const DAY_CACHE_SIZE = 32;
 
 export function generateDataset(options: DatasetOptions): Dataset {
-  const seed = options.seed ?? 1;
-  const { from, to } = options;
-  if (!isDay(from) || !isDay(to))
-    throw new RangeError(`from and to must be dates YYYY-MM-DD, got ${from} and ${to}`);
-  if (from > to) throw new RangeError(`from (${from}) must not be after to (${to})`);
-  if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
-  const volume: Volume = { ...DEFAULT_VOLUME, ...options.volume };
-  for (const [name, value] of Object.entries(volume)) {
-    if (!Number.isFinite(value) || value < 0) throw new RangeError(`volume.${name} must be a number >= 0`);
-  }
-
+  const { seed, from, to, volume } = checkedOptions(options);
   const days = daysFrom(from, to);
-  const roleOf = (index: number): DayRole => {
-    if (index === BUSY_DAY_INDEX && days.length > BUSY_DAY_INDEX) return 'busy';
-    if (index === EMPTY_DAY_INDEX && days.length >= 5) return 'empty';
-    return 'ordinary';
-  };
-  const plans = new Map<string, DayPlan>(days.map((day, i) => [day, planDay(seed, day, roleOf(i), volume)]));
+  const plans = new Map<string, DayPlan>(
+    days.map((day, i) => [day, planDay(seed, day, dayRole(i, days.length), volume)]),
+  );
   const busyDay = days.length > BUSY_DAY_INDEX ? (days[BUSY_DAY_INDEX] ?? null) : null;
   const context: ItemContext = { seed, visitors: createVisitorPool(seed, from) };
   const state: DatasetState = {
@@ -103,22 +90,12 @@ export function generateDataset(options: DatasetOptions): Dataset {
     snapshots: generateSnapshots(seed, from, to),
   };
   const cache = new Map<string, DayItems>();
-
-  const day = (date: string): DayItems => {
-    const cached = cache.get(date);
-    if (cached) {
-      // Re-insert so the map's order stays least-recently-used first.
-      cache.delete(date);
-      cache.set(date, cached);
-      return cached;
-    }
-    const plan = plans.get(date);
-    if (!plan) return { feedback: [], survey: [], recordings: [] };
-    const items = withOverlay(generateDay(context, date, plan), state.overlays.get(date));
-    cache.set(date, items);
-    if (cache.size > DAY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-    return items;
-  };
+  const day = (date: string): DayItems =>
+    cachedDay(cache, date, () => {
+      const plan = plans.get(date);
+      if (!plan) return undefined;
+      return withOverlay(generateDay(context, date, plan), state.overlays.get(date));
+    });
 
   const dataset: Dataset = {
     seed,
@@ -129,73 +106,22 @@ export function generateDataset(options: DatasetOptions): Dataset {
     tests: (kind) => state.snapshots.tests[kind].filter((test) => !state.removed.has(test.id)),
     results: (kind, id) => (state.removed.has(id) ? undefined : state.snapshots.results[kind].get(id)),
     heatmaps: () => state.snapshots.heatmaps,
-    meta: () => ({
-      busyDay,
-      emptyDays: days.filter((date) => {
-        const plan = plans.get(date);
-        const overlay = state.overlays.get(date);
-        const planned = plan ? plan.feedback + plan.survey + plan.recordings : 0;
-        const late = overlay
-          ? overlay.feedback.length + overlay.survey.length + overlay.recordings.length
-          : 0;
-        return planned + late === 0;
-      }),
-    }),
-    totals: () => {
-      const totals = { feedback: 0, survey: 0, recordings: 0 };
-      for (const plan of plans.values()) {
-        totals.feedback += plan.feedback;
-        totals.survey += plan.survey;
-        totals.recordings += plan.recordings;
-      }
-      for (const overlay of state.overlays.values()) {
-        totals.feedback += overlay.feedback.length - (overlay.movedAway?.feedback.size ?? 0);
-        totals.survey += overlay.survey.length - (overlay.movedAway?.survey.size ?? 0);
-        totals.recordings += overlay.recordings.length - (overlay.movedAway?.recordings.size ?? 0);
-      }
-      return totals;
-    },
+    meta: () => ({ busyDay, emptyDays: emptyDays(days, plans, state) }),
+    totals: () => itemTotals(plans, state),
     advance: (advanceOptions = {}) =>
       applyAdvance(
         { seed, days, context, state, day, invalidate: (date) => cache.delete(date) },
         advanceOptions,
       ),
-    editTest: (kind, id, patch) => {
-      const tests = state.snapshots.tests[kind];
-      const index = tests.findIndex((test) => test.id === id);
-      const test = tests[index];
-      if (test === undefined) throw new RangeError(`no ${kind} test ${id}`);
-      tests[index] = { ...test, ...patch, updated_at: minuteLater(test.updated_at) };
-    },
-    setTestResults: (kind, id, results) => {
-      if (!state.snapshots.results[kind].has(id)) throw new RangeError(`no ${kind} test ${id}`);
-      state.snapshots.results[kind].set(
-        id,
-        results.map((r) => ({ ...r })),
-      );
-    },
-    editHeatmap: (id, patch) => {
-      const heatmaps = state.snapshots.heatmaps;
-      const index = heatmaps.findIndex((heatmap) => heatmap.id === id);
-      const heatmap = heatmaps[index];
-      if (heatmap === undefined) throw new RangeError(`no heatmap ${id}`);
-      heatmaps[index] = { ...heatmap, ...patch, updated_at: minuteLater(heatmap.updated_at) };
-    },
+    editTest: (kind, id, patch) => editTest(state, kind, id, patch),
+    setTestResults: (kind, id, results) => setTestResults(state, kind, id, results),
+    editHeatmap: (id, patch) => editHeatmap(state, id, patch),
     moveItem: (resource, fromDay, index, toDay) => {
       if (!plans.has(toDay)) throw new RangeError(`${toDay} is outside ${from}..${to}`);
       const moved = movedItem(day(fromDay)[resource][index], toDay);
       if (moved === undefined) throw new RangeError(`no ${resource} item ${index} on ${fromDay}`);
       const key = itemKey(resource, moved.item as never);
-      const keyOf = (item: unknown) => itemKey(resource, item as never);
-      // An item moved in before just leaves the overlay; a generated one is hidden from its day.
-      const left = overlayOf(state, fromDay);
-      const added = left[resource] as unknown[];
-      const at = added.findIndex((item) => keyOf(item) === key);
-      if (at >= 0) added.splice(at, 1);
-      else {
-        left.movedAway ??= { feedback: new Set(), survey: new Set(), recordings: new Set() };
-        left.movedAway[resource].add(key);
-      }
+      takeFromDay(state, resource, fromDay, key);
       // Back to the day it was generated on: shown again there, as it was.
       const arrived = overlayOf(state, toDay);
       if (arrived.movedAway?.[resource].delete(key) !== true)
@@ -208,20 +134,132 @@ export function generateDataset(options: DatasetOptions): Dataset {
       const item = day(date)[resource][index];
       if (item === undefined) throw new RangeError(`no ${resource} item ${index} on ${date}`);
       const key = itemKey(resource, item as never);
-      const overlay = overlayOf(state, date);
-      const added = overlay[resource] as unknown[];
-      const at = added.findIndex((other) => itemKey(resource, other as never) === key);
-      if (at >= 0) added.splice(at, 1);
-      else {
-        overlay.movedAway ??= { feedback: new Set(), survey: new Set(), recordings: new Set() };
-        overlay.movedAway[resource].add(key);
-      }
+      takeFromDay(state, resource, date, key);
       cache.delete(date);
       return key;
     },
     truth: (view = {}) => assembleTruth(dataset, { ...DEFAULT_VIEW, ...view }),
   };
   return dataset;
+}
+
+/** The options with their defaults, or a RangeError naming the one that is wrong. */
+function checkedOptions(options: DatasetOptions): { seed: number; from: string; to: string; volume: Volume } {
+  const seed = options.seed ?? 1;
+  const { from, to } = options;
+  if (!isDay(from) || !isDay(to))
+    throw new RangeError(`from and to must be dates YYYY-MM-DD, got ${from} and ${to}`);
+  if (from > to) throw new RangeError(`from (${from}) must not be after to (${to})`);
+  if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
+  const volume: Volume = { ...DEFAULT_VOLUME, ...options.volume };
+  for (const [name, value] of Object.entries(volume)) {
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`volume.${name} must be a number >= 0`);
+  }
+  return { seed, from, to, volume };
+}
+
+/** The role of the range's `index`-th day: the busy and the empty day when the range is long enough. */
+function dayRole(index: number, dayCount: number): DayRole {
+  if (index === BUSY_DAY_INDEX && dayCount > BUSY_DAY_INDEX) return 'busy';
+  if (index === EMPTY_DAY_INDEX && dayCount >= 5) return 'empty';
+  return 'ordinary';
+}
+
+/**
+ * The day's items from the cache, or made by `make` and cached (no items for a day `make` does
+ * not know, and those are not cached).
+ */
+function cachedDay(cache: Map<string, DayItems>, date: string, make: () => DayItems | undefined): DayItems {
+  const cached = cache.get(date);
+  if (cached) {
+    // Re-insert so the map's order stays least-recently-used first.
+    cache.delete(date);
+    cache.set(date, cached);
+    return cached;
+  }
+  const items = make();
+  if (!items) return { feedback: [], survey: [], recordings: [] };
+  cache.set(date, items);
+  if (cache.size > DAY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  return items;
+}
+
+/** The days with no item planned and none added since. */
+function emptyDays(
+  days: readonly string[],
+  plans: ReadonlyMap<string, DayPlan>,
+  state: DatasetState,
+): string[] {
+  return days.filter((date) => {
+    const plan = plans.get(date);
+    const overlay = state.overlays.get(date);
+    const planned = plan ? plan.feedback + plan.survey + plan.recordings : 0;
+    const late = overlay ? overlay.feedback.length + overlay.survey.length + overlay.recordings.length : 0;
+    return planned + late === 0;
+  });
+}
+
+/** Items planned, plus those added since, less those moved away or removed. */
+function itemTotals(
+  plans: ReadonlyMap<string, DayPlan>,
+  state: DatasetState,
+): Record<WindowedResource, number> {
+  const totals = { feedback: 0, survey: 0, recordings: 0 };
+  for (const plan of plans.values()) {
+    totals.feedback += plan.feedback;
+    totals.survey += plan.survey;
+    totals.recordings += plan.recordings;
+  }
+  for (const overlay of state.overlays.values()) {
+    totals.feedback += overlay.feedback.length - (overlay.movedAway?.feedback.size ?? 0);
+    totals.survey += overlay.survey.length - (overlay.movedAway?.survey.size ?? 0);
+    totals.recordings += overlay.recordings.length - (overlay.movedAway?.recordings.size ?? 0);
+  }
+  return totals;
+}
+
+function editTest(state: DatasetState, kind: TestKind, id: string, patch: TestEdit): void {
+  const tests = state.snapshots.tests[kind];
+  const index = tests.findIndex((test) => test.id === id);
+  const test = tests[index];
+  if (test === undefined) throw new RangeError(`no ${kind} test ${id}`);
+  tests[index] = { ...test, ...patch, updated_at: minuteLater(test.updated_at) };
+}
+
+function setTestResults(
+  state: DatasetState,
+  kind: TestKind,
+  id: string,
+  results: readonly TestResult[],
+): void {
+  if (!state.snapshots.results[kind].has(id)) throw new RangeError(`no ${kind} test ${id}`);
+  state.snapshots.results[kind].set(
+    id,
+    results.map((r) => ({ ...r })),
+  );
+}
+
+function editHeatmap(state: DatasetState, id: string, patch: HeatmapEdit): void {
+  const heatmaps = state.snapshots.heatmaps;
+  const index = heatmaps.findIndex((heatmap) => heatmap.id === id);
+  const heatmap = heatmaps[index];
+  if (heatmap === undefined) throw new RangeError(`no heatmap ${id}`);
+  heatmaps[index] = { ...heatmap, ...patch, updated_at: minuteLater(heatmap.updated_at) };
+}
+
+/**
+ * The item of `key` no longer served on `date`: an item moved in before just leaves the day's
+ * overlay; a generated one is hidden from its day.
+ */
+function takeFromDay(state: DatasetState, resource: WindowedResource, date: string, key: string): void {
+  const overlay = overlayOf(state, date);
+  const added = overlay[resource] as unknown[];
+  const at = added.findIndex((item) => itemKey(resource, item as never) === key);
+  if (at >= 0) added.splice(at, 1);
+  else {
+    overlay.movedAway ??= { feedback: new Set(), survey: new Set(), recordings: new Set() };
+    overlay.movedAway[resource].add(key);
+  }
 }
 
 /** The same item on another day: its dt keeps the time of day. */

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { queueInUse, windowJobCounts } from '../queue/job-table.js';
+import { queueInUse, type WindowJobCounts, windowJobCounts } from '../queue/job-table.js';
 import { ALIVE_MS } from '../queue/workers.js';
 
 /** The queue as `status` shows it; null when the warehouse has never used the queue. */
@@ -20,21 +20,16 @@ export interface QueueStatus {
     windowsFailed: number;
   }[];
   /** Window jobs per source, by state, as pg-boss holds them (completed ones until it archives them). */
-  sources: {
-    source: string;
-    queued: number;
-    running: number;
-    completed: number;
-    failed: number;
-    cancelled: number;
-    /** Jobs taken again after their worker died or threw (pg-boss retry_count > 0). */
-    retried: number;
-    /** Window jobs completed per minute, over the last THROUGHPUT_MINUTES. */
-    perMinute: number;
-  }[];
+  sources: SourceQueueStatus[];
   /** All sources together. */
   perMinute: number;
 }
+
+/** One source's window jobs by state (WindowJobCounts), with its throughput instead of the recent count. */
+export type SourceQueueStatus = Omit<WindowJobCounts, 'recent'> & {
+  /** Window jobs completed per minute, over the last THROUGHPUT_MINUTES. */
+  perMinute: number;
+};
 
 const THROUGHPUT_MINUTES = 5;
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
+import { schemaDriftRows } from '../ledger/read.js';
 
 /**
  * What `status` shows of the inventory of fields the API sends that the spec does not describe
@@ -15,13 +16,7 @@ export interface SchemaDriftField {
 }
 
 export async function schemaDriftStatus(db: Kysely<Database>): Promise<SchemaDriftField[]> {
-  const rows = await db
-    .selectFrom('schema_drift')
-    .select(['source_id', 'resource', 'field_path', 'first_seen_at', 'last_seen_at'])
-    .orderBy('source_id')
-    .orderBy('resource')
-    .orderBy('field_path')
-    .execute();
+  const rows = await schemaDriftRows(db);
   return rows.map((r) => ({
     source: r.source_id,
     resource: r.resource,

@@ -101,12 +101,69 @@ export async function statusReport(
   lastRuns = 5,
   webhookOptions: { now?: Date; confirmDays?: number; configured?: readonly string[] } = {},
 ): Promise<StatusReport> {
-  const stored = await db.selectFrom('sources').select('source_id').orderBy('source_id').execute();
-  // The configuration's sources as well as the warehouse's: a source whose key was always
-  // rejected has written nothing, and would otherwise be missing from status altogether.
+  const stored = (await db.selectFrom('sources').select('source_id').orderBy('source_id').execute()).map(
+    (s) => s.source_id,
+  );
   const configured = webhookOptions.configured;
-  const names = [...new Set([...stored.map((s) => s.source_id), ...(configured ?? [])])].sort();
-  const sources = names.map((source_id) => ({ source_id }));
+  const names = sourceNames(stored, configured);
+  const resources = resourceStatuses(names, today, await loadResourceFacts(db));
+  const runLock = await runLockHolder(db);
+  const runRows = await loadRunRows(db, lastRuns, runLock);
+  const inWarehouse = new Set(stored);
+  const lastErrors = await lastSourceErrors(
+    db,
+    names.filter((n) => !inWarehouse.has(n)),
+  );
+  const known = names.map((source) => ({
+    source,
+    configured: configured === undefined ? null : configured.includes(source),
+    inWarehouse: inWarehouse.has(source),
+    lastError: lastErrors.get(source) ?? null,
+  }));
+  const attention = attentionReasons({ sources: known, resources, runs: runRows });
+  // Webhook-only rows are not a failure (they are what fills the days the API truncates): reported, not unhealthy.
+  const webhookConfirmDays = webhookOptions.confirmDays ?? 2;
+  const webhooks = await webhookStatus(db, {
+    today,
+    now: webhookOptions.now ?? new Date(),
+    confirmDays: webhookConfirmDays,
+  });
+  return {
+    today,
+    sources: sourceStates(known, attention),
+    resources,
+    runs: runRows.slice(0, lastRuns),
+    webhooks,
+    webhookConfirmDays,
+    attention,
+    healthy: attention.length === 0,
+    runLock,
+    readingChanges: await lastReadingChanges(db),
+    schemaDrift: await schemaDriftStatus(db),
+  };
+}
+
+/**
+ * The configuration's sources as well as the warehouse's, sorted: a source whose key was always
+ * rejected has written nothing, and would otherwise be missing from status altogether.
+ */
+function sourceNames(stored: readonly string[], configured: readonly string[] | undefined): string[] {
+  return [...new Set([...stored, ...(configured ?? [])])].sort();
+}
+
+/** What the warehouse records per source and resource, read once for every source. */
+interface ResourceFacts {
+  marks: Awaited<ReturnType<typeof allWatermarks>>;
+  windows: Awaited<ReturnType<typeof truncatedOrFailedWindows>>;
+  readings: Selectable<ServerReadingsTable>[];
+  collisions: { source_id: string; resource: string; n: number }[];
+  missing: { source_id: string; resource: string; n: number }[];
+  rejects: { source_id: string; resource: string; n: number }[];
+  /** The latest run's id; null before the first run. */
+  lastRunId: number | null;
+}
+
+async function loadResourceFacts(db: Kysely<Database>): Promise<ResourceFacts> {
   const marks = await allWatermarks(db);
   const windows = await truncatedOrFailedWindows(db);
   const readings = await db.selectFrom('server_readings').selectAll().execute();
@@ -127,9 +184,18 @@ export async function statusReport(
     .select(['source_id', 'resource', sql<number>`count(*)::int`.as('n')])
     .groupBy(['source_id', 'resource'])
     .execute();
+  return { marks, windows, readings, collisions, missing, rejects, lastRunId: lastRun?.id ?? null };
+}
 
+/** Every resource of every source, in that order, from what the warehouse records of them. */
+function resourceStatuses(
+  sources: readonly string[],
+  today: DayString,
+  facts: ResourceFacts,
+): ResourceStatus[] {
+  const { marks, windows, readings, collisions, missing, rejects, lastRunId } = facts;
   const resources: ResourceStatus[] = [];
-  for (const { source_id } of sources) {
+  for (const source_id of sources) {
     for (const resource of ALL_RESOURCES) {
       const mark = marks.find((m) => m.source_id === source_id && m.resource === resource);
       const own = windows.filter((w) => w.source_id === source_id && w.resource === resource);
@@ -141,7 +207,7 @@ export async function statusReport(
         lagDays: windowed && mark?.day ? Math.max(0, dayDiff(mark.day, today) - 1) : null,
         truncatedDays: own.filter((w) => w.truncated).map((w) => w.day),
         newTruncatedDays: own
-          .filter((w) => w.truncated && lastRun?.id != null && w.run_id === lastRun.id)
+          .filter((w) => w.truncated && lastRunId != null && w.run_id === lastRunId)
           .map((w) => w.day),
         failedWindows: own
           .filter((w) => w.status === 'failed')
@@ -158,7 +224,15 @@ export async function statusReport(
       });
     }
   }
-  const runLock = await runLockHolder(db);
+  return resources;
+}
+
+/** The last runs, newest first; at least one, since the latest run decides health even when none is shown (--runs 0). */
+async function loadRunRows(
+  db: Kysely<Database>,
+  lastRuns: number,
+  runLock: LockHolder | null,
+): Promise<RunRow[]> {
   const runs = await db
     .selectFrom('sync_runs')
     .select([
@@ -174,10 +248,9 @@ export async function statusReport(
       runBeating.as('beating'),
     ])
     .orderBy('run_id', 'desc')
-    // The latest run decides health even when none is shown (--runs 0).
     .limit(Math.max(lastRuns, 1))
     .execute();
-  const runRows = runs.map((r) => {
+  return runs.map((r) => {
     // A run in progress holds the run lock, or (queued, waiting for its jobs) beats; one that
     // does neither has a process that is gone: killed, or out of memory.
     const gone = r.status === 'running' && !r.beating && runLock === null;
@@ -195,39 +268,6 @@ export async function statusReport(
       orphaned: gone,
     };
   });
-  const inWarehouse = new Set(stored.map((s) => s.source_id));
-  const lastErrors = await lastSourceErrors(
-    db,
-    names.filter((n) => !inWarehouse.has(n)),
-  );
-  const known = names.map((source) => ({
-    source,
-    configured: configured === undefined ? null : configured.includes(source),
-    inWarehouse: inWarehouse.has(source),
-    lastError: lastErrors.get(source) ?? null,
-  }));
-  const attention = attentionReasons({ sources: known, resources, runs: runRows });
-  const healthy = attention.length === 0;
-  // Webhook-only rows are not a failure (they are what fills the days the API truncates): reported, not unhealthy.
-  const webhookConfirmDays = webhookOptions.confirmDays ?? 2;
-  const webhooks = await webhookStatus(db, {
-    today,
-    now: webhookOptions.now ?? new Date(),
-    confirmDays: webhookConfirmDays,
-  });
-  return {
-    today,
-    sources: sourceStates(known, attention),
-    resources,
-    runs: runRows.slice(0, lastRuns),
-    webhooks,
-    webhookConfirmDays,
-    attention,
-    healthy,
-    runLock,
-    readingChanges: await lastReadingChanges(db),
-    schemaDrift: await schemaDriftStatus(db),
-  };
 }
 
 /**
