@@ -5,7 +5,8 @@ import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
 import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
-import { staleReading } from './reading-check.js';
+import { quietAnswer, runRequest } from './quiet-mode.js';
+import { endQuiet, staleReading } from './reading-check.js';
 import {
   covers,
   cutSparesDay,
@@ -109,10 +110,9 @@ export function newDayFetch(
 
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */
 export function* planDay(state: DayFetch): Plan<FetchedDay> {
-  const { reading } = state.knowledge;
   let asked: DayRange | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const range = requestFor(state.day, reading);
+    const range = runRequest(state.day, state.knowledge);
     asked = range;
     const outcome = yield* playRound(state, range);
     if (outcome !== 'again') return outcome;
@@ -124,39 +124,48 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
 
 /** One round: ask `range`, then the day's outcome, or 'again' when a new request must be asked. */
 function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'> {
-  const { reading } = state.knowledge;
+  const { knowledge } = state;
+  const { reading } = knowledge;
   const largestBefore = reading.largestResponse;
   const response = yield* served(state, range);
   let saturation = judge(response.length, largestBefore, state.limit, reading);
   if (saturation === 'complete') return yield* settleOrAgain(state, range, response);
+  // A widest answer that may be cut ends quiet mode: the narrow requests take the cut over.
+  if (knowledge.quiet === true && saturation !== 'suspect') return quietEnds(state);
   // The answer may be cut. If it proved something that moves the request, ask that first.
-  if (!sameRange(range, requestFor(state.day, reading))) return 'again';
+  if (!sameRange(range, runRequest(state.day, knowledge))) return 'again';
   if (saturation === 'suspect') {
     const verdict = yield* cappedAt(state, range, response);
     if (verdict !== 'capped') {
       // The check's own items may have moved the request: then the answer is not settled yet.
-      if (!covers(range, requestFor(state.day, reading))) return 'again';
+      if (!covers(range, runRequest(state.day, knowledge))) return 'again';
       // Whole for what was asked, as on the path above: the reading it was asked under is checked too.
-      if (verdict === 'whole' || sameRange(range, requestFor(state.day, reading)))
+      if (verdict === 'whole' || sameRange(range, runRequest(state.day, knowledge)))
         return yield* settleOrAgain(state, range, response);
       return 'again';
     }
     // A cap proved above this answer did not cut it: it is whole for what was asked.
     if (!isCut(response.length, state.limit, reading)) return yield* settleOrAgain(state, range, response);
+    if (knowledge.quiet === true) return quietEnds(state);
     saturation = 'cap';
   }
   // Cut, but at an end that holds none of the day's items.
   if (cutSparesDay(reading, response, state.day)) return outcome(state, false);
-  const larger = saturation === 'limit' ? escalation(state.limit, state.policy, state.knowledge) : undefined;
+  const larger = saturation === 'limit' ? escalation(state.limit, state.policy, knowledge) : undefined;
   if (larger !== undefined) {
-    if (larger.retriesRefused) state.knowledge.refusedRetried = true;
+    if (larger.retriesRefused) knowledge.refusedRetried = true;
     state.limit = larger.limit;
     return 'again';
   }
   const truncated = yield* split(state, range, 0);
   // The parts' items may have narrowed the request; ask that before calling the day cut.
-  if (truncated && !sameRange(range, requestFor(state.day, reading))) return 'again';
+  if (truncated && !sameRange(range, runRequest(state.day, knowledge))) return 'again';
   return outcome(state, truncated && !(yield* sliced(state)));
+}
+
+function quietEnds(state: DayFetch): 'again' {
+  endQuiet(state.knowledge);
+  return 'again';
 }
 
 /** Whether time slices read the cut day whole. */
@@ -192,6 +201,7 @@ function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]):
     answer,
     ask: (wide) => ask(state, wide),
     cut: (count) => isCut(count, state.limit, state.knowledge.reading),
+    quiet: (count) => quietAnswer(count, state.limit, state.knowledge.reading),
   });
   return !stale;
 }

@@ -45,12 +45,29 @@ export interface ResourceKnowledge {
   staleChecked?: boolean;
   /** That check while a window of the run makes it: the run's other windows wait for its verdict. */
   staleChecking?: Promise<void>;
+  /**
+   * Quiet mode (quiet-mode.ts): every day is asked the widest request. Undefined until a widest
+   * answer, or a narrow one too large for a quiet source, decides it for the run.
+   */
+  quiet?: boolean;
+  /** In quiet mode, the run's whole answers, each compared with the next to prove the reading stale. */
+  quietAnswers?: KeptAnswer[];
   /** How often this run found the stored reading stale and learned it again from nothing. */
   relearned?: number;
   /** Whether this run has asked whether the server honours instants (once per run: day-slices.ts). */
   instantsProbed?: boolean;
   /** That probe while a window of the run makes it: the run's other windows wait for its verdict. */
   instantsProbing?: Promise<void>;
+}
+
+/**
+ * A whole answer kept for comparison (quiet-mode.ts): its request and its items' times. Told apart
+ * by dt alone: an item served again with other values is still there; two items of one millisecond
+ * can only hide a difference, never make one.
+ */
+export interface KeptAnswer {
+  range: DayRange;
+  times: ReadonlySet<number>;
 }
 
 export interface FetchedDay {

@@ -1,6 +1,7 @@
 import type { DayString } from '../time/days.js';
 import { itemIdentity } from './item-identity.js';
 import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { disagrees, keptAnswer, widestRequest } from './quiet-mode.js';
 import {
   covers,
   type DayRange,
@@ -64,19 +65,37 @@ export interface ReadingCheckInput {
   ask: (range: DayRange) => Plan<unknown[]>;
   /** Whether an answer of this many items may have been cut (our limit or a proved cap). */
   cut: (count: number) => boolean;
+  /** Whether a whole answer of this many items leaves the source quiet (quiet-mode.ts). */
+  quiet: (count: number) => boolean;
 }
 
 /**
- * Whether the answer to `range` cannot settle the day: the request no longer covers the day, or
- * the run's check found the reading it was asked under stale (and reset it). Windows run side by
- * side on one knowledge: an answer asked under the reading another window is checking waits for
- * the verdict, and is asked again if the reading moved meanwhile.
+ * Whether the answer to `range` cannot settle the day: the request no longer covers the day, the
+ * run went quiet (quiet-mode.ts) since it was asked narrow, or the run's check found the reading
+ * it was asked under stale (and reset it). Windows run side by side on one knowledge: an answer
+ * asked under the reading another window is checking waits for the verdict, and is asked again if
+ * the reading moved meanwhile.
  */
 export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
   const { knowledge } = input;
   while (knowledge.staleChecking !== undefined) yield { kind: 'wait', until: knowledge.staleChecking };
   if (!covers(input.range, requestFor(input.day, knowledge.reading))) return true;
-  if (knowledge.staleChecked) return false;
+  const widest = widestRequest(input.day);
+  if (covers(input.range, widest)) {
+    // Held under any reading: nothing to check it against, and the run's check counts as made (a
+    // reading learned from nothing this run needs none).
+    knowledge.staleChecked = true;
+    if (knowledge.quiet === true) compareQuiet(input);
+    return false;
+  }
+  if (knowledge.quiet === true) return true;
+  const checks = !knowledge.staleChecked;
+  // A writer that trusts the run's check, made by another, still asks once whether the source is
+  // quiet: the check may have settled on a day that proved nothing where this one's items fall.
+  if (!checks && (knowledge.quiet !== undefined || !input.quiet(input.answer.length))) {
+    knowledge.quiet ??= false;
+    return false;
+  }
   knowledge.staleChecked = true;
   let finish = (): void => {};
   const checking = new Promise<void>((resolve) => {
@@ -84,10 +103,10 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
   });
   knowledge.staleChecking = checking;
   try {
-    return yield* checkReading(input);
+    return yield* checkReading(input, widest, checks);
   } catch (error) {
     // A check that failed was not made: another window makes it.
-    knowledge.staleChecked = false;
+    if (checks) knowledge.staleChecked = false;
     throw error;
   } finally {
     if (knowledge.staleChecking === checking) delete knowledge.staleChecking;
@@ -95,21 +114,63 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
   }
 }
 
-function* checkReading(input: ReadingCheckInput): Plan<boolean> {
+/** The check, or a trusting writer's question whether the source is quiet: asks the widest request. */
+function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boolean): Plan<boolean> {
   const { knowledge } = input;
-  const widest = requestFor(input.day, emptyReading());
-  if (covers(input.range, widest)) return false;
   const wide = yield* input.ask(widest);
-  if (input.cut(wide.length)) return false;
-  const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
-  if (verdict !== 'stale') {
-    if (verdict === 'unproven') knowledge.staleChecked = false;
+  if (input.cut(wide.length)) {
+    knowledge.quiet = false;
     return false;
   }
+  const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
+  if (verdict === 'stale') {
+    relearn(knowledge, widest, wide);
+    return true;
+  }
+  if (verdict === 'unproven' && checks) knowledge.staleChecked = false;
+  knowledge.quiet ??= input.quiet(wide.length);
+  // Both answers are whole: the run's later widest answers are compared with them.
+  if (knowledge.quiet)
+    knowledge.quietAnswers = [keptAnswer(input.range, input.answer), keptAnswer(widest, wide)];
+  // The day's items are all held: the widest answer, whole, holds them under any reading.
+  return false;
+}
+
+/**
+ * A whole widest answer in quiet mode: compared with the run's others, it may prove the reading
+ * stale; one too large for a quiet source ends quiet mode. Either way it holds its day.
+ */
+function compareQuiet(input: ReadingCheckInput): void {
+  const { knowledge } = input;
+  if (!input.quiet(input.answer.length)) {
+    endQuiet(knowledge);
+    return;
+  }
+  const kept = keptAnswer(input.range, input.answer);
+  const others = knowledge.quietAnswers ?? [];
+  if (disagrees(knowledge.reading, kept, others)) {
+    relearn(knowledge, input.range, input.answer);
+    return;
+  }
+  others.push(kept);
+  knowledge.quietAnswers = others;
+}
+
+/** Quiet mode off for the run: the narrow requests take over. */
+export function endQuiet(knowledge: ResourceKnowledge): void {
+  knowledge.quiet = false;
+  delete knowledge.quietAnswers;
+}
+
+/**
+ * The reading proved stale: learned again from nothing but `answer`. A reading learned from this
+ * server's answers needs no quiet mode: the narrow requests it allows hold their days.
+ */
+function relearn(knowledge: ResourceKnowledge, range: DayRange, answer: readonly unknown[]): void {
   forgetReading(knowledge.reading);
   knowledge.relearned = (knowledge.relearned ?? 0) + 1;
-  learnFromResponse(knowledge.reading, widest, wide);
-  return true;
+  learnFromResponse(knowledge.reading, range, answer);
+  endQuiet(knowledge);
 }
 
 /**

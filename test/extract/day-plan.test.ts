@@ -30,8 +30,15 @@ function provedUtc(extra: Partial<ServerReading> = {}): ServerReading {
   return { ...emptyReading(), headMs: 60_000, tailMs: DAY_MS - 60_000, largestResponse: 500, ...extra };
 }
 
-/** Knowledge whose reading this run has already checked: no check request is spent. */
-const checked = (reading: ServerReading): ResourceKnowledge => ({ reading, staleChecked: true });
+/**
+ * Knowledge whose reading this run has already checked, on a source found not quiet: no check
+ * request is spent.
+ */
+const checked = (reading: ServerReading): ResourceKnowledge => ({
+  reading,
+  staleChecked: true,
+  quiet: false,
+});
 
 const items = (list: unknown[]): Answer => ({ kind: 'items', items: list });
 
@@ -147,9 +154,10 @@ describe('the day plan checks a stored reading once a run', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecking: checking };
     const { plan } = start(knowledge);
     expect(plan.next(items(itemsOn(DAY, 10))).value).toEqual({ kind: 'wait', until: checking });
-    // The other window's check is done and found the reading sound.
+    // The other window's check is done and found the reading sound, on a source not quiet.
     delete knowledge.staleChecking;
     knowledge.staleChecked = true;
+    knowledge.quiet = false;
     finish();
     const last = plan.next({ kind: 'waited' });
     expect(last.done).toBe(true);

@@ -76,18 +76,14 @@ const reading = fc.record({
 /**
  * Seeded: the same pairs every run, as the completeness trials do with their servers. The seed's
  * third pair (inclusive start and exclusive end on UTC days, then exclusive start and inclusive
- * end 5 h behind, a cap of 30) is left out: on these quiet days (0-3 items) a run's check can fall
- * on a day with no item where the readings differ, and a later day is then loaded short, in process
- * as in a queue (recordings 2026-11-19: 0 items of 1 in a CI run). That is a known gap of the
- * once-a-run check, not of the queue: see the 'check settles the run only on the day's own items'
- * test in test/extract/fetch-day.test.ts for the part closed, and the closing note for what is not.
+ * end 5 h behind, a cap of 30) is the hard one: on these quiet days (0-3 items) a run's check can
+ * fall on a day with no item where the readings differ. Quiet mode (src/extract/quiet-mode.ts)
+ * asks such a run's days the widest request, which holds a day under any reading.
  */
-const RANDOM_PAIRS = fc
-  .sample(
-    fc.tuple(reading, reading).filter(([a, b]) => JSON.stringify(a) !== JSON.stringify(b)),
-    { seed: 14_2027, numRuns: 3 },
-  )
-  .slice(0, 2);
+const RANDOM_PAIRS = fc.sample(
+  fc.tuple(reading, reading).filter(([a, b]) => JSON.stringify(a) !== JSON.stringify(b)),
+  { seed: 14_2027, numRuns: 3 },
+);
 
 const CASES: { name: string; before: Reading; after: Reading }[] = [
   {
