@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { WebhookEventStatus } from '../db/tables/webhook-events.js';
 import type { LoadTransaction } from '../db/transaction.js';
 
@@ -13,6 +13,16 @@ export interface DeliveryRecord {
   body: unknown;
   /** False when a string of the body holds U+0000 or an unpaired surrogate (jsonb refuses those). */
   storable: boolean;
+}
+
+/** A delivery of `copies` copies, and the visitor it names when it is to be kept unless forgotten. */
+export interface BatchedDeliveryRecord extends DeliveryRecord {
+  copies: number;
+  /**
+   * The body's visitor id as stored (text PostgreSQL can take): the delivery is not stored when
+   * the source's suppression list holds it. Null: stored whatever the list says.
+   */
+  unlessSuppressed: string | null;
 }
 
 export interface StoredDelivery {
@@ -30,61 +40,80 @@ export interface StoredDelivery {
  * unique key until the first commits, then takes this path too.
  */
 export async function recordDelivery(trx: LoadTransaction, record: DeliveryRecord): Promise<StoredDelivery> {
-  const [stored] = await recordDeliveries(trx, [{ ...record, copies: 1 }]);
-  return stored as StoredDelivery;
+  const [stored] = await recordDeliveries(trx, [{ ...record, copies: 1, unlessSuppressed: null }]);
+  if (stored === undefined) throw new Error('a stored delivery was not returned');
+  return stored;
 }
+
+/**
+ * One statement, the same text whatever the number of deliveries: the rows travel as ONE jsonb
+ * parameter (a JSON array) read by jsonb_to_recordset. A VALUES list with a parameter per column
+ * and row made PostgreSQL parse and plan a new statement of up to 2,000 parameters per batch, and
+ * Kysely build and compile it, every batch anew.
+ * A storable body travels as itself inside a one-element array (`body -> 0`: a body that is JSON
+ * null stays the jsonb null, not SQL NULL); an unstorable one as its JSON text, a string.
+ */
+const RECORD_DELIVERIES = `
+  insert into webhook_events as e
+    (source_id, body_hash, type, status, error, body, body_text, delivery_count, applied_at)
+  select r.source_id, r.body_hash, r.type, r.status, r.error, r.body -> 0, r.body_text, r.copies,
+         case when r.status = 'applied' then now() end
+  from jsonb_to_recordset($1::jsonb) as r(source_id text, body_hash text, type text, status text,
+                                          error text, body jsonb, body_text text, copies integer,
+                                          visitor_id text)
+  -- The suppression list (src/privacy/suppression.ts) read in this statement: the caller took the
+  -- writers' shared lock in the one before, so a forget committed meanwhile is seen.
+  where r.visitor_id is null
+     or not exists (select 1 from suppressed_visitors s
+                    where s.source_id = r.source_id and s.visitor_id = r.visitor_id)
+  -- Key order: concurrent batches lock rows in one order and cannot deadlock.
+  order by r.source_id collate "C", r.body_hash collate "C"
+  on conflict (source_id, body_hash) do update set
+    delivery_count = e.delivery_count + excluded.delivery_count,
+    last_received_at = now()
+  returning id, status, error, source_id, body_hash, (xmax = 0) as inserted`;
 
 /**
  * recordDelivery for many distinct bodies in one statement (the webhook receiver's
  * micro-batches): `copies` deliveries of each, counted at once. Rows are written in key order,
- * so concurrent batches lock them in one order and cannot deadlock. Results in input order.
+ * so concurrent batches lock them in one order and cannot deadlock. Results in input order;
+ * undefined for a delivery not stored because its visitor is on the suppression list (call
+ * shareSuppressionLock first, in the same transaction, when any record names one).
  */
 export async function recordDeliveries(
   trx: LoadTransaction,
-  records: readonly (DeliveryRecord & { copies: number })[],
-): Promise<StoredDelivery[]> {
+  records: readonly BatchedDeliveryRecord[],
+): Promise<(StoredDelivery | undefined)[]> {
   if (records.length === 0) return [];
   const keyOf = (sourceId: string, bodyHash: string) => `${sourceId}\u0000${bodyHash}`;
-  const ordered = [...records].sort((a, b) => {
-    const x = keyOf(a.sourceId, a.bodyHash);
-    const y = keyOf(b.sourceId, b.bodyHash);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
-  const rows = await trx.db
-    .insertInto('webhook_events')
-    .values(
-      ordered.map((record) => {
-        const json = JSON.stringify(record.body);
-        return {
-          source_id: record.sourceId,
-          body_hash: record.bodyHash,
-          type: record.type,
-          status: record.status,
-          error: record.error,
-          body: record.storable ? json : null,
-          body_text: record.storable ? null : json,
-          delivery_count: record.copies,
-          applied_at: record.status === 'applied' ? sql<Date>`now()` : null,
-        };
-      }),
-    )
-    .onConflict((oc) =>
-      oc.columns(['source_id', 'body_hash']).doUpdateSet({
-        delivery_count: sql<number>`webhook_events.delivery_count + excluded.delivery_count`,
-        last_received_at: sql<Date>`now()`,
-      }),
-    )
-    .returning(['id', 'status', 'error', 'source_id', 'body_hash', sql<boolean>`xmax = 0`.as('inserted')])
-    .execute();
+  const rows = records.map((record) => ({
+    source_id: record.sourceId,
+    body_hash: record.bodyHash,
+    type: record.type,
+    status: record.status,
+    error: record.error,
+    ...(record.storable ? { body: [record.body] } : { body_text: JSON.stringify(record.body) }),
+    copies: record.copies,
+    visitor_id: record.unlessSuppressed,
+  }));
+  const result = await trx.db.executeQuery<{
+    id: number;
+    status: WebhookEventStatus;
+    error: string | null;
+    source_id: string;
+    body_hash: string;
+    inserted: boolean;
+  }>(CompiledQuery.raw(RECORD_DELIVERIES, [JSON.stringify(rows)]));
   const byKey = new Map(
-    rows.map((row) => [
+    result.rows.map((row) => [
       keyOf(row.source_id, row.body_hash),
       { id: row.id, status: row.status, error: row.error, inserted: row.inserted },
     ]),
   );
   return records.map((record) => {
     const stored = byKey.get(keyOf(record.sourceId, record.bodyHash));
-    if (stored === undefined) throw new Error('a stored delivery was not returned');
+    if (stored === undefined && record.unlessSuppressed === null)
+      throw new Error('a stored delivery was not returned');
     return stored;
   });
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
@@ -14,7 +14,8 @@ export interface WebhookMerge {
 }
 
 type MergeTable = 'feedback' | 'survey_answers';
-type MergeValue = string | number;
+/** A column's value; raw is the body itself (a jsonb column, sent as JSON, never as text). */
+type MergeValue = string | number | WebhookBody;
 
 interface MergeRow<T extends MergeTable> {
   table: T;
@@ -111,7 +112,7 @@ function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRow<'fe
       comment: body.comment,
       screenshot: body.screenshot,
       visitor_id: body.visitor.id,
-      raw: JSON.stringify(body),
+      raw: body,
     },
   };
 }
@@ -127,7 +128,7 @@ function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRow<'survey
       // The survey webhook calls the answer `answer`; the list endpoint (and the table) `comment`.
       comment: body.answer,
       visitor_id: body.visitor.id,
-      raw: JSON.stringify(body),
+      raw: body,
     },
   };
 }
@@ -171,28 +172,11 @@ async function mergeRows<T extends MergeTable>(
     ),
   );
 
-  const t = (c: string) => sql.ref(`t.${c}`);
-  const merged = (c: string) => sql`coalesce(${t(c)}, excluded.${sql.id(c)})`;
-  const origin = sql`case when t.origin = 'api' then 'both' else t.origin end`;
-  const contentBefore = sql.join(filled.map(t));
-  const contentAfter = sql.join(filled.map(merged));
-  const tuples = ordered.map(
-    ({ values, receivedAt }) =>
-      sql`(${sql.join(columns.map((c) => sql`${values[c] ?? null}`))}, 'webhook', coalesce(${receivedAt}::timestamptz, now()))`,
+  const result = await trx.db.executeQuery<Record<string, unknown> & { inserted: boolean }>(
+    CompiledQuery.raw(mergeStatement(first.table, columns, keyColumns, filled), [
+      JSON.stringify(ordered.map(({ values, receivedAt }) => ({ ...values, [RECEIVED_AT]: receivedAt }))),
+    ]),
   );
-  const result = await sql<Record<string, unknown> & { inserted: boolean }>`
-    -- webhook_received_at only on insert: a row the API loaded first was not the webhook's.
-    insert into ${sql.table(first.table)} as t (${sql.join(columns.map((c) => sql.id(c)))}, origin, webhook_received_at)
-    values ${sql.join(tuples)}
-    on conflict (${sql.join(keyColumns.map((c) => sql.id(c)))}) do update set
-      ${sql.join(filled.map((c) => sql`${sql.id(c)} = ${merged(c)}`))},
-      origin = ${origin},
-      last_changed_at = case when (${contentBefore}) is distinct from (${contentAfter})
-                             then now() else t.last_changed_at end
-    -- Nothing to fill and the origin already says so: the row is not rewritten.
-    where (${contentBefore}, t.origin) is distinct from (${contentAfter}, ${origin})
-    returning ${sql.join(keyColumns.map((c) => sql.id(c)))}, (xmax = 0) as inserted`.execute(trx.db);
-
   const effects: MergeEffect[] = new Array(rows.length).fill('unchanged');
   for (const written of result.rows) {
     const entry = combined.get(keyOf(written as Record<string, MergeValue>));
@@ -200,6 +184,87 @@ async function mergeRows<T extends MergeTable>(
   }
   return effects;
 }
+
+/** The column of a merge row's JSON that carries its receipt (null: now). */
+const RECEIVED_AT = 'received_at';
+/** What each column a webhook body fills is in PostgreSQL; every other one is text. */
+const COLUMN_TYPES: Record<string, string> = {
+  id: 'bigint',
+  feedback_id: 'bigint',
+  question_id: 'bigint',
+  raw: 'jsonb',
+};
+const mergeStatements = new Map<string, string>();
+
+/**
+ * The text of mergeRows' statement for one table and column list, made once: the rows travel as
+ * one jsonb parameter (a JSON array), so the statement is the same whatever their number (no
+ * parameter per column and row for PostgreSQL to parse and plan anew each batch).
+ */
+function mergeStatement(
+  table: MergeTable,
+  columns: readonly string[],
+  keyColumns: readonly string[],
+  filled: readonly string[],
+): string {
+  const cacheKey = JSON.stringify([table, columns, keyColumns, filled]);
+  const known = mergeStatements.get(cacheKey);
+  if (known !== undefined) return known;
+  const id = (c: string) => `"${c}"`;
+  const merged = (c: string) => `coalesce(t.${id(c)}, excluded.${id(c)})`;
+  const origin = `case when t.origin = 'api' then 'both' else t.origin end`;
+  const contentBefore = filled.map((c) => `t.${id(c)}`).join(', ');
+  const contentAfter = filled.map(merged).join(', ');
+  const recordType = [
+    ...columns.map((c) => `${id(c)} ${COLUMN_TYPES[c] ?? 'text'}`),
+    `${RECEIVED_AT} timestamptz`,
+  ];
+  const text = `
+    -- webhook_received_at only on insert: a row the API loaded first was not the webhook's.
+    insert into ${id(table)} as t (${columns.map(id).join(', ')}, origin, webhook_received_at)
+    select ${columns.map((c) => `r.${id(c)}`).join(', ')}, 'webhook', coalesce(r.${RECEIVED_AT}, now())
+    from jsonb_to_recordset($1::jsonb) as r(${recordType.join(', ')})
+    on conflict (${keyColumns.map(id).join(', ')}) do update set
+      ${filled.map((c) => `${id(c)} = ${merged(c)}`).join(', ')},
+      origin = ${origin},
+      last_changed_at = case when (${contentBefore}) is distinct from (${contentAfter})
+                             then now() else t.last_changed_at end
+    -- Nothing to fill and the origin already says so: the row is not rewritten.
+    where (${contentBefore}, t.origin) is distinct from (${contentAfter}, ${origin})
+    returning ${keyColumns.map(id).join(', ')}, (xmax = 0) as inserted`;
+  mergeStatements.set(cacheKey, text);
+  return text;
+}
+
+const VISITOR_COLUMNS = [
+  'source_id',
+  'id',
+  'name',
+  'company',
+  'email',
+  'ip',
+  'user_agent',
+  'landing_page',
+  'ref_page',
+  'created_at',
+  'device',
+  'browser',
+  'os',
+  'raw',
+] as const satisfies readonly (keyof ReturnType<typeof visitorRow>)[];
+const VISITOR_TYPES: Partial<Record<(typeof VISITOR_COLUMNS)[number], string>> = {
+  created_at: 'timestamptz',
+  // visitorRow gives raw as JSON text: a string here, cast below.
+  raw: 'text',
+};
+const INSERT_VISITORS = `
+  insert into visitors (${VISITOR_COLUMNS.map((c) => `"${c}"`).join(', ')})
+  select ${VISITOR_COLUMNS.map((c) => (c === 'raw' ? 'r.raw::jsonb' : `r."${c}"`)).join(', ')}
+  from jsonb_to_recordset($1::jsonb)
+    as r(${VISITOR_COLUMNS.map((c) => `"${c}" ${VISITOR_TYPES[c] ?? 'text'}`).join(', ')})
+  -- DO NOTHING takes no row lock: a visitor the API (or another delivery) loaded stays as it is.
+  on conflict (source_id, id) do nothing
+  returning source_id, id`;
 
 /**
  * Inserts the visitors not stored yet (one statement, in key order) and leaves the others alone.
@@ -218,13 +283,12 @@ async function insertVisitorsIfNew(
   const ordered = [...firstOf.values()].sort((a, b) =>
     compareKeys([a.sourceId, a.visitor.id], [b.sourceId, b.visitor.id]),
   );
-  const inserted = await trx.db
-    .insertInto('visitors')
-    .values(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor)))
-    // DO NOTHING takes no row lock: a visitor the API (or another delivery) loaded stays as it is.
-    .onConflict((oc) => oc.columns(['source_id', 'id']).doNothing())
-    .returning(['source_id', 'id'])
-    .execute();
+  // The rows as one jsonb parameter (see mergeStatement), mapped by the one visitorRow.
+  const { rows: inserted } = await trx.db.executeQuery<{ source_id: string; id: string }>(
+    CompiledQuery.raw(INSERT_VISITORS, [
+      JSON.stringify(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor))),
+    ]),
+  );
   const effects: ('inserted' | 'unchanged')[] = new Array(entries.length).fill('unchanged');
   for (const row of inserted) {
     const entry = firstOf.get(JSON.stringify([row.source_id, row.id]));

@@ -69,6 +69,14 @@ export async function suppressedVisitors(
   return new Set(rows.map((row) => row.visitor_id));
 }
 
+/**
+ * The writers' shared lock alone, for a writer that reads the list in its next statement itself
+ * (the webhook receiver's, src/load/webhook-events.ts): a round trip fewer than suppressedVisitors.
+ */
+export async function shareSuppressionLock(trx: Pick<LoadTransaction, 'db'>): Promise<void> {
+  await lockRow(trx.db, 'key share');
+}
+
 /** For forget and unforget: waits for the writers in flight, and holds later ones until commit. */
 export async function lockSuppressionList(trx: Kysely<Database>): Promise<void> {
   await lockRow(trx, 'update');

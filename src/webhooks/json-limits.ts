@@ -30,10 +30,24 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
 export function unstorableStringPath(value: unknown, path: string[] = []): string | undefined {
   if (typeof value === 'string') return unstorable(value) ? formatPath(path) : undefined;
   if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, child] of Object.entries(value)) {
+  // One path array for the whole walk (every delivery is walked): pushed and popped per key.
+  const at = [...path];
+  return unstorableIn(value, at);
+}
+
+function unstorableIn(value: object, path: string[]): string | undefined {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
     if (unstorable(key)) return formatPath([...path, key]);
-    const found = unstorableStringPath(child, [...path, key]);
-    if (found !== undefined) return found;
+    const child = (value as Record<string, unknown>)[key];
+    if (typeof child === 'string') {
+      if (unstorable(child)) return formatPath([...path, key]);
+    } else if (child !== null && typeof child === 'object') {
+      path.push(key);
+      const found = unstorableIn(child, path);
+      path.pop();
+      if (found !== undefined) return found;
+    }
   }
   return undefined;
 }

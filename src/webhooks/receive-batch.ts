@@ -3,9 +3,10 @@ import { inTransaction } from '../db/transaction.js';
 import { ensureSource } from '../load/sources.js';
 import { recordDeliveries, type StoredDelivery, setDeliveryOutcome } from '../load/webhook-events.js';
 import { mergeWebhookBodies, type WebhookMerge } from '../load/webhook-items.js';
-import { suppressedVisitors } from '../privacy/suppression.js';
+import { shareSuppressionLock } from '../privacy/suppression.js';
 import type { WebhookBody } from '../schemas/webhook.js';
 import { type BodyIssue, type CheckedBody, describeBodyIssues } from './check-body.js';
+import { storableText } from './json-limits.js';
 import { type PreparedDelivery, prepareDelivery, type WebhookSource } from './prepare-delivery.js';
 
 export interface IncomingDelivery {
@@ -76,30 +77,34 @@ export async function receiveDeliveries(
 
   const outcomes = await inTransaction(pool, async (trx) => {
     const outcomes: DeliveryOutcome[] = new Array(deliveries.length);
-    // Deliveries of forgotten visitors: acknowledged, nothing of them stored.
-    const bodies: BodyGroup[] = [];
-    for (const [sourceId, groupsOfSource] of bySource(groups)) {
-      const ids = groupsOfSource.flatMap(({ prepared }) => prepared.visitorId ?? []);
-      const suppressed = await suppressedVisitors(trx, sourceId, ids);
-      for (const group of groupsOfSource) {
-        const id = group.prepared.visitorId;
-        if (id !== undefined && suppressed.has(id))
-          for (const index of group.copies) outcomes[index] = SUPPRESSED;
-        else bodies.push(group);
-      }
-    }
+    const visitorIds = groups.map(({ prepared }) => suppressionKey(prepared.visitorId));
+    // Deliveries of forgotten visitors: acknowledged, nothing of them stored. The list is read by
+    // recordDeliveries' statement, after the writers' shared lock (its own statement, which goes
+    // with `begin` in one round trip).
+    if (visitorIds.some((id) => id !== null)) await shareSuppressionLock(trx);
     for (const [name, baseUrl] of sources)
       if (!ensuredSources.has(name)) await ensureSource(trx, name, baseUrl);
-    const stored = await recordDeliveries(
+    const recorded = await recordDeliveries(
       trx,
-      bodies.map(({ prepared: { checked, base, storable }, copies }) => ({
+      groups.map(({ prepared: { checked, base, storable }, copies }, i) => ({
         ...base,
         storable,
         status: checked.ok ? 'applied' : 'rejected',
         error: checked.ok ? null : describeBodyIssues(checked.issues),
         copies: copies.length,
+        unlessSuppressed: visitorIds[i] ?? null,
       })),
     );
+    const bodies: BodyGroup[] = [];
+    const stored: StoredDelivery[] = [];
+    groups.forEach((group, i) => {
+      const event = recorded[i];
+      if (event === undefined) for (const index of group.copies) outcomes[index] = SUPPRESSED;
+      else {
+        bodies.push(group);
+        stored.push(event);
+      }
+    });
 
     const toMerge: { group: number; sourceId: string; body: WebhookBody }[] = [];
     bodies.forEach(({ prepared: { checked, base }, copies }, group) => {
@@ -163,14 +168,12 @@ function groupCopies(deliveries: readonly IncomingDelivery[]): BodyGroup[] {
   return [...groups.values()];
 }
 
-/** The groups of each source, in first-arrival order. */
-function bySource(groups: Iterable<BodyGroup>): Map<string, BodyGroup[]> {
-  const result = new Map<string, BodyGroup[]>();
-  for (const group of groups) {
-    const sourceId = group.prepared.base.sourceId;
-    const ofSource = result.get(sourceId);
-    if (ofSource === undefined) result.set(sourceId, [group]);
-    else ofSource.push(group);
-  }
-  return result;
+/**
+ * A visitor id as the suppression list is searched for it: none for an id with U+0000 (no entry
+ * can hold one, nor can a parameter); an unpaired surrogate becomes U+FFFD, as the UTF-8 a
+ * parameter is sent in makes of it.
+ */
+function suppressionKey(visitorId: string | undefined): string | null {
+  if (visitorId === undefined || visitorId.includes('\u0000')) return null;
+  return storableText(visitorId);
 }

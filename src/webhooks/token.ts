@@ -6,7 +6,19 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  * digests leaks neither the token's length nor its characters.
  */
 export function tokensMatch(expected: string, given: string): boolean {
-  return timingSafeEqual(digest(expected), digest(given));
+  return timingSafeEqual(expectedDigest(expected), digest(given));
+}
+
+/** The configured tokens' digests (a handful: one per source, and the stand-in for none). */
+const expectedDigests = new Map<string, Buffer>();
+
+function expectedDigest(token: string): Buffer {
+  let known = expectedDigests.get(token);
+  if (known === undefined) {
+    known = digest(token);
+    expectedDigests.set(token, known);
+  }
+  return known;
 }
 
 function digest(token: string): Buffer {

@@ -1,0 +1,86 @@
+/**
+ * What a batch of deliveries costs the database (src/webhooks/receive-batch.ts): the same few
+ * statements, with the same text, whatever the number of deliveries. The rows travel as one
+ * parameter per statement, so PostgreSQL parses no statement that grows with the batch.
+ */
+import { sql } from 'kysely';
+import type pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { receiveDeliveries } from '../../src/webhooks/receive-batch.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { feedbackBody, surveyBody, visitor } from './webhook-helpers.js';
+
+const MAIN = { name: 'main', baseUrl: 'http://api.example.test' };
+
+/** Where the statements sent go while statementsOf runs; a client once wrapped stays wrapped. */
+let sink: { text: string; parameters: number }[] | undefined;
+const wrapped = new WeakSet<pg.PoolClient>();
+
+function recordStatements(client: pg.PoolClient): void {
+  if (wrapped.has(client)) return;
+  wrapped.add(client);
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const [text, values] = args;
+    if (typeof text === 'string') sink?.push({ text, parameters: Array.isArray(values) ? values.length : 0 });
+    return query(...args);
+  };
+}
+
+/** Every statement the pool's connections are sent while `run` runs: text and parameter count. */
+async function statementsOf(
+  pool: pg.Pool,
+  run: () => Promise<unknown>,
+): Promise<{ text: string; parameters: number }[]> {
+  const sent: { text: string; parameters: number }[] = [];
+  pool.on('acquire', recordStatements);
+  sink = sent;
+  try {
+    await run();
+  } finally {
+    sink = undefined;
+    pool.off('acquire', recordStatements);
+  }
+  return sent;
+}
+
+/** `n` new deliveries, feedback and survey answers alternating, each naming a visitor of its own. */
+function newDeliveries(from: number, n: number) {
+  return Array.from({ length: n }, (_, i) => {
+    const id = from + i;
+    const body =
+      id % 2 === 0
+        ? feedbackBody({ id, visitor: visitor(`v-${id}`) })
+        : surveyBody({ id, visitor: visitor(`v-${id}`) });
+    return { source: MAIN, body };
+  });
+}
+
+describe('the statements of a batch of deliveries', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+  beforeEach(async () => {
+    await sql`truncate webhook_events, feedback, survey_answers, visitors, sources cascade`.execute(t.db);
+    // The source row exists: the statements counted are those of every later batch.
+    await receiveDeliveries(t.pool, newDeliveries(1_000_000, 2));
+  });
+
+  it('are the same, text for text, for 2 deliveries and for 100, with one parameter at most each', async () => {
+    const ensured = new Set(['main']);
+    const small = await statementsOf(t.pool, () => receiveDeliveries(t.pool, newDeliveries(0, 2), ensured));
+    const large = await statementsOf(t.pool, () =>
+      receiveDeliveries(t.pool, newDeliveries(100, 100), ensured),
+    );
+    expect(large.map((s) => s.text)).toEqual(small.map((s) => s.text));
+    expect(Math.max(...large.map((s) => s.parameters))).toBeLessThanOrEqual(1);
+  });
+
+  it('are at most six round trips: begin with the lock, deliveries, visitors, feedback, survey answers, commit', async () => {
+    const ensured = new Set(['main']);
+    const sent = await statementsOf(t.pool, () => receiveDeliveries(t.pool, newDeliveries(0, 50), ensured));
+    expect(sent.length).toBeLessThanOrEqual(6);
+  });
+});
