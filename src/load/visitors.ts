@@ -3,7 +3,7 @@ import type { CopyValue } from '../db/copy-text.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import { dedupeByKey } from './dedupe.js';
-import type { StagedRows, UpsertCounts } from './upsert.js';
+import type { UpsertCounts } from './upsert.js';
 
 /**
  * Visitors (spec 2.6) come embedded in feedback items and survey answers, many times each, and
@@ -173,33 +173,9 @@ export function latestObservations(observations: readonly VisitorObservation[]):
 }
 
 /**
- * Before the API's items of a window are upserted: the visitors that rows only a webhook has
- * delivered so far (origin 'webhook') name, where the API's copy of the same row (staged, not
- * written yet) names another visitor. After the upsert, removeOrphanVisitors deletes those no
- * row references any more. A join with the staged rows: the statement is the same for 1 item
- * or 10,000.
- */
-export async function contradictedWebhookVisitors(
-  trx: LoadTransaction,
-  staged: StagedRows,
-): Promise<string[]> {
-  const { spec, stage } = staged;
-  if (!spec.origin || !spec.columns.includes('visitor_id') || staged.count === 0) return [];
-  const keyMatch = sql.join(
-    spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
-    sql` and `,
-  );
-  const stored = await sql<{ visitor_id: string }>`
-    select distinct t.visitor_id from ${sql.table(spec.table)} t join ${sql.id(stage)} s on ${keyMatch}
-    where t.origin = 'webhook' and t.visitor_id is not null
-      and s.visitor_id is distinct from t.visitor_id
-    order by t.visitor_id`.execute(trx.db);
-  return stored.rows.map((row) => row.visitor_id);
-}
-
-/**
  * Deletes, of `visitorIds`, the visitor rows only webhooks created (observed_at null) that no
- * feedback or survey answer references: a webhook's visitor the API contradicted, which would
+ * feedback or survey answer references: a webhook's visitor the API contradicted (found by the
+ * upsert, StagedUpsert.contradicted in src/load/upsert.ts), which would
  * otherwise inflate visitor counts. A visitor the API has observed is kept (it is a real one).
  * Returns the ids deleted.
  */
