@@ -125,7 +125,7 @@ export async function loadWindowItems<R extends WindowedResource>(
   const staged = await stageRows(trx, table.spec, rows);
   // Visitors first: rows then reference an existing visitor.
   const visitors = visitorOf
-    ? await loadVisitors(trx, sourceId, deduped.items.map(visitorOf))
+    ? await loadVisitors(trx, staged, deduped.items.map(visitorOf))
     : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
   // Webhook-only rows whose visitor the API's copy contradicts, read by the upsert before it writes.
   const { contradicted, ...counts } = await upsertStagedReading(trx, staged, options);
