@@ -72,11 +72,15 @@ function keyMatch(staged: StagedRows) {
 
 /** Rows the staged answer holds on their own day are served there: their absence ends. */
 export async function clearServed(trx: LoadTransaction, staged: StagedRows): Promise<void> {
-  await sql`
+  await clearServedStatement(staged).execute(trx.db);
+}
+
+function clearServedStatement(staged: StagedRows) {
+  return sql`
     update ${sql.table(staged.spec.table)} t set absent_since = null, missing_upstream_since = null
       from ${sql.id(staged.stage)} s
      where ${keyMatch(staged)} and (t.absent_since is not null or t.missing_upstream_since is not null)
-       and (t.dt at time zone 'UTC')::date = (s.dt at time zone 'UTC')::date`.execute(trx.db);
+       and (t.dt at time zone 'UTC')::date = (s.dt at time zone 'UTC')::date`;
 }
 
 /**
@@ -84,16 +88,18 @@ export async function clearServed(trx: LoadTransaction, staged: StagedRows): Pro
  * run before: a day is read once per run) lacked them too, with every read since, missing
  * upstream from now on (a row marked absent now waits for the next run). One statement for both
  * marks: they touch disjoint rows (absent_since null, or set) and each SET reads the old row.
+ * The same statement clears the marks of the rows the answer holds (clearServed): those are keys
+ * the answer holds, the marked ones keys it lacks, so the two never touch one row.
  * Returns how many rows it marked missing upstream.
  */
-export async function markLacked(
+export async function clearServedMarkLacked(
   trx: LoadTransaction,
   staged: StagedRows,
   sourceId: string,
   day: DayString,
 ): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    with marked as (
+    with cleared as (${clearServedStatement(staged)}), marked as (
       update ${sql.table(staged.spec.table)} t
          set missing_upstream_since = case when t.absent_since is null then t.missing_upstream_since
                                            else now() end,
@@ -126,43 +132,24 @@ export async function missingMarkedNow(
 }
 
 /**
- * For the day's absent rows, the version another day served that was set aside as a collision
- * (the most recently set aside, if several): the raw items to load in their place.
+ * Two steps of one statement, on disjoint rows of key_collisions (versions of the day, versions
+ * of other days), so neither sees the other's change:
+ * - versions of the day set aside as collisions that its whole answer (the staged rows) lacks:
+ *   the day no longer serves them, so the version holding their key is where the item moved to
+ *   (a run that read only the new day could not tell). They become 'moved', counted by this run
+ *   (`reclassified`).
+ * - for the day's absent rows, the version another day served that was set aside as a collision
+ *   (the most recently set aside, if several): the raw items to load in their place (`versions`).
  */
-export async function versionsServedElsewhere(
-  trx: LoadTransaction,
-  staged: StagedRows,
-  resource: string,
-  sourceId: string,
-  day: DayString,
-): Promise<unknown[]> {
-  const { rows } = await sql<{ raw: unknown }>`
-    select distinct on (k.item_key) k.raw
-      from key_collisions k
-      join ${sql.table(staged.spec.table)} t on k.item_key = ${itemKeyOf(staged, 't')}
-     where t.source_id = ${sourceId} and t.absent_since is not null
-       and ${onDay('t', day)}
-       and k.source_id = ${sourceId} and k.resource = ${resource} and k.reason = 'collision'
-       and (k.dt at time zone 'UTC')::date <> ${day}::date
-     order by k.item_key, k.first_seen_at desc, k.dt desc`.execute(trx.db);
-  return rows.map((r) => r.raw);
-}
-
-/**
- * Versions of the day set aside as collisions that its whole answer (the staged rows) lacks: the
- * day no longer serves them, so the version holding their key is where the item moved to (a run
- * that read only the new day could not tell). They become 'moved', counted by this run. Returns
- * how many.
- */
-export async function reclassifyLeftVersions(
+export async function settleLeftVersions(
   trx: LoadTransaction,
   staged: StagedRows,
   resource: string,
   sourceId: string,
   day: DayString,
   runId: number | null,
-): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
+): Promise<{ reclassified: number; versions: unknown[] }> {
+  const { rows } = await sql<{ raw: unknown; n: number | null }>`
     with moved as (
       update key_collisions k set reason = 'moved', run_id = ${runId}
        where k.source_id = ${sourceId} and k.resource = ${resource} and k.reason = 'collision'
@@ -171,8 +158,21 @@ export async function reclassifyLeftVersions(
          and (k.item_key, k.dt) not in (select ${itemKeyOf(staged, 's')}, s.dt from ${sql.id(staged.stage)} s)
        returning 1
     )
-    select count(*)::int as n from moved`.execute(trx.db);
-  return rows[0]?.n ?? 0;
+    select null::jsonb as raw, (select count(*)::int from moved) as n
+    union all
+    select v.raw, null from (
+      select distinct on (k.item_key) k.raw
+        from key_collisions k
+        join ${sql.table(staged.spec.table)} t on k.item_key = ${itemKeyOf(staged, 't')}
+       where t.source_id = ${sourceId} and t.absent_since is not null
+         and ${onDay('t', day)}
+         and k.source_id = ${sourceId} and k.resource = ${resource} and k.reason = 'collision'
+         and (k.dt at time zone 'UTC')::date <> ${day}::date
+       order by k.item_key, k.first_seen_at desc, k.dt desc) v`.execute(trx.db);
+  return {
+    reclassified: rows.find((row) => row.n !== null)?.n ?? 0,
+    versions: rows.filter((row) => row.n === null).map((row) => row.raw),
+  };
 }
 
 /** The promoted versions now hold their keys in the table: they are no longer set aside. */

@@ -117,14 +117,34 @@ export async function stageRows(
   return { spec, stage, count: rows.length };
 }
 
+/** The upsert's counts, and what its statement read of the rows before it wrote them. */
+export interface StagedUpsert extends UpsertCounts {
+  /**
+   * Visitors that rows only a webhook had delivered (origin 'webhook') named, where the API's
+   * copy of the same row names another: candidates for removeOrphanVisitors
+   * (src/load/visitors.ts). Sorted; empty for a table without origin or visitor.
+   */
+  contradicted: string[];
+}
+
 /** The upsert of upsertRows, from rows stageRows has staged (and nothing has staged since). */
 export async function upsertStaged(
   trx: LoadTransaction,
   staged: StagedRows,
   options: UpsertOptions = {},
 ): Promise<UpsertCounts> {
+  const { contradicted: _read, ...counts } = await upsertStagedReading(trx, staged, options);
+  return counts;
+}
+
+/** upsertStaged, with what its statement read before it wrote (StagedUpsert). */
+export async function upsertStagedReading(
+  trx: LoadTransaction,
+  staged: StagedRows,
+  options: UpsertOptions = {},
+): Promise<StagedUpsert> {
   const { spec, stage } = staged;
-  if (staged.count === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  if (staged.count === 0) return { inserted: 0, updated: 0, unchanged: 0, contradicted: [] };
   const mode = options.mode ?? 'update';
   const cols = sql.join(spec.columns.map((c) => sql.id(c)));
   const stagedCols = sql.join(spec.columns.map((c) => sql.ref(`s.${c}`)));
@@ -157,8 +177,8 @@ export async function upsertStaged(
           : [],
       ),
   );
-  const result = await sql<{ inserted: number; updated: number }>`
-    with written as (
+  const result = await sql<{ inserted: number; updated: number; contradicted: string[] | null }>`
+    with contradicted as (${contradictedVisitors(staged)}), written as (
       insert into ${sql.table(spec.table)} (${cols})
       select ${stagedCols} from ${sql.id(stage)} s
       where not exists (select 1 from ${sql.table(spec.table)} t where ${keyMatch} and ${same})
@@ -175,9 +195,10 @@ export async function upsertStaged(
       returning (xmax = 0) as is_insert
     )
     select count(*) filter (where is_insert)::int as inserted,
-           count(*) filter (where not is_insert)::int as updated
+           count(*) filter (where not is_insert)::int as updated,
+           (select array_agg(c.visitor_id order by c.visitor_id) from contradicted c) as contradicted
     from written`.execute(trx.db);
-  const counts = result.rows[0] ?? { inserted: 0, updated: 0 };
+  const { contradicted, ...counts } = result.rows[0] ?? { inserted: 0, updated: 0, contradicted: null };
   const { collisions, moves, withheld } =
     spec.collisions && mode === 'update'
       ? await setAsideCollisions(trx, spec, spec.collisions.resource, stage, options.runId ?? null)
@@ -186,7 +207,27 @@ export async function upsertStaged(
     ...counts,
     unchanged: staged.count - counts.inserted - counts.updated - withheld,
     ...(spec.collisions ? { collisions, withheld, moves } : {}),
+    contradicted: contradicted ?? [],
   };
+}
+
+/**
+ * The visitors of StagedUpsert.contradicted, as a query of the upsert's statement: every part of
+ * a statement reads the rows as they were before it, so it sees the webhook's rows the upsert
+ * then overwrites. A join with the staged rows: the statement is the same for 1 item or 10,000.
+ */
+function contradictedVisitors(staged: StagedRows) {
+  const { spec, stage } = staged;
+  if (!spec.origin || !spec.columns.includes('visitor_id'))
+    return sql`select null::text as visitor_id where false`;
+  const keyMatch = sql.join(
+    spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
+    sql` and `,
+  );
+  return sql`
+    select distinct t.visitor_id from ${sql.table(spec.table)} t join ${sql.id(stage)} s on ${keyMatch}
+    where t.origin = 'webhook' and t.visitor_id is not null
+      and s.visitor_id is distinct from t.visitor_id`;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { CopyValue } from '../db/copy-text.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import { dedupeByKey } from './dedupe.js';
@@ -69,10 +68,6 @@ const COLUMNS = [
   'observed_at',
 ] as const satisfies readonly (keyof VisitorRow)[];
 
-const STAGE = 'stage_visitor_observations';
-/** Transactions that have filled the staging table already (it is emptied at commit). */
-const staged = new WeakSet<LoadTransaction>();
-
 /**
  * `a` (an incoming or staged row) is a more recent observation than `b` (the stored row): a later
  * observed_at, or the same one and a larger JSON text. Null (a webhook's copy) is below any time.
@@ -83,39 +78,31 @@ const newer = (a: string, b: string) => sql`(${sql.ref(`${a}.observed_at`)} is n
   or (${sql.ref(`${a}.observed_at`)} = ${sql.ref(`${b}.observed_at`)}
       and (${sql.ref(`${a}.raw`)}::text collate "C") > (${sql.ref(`${b}.raw`)}::text collate "C"))))`;
 
+/** The visitor's columns as jsonb_to_record reads them from its object (types as in `visitors`). */
+const FIELDS = sql.raw(
+  COLUMNS.filter((c) => !['source_id', 'id', 'raw', 'observed_at'].includes(c))
+    .map((c) => `${c} ${c === 'created_at' ? 'timestamptz' : 'text'}`)
+    .join(', '),
+);
+
 /**
- * Upserts the visitors observed in one window's items: per visitor the most recent observation of
- * the batch, written only where it is more recent than the stored row. Set-based: COPY into a
- * staging table, then one INSERT ... ON CONFLICT in key order (concurrent windows lock shared
- * visitors in one order and cannot deadlock).
+ * Upserts the visitors observed in one window's items, read from the items' staged rows (each
+ * carries its visitor in raw, its id in visitor_id, its dt): per visitor the most recent
+ * observation of the batch, written only where it is more recent than the stored row. One
+ * statement, in key order (concurrent windows lock shared visitors in one order and cannot
+ * deadlock). `observations` are the same items' visitors, for the counts.
  */
 export async function loadVisitors(
   trx: LoadTransaction,
-  sourceId: string,
+  staged: StagedRows,
   observations: readonly VisitorObservation[],
 ): Promise<VisitorLoad> {
-  if (observations.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
+  if (observations.length === 0 || staged.count === 0)
+    return { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
   const { conflicts } = dedupeByKey(
     observations.map((o) => o.visitor),
     (v) => v.id,
   );
-  if (!trx.connection.has(`temp table ${STAGE}`)) {
-    await sql`create temp table if not exists ${sql.id(STAGE)} (like visitors including defaults) on commit delete rows`.execute(
-      trx.db,
-    );
-    trx.connection.add(`temp table ${STAGE}`);
-  }
-  if (staged.has(trx)) await sql`delete from ${sql.id(STAGE)}`.execute(trx.db);
-  staged.add(trx);
-  await trx.copyRows(
-    STAGE,
-    COLUMNS,
-    latestObservations(observations).map(({ visitor, observedAt }): CopyValue[] => {
-      const row: VisitorRow = { ...visitorRow(sourceId, visitor), observed_at: observedAt };
-      return COLUMNS.map((column) => row[column]);
-    }),
-  );
-
   const columns = sql.join(COLUMNS.map((c) => sql.id(c)));
   const updates = sql.join(
     COLUMNS.filter((c) => c !== 'source_id' && c !== 'id').map(
@@ -123,13 +110,25 @@ export async function loadVisitors(
     ),
   );
   const result = await sql<{ inserted: number; updated: number }>`
-    with latest as (
-      -- The batch's most recent observation of each visitor, by the same rule as the upsert.
-      select distinct on (source_id, id) * from ${sql.id(STAGE)}
-      order by source_id, id, observed_at desc nulls last, (raw::text collate "C") desc
+    with timed as (
+      select x.source_id, x.visitor_id, x.dt, x.raw,
+             max(x.dt) over (partition by x.source_id, x.visitor_id) as latest_dt
+        from ${sql.id(staged.stage)} x
+       where x.visitor_id is not null
+    ), latest as (
+      -- The batch's most recent observation of each visitor, by the same rule as the upsert. Only
+      -- the observations at a visitor's latest dt are rendered as text for the tie: a busy day's
+      -- 10,000 items name a few hundred visitors.
+      select distinct on (r.source_id, r.visitor_id) r.source_id, r.visitor_id as id,
+             r.raw -> 'visitor' as raw, r.dt as observed_at
+        from timed r
+       where r.dt is not distinct from r.latest_dt
+       order by r.source_id, r.visitor_id, ((r.raw -> 'visitor')::text collate "C") desc
+    ), observed as (
+      select l.*, f.* from latest l, jsonb_to_record(l.raw) as f(${FIELDS})
     ), written as (
       insert into visitors as t (${columns})
-      select ${sql.join(COLUMNS.map((c) => sql.ref(`s.${c}`)))} from latest s
+      select ${sql.join(COLUMNS.map((c) => sql.ref(`s.${c}`)))} from observed s
       -- A stored row as recent is left alone before the upsert: ON CONFLICT ... WHERE would
       -- still lock it and write WAL.
       where not exists (select 1 from visitors v
@@ -151,55 +150,9 @@ export async function loadVisitors(
 }
 
 /**
- * Of each visitor's observations, those at its latest observedAt (all of them on a tie, or when a
- * time cannot be read here): the statement's own `distinct on` then picks the same row from far
- * fewer. A busy day's 10,000 items name a few hundred visitors, and staging every observation
- * made the staging table and its sort spill to disk. Milliseconds only: an observation strictly
- * earlier in milliseconds is strictly earlier in PostgreSQL's microseconds too.
- */
-export function latestObservations(observations: readonly VisitorObservation[]): VisitorObservation[] {
-  const latest = new Map<string, number>();
-  const timeOf = (o: VisitorObservation) => Date.parse(o.observedAt);
-  for (const o of observations) {
-    const time = timeOf(o);
-    const best = latest.get(o.visitor.id);
-    if (Number.isNaN(time)) latest.set(o.visitor.id, Number.NaN);
-    else if (best === undefined || time > best) latest.set(o.visitor.id, time);
-  }
-  return observations.filter((o) => {
-    const best = latest.get(o.visitor.id) as number;
-    return Number.isNaN(best) || Number.isNaN(timeOf(o)) || timeOf(o) >= best;
-  });
-}
-
-/**
- * Before the API's items of a window are upserted: the visitors that rows only a webhook has
- * delivered so far (origin 'webhook') name, where the API's copy of the same row (staged, not
- * written yet) names another visitor. After the upsert, removeOrphanVisitors deletes those no
- * row references any more. A join with the staged rows: the statement is the same for 1 item
- * or 10,000.
- */
-export async function contradictedWebhookVisitors(
-  trx: LoadTransaction,
-  staged: StagedRows,
-): Promise<string[]> {
-  const { spec, stage } = staged;
-  if (!spec.origin || !spec.columns.includes('visitor_id') || staged.count === 0) return [];
-  const keyMatch = sql.join(
-    spec.key.map((c) => sql`t.${sql.id(c)} = s.${sql.id(c)}`),
-    sql` and `,
-  );
-  const stored = await sql<{ visitor_id: string }>`
-    select distinct t.visitor_id from ${sql.table(spec.table)} t join ${sql.id(stage)} s on ${keyMatch}
-    where t.origin = 'webhook' and t.visitor_id is not null
-      and s.visitor_id is distinct from t.visitor_id
-    order by t.visitor_id`.execute(trx.db);
-  return stored.rows.map((row) => row.visitor_id);
-}
-
-/**
  * Deletes, of `visitorIds`, the visitor rows only webhooks created (observed_at null) that no
- * feedback or survey answer references: a webhook's visitor the API contradicted, which would
+ * feedback or survey answer references: a webhook's visitor the API contradicted (found by the
+ * upsert, StagedUpsert.contradicted in src/load/upsert.ts), which would
  * otherwise inflate visitor counts. A visitor the API has observed is kept (it is a real one).
  * Returns the ids deleted.
  */

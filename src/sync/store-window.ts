@@ -5,7 +5,7 @@ import { advanceWatermark } from '../ledger/watermark.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
-import { type ItemOf, loadWindowItems, type WindowLoad } from '../load/windowed.js';
+import { type ItemOf, loadWindowItems, useWindowSettings, type WindowLoad } from '../load/windowed.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import type { Rejected } from '../schemas/rejected.js';
 import type { WindowedResource } from '../schemas/resources.js';
@@ -42,6 +42,8 @@ export async function storeWindow<R extends WindowedResource>(
 ): Promise<WindowLoad> {
   const { sourceId, resource, day, runId } = window;
   return inTransaction(pool, async (trx) => {
+    // Before anything with parameters: it goes in one round trip with the transaction's begin.
+    if (window.valid.length > 0) await useWindowSettings(trx);
     await ensureSource(trx, sourceId, window.baseUrl);
     // Only a whole answer of the day can show that an item left it (src/load/moved-items.ts).
     const whole = isWholeDayEvidence({
