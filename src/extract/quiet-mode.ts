@@ -21,9 +21,9 @@ import {
  *
  * The widest answers are also the run's check: each is compared with the others (and with the
  * narrow answer the check was made on), so an item one holds that another lacks although the
- * reading says it holds it proves the reading stale, on whichever day its items fall. An item
- * that arrived between two such answers looks the same: the reading is then learned again for
- * nothing, which asks wider, never loses an item.
+ * reading says it holds it proves the reading stale, on whichever day its items fall, once the
+ * older request asked again still differs (an item that arrived or went between the two answers
+ * makes them differ too: reading-check.ts, compareQuiet).
  */
 
 /** Most items a widest answer may hold for the source to count as quiet: about 8 a day. */

@@ -85,7 +85,7 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     // Held under any reading: nothing to check it against, and the run's check counts as made (a
     // reading learned from nothing this run needs none).
     knowledge.staleChecked = true;
-    if (knowledge.quiet === true) compareQuiet(input);
+    if (knowledge.quiet === true) yield* compareQuiet(input);
     return false;
   }
   if (knowledge.quiet === true) return true;
@@ -139,21 +139,41 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
 /**
  * A whole widest answer in quiet mode: compared with the run's others, it may prove the reading
  * stale; one too large for a quiet source ends quiet mode. Either way it holds its day.
+ *
+ * Two answers asked moments apart also differ when an item arrived (or went) between them, which
+ * no reading explains: the older request is asked again before the difference counts. An item
+ * that came meanwhile is in the fresh answer too and the two agree; a stale reading still splits
+ * them. So a busy moment costs a request, never a reading learned again for nothing (and a
+ * "reading changed" the server never made).
  */
-function compareQuiet(input: ReadingCheckInput): void {
+function* compareQuiet(input: ReadingCheckInput): Plan<void> {
   const { knowledge } = input;
   if (!input.quiet(input.answer.length)) {
     endQuiet(knowledge);
     return;
   }
   const kept = keptAnswer(input.range, input.answer);
-  const others = knowledge.quietAnswers ?? [];
-  if (disagrees(knowledge.reading, kept, others)) {
-    relearn(knowledge, input.range, input.answer);
-    return;
+  for (;;) {
+    const others = knowledge.quietAnswers ?? [];
+    const other = others.find((older) => disagrees(knowledge.reading, kept, [older]));
+    if (other === undefined) break;
+    const again = yield* input.ask(other.range);
+    // Another window may have ended quiet mode or learned the reading again meanwhile.
+    if (knowledge.quiet !== true) return;
+    if (!input.quiet(again.length)) {
+      endQuiet(knowledge);
+      return;
+    }
+    const fresh = keptAnswer(other.range, again);
+    if (disagrees(knowledge.reading, kept, [fresh])) {
+      relearn(knowledge, input.range, input.answer);
+      return;
+    }
+    const current = knowledge.quietAnswers ?? [];
+    const at = current.indexOf(other);
+    if (at >= 0) current[at] = fresh;
   }
-  others.push(kept);
-  knowledge.quietAnswers = others;
+  knowledge.quietAnswers = [...(knowledge.quietAnswers ?? []), kept];
 }
 
 /** Quiet mode off for the run: the narrow requests take over. */

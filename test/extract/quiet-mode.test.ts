@@ -151,10 +151,33 @@ describe('quiet mode, in the day plan', () => {
     // The widest request for D-2 (D-4..D) holds it.
     expect(start(knowledge, before).plan.next(items([edge])).done).toBe(true);
     expect(knowledge.relearned).toBeUndefined();
-    // The one for D (D-2..D) lacks it, though the stored reading says D-2 is held whole: stale.
-    const last = start(knowledge, DAY).plan.next(items([]));
+    // The one for D (D-2..D) lacks it, though the stored reading says D-2 is held whole; asked
+    // again, D-2's request still holds it: stale.
+    const { plan } = start(knowledge, DAY);
+    expect(plan.next(items([])).value).toMatchObject({ kind: 'ask', range: widestRequest(before) });
+    const last = plan.next(items([edge]));
     expect(last.done).toBe(true);
     expect(knowledge.relearned).toBe(1);
     expect(knowledge.quiet).toBe(false);
+  });
+
+  it('an item that arrives between two widest answers costs one request again, not a reading learned again', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: true };
+    const before = addDays(DAY, -2);
+    // D-2's widest request (D-4..D) is answered before the item of D-1 12:00 exists.
+    expect(start(knowledge, before).plan.next(items([])).done).toBe(true);
+    const arrived = item('n', `${addDays(DAY, -1)}T12:00:00.000Z`);
+    // D's (D-2..D+2) holds it, where the reading says D-2's request held D-1 whole: the older
+    // request is asked again, now holds it too, and the reading stands.
+    const { plan } = start(knowledge, DAY);
+    expect(plan.next(items([arrived])).value).toMatchObject({ kind: 'ask', range: widestRequest(before) });
+    const last = plan.next(items([arrived]));
+    expect(last.done && last.value.requests).toBe(2);
+    expect(knowledge.relearned).toBeUndefined();
+    expect(knowledge.quiet).toBe(true);
+    expect(knowledge.reading).toEqual(provedUtc());
+    // Asked once more, the fresh answer stands for D-2's: a third day agreeing with both asks nothing again.
+    const after = addDays(DAY, 1);
+    expect(start(knowledge, after).plan.next(items([arrived])).done).toBe(true);
   });
 });
