@@ -385,3 +385,9 @@ export interface RunResult {
   /** INSIGHTS_METRICS_FILE could not be written (the run itself is loaded and recorded). */
   metricsFileError?: unknown;
 }
+
+/** Counts one response by its HTTP status ('none' when no answer came). */
+export function countResponse(byStatus: Record<string, number>, status: number | null): void {
+  const key = status === null ? 'none' : String(status);
+  byStatus[key] = (byStatus[key] ?? 0) + 1;
+}

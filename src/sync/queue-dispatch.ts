@@ -36,95 +36,24 @@ export interface QueueDispatchOptions {
  * taken finish.
  */
 export function queueDispatch(options: QueueDispatchOptions): WindowDispatch<SourceHandle, WindowOutcome> {
-  const { boss, settings } = options;
-  const pollMs = options.pollMs ?? 250;
   return {
     async runWindows(
       plans: readonly PlannedWindow<SourceHandle>[],
       run: DispatchRun<WindowOutcome>,
     ): Promise<WindowOutcome[]> {
-      const sources = [...new Set(plans.map((p) => p.handle.name))];
-      for (const source of sources) await ensureWindowQueue(boss, options.schema, source, settings);
-      const jobs: WindowJob[] = plans.map((p) => ({
-        runId: run.runId,
-        source: p.handle.name,
-        resource: p.resource,
-        day: p.day,
-        startDay: p.startDay,
-        today: run.today,
-        schema: LATEST_MIGRATION,
-      }));
-      // What workers of runs long gone checked is of no use any more.
-      await boss
-        .getDb()
-        .executeSql(`delete from "${bookkeepingSchema(options.schema)}".queue_run_checks where run_id < $1`, [
-          run.runId - 50,
-        ]);
-      const ids = await sendWindowJobs(boss, run.trigger, jobs, settings);
-      run.logger.info({ jobs: ids.length, sources: sources.length }, 'windows queued for the workers');
-      await options.onQueued?.(run.runId);
+      const { jobs, ids, sources } = await queueJobs(options, plans, run);
       const outcomes: (WindowOutcome | undefined)[] = plans.map(() => undefined);
-      const pending = new Map(ids.map((id, index) => [id, index]));
-      const cancelled = new Set<string>();
-      const queueNames = sources.map(windowQueueName);
-      let looks = 0;
-      let since = new Date(0);
-      // Whether the planner has said no worker is alive, and when it last looked.
-      let workerless = false;
-      let workersLookedAt = 0;
-      const finish = (index: number, outcome: WindowOutcome) => {
-        outcomes[index] = outcome;
-        run.settle(outcome);
-      };
-      while (pending.size > 0) {
-        if (Date.now() - workersLookedAt >= WORKER_LOOK_MS) {
-          workersLookedAt = Date.now();
-          const alive = await liveWorkers(boss, options.schema);
-          const notice = workerNotice(alive, workerless);
-          if (notice === 'none')
-            run.logger.warn(
-              { jobs: pending.size },
-              'no live worker is taking the window jobs of this run: start one with `insights-sync worker` (the jobs wait in the queue)',
-            );
-          if (notice === 'back') run.logger.info({ workers: alive }, 'a worker is taking the window jobs');
-          workerless = alive === 0;
-        }
-        // Jobs of a source (or resource) not worth running any more, or of a run stopping: cancelled.
-        const toCancel = new Map<string, string[]>();
-        for (const [id, index] of pending) {
-          const job = jobs[index] as WindowJob;
-          if (!cancelled.has(id) && run.skipped(job.source, job.resource)) {
-            cancelled.add(id);
-            toCancel.set(job.source, [...(toCancel.get(job.source) ?? []), id]);
-          }
-        }
-        // pg-boss cancels only jobs not yet ended; one a worker holds ends as the worker says.
-        for (const [source, batch] of toCancel) await boss.cancel(windowQueueName(source), batch);
-        // Only the jobs that ended since the last look (by the database's clock, with a margin
-        // for a completion that commits late), and every 20th look all of the run's pending ones:
-        // asking for hundreds of ids each time costs the database more than the windows do. Ids
-        // and states first; the outputs of the newly ended only (the margin sees each job again
-        // on several looks, and an output is the window's whole outcome).
-        const full = looks % 20 === 0;
-        looks += 1;
-        const look = await endedJobs(
-          boss,
-          options.schema,
-          full ? { ids: [...pending.keys()] } : { queues: queueNames, since },
-        );
-        if (look.seen !== undefined) since = look.seen;
-        const ended = look.ended.map((r) => r.id).filter((id) => pending.has(id));
-        if (ended.length > 0) {
-          for (const row of await jobOutputs(boss, options.schema, ended)) {
-            const index = pending.get(row.id);
-            if (index === undefined) continue;
-            pending.delete(row.id);
-            const job = jobs[index] as WindowJob;
-            finish(index, outcomeOf(job, row.state, row.output, run));
-          }
-        }
-        if (pending.size > 0) await sleep(pollMs);
-      }
+      await awaitJobs(
+        options,
+        run,
+        jobs,
+        new Map(ids.map((id, index) => [id, index])),
+        sources,
+        (index, outcome) => {
+          outcomes[index] = outcome;
+          run.settle(outcome);
+        },
+      );
       return outcomes.map((o, index) => o ?? skippedWindow(jobs[index]?.source ?? '', 'feedback', ''));
     },
     async aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T> {
@@ -138,6 +67,134 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch<Sou
       }
     },
   };
+}
+
+/** The run's windows as jobs, one per planned window, in the plan's order. */
+export function windowJobs(
+  plans: readonly PlannedWindow<SourceHandle>[],
+  run: Pick<DispatchRun<WindowOutcome>, 'runId' | 'today'>,
+): WindowJob[] {
+  return plans.map((p) => ({
+    runId: run.runId,
+    source: p.handle.name,
+    resource: p.resource,
+    day: p.day,
+    startDay: p.startDay,
+    today: run.today,
+    schema: LATEST_MIGRATION,
+  }));
+}
+
+async function queueJobs(
+  options: QueueDispatchOptions,
+  plans: readonly PlannedWindow<SourceHandle>[],
+  run: DispatchRun<WindowOutcome>,
+): Promise<{ jobs: WindowJob[]; ids: string[]; sources: string[] }> {
+  const { boss, settings } = options;
+  const sources = [...new Set(plans.map((p) => p.handle.name))];
+  for (const source of sources) await ensureWindowQueue(boss, options.schema, source, settings);
+  const jobs = windowJobs(plans, run);
+  // What workers of runs long gone checked is of no use any more.
+  await boss
+    .getDb()
+    .executeSql(`delete from "${bookkeepingSchema(options.schema)}".queue_run_checks where run_id < $1`, [
+      run.runId - 50,
+    ]);
+  const ids = await sendWindowJobs(boss, run.trigger, jobs, settings);
+  run.logger.info({ jobs: ids.length, sources: sources.length }, 'windows queued for the workers');
+  await options.onQueued?.(run.runId);
+  return { jobs, ids, sources };
+}
+
+/** Waits until every job has ended, cancelling those no longer worth running, and reads each outcome. */
+async function awaitJobs(
+  options: QueueDispatchOptions,
+  run: DispatchRun<WindowOutcome>,
+  jobs: readonly WindowJob[],
+  pending: Map<string, number>,
+  sources: readonly string[],
+  finish: (index: number, outcome: WindowOutcome) => void,
+): Promise<void> {
+  const { boss } = options;
+  const pollMs = options.pollMs ?? 250;
+  const cancelled = new Set<string>();
+  const queueNames = sources.map(windowQueueName);
+  let looks = 0;
+  let since = new Date(0);
+  // Whether the planner has said no worker is alive, and when it last looked.
+  const workers = { workerless: false, lookedAt: 0 };
+  while (pending.size > 0) {
+    await lookForWorkers(options, run, workers, pending.size);
+    // Jobs of a source (or resource) not worth running any more, or of a run stopping: cancelled.
+    const toCancel = jobsToCancel(pending, jobs, cancelled, run.skipped);
+    // pg-boss cancels only jobs not yet ended; one a worker holds ends as the worker says.
+    for (const [source, batch] of toCancel) await boss.cancel(windowQueueName(source), batch);
+    // Only the jobs that ended since the last look (by the database's clock, with a margin
+    // for a completion that commits late), and every 20th look all of the run's pending ones:
+    // asking for hundreds of ids each time costs the database more than the windows do. Ids
+    // and states first; the outputs of the newly ended only (the margin sees each job again
+    // on several looks, and an output is the window's whole outcome).
+    const full = looks % 20 === 0;
+    looks += 1;
+    const look = await endedJobs(
+      boss,
+      options.schema,
+      full ? { ids: [...pending.keys()] } : { queues: queueNames, since },
+    );
+    if (look.seen !== undefined) since = look.seen;
+    const ended = look.ended.map((r) => r.id).filter((id) => pending.has(id));
+    if (ended.length > 0) {
+      for (const row of await jobOutputs(boss, options.schema, ended)) {
+        const index = pending.get(row.id);
+        if (index === undefined) continue;
+        pending.delete(row.id);
+        const job = jobs[index] as WindowJob;
+        finish(index, outcomeOf(job, row.state, row.output, run));
+      }
+    }
+    if (pending.size > 0) await sleep(pollMs);
+  }
+}
+
+/** Every WORKER_LOOK_MS, whether a worker is alive: said when none is, and when one is back. */
+async function lookForWorkers(
+  options: QueueDispatchOptions,
+  run: DispatchRun<WindowOutcome>,
+  workers: { workerless: boolean; lookedAt: number },
+  pendingJobs: number,
+): Promise<void> {
+  if (Date.now() - workers.lookedAt < WORKER_LOOK_MS) return;
+  workers.lookedAt = Date.now();
+  const alive = await liveWorkers(options.boss, options.schema);
+  const notice = workerNotice(alive, workers.workerless);
+  if (notice === 'none')
+    run.logger.warn(
+      { jobs: pendingJobs },
+      'no live worker is taking the window jobs of this run: start one with `insights-sync worker` (the jobs wait in the queue)',
+    );
+  if (notice === 'back') run.logger.info({ workers: alive }, 'a worker is taking the window jobs');
+  workers.workerless = alive === 0;
+}
+
+/**
+ * The pending jobs, by source, whose window is no longer worth running and that were not
+ * cancelled before; they are marked cancelled here.
+ */
+export function jobsToCancel(
+  pending: ReadonlyMap<string, number>,
+  jobs: readonly WindowJob[],
+  cancelled: Set<string>,
+  skipped: DispatchRun<WindowOutcome>['skipped'],
+): Map<string, string[]> {
+  const toCancel = new Map<string, string[]>();
+  for (const [id, index] of pending) {
+    const job = jobs[index] as WindowJob;
+    if (!cancelled.has(id) && skipped(job.source, job.resource)) {
+      cancelled.add(id);
+      toCancel.set(job.source, [...(toCancel.get(job.source) ?? []), id]);
+    }
+  }
+  return toCancel;
 }
 
 /** How often a waiting planner reads whether any worker is alive. */

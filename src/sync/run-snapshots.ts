@@ -23,7 +23,7 @@ import {
 import { ensureSource } from '../load/sources.js';
 import type { Logger } from '../log/logger.js';
 import { RESOURCE_SCHEMAS, type SnapshotResource } from '../schemas/resources.js';
-import { type TestKind, type TestResult, testResultSchema } from '../schemas/test.js';
+import { type Test, type TestKind, type TestResult, testResultSchema } from '../schemas/test.js';
 import { countUnknownFields, countUnknownTestFields } from '../schemas/unknown-fields.js';
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
@@ -75,52 +75,8 @@ async function snapshotTests(
         found: await probeTest(source, kind, id),
       })),
     );
-    const stored = await listedVariants(ctx.db, source.name, kind);
-    const details = await Promise.all(
-      list.valid.map(async (test): Promise<Answer<TestResult> & { id: string; error?: unknown }> => {
-        try {
-          const read = () => source.client.testResults(kind, test.id);
-          const asking = askingOf(ctx, `the results of ${kind} test ${test.id}`, false);
-          const answer = await readWhole(
-            read,
-            testResultSchema,
-            (r) => r.variant,
-            stored.get(test.id),
-            asking,
-            log,
-          );
-          return { id: test.id, ...answer };
-        } catch (error) {
-          // A rejected key fails the source; a shutdown skips the whole snapshot.
-          if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
-          const reasked = error instanceof EmptyAnswerError ? error.reasked : 0;
-          return { id: test.id, ...unread<TestResult>(), reasked, error };
-        }
-      }),
-    );
-    const totals = await inTransaction(ctx.pool, async (trx) => {
-      await ensureSource(trx, source.name, source.baseUrl);
-      await storeExpectedAllocation(trx, source.name, source.expectedAllocation);
-      const rejectContext = { sourceId: source.name, resource: kind, day: null, runId: ctx.runId };
-      await loadRejects(trx, rejectContext, list.rejected);
-      const loads: SnapshotLoad[] = [
-        await loadTests(trx, kind, source.name, list.valid, {
-          complete: list.complete,
-          gone: probes.filter((p) => p.found === 'gone').map((p) => p.id),
-          present: probes.filter((p) => p.found === 'present').map((p) => p.id),
-        }),
-      ];
-      for (const detail of details) {
-        if (detail.error !== undefined) continue;
-        await loadRejects(trx, { ...rejectContext, resource: `${kind}/detail` }, detail.rejected);
-        loads.push(
-          await loadTestResults(trx, kind, source.name, detail.id, detail.valid, today, {
-            complete: detail.complete,
-          }),
-        );
-      }
-      return sum(loads);
-    });
+    const details = await readDetails(ctx, source, kind, list.valid, log);
+    const totals = await storeTests(ctx, source, kind, today, { list, probes, details });
     const resultsOf = new Map(details.map((d) => [d.id, d.valid]));
     await noteSnapshotDrift(ctx, log, {
       sourceId: source.name,
@@ -134,14 +90,7 @@ async function snapshotTests(
         (t) => resultsOf.get(t.id) ?? [],
       ),
     });
-    const outcome: SnapshotOutcome = {
-      ...base,
-      status: 'done',
-      ...totals,
-      fetched: list.fetched + details.reduce((n, d) => n + d.fetched, 0),
-      rejected: list.rejected.length + details.reduce((n, d) => n + d.rejected.length, 0),
-      reasked: list.reasked + details.reduce((n, d) => n + d.reasked, 0),
-    };
+    const outcome = testsOutcome(base, totals, list, details);
     const error = detailsError(details, log);
     if (error !== undefined) {
       outcome.status = 'failed';
@@ -152,6 +101,97 @@ async function snapshotTests(
   } catch (error) {
     return failed(base, error, ctx.signal);
   }
+}
+
+type Detail = Answer<TestResult> & { id: string; error?: unknown };
+
+/** Every listed test's per-variant results; one that cannot be read fails alone. */
+async function readDetails(
+  ctx: SyncContext,
+  source: SourceHandle,
+  kind: TestKind,
+  tests: readonly { id: string }[],
+  log: Logger,
+): Promise<Detail[]> {
+  const stored = await listedVariants(ctx.db, source.name, kind);
+  return Promise.all(
+    tests.map(async (test): Promise<Detail> => {
+      try {
+        const read = () => source.client.testResults(kind, test.id);
+        const asking = askingOf(ctx, `the results of ${kind} test ${test.id}`, false);
+        const answer = await readWhole(
+          read,
+          testResultSchema,
+          (r) => r.variant,
+          stored.get(test.id),
+          asking,
+          log,
+        );
+        return { id: test.id, ...answer };
+      } catch (error) {
+        // A rejected key fails the source; a shutdown skips the whole snapshot.
+        if (error instanceof AuthError || error instanceof RequestAbortedError) throw error;
+        const reasked = error instanceof EmptyAnswerError ? error.reasked : 0;
+        return { id: test.id, ...unread<TestResult>(), reasked, error };
+      }
+    }),
+  );
+}
+
+interface TestsRead {
+  list: Answer<Test>;
+  probes: readonly { id: string; found: 'gone' | 'present' | 'unknown' }[];
+  details: readonly Detail[];
+}
+
+/** The list, what the probes found, and every detail read, in one transaction. */
+function storeTests(
+  ctx: SyncContext,
+  source: SourceHandle,
+  kind: TestKind,
+  today: DayString,
+  { list, probes, details }: TestsRead,
+): Promise<SnapshotLoad> {
+  return inTransaction(ctx.pool, async (trx) => {
+    await ensureSource(trx, source.name, source.baseUrl);
+    await storeExpectedAllocation(trx, source.name, source.expectedAllocation);
+    const rejectContext = { sourceId: source.name, resource: kind, day: null, runId: ctx.runId };
+    await loadRejects(trx, rejectContext, list.rejected);
+    const loads: SnapshotLoad[] = [
+      await loadTests(trx, kind, source.name, list.valid, {
+        complete: list.complete,
+        gone: probes.filter((p) => p.found === 'gone').map((p) => p.id),
+        present: probes.filter((p) => p.found === 'present').map((p) => p.id),
+      }),
+    ];
+    for (const detail of details) {
+      if (detail.error !== undefined) continue;
+      await loadRejects(trx, { ...rejectContext, resource: `${kind}/detail` }, detail.rejected);
+      loads.push(
+        await loadTestResults(trx, kind, source.name, detail.id, detail.valid, today, {
+          complete: detail.complete,
+        }),
+      );
+    }
+    return sum(loads);
+  });
+}
+
+/** A test snapshot's outcome: what was loaded, and what the list and details read together. */
+export function testsOutcome(
+  base: Pick<SnapshotOutcome, 'source' | 'resource'>,
+  totals: SnapshotLoad,
+  list: Pick<Answer<unknown>, 'fetched' | 'rejected' | 'reasked'>,
+  details: readonly Pick<Answer<unknown>, 'fetched' | 'rejected' | 'reasked'>[],
+): SnapshotOutcome {
+  return {
+    ...base,
+    status: 'done',
+    ...totals,
+    fetched: list.fetched + details.reduce((n, d) => n + d.fetched, 0),
+    rejected: list.rejected.length + details.reduce((n, d) => n + d.rejected.length, 0),
+    reasked: list.reasked + details.reduce((n, d) => n + d.reasked, 0),
+  };
 }
 
 async function snapshotHeatmaps(

@@ -6,11 +6,10 @@ import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
-import { AuthError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
-import { doneDaysAmong } from '../ledger/read.js';
+import { type DayRead, doneDaysAmong } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
 import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
 import {
@@ -25,8 +24,7 @@ import { dayKey, lateArrivalsOf } from './late-arrivals.js';
 import { newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
 import { limitedClient } from './limited-client.js';
 import {
-  EndpointRefusals,
-  everyEndpointForbidden,
+  countResponse,
   type RunResult,
   type RunSummary,
   type SetAsideCount,
@@ -39,6 +37,7 @@ import {
 } from './outcomes.js';
 import { loadReadings, type SourceReadings, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
+import { RunGate } from './run-gate.js';
 import { finishRun, startRun } from './run-log.js';
 import { SNAPSHOT_JOBS } from './run-snapshots.js';
 import { runWindow } from './run-window.js';
@@ -118,18 +117,73 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const started = Date.now();
   const today = todayUtc(deps.now());
   const resources = new Set(request.resources ?? ALL_RESOURCES);
-  const sources = deps.sources.filter(
-    (s) => request.sources === undefined || request.sources.includes(s.name),
-  );
   const runId = await startRun(deps.db, request.trigger, {
     from: request.range?.from ?? null,
     to: request.range?.to ?? null,
   });
   const logger = deps.logger.child({ runId });
-  const requestLimit = pLimit(deps.settings.concurrency);
-  // Fetched-but-not-loaded windows hold memory: at most twice the request bound at once.
-  const windowLimit = pLimit(deps.settings.concurrency * 2);
-  const ctx: SyncContext = {
+  const ctx = runContext(deps, runId, logger);
+  const opened = await openSources(deps, chosenSources(deps.sources, request.sources), logger);
+  const plans = await planWindows(deps, opened.handles, resources, request.range, today);
+  deps.onPlan?.(plans.length, runId);
+  // A sync's lookback re-reads are what late data is measured by; a backfill's range is the
+  // operator's choice (a year read again would say nothing of the lookback).
+  const readBefore = request.range
+    ? []
+    : await doneDaysAmong(
+        deps.db,
+        plans.map((p) => ({ source: p.handle.name, resource: p.resource, day: p.day })),
+      );
+  logger.info(
+    { windows: plans.length, sources: opened.handles.length, trigger: request.trigger },
+    'run planned',
+  );
+
+  const gate = new RunGate(deps.signal);
+  const { windows, snapshots } = await runWindowsAndSnapshots(deps, ctx, gate, {
+    runId,
+    request,
+    today,
+    resources,
+    plans,
+    handles: opened.handles,
+    requests: opened.requests,
+  });
+  for (const { source, error } of gate.rejectForbiddenEverywhere(
+    opened.handles.map((h) => ({ name: h.name, baseUrl: h.client.baseUrl })),
+    windows,
+    snapshots,
+  ))
+    logger.error({ source }, error);
+  gate.markNotAttempted([...windows, ...snapshots]);
+
+  await storeRunReadings(deps.db, opened.readings, resources, runId, logger);
+  await recordRunLateArrivals(deps.db, runId, readBefore, today, logger);
+  const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
+  const { status, error } = runStatus(windows, snapshots, gate.fatal, deps.signal?.aborted === true);
+  await finishRun(deps.db, runId, { status, summary, error });
+  const durationMs = Date.now() - started;
+  logSummary(logger, summary, deps.summaryShown === true ? 'debug' : 'info');
+  logger.info({ status, durationMs }, 'run finished');
+  const result = { runId, status, summary, windows, snapshots, error, durationMs, requests: opened.requests };
+  // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
+  if (deps.settings.metricsFile !== undefined || deps.settings.metricsPort !== undefined) {
+    const { publishRunMetrics } = await import('./publish-run-metrics.js');
+    return { ...result, ...(await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger)) };
+  }
+  return result;
+}
+
+/** The configured sources a request names; all of them when it names none. */
+export function chosenSources(
+  sources: readonly SourceConfig[],
+  names: readonly string[] | undefined,
+): SourceConfig[] {
+  return sources.filter((s) => names === undefined || names.includes(s.name));
+}
+
+function runContext(deps: SyncDeps, runId: number, logger: Logger): SyncContext {
+  return {
     pool: deps.pool,
     db: deps.db,
     logger,
@@ -141,28 +195,37 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     signal: deps.signal,
     emptyReask: emptyReaskPolicy(deps.settings),
   };
+}
+
+interface OpenedSources {
+  handles: SourceHandle[];
+  /** What the run read of each source's server at its start. */
+  readings: SourceReadings[];
+  requests: RunResult['requests'];
+}
+
+/** A client and a handle per source, with what the warehouse has learned of its server. */
+async function openSources(
+  deps: SyncDeps,
+  sources: readonly SourceConfig[],
+  logger: Logger,
+): Promise<OpenedSources> {
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
-
-  const plans: PlannedWindow<SourceHandle>[] = [];
-  const handles: SourceHandle[] = [];
-  const readings: SourceReadings[] = [];
-  const requests: RunResult['requests'] = {};
+  const requestLimit = pLimit(deps.settings.concurrency);
+  const opened: OpenedSources = { handles: [], readings: [], requests: {} };
   for (const source of sources) {
     const byStatus: Record<string, number> = {};
-    requests[source.name] = byStatus;
+    opened.requests[source.name] = byStatus;
     const client = makeClient(source, {
       logger,
-      onResponse: (status) => {
-        const key = status === null ? 'none' : String(status);
-        byStatus[key] = (byStatus[key] ?? 0) + 1;
-      },
+      onResponse: (status) => countResponse(byStatus, status),
       signal: deps.signal,
       pace: budgetPace(deps.db, source),
     });
     const learned = await loadReadings(deps.db, source.name);
-    readings.push(learned);
-    const handle: SourceHandle = {
+    opened.readings.push(learned);
+    opened.handles.push({
       name: source.name,
       baseUrl: client.baseUrl,
       // Queued runs make only snapshot requests here, one at a time per source: the source's
@@ -171,46 +234,54 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
       knowledge: learned.knowledge,
       pii: source.pii,
       expectedAllocation: source.expectedAllocation,
-    };
-    handles.push(handle);
+    });
+  }
+  return opened;
+}
+
+/** The day windows of every source and wanted windowed resource, oldest first. */
+async function planWindows(
+  deps: SyncDeps,
+  handles: readonly SourceHandle[],
+  resources: ReadonlySet<Resource>,
+  range: SyncRequest['range'],
+  today: DayString,
+): Promise<PlannedWindow<SourceHandle>[]> {
+  const plans: PlannedWindow<SourceHandle>[] = [];
+  for (const handle of handles)
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
-      const { days, startDay } = await planDays(
-        deps.db,
-        deps.settings,
-        source.name,
-        resource,
-        request.range,
-        today,
-      );
+      const { days, startDay } = await planDays(deps.db, deps.settings, handle.name, resource, range, today);
       for (const day of days) plans.push({ handle, resource, day, startDay });
     }
-  }
-  // Oldest days first across resources, so watermarks advance as the run goes.
-  plans.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
-  deps.onPlan?.(plans.length, runId);
-  // A sync's lookback re-reads are what late data is measured by; a backfill's range is the
-  // operator's choice (a year read again would say nothing of the lookback).
-  const readBefore = request.range
-    ? []
-    : await doneDaysAmong(
-        deps.db,
-        plans.map((p) => ({ source: p.handle.name, resource: p.resource, day: p.day })),
-      );
-  logger.info({ windows: plans.length, sources: handles.length, trigger: request.trigger }, 'run planned');
+  return oldestFirst(plans);
+}
 
-  // A rejected key (401) stops the source; an endpoint's 403/404 stops that resource only.
-  const fatal = new Map<string, string>();
-  const refusals = new EndpointRefusals();
-  const skipped = (source: string, resource: Resource) =>
-    fatal.has(source) || refusals.has(source, resource) || deps.signal?.aborted === true;
+/** Oldest days first across resources, so watermarks advance as the run goes. */
+export function oldestFirst<P extends { day: DayString }>(plans: P[]): P[] {
+  return plans.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+}
+
+interface RunPlan {
+  runId: number;
+  request: SyncRequest;
+  today: DayString;
+  resources: ReadonlySet<Resource>;
+  plans: readonly PlannedWindow<SourceHandle>[];
+  handles: readonly SourceHandle[];
+  requests: RunResult['requests'];
+}
+
+/** Runs the planned windows (here or through the dispatch) and every source's snapshots. */
+async function runWindowsAndSnapshots(
+  deps: SyncDeps,
+  ctx: SyncContext,
+  gate: RunGate,
+  run: RunPlan,
+): Promise<{ windows: WindowOutcome[]; snapshots: SnapshotOutcome[] }> {
+  const { logger } = ctx;
   const settle = (outcome: WindowOutcome | SnapshotOutcome): void => {
-    if (outcome.fatal && outcome.error) fatal.set(outcome.source, outcome.error);
-    if (
-      outcome.refused &&
-      outcome.error &&
-      refusals.add(outcome.source, outcome.resource, outcome.refused, outcome.error)
-    )
+    if (gate.settle(outcome))
       logger.warn(
         { source: outcome.source, resource: outcome.resource, status: outcome.refused },
         outcome.error,
@@ -220,79 +291,100 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   const settleWindow = (outcome: WindowOutcome): void => {
     settle(outcome);
     done += 1;
-    deps.onWindow?.(outcome, done, plans.length);
+    deps.onWindow?.(outcome, done, run.plans.length);
   };
-  const runWindowsHere = (): Promise<WindowOutcome[]> =>
-    settleAll(
-      plans.map((plan) =>
-        windowLimit(async (): Promise<WindowOutcome> => {
-          const outcome = skipped(plan.handle.name, plan.resource)
-            ? skippedWindow(plan.handle.name, plan.resource, plan.day)
-            : await runWindow(ctx, plan.handle, plan.resource, plan.day, { today, startDay: plan.startDay });
-          settleWindow(outcome);
-          return outcome;
-        }),
-      ),
-    );
-  const runSnapshots = (): Promise<SnapshotOutcome[]> =>
-    settleAll(
-      handles.flatMap((handle) => {
-        const jobs = SNAPSHOT_RESOURCES.map((resource) => ({
-          resource,
-          run: () => SNAPSHOT_JOBS[resource](ctx, handle, today),
-        }));
-        const wanted = jobs.filter((job) => resources.has(job.resource));
-        const runAll = () =>
-          settleAll(
-            wanted.map(async (job): Promise<SnapshotOutcome> => {
-              const outcome = skipped(handle.name, job.resource)
-                ? unwrittenSnapshot(handle.name, job.resource, 'skipped')
-                : await job.run();
-              settle(outcome);
-              return outcome;
-            }),
-          );
-        if (wanted.length === 0) return [];
-        return [deps.dispatch === undefined ? runAll() : deps.dispatch.aroundSnapshots(handle.name, runAll)];
-      }),
-    ).then((groups) => groups.flat());
+  const skipped = (source: string, resource: Resource) => gate.skipped(source, resource);
+  const snapshotsOf = () => runSnapshots(ctx, deps.dispatch, run, skipped, settle);
   const dispatch = deps.dispatch;
   // In process, windows and snapshots share the global bound. Queued, the snapshots come once the
   // workers have run the windows: a source's slots are then free, and a 401 seen by a worker
   // spares the snapshots their requests.
-  const [windows, snapshots] =
-    dispatch === undefined
-      ? await settleBoth(runWindowsHere(), runSnapshots())
-      : [
-          await dispatch.runWindows(plans, {
-            runId,
-            trigger: request.trigger,
-            today,
-            logger,
-            signal: deps.signal,
-            skipped,
-            settle: settleWindow,
-            requests,
-          }),
-          await runSnapshots(),
-        ];
-
-  for (const handle of handles) {
-    // 403 from every endpoint asked: a key that may read nothing is a rejected key.
-    if (fatal.has(handle.name) || !everyEndpointForbidden(handle.name, windows, snapshots)) continue;
-    const rejected = new AuthError(handle.client.baseUrl, handle.name, 403, ' on every endpoint').message;
-    fatal.set(handle.name, rejected);
-    for (const o of [...windows, ...snapshots]) if (o.source === handle.name && o.refused) o.fatal = true;
-    logger.error({ source: handle.name }, rejected);
+  if (dispatch === undefined) {
+    const [windows, snapshots] = await settleBoth(
+      runWindowsHere(ctx, deps.settings.concurrency, run, skipped, settleWindow),
+      snapshotsOf(),
+    );
+    return { windows, snapshots };
   }
+  const windows = await dispatch.runWindows(run.plans, {
+    runId: run.runId,
+    trigger: run.request.trigger,
+    today: run.today,
+    logger,
+    signal: deps.signal,
+    skipped,
+    settle: settleWindow,
+    requests: run.requests,
+  });
+  return { windows, snapshots: await snapshotsOf() };
+}
 
-  markNotAttempted([...windows, ...snapshots], fatal, refusals);
+type Skipped = (source: string, resource: Resource) => boolean;
 
+function runWindowsHere(
+  ctx: SyncContext,
+  concurrency: number,
+  run: RunPlan,
+  skipped: Skipped,
+  settle: (outcome: WindowOutcome) => void,
+): Promise<WindowOutcome[]> {
+  // Fetched-but-not-loaded windows hold memory: at most twice the request bound at once.
+  const windowLimit = pLimit(concurrency * 2);
+  return settleAll(
+    run.plans.map((plan) =>
+      windowLimit(async (): Promise<WindowOutcome> => {
+        const outcome = skipped(plan.handle.name, plan.resource)
+          ? skippedWindow(plan.handle.name, plan.resource, plan.day)
+          : await runWindow(ctx, plan.handle, plan.resource, plan.day, {
+              today: run.today,
+              startDay: plan.startDay,
+            });
+        settle(outcome);
+        return outcome;
+      }),
+    ),
+  );
+}
+
+function runSnapshots(
+  ctx: SyncContext,
+  dispatch: SyncDeps['dispatch'],
+  run: RunPlan,
+  skipped: Skipped,
+  settle: (outcome: SnapshotOutcome) => void,
+): Promise<SnapshotOutcome[]> {
+  return settleAll(
+    run.handles.flatMap((handle) => {
+      const wanted = SNAPSHOT_RESOURCES.filter((resource) => run.resources.has(resource));
+      const runAll = () =>
+        settleAll(
+          wanted.map(async (resource): Promise<SnapshotOutcome> => {
+            const outcome = skipped(handle.name, resource)
+              ? unwrittenSnapshot(handle.name, resource, 'skipped')
+              : await SNAPSHOT_JOBS[resource](ctx, handle, run.today);
+            settle(outcome);
+            return outcome;
+          }),
+        );
+      if (wanted.length === 0) return [];
+      return [dispatch === undefined ? runAll() : dispatch.aroundSnapshots(handle.name, runAll)];
+    }),
+  ).then((groups) => groups.flat());
+}
+
+/** Stores what each source's windows taught of its server. */
+async function storeRunReadings(
+  db: Kysely<Database>,
+  readings: readonly SourceReadings[],
+  resources: ReadonlySet<Resource>,
+  runId: number,
+  logger: Logger,
+): Promise<void> {
   // Over what the run read at its start: a queued run's workers may have stored since.
   for (const learned of readings) {
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
-      await storeReading(deps.db, learned, resource, { runId, logger });
+      await storeReading(db, learned, resource, { runId, logger });
       const { reading } = learned.knowledge[resource];
       if (reading.largestResponse > 0)
         logger.debug(
@@ -301,27 +393,22 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
         );
     }
   }
+}
 
+async function recordRunLateArrivals(
+  db: Kysely<Database>,
+  runId: number,
+  readBefore: readonly DayRead[],
+  today: DayString,
+  logger: Logger,
+): Promise<void> {
   const late = lateArrivalsOf(
-    await newItemsOnDays(deps.db, runId, readBefore),
+    await newItemsOnDays(db, runId, readBefore),
     new Set(readBefore.map((d) => dayKey(d.source, d.resource, d.day))),
     today,
   );
-  await recordLateArrivals(deps.db, runId, late);
+  await recordLateArrivals(db, runId, late);
   if (late.length > 0) logger.info({ lateArrivals: late }, 'late arrivals: items new on days read before');
-  const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
-  const { status, error } = runStatus(windows, snapshots, fatal, deps.signal?.aborted === true);
-  await finishRun(deps.db, runId, { status, summary, error });
-  const durationMs = Date.now() - started;
-  logSummary(logger, summary, deps.summaryShown === true ? 'debug' : 'info');
-  logger.info({ status, durationMs }, 'run finished');
-  const result = { runId, status, summary, windows, snapshots, error, durationMs, requests };
-  // prom-client costs a process half a second to load: only when the run's metrics go somewhere.
-  if (deps.settings.metricsFile !== undefined || deps.settings.metricsPort !== undefined) {
-    const { publishRunMetrics } = await import('./publish-run-metrics.js');
-    return { ...result, ...(await publishRunMetrics(deps.db, result, deps.settings.metricsFile, logger)) };
-  }
-  return result;
 }
 
 /**
@@ -355,24 +442,6 @@ async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
   if (first.status === 'rejected') throw first.reason;
   if (second.status === 'rejected') throw second.reason;
   return [first.value, second.value];
-}
-
-/**
- * Windows and snapshots skipped because their source's key was rejected or their endpoint refused
- * did not load for a reason the operator must fix: they say why, and count as failed.
- */
-function markNotAttempted(
-  outcomes: readonly (WindowOutcome | SnapshotOutcome)[],
-  fatal: ReadonlyMap<string, string>,
-  refusals: EndpointRefusals,
-): void {
-  for (const o of outcomes) {
-    if (o.status !== 'skipped') continue;
-    const why = fatal.get(o.source) ?? refusals.reason(o.source, o.resource);
-    if (why === undefined) continue;
-    o.notAttempted = true;
-    o.error = why;
-  }
 }
 
 function runStatus(

@@ -2,7 +2,7 @@ import { RequestAbortedError } from '../api/abort.js';
 import type { ApiClient } from '../api/api-client.js';
 import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
-import { fetchDay } from '../extract/fetch-day.js';
+import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
 import { itemDay } from '../extract/server-reading.js';
 import { validateItems } from '../extract/validate.js';
@@ -10,6 +10,7 @@ import { recordWindowFailure } from '../ledger/ledger.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
 import { loadWindowItems } from '../load/windowed.js';
+import type { Logger } from '../log/logger.js';
 import { protectPersonalData } from '../privacy/pii.js';
 import type { Rejected } from '../schemas/rejected.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
@@ -49,7 +50,6 @@ async function fetchAndStore(
   plan: { today: DayString; startDay: DayString },
   lease: WindowLease,
 ): Promise<WindowOutcome> {
-  const { today, startDay } = plan;
   const base = { source: source.name, resource, day };
   const log = ctx.logger.child({ source: source.name, resource, day });
   let requests = 0;
@@ -62,39 +62,23 @@ async function fetchAndStore(
       source.knowledge[resource],
     );
     requests = fetched.requests;
-    await lease.holds(
-      HELD_PER_JSON_BYTE * (approxJsonBytes(fetched.onDay) + approxJsonBytes(fetched.otherDays)),
-    );
-    const schema = windowedItemSchemas[resource];
-    // Validated as served, then personal data hashed or dropped (the source's pii) before any write.
-    const { valid, rejected } = protectPersonalData(validateItems(schema, fetched.onDay), source.pii);
-    // Items of neighbouring days came along (bounds, server day): stored too, never counted here.
-    const others = protectPersonalData(validateItems(schema, fetched.otherDays), source.pii);
-    const total = fetched.onDay.length;
-    const neighbours = fetched.otherDays.length;
-    // The answers as parsed are not needed past validation: the load holds the validated copies.
-    fetched.onDay = [];
-    fetched.otherDays = [];
+    const items = await validateFetched(fetched, lease, source, resource);
     const rejectContext = { sourceId: source.name, resource, day, runId: ctx.runId };
 
     // One bad item never fails a day: only evidence that the response itself is broken does.
+    const { total, valid, rejected } = items;
     const judged = judgeInvalid({ total, rejected, maxInvalidShare: ctx.maxInvalidShare });
     if (judged.fail) {
-      const error = judged.reason;
-      await inTransaction(ctx.pool, async (trx) => {
-        await ensureSource(trx, source.name, source.baseUrl);
-        await loadRejects(trx, rejectContext, await withoutForgotten(trx, source.name, rejected));
-        await recordWindowFailure(trx, { sourceId: source.name, resource, day, error, runId: ctx.runId });
-      });
+      await recordInvalidDay(ctx, source, rejectContext, rejected, judged.reason);
       log.warn({ rejected: rejected.length, total }, 'window failed: too many invalid items');
-      return failedWindow(base, requests, error, {
+      return failedWindow(base, requests, judged.reason, {
         fetched: total,
         rejected: rejected.length,
         discarded: valid.length,
       });
     }
 
-    const status = day < today ? 'done' : 'open';
+    const status = day < plan.today ? 'done' : 'open';
     const loaded = await storeWindow(ctx.pool, {
       sourceId: source.name,
       baseUrl: source.baseUrl,
@@ -107,111 +91,208 @@ async function fetchAndStore(
       servedCount: fetched.servedCount,
       truncated: fetched.truncated,
       runId: ctx.runId,
-      startDay,
-      today,
+      startDay: plan.startDay,
+      today: plan.today,
     });
     await noteSchemaDrift(ctx, log, { sourceId: source.name, resource, day, valid });
-    // Items of neighbouring days: their own windows keep them current, so here they are only
-    // added when missing. Apart from the window's transaction, which then never waits on a
-    // neighbour's rows while holding its own (two such windows would deadlock).
-    const neighboursAdded =
-      others.valid.length === 0 && others.rejected.length === 0
-        ? 0
-        : await inTransaction(ctx.pool, async (trx) => {
-            const added = await loadWindowItems(trx, resource, source.name, others.valid, {
-              mode: 'insert-missing',
-            });
-            for (const [otherDay, items] of byDay(others.rejected, day))
-              await loadRejects(trx, { ...rejectContext, day: otherDay }, items);
-            return added.inserted;
-          });
-    if (fetched.truncated)
-      log.warn(
-        { limit: fetched.requestedLimit, served: fetched.servedCount, items: total },
-        'day truncated: the server served no more of it than its cap or our INSIGHTS_MAX_LIMIT',
-      );
-    if (loaded.conflicts > 0)
-      log.warn(
-        { conflicts: loaded.conflicts },
-        'items with the same key and different content in one response',
-      );
-    const collisions = loaded.collisions ?? 0;
-    if (collisions > 0)
-      log.warn(
-        { collisions },
-        'items whose key an item of another day holds: the later dt keeps the key, the other is kept in key_collisions',
-      );
-    if (loaded.missingUpstream > 0)
-      log.warn(
-        { missingUpstream: loaded.missingUpstream },
-        'items no longer served by their day, on two runs in a row: marked missing_upstream_since, kept',
-      );
-    const moves = loaded.moves ?? 0;
-    if (moves > 0)
-      log.info(
-        { moves },
-        'items moved to another day: the version served now holds the key, the one left behind is kept in key_collisions',
-      );
-    if (loaded.suppressed > 0)
-      log.info(
-        { suppressed: loaded.suppressed },
-        'items of forgotten visitors not stored (suppression list)',
-      );
-    log.debug({ fetched: total, inserted: loaded.inserted, updated: loaded.updated }, 'window loaded');
-    return {
-      ...base,
-      status,
-      fetched: total,
-      inserted: loaded.inserted,
-      updated: loaded.updated,
-      unchanged: loaded.unchanged,
-      rejected: rejected.length,
-      // The rest of fetched (ITEM_IDENTITY in outcomes.ts), and the neighbours apart from it.
-      setAside: loaded.withheld ?? 0,
-      duplicates: loaded.duplicates,
-      suppressed: loaded.suppressed,
-      neighbours,
+    const neighboursAdded = await storeNeighbours(ctx, source, resource, rejectContext, items.others);
+    logLoad(log, fetched, total, loaded);
+    return loadedWindow(base, status, items, loaded, {
       neighboursAdded,
       truncated: fetched.truncated,
-      conflicts: loaded.conflicts,
-      collisions,
-      moves,
-      missingUpstream: loaded.missingUpstream,
       requests,
-    };
+    });
   } catch (error) {
-    const message = errorMessage(error);
-    if (error instanceof AuthError) {
-      // The whole source is unusable: nothing is written, the caller stops the source's windows.
-      return failedWindow(base, requests, message, { fatal: true });
-    }
-    if (error instanceof RequestAbortedError && ctx.signal?.aborted) {
-      // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
-      log.info('window not finished: shutting down');
-      return skippedWindow(source.name, resource, day, requests);
-    }
-    // A refused endpoint is logged once per source and resource by the run, not once per day.
-    if (!(error instanceof EndpointRefusedError)) log.warn({ err: message }, 'window failed');
-    await inTransaction(ctx.pool, async (trx) => {
-      // The client's base URL: a placeholder when the configured one is unusable (it may hold a password).
-      await ensureSource(trx, source.name, source.client.baseUrl);
-      await recordWindowFailure(trx, {
-        sourceId: source.name,
-        resource,
-        day,
-        error: message,
-        runId: ctx.runId,
-      });
-    }).catch((ledgerError: unknown) =>
-      log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'),
-    );
-    return failedWindow(
-      base,
-      requests,
-      message,
-      error instanceof EndpointRefusedError ? { refused: error.status } : {},
-    );
+    return windowFailure(ctx, source, base, error, requests, log);
   }
+}
+
+/** The day's answers, held in the byte budget, validated, and let go of as parsed. */
+async function validateFetched(
+  fetched: FetchedDay,
+  lease: WindowLease,
+  source: SourceHandle,
+  resource: WindowedResource,
+) {
+  await lease.holds(
+    HELD_PER_JSON_BYTE * (approxJsonBytes(fetched.onDay) + approxJsonBytes(fetched.otherDays)),
+  );
+  const schema = windowedItemSchemas[resource];
+  // Validated as served, then personal data hashed or dropped (the source's pii) before any write.
+  const { valid, rejected } = protectPersonalData(validateItems(schema, fetched.onDay), source.pii);
+  // Items of neighbouring days came along (bounds, server day): stored too, never counted here.
+  const others = protectPersonalData(validateItems(schema, fetched.otherDays), source.pii);
+  const total = fetched.onDay.length;
+  const neighbours = fetched.otherDays.length;
+  // The answers as parsed are not needed past validation: the load holds the validated copies.
+  fetched.onDay = [];
+  fetched.otherDays = [];
+  return { valid, rejected, others, total, neighbours };
+}
+
+interface RejectContext {
+  sourceId: string;
+  resource: WindowedResource;
+  day: DayString;
+  runId: number | null;
+}
+
+/** A day failed on too many invalid items: its rejects and its failure, nothing of its items. */
+async function recordInvalidDay(
+  ctx: SyncContext,
+  source: SourceHandle,
+  rejectContext: RejectContext,
+  rejected: Rejected[],
+  error: string,
+): Promise<void> {
+  await inTransaction(ctx.pool, async (trx) => {
+    await ensureSource(trx, source.name, source.baseUrl);
+    await loadRejects(trx, rejectContext, await withoutForgotten(trx, source.name, rejected));
+    await recordWindowFailure(trx, { ...rejectContext, error });
+  });
+}
+
+/**
+ * Items of neighbouring days: their own windows keep them current, so here they are only
+ * added when missing. Apart from the window's transaction, which then never waits on a
+ * neighbour's rows while holding its own (two such windows would deadlock).
+ */
+async function storeNeighbours(
+  ctx: SyncContext,
+  source: SourceHandle,
+  resource: WindowedResource,
+  rejectContext: RejectContext,
+  others: Awaited<ReturnType<typeof validateFetched>>['others'],
+): Promise<number> {
+  if (others.valid.length === 0 && others.rejected.length === 0) return 0;
+  return inTransaction(ctx.pool, async (trx) => {
+    const added = await loadWindowItems(trx, resource, source.name, others.valid, {
+      mode: 'insert-missing',
+    });
+    for (const [otherDay, items] of byDay(others.rejected, rejectContext.day))
+      await loadRejects(trx, { ...rejectContext, day: otherDay }, items);
+    return added.inserted;
+  });
+}
+
+type StoredWindow = Awaited<ReturnType<typeof storeWindow>>;
+
+/** What the operator should hear of a stored window. */
+function logLoad(log: Logger, fetched: FetchedDay, total: number, loaded: StoredWindow): void {
+  if (fetched.truncated)
+    log.warn(
+      { limit: fetched.requestedLimit, served: fetched.servedCount, items: total },
+      'day truncated: the server served no more of it than its cap or our INSIGHTS_MAX_LIMIT',
+    );
+  if (loaded.conflicts > 0)
+    log.warn(
+      { conflicts: loaded.conflicts },
+      'items with the same key and different content in one response',
+    );
+  const collisions = loaded.collisions ?? 0;
+  if (collisions > 0)
+    log.warn(
+      { collisions },
+      'items whose key an item of another day holds: the later dt keeps the key, the other is kept in key_collisions',
+    );
+  if (loaded.missingUpstream > 0)
+    log.warn(
+      { missingUpstream: loaded.missingUpstream },
+      'items no longer served by their day, on two runs in a row: marked missing_upstream_since, kept',
+    );
+  const moves = loaded.moves ?? 0;
+  if (moves > 0)
+    log.info(
+      { moves },
+      'items moved to another day: the version served now holds the key, the one left behind is kept in key_collisions',
+    );
+  if (loaded.suppressed > 0)
+    log.info({ suppressed: loaded.suppressed }, 'items of forgotten visitors not stored (suppression list)');
+  log.debug({ fetched: total, inserted: loaded.inserted, updated: loaded.updated }, 'window loaded');
+}
+
+/** The outcome of a window stored whole. */
+export function loadedWindow(
+  base: { source: string; resource: WindowedResource; day: DayString },
+  status: 'done' | 'open',
+  items: { total: number; rejected: readonly unknown[]; neighbours: number },
+  loaded: StoredWindow,
+  more: { neighboursAdded: number; truncated: boolean; requests: number },
+): WindowOutcome {
+  return {
+    ...base,
+    status,
+    fetched: items.total,
+    inserted: loaded.inserted,
+    updated: loaded.updated,
+    unchanged: loaded.unchanged,
+    rejected: items.rejected.length,
+    // The rest of fetched (ITEM_IDENTITY in outcomes.ts), and the neighbours apart from it.
+    setAside: loaded.withheld ?? 0,
+    duplicates: loaded.duplicates,
+    suppressed: loaded.suppressed,
+    neighbours: items.neighbours,
+    neighboursAdded: more.neighboursAdded,
+    truncated: more.truncated,
+    conflicts: loaded.conflicts,
+    collisions: loaded.collisions ?? 0,
+    moves: loaded.moves ?? 0,
+    missingUpstream: loaded.missingUpstream,
+    requests: more.requests,
+  };
+}
+
+/**
+ * What a window that threw comes to: a rejected key fails the source, a shutdown skips the
+ * window, a refused endpoint or anything else fails it (and its failure is recorded).
+ */
+export function failureKind(
+  error: unknown,
+  shuttingDown: boolean,
+): 'rejected key' | 'shutdown' | 'refused' | 'failed' {
+  if (error instanceof AuthError) return 'rejected key';
+  if (error instanceof RequestAbortedError && shuttingDown) return 'shutdown';
+  return error instanceof EndpointRefusedError ? 'refused' : 'failed';
+}
+
+async function windowFailure(
+  ctx: SyncContext,
+  source: SourceHandle,
+  base: { source: string; resource: WindowedResource; day: DayString },
+  error: unknown,
+  requests: number,
+  log: Logger,
+): Promise<WindowOutcome> {
+  const message = errorMessage(error);
+  const kind = failureKind(error, ctx.signal?.aborted === true);
+  // The whole source is unusable: nothing is written, the caller stops the source's windows.
+  if (kind === 'rejected key') return failedWindow(base, requests, message, { fatal: true });
+  if (kind === 'shutdown') {
+    // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
+    log.info('window not finished: shutting down');
+    return skippedWindow(base.source, base.resource, base.day, requests);
+  }
+  // A refused endpoint is logged once per source and resource by the run, not once per day.
+  if (kind !== 'refused') log.warn({ err: message }, 'window failed');
+  await inTransaction(ctx.pool, async (trx) => {
+    // The client's base URL: a placeholder when the configured one is unusable (it may hold a password).
+    await ensureSource(trx, source.name, source.client.baseUrl);
+    await recordWindowFailure(trx, {
+      sourceId: source.name,
+      resource: base.resource,
+      day: base.day,
+      error: message,
+      runId: ctx.runId,
+    });
+  }).catch((ledgerError: unknown) =>
+    log.error({ err: errorMessage(ledgerError) }, 'could not record the failed window'),
+  );
+  return failedWindow(
+    base,
+    requests,
+    message,
+    error instanceof EndpointRefusedError ? { refused: error.status } : {},
+  );
 }
 
 /**

@@ -90,118 +90,154 @@ interface Waiter {
   holding: number;
 }
 
+/** The bytes of the windows in flight, and the windows waiting for some. */
+interface Ledger {
+  /** Bytes the windows in flight may hold together. */
+  budget: number;
+  held: number;
+  /** Admitted windows not waiting to grow: while none is left, nothing would free bytes. */
+  running: number;
+  learned: Map<string, number>;
+  /** The largest JSON text per item an answer of each key held. */
+  itemBytes: Map<string, number>;
+  /** Keys whose first window is out learning the size: the others of the key wait here. */
+  scouting: Map<string, (() => void)[]>;
+  waiting: Waiter[];
+}
+
 /** @param budget bytes the windows in flight may hold together. */
 export function windowMemory(budget: number): WindowMemory {
-  let held = 0;
-  /** Admitted windows not waiting to grow: while none is left, nothing would free bytes. */
-  let running = 0;
-  const learned = new Map<string, number>();
-  /** The largest JSON text per item an answer of each key held. */
-  const itemBytes = new Map<string, number>();
-  /** Keys whose first window is out learning the size: the others of the key wait here. */
-  const scouting = new Map<string, (() => void)[]>();
-  const waiting: Waiter[] = [];
-  const start = (index: number) => {
-    const [next] = waiting.splice(index, 1);
-    if (next === undefined) return;
-    held += next.bytes;
-    running += 1;
-    next.go();
+  const ledger: Ledger = {
+    budget,
+    held: 0,
+    running: 0,
+    learned: new Map(),
+    itemBytes: new Map(),
+    scouting: new Map(),
+    waiting: [],
   };
-  const wake = () => {
-    while (waiting.length > 0) {
-      const head = waiting[0] as Waiter;
-      if (held + head.bytes <= budget) {
-        start(0);
-        continue;
-      }
-      if (running > 0) return;
-      // Nothing in flight would free bytes: the window holding the most goes on, alone past the
-      // budget; it is the one chosen again each time it waits, until it is done.
-      let most = 0;
-      waiting.forEach((w, i) => {
-        if (w.holding > (waiting[most] as Waiter).holding) most = i;
-      });
-      start(most);
+  return { admit: (key) => admit(ledger, key) };
+}
+
+async function admit(ledger: Ledger, key: string): Promise<WindowLease> {
+  if (!ledger.learned.has(key)) {
+    const others = ledger.scouting.get(key);
+    if (others === undefined) ledger.scouting.set(key, []);
+    else await new Promise<void>((go) => others.push(go));
+    // The first window of the key (or the next, when the first failed): nothing to go by yet.
+    if (!ledger.learned.has(key)) {
+      ledger.running += 1;
+      return lease(ledger, key, 0, true);
     }
-  };
-  // In arrival order, a window's growth before new windows: a large window is not overtaken
-  // forever by small ones, and one that holds its answers already goes on first.
-  const take = (bytes: number, growth: boolean, holding: number) =>
-    new Promise<void>((go) => {
-      const at = growth ? waiting.filter((w) => w.growth).length : waiting.length;
-      waiting.splice(at, 0, { bytes, go, growth, holding });
-      wake();
-    });
-  /** The scout of `key` is done: its size is known, or (it failed first) the next one scouts. */
-  const scouted = (key: string) => {
-    const others = scouting.get(key) ?? [];
-    if (learned.has(key)) {
-      scouting.delete(key);
-      for (const go of others) go();
-    } else if (others.length === 0) scouting.delete(key);
-    else others.shift()?.();
-  };
-  const lease = (key: string, reserved: number, scout: boolean): WindowLease => {
-    let released = false;
-    let answeredBytes = 0;
-    /** Reserves `bytes` in all, waiting if more does not fit now. */
-    const reserve = async (bytes: number) => {
-      const more = bytes - reserved;
-      if (more <= 0) return;
-      running -= 1;
-      await take(more, true, reserved);
-      reserved = bytes;
-    };
-    return {
-      async asks(limit) {
-        if (released) return;
-        await reserve(requestBound(answeredBytes, limit, itemBytes.get(key) ?? DEFAULT_ITEM_BYTES));
-      },
-      answered(items) {
-        if (released || items.length === 0) return;
-        const bytes = approxJsonBytes(items);
-        answeredBytes += bytes;
-        itemBytes.set(key, Math.max(itemBytes.get(key) ?? 0, bytes / items.length));
-      },
-      async holds(bytes) {
-        if (released) return;
-        learned.set(key, Math.max(learned.get(key) ?? 0, bytes));
-        if (scout) scouted(key);
-        if (bytes < reserved) {
-          // Less than the requests reserved: the rest is free for others now.
-          held -= reserved - bytes;
-          reserved = bytes;
-          wake();
-          return;
-        }
-        await reserve(bytes);
-      },
-      release() {
-        if (released) return;
-        released = true;
-        running -= 1;
-        held -= reserved;
-        if (scout) scouted(key);
-        wake();
-      },
-    };
+  }
+  const estimate = ledger.learned.get(key) ?? 0;
+  await take(ledger, estimate, false, 0);
+  return lease(ledger, key, estimate, false);
+}
+
+/**
+ * Which waiting window goes on now, if any: the first in line while it fits the budget. When it
+ * does not and nothing in flight would free bytes, the window holding the most goes on, alone
+ * past the budget; it is the one chosen again each time it waits, until it is done.
+ */
+export function nextToGo(
+  waiting: readonly Pick<Waiter, 'bytes' | 'holding'>[],
+  held: number,
+  budget: number,
+  running: number,
+): number | undefined {
+  const head = waiting[0];
+  if (head === undefined) return undefined;
+  if (held + head.bytes <= budget) return 0;
+  if (running > 0) return undefined;
+  let most = 0;
+  waiting.forEach((w, i) => {
+    if (w.holding > (waiting[most]?.holding ?? 0)) most = i;
+  });
+  return most;
+}
+
+/**
+ * Where a window waits: in arrival order, a window's growth before new windows: a large window
+ * is not overtaken forever by small ones, and one that holds its answers already goes on first.
+ */
+export function placeInLine(waiting: readonly Pick<Waiter, 'growth'>[], growth: boolean): number {
+  return growth ? waiting.filter((w) => w.growth).length : waiting.length;
+}
+
+function wake(ledger: Ledger): void {
+  for (
+    let next = nextToGo(ledger.waiting, ledger.held, ledger.budget, ledger.running);
+    next !== undefined;
+    next = nextToGo(ledger.waiting, ledger.held, ledger.budget, ledger.running)
+  ) {
+    const [waiter] = ledger.waiting.splice(next, 1);
+    if (waiter === undefined) return;
+    ledger.held += waiter.bytes;
+    ledger.running += 1;
+    waiter.go();
+  }
+}
+
+function take(ledger: Ledger, bytes: number, growth: boolean, holding: number): Promise<void> {
+  return new Promise<void>((go) => {
+    ledger.waiting.splice(placeInLine(ledger.waiting, growth), 0, { bytes, go, growth, holding });
+    wake(ledger);
+  });
+}
+
+/** The scout of `key` is done: its size is known, or (it failed first) the next one scouts. */
+function scouted(ledger: Ledger, key: string): void {
+  const others = ledger.scouting.get(key) ?? [];
+  if (ledger.learned.has(key)) {
+    ledger.scouting.delete(key);
+    for (const go of others) go();
+  } else if (others.length === 0) ledger.scouting.delete(key);
+  else others.shift()?.();
+}
+
+function lease(ledger: Ledger, key: string, reserved: number, scout: boolean): WindowLease {
+  let released = false;
+  let answeredBytes = 0;
+  /** Reserves `bytes` in all, waiting if more does not fit now. */
+  const reserve = async (bytes: number) => {
+    const more = bytes - reserved;
+    if (more <= 0) return;
+    ledger.running -= 1;
+    await take(ledger, more, true, reserved);
+    reserved = bytes;
   };
   return {
-    async admit(key) {
-      if (!learned.has(key)) {
-        const others = scouting.get(key);
-        if (others === undefined) scouting.set(key, []);
-        else await new Promise<void>((go) => others.push(go));
-        // The first window of the key (or the next, when the first failed): nothing to go by yet.
-        if (!learned.has(key)) {
-          running += 1;
-          return lease(key, 0, true);
-        }
+    async asks(limit) {
+      if (released) return;
+      await reserve(requestBound(answeredBytes, limit, ledger.itemBytes.get(key) ?? DEFAULT_ITEM_BYTES));
+    },
+    answered(items) {
+      if (released || items.length === 0) return;
+      const bytes = approxJsonBytes(items);
+      answeredBytes += bytes;
+      ledger.itemBytes.set(key, Math.max(ledger.itemBytes.get(key) ?? 0, bytes / items.length));
+    },
+    async holds(bytes) {
+      if (released) return;
+      ledger.learned.set(key, Math.max(ledger.learned.get(key) ?? 0, bytes));
+      if (scout) scouted(ledger, key);
+      if (bytes < reserved) {
+        // Less than the requests reserved: the rest is free for others now.
+        ledger.held -= reserved - bytes;
+        reserved = bytes;
+        wake(ledger);
+        return;
       }
-      const estimate = learned.get(key) ?? 0;
-      await take(estimate, false, 0);
-      return lease(key, estimate, false);
+      await reserve(bytes);
+    },
+    release() {
+      if (released) return;
+      released = true;
+      ledger.running -= 1;
+      ledger.held -= reserved;
+      if (scout) scouted(ledger, key);
+      wake(ledger);
     },
   };
 }

@@ -16,12 +16,12 @@ import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queu
 import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import { skippedWindow, type WindowOutcome } from './outcomes.js';
+import { countResponse, skippedWindow, type WindowOutcome } from './outcomes.js';
 import { loadReadings, type SourceReadings, shareCheck, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
-import { defaultWindowBudget, windowMemory } from './window-memory.js';
+import { defaultWindowBudget, type WindowMemory, windowMemory } from './window-memory.js';
 
 export interface WorkerDeps {
   pool: pg.Pool;
@@ -65,141 +65,228 @@ interface RunSourceState {
  * after INSIGHTS_QUEUE_EXPIRE_SECONDS and is taken again by another worker.
  */
 export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
-  const { db, boss } = deps;
-  // A job from a newer planner stops this worker too: the warehouse was migrated past it.
-  let refusal: string | undefined;
-  const refused = new AbortController();
-  const signal = AbortSignal.any([deps.signal, refused.signal]);
   const workerId = `${hostname()}:${process.pid}:${Date.now().toString(36)}`.slice(0, 200);
-  const logger = deps.logger.child({ workerId });
-  const byName = new Map(deps.sources.map((s) => [s.name, s]));
-  const names = [...byName.keys()];
-  const pollMs = deps.pollMs ?? 200;
-  const makeClient =
-    deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
-  const runs = new Map<string, Promise<RunSourceState>>();
-  const counts = { done: 0, failed: 0 };
-  // One budget for the worker's lanes: they share its heap.
-  const memory = windowMemory(defaultWindowBudget());
-
-  await db
-    .insertInto('queue_workers')
-    .values({
-      worker_id: workerId,
-      host: hostname(),
-      pid: process.pid,
-      concurrency: deps.settings.workerConcurrency,
-    })
-    .execute();
-  const beat = () =>
-    db
+  const worker = newWorker(deps, workerId);
+  await registerWorker(deps.db, workerId, deps.settings.workerConcurrency);
+  const heartbeat = setInterval(() => void beat(worker), deps.heartbeatMs ?? HEARTBEAT_MS);
+  worker.logger.info(
+    { sources: worker.byName.size, concurrency: deps.settings.workerConcurrency },
+    'worker started: taking window jobs',
+  );
+  try {
+    await Promise.all(Array.from({ length: deps.settings.workerConcurrency }, () => lane(worker)));
+  } finally {
+    clearInterval(heartbeat);
+    await deps.db
       .updateTable('queue_workers')
-      .set({ last_seen_at: new Date(), windows_done: counts.done, windows_failed: counts.failed })
+      .set({
+        last_seen_at: new Date(),
+        stopped_at: new Date(),
+        windows_done: worker.counts.done,
+        windows_failed: worker.counts.failed,
+      })
       .where('worker_id', '=', workerId)
       .execute()
-      .catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'worker heartbeat failed'));
-  const heartbeat = setInterval(() => void beat(), deps.heartbeatMs ?? HEARTBEAT_MS);
+      .catch(() => {});
+  }
+  if (worker.refusal !== undefined) throw new CliError(worker.refusal);
+  worker.logger.info(worker.counts, 'worker stopped');
+  return { workerId, ...worker.counts };
+}
 
-  const stateOf = (runId: number, source: string): Promise<RunSourceState> => {
+/** One worker process while it runs: what its lanes share. */
+interface Worker {
+  deps: WorkerDeps;
+  id: string;
+  logger: Logger;
+  byName: ReadonlyMap<string, SourceConfig>;
+  /** Aborted on shutdown, and when a job from a newer planner was refused. */
+  signal: AbortSignal;
+  /** Why the worker stopped taking jobs: a job from a newer planner. */
+  refusal?: string;
+  refuse(reason: string): void;
+  pollMs: number;
+  makeClient: NonNullable<SyncDeps['createClient']>;
+  runs: RunStates;
+  counts: { done: number; failed: number };
+  /** One budget for the worker's lanes: they share its heap. */
+  memory: WindowMemory;
+  waitingSources(): Promise<string[]>;
+}
+
+function newWorker(deps: WorkerDeps, id: string): Worker {
+  // A job from a newer planner stops this worker too: the warehouse was migrated past it.
+  const refused = new AbortController();
+  const byName = new Map(deps.sources.map((s) => [s.name, s]));
+  const pollMs = deps.pollMs ?? 200;
+  const worker: Worker = {
+    deps,
+    id,
+    logger: deps.logger.child({ workerId: id }),
+    byName,
+    signal: AbortSignal.any([deps.signal, refused.signal]),
+    refuse(reason) {
+      worker.refusal ??= reason;
+      refused.abort();
+    },
+    pollMs,
+    makeClient: deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options)),
+    runs: new RunStates((runId, source) => loadReadings(deps.db, source, runId)),
+    counts: { done: 0, failed: 0 },
+    memory: windowMemory(defaultWindowBudget()),
+    waitingSources: waitingSourcesEvery(pollMs, () =>
+      sourcesWithWaitingJobs(deps.boss, deps.schema, [...byName.keys()]),
+    ),
+  };
+  return worker;
+}
+
+async function registerWorker(db: Kysely<Database>, workerId: string, concurrency: number): Promise<void> {
+  await db
+    .insertInto('queue_workers')
+    .values({ worker_id: workerId, host: hostname(), pid: process.pid, concurrency })
+    .execute();
+}
+
+function beat(worker: Worker): Promise<unknown> {
+  return worker.deps.db
+    .updateTable('queue_workers')
+    .set({ last_seen_at: new Date(), windows_done: worker.counts.done, windows_failed: worker.counts.failed })
+    .where('worker_id', '=', worker.id)
+    .execute()
+    .catch((error: unknown) => worker.logger.warn({ err: errorMessage(error) }, 'worker heartbeat failed'));
+}
+
+/** What the worker knows of each source of each run, read once per run and source. */
+export class RunStates {
+  private readonly runs = new Map<string, Promise<RunSourceState>>();
+
+  constructor(private readonly load: (runId: number, source: string) => Promise<SourceReadings>) {}
+
+  of(runId: number, source: string): Promise<RunSourceState> {
     const key = `${runId}/${source}`;
-    let state = runs.get(key);
+    let state = this.runs.get(key);
     if (state === undefined) {
-      state = loadReadings(db, source, runId).then((readings) => ({
+      state = this.load(runId, source).then((readings) => ({
         readings,
         fatal: false,
         refused: new Set<WindowedResource>(),
       }));
-      runs.set(key, state);
+      this.runs.set(key, state);
       // Runs end; what a worker learned of an old one is not needed any more.
-      if (runs.size > 64) runs.delete(runs.keys().next().value as string);
+      if (this.runs.size > RUNS_KEPT) this.runs.delete(this.runs.keys().next().value as string);
     }
     return state;
-  };
+  }
+}
+const RUNS_KEPT = 64;
 
-  const runJob = async (job: PgBoss.Job<WindowJob>): Promise<void> => {
-    const data = job.data;
-    const queue = windowQueueName(data.source);
-    const tooNew = jobTooNew(data, LATEST_MIGRATION);
-    if (tooNew !== undefined) {
-      // Failed, not completed: pg-boss offers it again, to a newer worker, while it has retries
-      // left (INSIGHTS_QUEUE_RETRY_LIMIT); past them its window fails and the next run plans it again.
-      await boss.fail(queue, job.id, { message: tooNew });
-      refusal ??= tooNew;
-      refused.abort();
-      return;
-    }
-    const source = byName.get(data.source);
-    if (source === undefined) {
-      await boss.fail(queue, job.id, { message: `worker ${workerId} has no source named ${data.source}` });
-      return;
-    }
-    const log = logger.child({ runId: data.runId });
-    const statuses: Record<string, number> = {};
-    let outcome: WindowOutcome;
-    try {
-      const state = await stateOf(data.runId, data.source);
-      if (state.fatal || state.refused.has(data.resource)) {
-        outcome = skippedWindow(data.source, data.resource, data.day);
-      } else {
-        const client: ApiClient = makeClient(source, {
-          logger: log,
-          pace: budgetPace(db, source),
-          onResponse: (status) => {
-            const key = status === null ? 'none' : String(status);
-            statuses[key] = (statuses[key] ?? 0) + 1;
-          },
-        });
-        const handle: SourceHandle = {
-          name: source.name,
-          baseUrl: client.baseUrl,
-          client,
-          knowledge: state.readings.knowledge,
-          pii: source.pii,
-        };
-        const ctx: SyncContext = {
-          pool: deps.pool,
-          db,
-          logger: log,
-          now: () => new Date(),
-          limits: { limit: deps.settings.limit, maxLimit: deps.settings.maxLimit },
-          maxInvalidShare: deps.settings.maxInvalidShare,
-          runId: data.runId,
-          memory,
-        };
-        outcome = await runWindow(ctx, handle, data.resource, data.day, {
-          today: data.today,
-          startDay: data.startDay,
-        });
-        if (outcome.fatal) state.fatal = true;
-        if (outcome.refused !== undefined) state.refused.add(data.resource);
-        // Stored when a window taught something (most windows of a run change nothing), under the
-        // one rule of every writer (reading-store.ts): another worker may have re-learned it since.
-        await storeReading(db, state.readings, data.resource, { runId: data.runId, logger: log });
-        // This worker made the run's check of the stored reading: the run's other workers need not.
-        await shareCheck(db, state.readings, data.resource, { runId: data.runId, logger: log });
-      }
-    } catch (error) {
-      // runWindow records its own failures; this is the unexpected: the job is offered again.
-      counts.failed += 1;
-      log.error({ err: errorMessage(error), day: data.day, resource: data.resource }, 'window job threw');
-      await boss.fail(queue, job.id, { message: errorMessage(error) });
-      return;
-    }
-    if (outcome.status === 'failed') counts.failed += 1;
-    else counts.done += 1;
-    const output: WindowJobOutput<WindowOutcome> = { outcome, statuses };
-    await boss.complete(queue, job.id, output as unknown as object);
-  };
+/**
+ * What a worker does with a job before running it: fail it back when it was planned by a newer
+ * insights-sync (and stop taking jobs) or names a source the worker has no key for; else run it.
+ */
+export function jobVerdict(
+  data: WindowJob,
+  sources: ReadonlyMap<string, SourceConfig>,
+  workerId: string,
+  latestMigration: string,
+): { fail: string; refuse: boolean } | { source: SourceConfig } {
+  const tooNew = jobTooNew(data, latestMigration);
+  if (tooNew !== undefined) return { fail: tooNew, refuse: true };
+  const source = sources.get(data.source);
+  if (source === undefined)
+    return { fail: `worker ${workerId} has no source named ${data.source}`, refuse: false };
+  return { source };
+}
 
-  /**
-   * This worker's sources that have jobs waiting, the one whose best job ranks highest first
-   * (ties in a random order, so lanes spread over the sources). Read once per poll interval for
-   * all lanes: the job table is not scanned once per window.
-   */
+async function runJob(worker: Worker, job: PgBoss.Job<WindowJob>): Promise<void> {
+  const { boss } = worker.deps;
+  const data = job.data;
+  const queue = windowQueueName(data.source);
+  const verdict = jobVerdict(data, worker.byName, worker.id, LATEST_MIGRATION);
+  if ('fail' in verdict) {
+    // Failed, not completed: pg-boss offers it again, to a newer worker, while it has retries
+    // left (INSIGHTS_QUEUE_RETRY_LIMIT); past them its window fails and the next run plans it again.
+    await boss.fail(queue, job.id, { message: verdict.fail });
+    if (verdict.refuse) worker.refuse(verdict.fail);
+    return;
+  }
+  const log = worker.logger.child({ runId: data.runId });
+  const statuses: Record<string, number> = {};
+  let outcome: WindowOutcome;
+  try {
+    outcome = await runJobWindow(worker, data, verdict.source, log, statuses);
+  } catch (error) {
+    // runWindow records its own failures; this is the unexpected: the job is offered again.
+    worker.counts.failed += 1;
+    log.error({ err: errorMessage(error), day: data.day, resource: data.resource }, 'window job threw');
+    await boss.fail(queue, job.id, { message: errorMessage(error) });
+    return;
+  }
+  if (outcome.status === 'failed') worker.counts.failed += 1;
+  else worker.counts.done += 1;
+  const output: WindowJobOutput<WindowOutcome> = { outcome, statuses };
+  await boss.complete(queue, job.id, output as unknown as object);
+}
+
+/** The job's window, through the same path as in process, unless its run stopped its source or endpoint. */
+async function runJobWindow(
+  worker: Worker,
+  data: WindowJob,
+  source: SourceConfig,
+  log: Logger,
+  statuses: Record<string, number>,
+): Promise<WindowOutcome> {
+  const { db, settings } = worker.deps;
+  const state = await worker.runs.of(data.runId, data.source);
+  if (state.fatal || state.refused.has(data.resource))
+    return skippedWindow(data.source, data.resource, data.day);
+  const client: ApiClient = worker.makeClient(source, {
+    logger: log,
+    pace: budgetPace(db, source),
+    onResponse: (status) => countResponse(statuses, status),
+  });
+  const handle: SourceHandle = {
+    name: source.name,
+    baseUrl: client.baseUrl,
+    client,
+    knowledge: state.readings.knowledge,
+    pii: source.pii,
+  };
+  const ctx: SyncContext = {
+    pool: worker.deps.pool,
+    db,
+    logger: log,
+    now: () => new Date(),
+    limits: { limit: settings.limit, maxLimit: settings.maxLimit },
+    maxInvalidShare: settings.maxInvalidShare,
+    runId: data.runId,
+    memory: worker.memory,
+  };
+  const outcome = await runWindow(ctx, handle, data.resource, data.day, {
+    today: data.today,
+    startDay: data.startDay,
+  });
+  if (outcome.fatal) state.fatal = true;
+  if (outcome.refused !== undefined) state.refused.add(data.resource);
+  // Stored when a window taught something (most windows of a run change nothing), under the
+  // one rule of every writer (reading-store.ts): another worker may have re-learned it since.
+  await storeReading(db, state.readings, data.resource, { runId: data.runId, logger: log });
+  // This worker made the run's check of the stored reading: the run's other workers need not.
+  await shareCheck(db, state.readings, data.resource, { runId: data.runId, logger: log });
+  return outcome;
+}
+
+/**
+ * This worker's sources that have jobs waiting, the one whose best job ranks highest first
+ * (ties in a random order, so lanes spread over the sources). Read once per poll interval for
+ * all lanes: the job table is not scanned once per window.
+ */
+function waitingSourcesEvery(pollMs: number, read: () => Promise<string[]>): () => Promise<string[]> {
   let waiting: { at: number; sources: Promise<string[]> } | undefined;
-  const waitingSources = (): Promise<string[]> => {
+  return () => {
     if (waiting === undefined || Date.now() - waiting.at > pollMs) {
-      const sources = sourcesWithWaitingJobs(boss, deps.schema, names);
+      const sources = read();
       waiting = { at: Date.now(), sources };
       sources.catch(() => {
         waiting = undefined;
@@ -207,65 +294,41 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     }
     return waiting.sources;
   };
+}
 
-  const takeOne = async (session: SlotSession): Promise<boolean> => {
-    let candidates = (await waitingSources()).filter((name) => byName.has(name));
-    while (candidates.length > 0 && !signal.aborted) {
-      const source = await session.tryClaimAny(candidates);
-      if (source === undefined) return false;
-      try {
-        const [job] = await boss.fetch<WindowJob>(windowQueueName(source), { batchSize: 1 });
-        if (job !== undefined) {
-          await runJob(job);
-          return true;
-        }
-      } finally {
-        await session.release();
-      }
-      // Its jobs were taken meanwhile: the next source.
-      candidates = candidates.filter((name) => name !== source);
-    }
-    return false;
-  };
-
-  const lane = async (): Promise<void> => {
-    const session = await openSlotSession(deps.url, deps.schema);
+async function takeOne(worker: Worker, session: SlotSession): Promise<boolean> {
+  let candidates = (await worker.waitingSources()).filter((name) => worker.byName.has(name));
+  while (candidates.length > 0 && !worker.signal.aborted) {
+    const source = await session.tryClaimAny(candidates);
+    if (source === undefined) return false;
     try {
-      while (!signal.aborted) {
-        const worked = await takeOne(session).catch((error: unknown) => {
-          logger.warn({ err: errorMessage(error) }, 'worker lane error; trying again');
-          return false;
-        });
-        if (!worked) await pause(pollMs, signal);
+      const [job] = await worker.deps.boss.fetch<WindowJob>(windowQueueName(source), { batchSize: 1 });
+      if (job !== undefined) {
+        await runJob(worker, job);
+        return true;
       }
     } finally {
-      await session.close();
+      await session.release();
     }
-  };
-
-  logger.info(
-    { sources: names.length, concurrency: deps.settings.workerConcurrency },
-    'worker started: taking window jobs',
-  );
-  try {
-    await Promise.all(Array.from({ length: deps.settings.workerConcurrency }, () => lane()));
-  } finally {
-    clearInterval(heartbeat);
-    await db
-      .updateTable('queue_workers')
-      .set({
-        last_seen_at: new Date(),
-        stopped_at: new Date(),
-        windows_done: counts.done,
-        windows_failed: counts.failed,
-      })
-      .where('worker_id', '=', workerId)
-      .execute()
-      .catch(() => {});
+    // Its jobs were taken meanwhile: the next source.
+    candidates = candidates.filter((name) => name !== source);
   }
-  if (refusal !== undefined) throw new CliError(refusal);
-  logger.info(counts, 'worker stopped');
-  return { workerId, ...counts };
+  return false;
+}
+
+async function lane(worker: Worker): Promise<void> {
+  const session = await openSlotSession(worker.deps.url, worker.deps.schema);
+  try {
+    while (!worker.signal.aborted) {
+      const worked = await takeOne(worker, session).catch((error: unknown) => {
+        worker.logger.warn({ err: errorMessage(error) }, 'worker lane error; trying again');
+        return false;
+      });
+      if (!worked) await pause(worker.pollMs, worker.signal);
+    }
+  } finally {
+    await session.close();
+  }
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

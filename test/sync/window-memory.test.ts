@@ -4,6 +4,8 @@ import {
   DEFAULT_ITEM_BYTES,
   defaultWindowBudget,
   HELD_PER_JSON_BYTE,
+  nextToGo,
+  placeInLine,
   requestBound,
   type WindowLease,
   windowMemory,
@@ -183,5 +185,33 @@ describe('sizes', () => {
   it('the default budget is a share of the heap limit, bounded without one', () => {
     expect(defaultWindowBudget(100 * MB)).toBe(40 * MB);
     expect(defaultWindowBudget(4096 * MB)).toBe(256 * MB);
+  });
+});
+
+describe('who goes on next, decided without waiting', () => {
+  it('the first in line, while it fits next to what is held', () => {
+    const line = [
+      { bytes: 10, holding: 0 },
+      { bytes: 1, holding: 0 },
+    ];
+    expect(nextToGo(line, 30, 40, 1)).toBe(0);
+    // The second would fit, but does not overtake the first.
+    expect(nextToGo(line, 35, 40, 1)).toBeUndefined();
+    expect(nextToGo([], 0, 40, 0)).toBeUndefined();
+  });
+
+  it('when nothing in flight would free bytes, the one that holds the most, past the budget', () => {
+    const line = [
+      { bytes: 50, holding: 0 },
+      { bytes: 50, holding: 20 },
+      { bytes: 50, holding: 20 },
+    ];
+    expect(nextToGo(line, 30, 40, 0)).toBe(1);
+  });
+
+  it('a window growing waits before every new window, after those growing already', () => {
+    const line = [{ growth: true }, { growth: false }, { growth: false }];
+    expect(placeInLine(line, true)).toBe(1);
+    expect(placeInLine(line, false)).toBe(3);
   });
 });
