@@ -13,6 +13,7 @@ import {
   type DayRange,
   halves,
   itemDay,
+  itemTime,
   learnFromAnswer,
   learnFromResponse,
   proofRequest,
@@ -240,7 +241,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
       if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
-      hold(state, items);
+      hold(state, items, covers(requestFor(state.day, reading), range));
       learnFromResponse(reading, range, items);
       return items;
     }
@@ -271,9 +272,16 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
   throw error;
 }
 
-function hold(state: DayFetch, response: readonly unknown[]): void {
-  const ids = response.map(itemIdentity);
-  response.forEach((item, i) => {
+/**
+ * Holds an answer's new items. One without a readable dt is held only from a request no wider
+ * than the day's own under the reading: a wider one (quiet mode's, the check's, a proof's) spans
+ * other days, whose undated items would count against this day's invalid share. The day's own
+ * request holds its undated items (quiet mode asks it when a widest answer has any).
+ */
+function hold(state: DayFetch, response: readonly unknown[], ownRequest = true): void {
+  const held = ownRequest ? response : response.filter((item) => itemTime(item) !== undefined);
+  const ids = held.map(itemIdentity);
+  held.forEach((item, i) => {
     if (!state.kept.has(ids[i] as string)) state.items.push(item);
   });
   for (const id of ids) state.kept.add(id);

@@ -85,8 +85,7 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     // Held under any reading: nothing to check it against, and the run's check counts as made (a
     // reading learned from nothing this run needs none).
     knowledge.staleChecked = true;
-    if (knowledge.quiet === true) yield* compareQuiet(input);
-    return false;
+    return knowledge.quiet === true ? yield* compareQuiet(input) : false;
   }
   if (knowledge.quiet === true) return true;
   const checks = !knowledge.staleChecked;
@@ -128,7 +127,7 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
     return true;
   }
   if (verdict === 'unproven' && checks) knowledge.staleChecked = false;
-  knowledge.quiet ??= input.quiet(wide.length);
+  knowledge.quiet ??= input.quiet(wide.length) && allDated(wide);
   // Both answers are whole: the run's later widest answers are compared with them.
   if (knowledge.quiet)
     knowledge.quietAnswers = [keptAnswer(input.range, input.answer), keptAnswer(widest, wide)];
@@ -138,7 +137,8 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
 
 /**
  * A whole widest answer in quiet mode: compared with the run's others, it may prove the reading
- * stale; one too large for a quiet source ends quiet mode. Either way it holds its day.
+ * stale; one too large for a quiet source ends quiet mode. Either way it holds its day, unless it
+ * holds an item without a readable dt: then quiet mode ends and the day is asked narrow (true).
  *
  * Two answers asked moments apart also differ when an item arrived (or went) between them, which
  * no reading explains: the older request is asked again before the difference counts. An item
@@ -146,11 +146,18 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
  * them. So a busy moment costs a request, never a reading learned again for nothing (and a
  * "reading changed" the server never made).
  */
-function* compareQuiet(input: ReadingCheckInput): Plan<void> {
+function* compareQuiet(input: ReadingCheckInput): Plan<boolean> {
   const { knowledge } = input;
+  if (!allDated(input.answer)) {
+    // An item without a readable dt belongs to no day we can tell, and a widest answer spans
+    // five: filed with this day, it would count against the day's invalid share. The narrow
+    // request holds the day's alone.
+    endQuiet(knowledge);
+    return true;
+  }
   if (!input.quiet(input.answer.length)) {
     endQuiet(knowledge);
-    return;
+    return false;
   }
   const kept = keptAnswer(input.range, input.answer);
   for (;;) {
@@ -159,21 +166,27 @@ function* compareQuiet(input: ReadingCheckInput): Plan<void> {
     if (other === undefined) break;
     const again = yield* input.ask(other.range);
     // Another window may have ended quiet mode or learned the reading again meanwhile.
-    if (knowledge.quiet !== true) return;
-    if (!input.quiet(again.length)) {
+    if (knowledge.quiet !== true) return false;
+    if (!input.quiet(again.length) || !allDated(again)) {
       endQuiet(knowledge);
-      return;
+      return false;
     }
     const fresh = keptAnswer(other.range, again);
     if (disagrees(knowledge.reading, kept, [fresh])) {
       relearn(knowledge, input.range, input.answer);
-      return;
+      return false;
     }
     const current = knowledge.quietAnswers ?? [];
     const at = current.indexOf(other);
     if (at >= 0) current[at] = fresh;
   }
   knowledge.quietAnswers = [...(knowledge.quietAnswers ?? []), kept];
+  return false;
+}
+
+/** Whether every item has a readable dt: only such an answer can be filed by day in quiet mode. */
+function allDated(answer: readonly unknown[]): boolean {
+  return answer.every((item) => itemTime(item) !== undefined);
 }
 
 /** Quiet mode off for the run: the narrow requests take over. */

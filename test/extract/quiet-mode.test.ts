@@ -180,4 +180,23 @@ describe('quiet mode, in the day plan', () => {
     const after = addDays(DAY, 1);
     expect(start(knowledge, after).plan.next(items([arrived])).done).toBe(true);
   });
+
+  it("an item without a readable dt ends quiet mode: the day is asked narrow, so a neighbour's undated item is not counted against it", () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: true };
+    const { plan, first } = start(knowledge);
+    expect(first.value).toMatchObject({ range: widestRequest(DAY) });
+    const undated = { id: 'u' };
+    expect(plan.next(items([...quietDay, undated])).value).toMatchObject({ kind: 'ask', range: oneDay(DAY) });
+    expect(knowledge.quiet).toBe(false);
+    const last = plan.next(items(quietDay));
+    expect(last.done && last.value.onDay).toEqual(quietDay);
+  });
+
+  it('a check whose widest answer holds an undated item leaves the run out of quiet mode', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const { plan } = start(knowledge);
+    plan.next(items(quietDay));
+    expect(plan.next(items([...quietDay, { id: 'u' }])).done).toBe(true);
+    expect(knowledge.quiet).toBe(false);
+  });
 });
