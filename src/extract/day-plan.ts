@@ -232,6 +232,8 @@ function* served(state: DayFetch, range: DayRange): Plan<unknown[]> {
 function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const { knowledge } = state;
   const { reading } = knowledge;
+  // Decided when asked: another window may narrow the reading while this request is out.
+  const ownRequest = covers(requestFor(state.day, reading), range);
   for (;;) {
     state.requests += 1;
     const answer = yield { kind: 'ask', range, limit: state.limit };
@@ -241,7 +243,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
       if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
-      hold(state, items, covers(requestFor(state.day, reading), range));
+      hold(state, items, ownRequest);
       learnFromResponse(reading, range, items);
       return items;
     }
