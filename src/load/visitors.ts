@@ -50,7 +50,8 @@ export function visitorRow(sourceId: string, v: Visitor) {
 
 type VisitorRow = ReturnType<typeof visitorRow> & { observed_at: string };
 
-const COLUMNS = [
+/** A visitor's columns in the visitors table, in the table's order: the API's loader and the webhooks' share them. */
+export const VISITOR_COLUMNS = [
   'source_id',
   'id',
   'name',
@@ -65,8 +66,9 @@ const COLUMNS = [
   'browser',
   'os',
   'raw',
-  'observed_at',
-] as const satisfies readonly (keyof VisitorRow)[];
+] as const satisfies readonly (keyof ReturnType<typeof visitorRow>)[];
+
+const COLUMNS = [...VISITOR_COLUMNS, 'observed_at'] as const satisfies readonly (keyof VisitorRow)[];
 
 /**
  * `a` (an incoming or staged row) is a more recent observation than `b` (the stored row): a later

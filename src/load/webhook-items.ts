@@ -3,7 +3,7 @@ import type { LoadTransaction } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
 import type { ColumnOf } from './upsert.js';
-import { removeOrphanVisitors, visitorRow } from './visitors.js';
+import { removeOrphanVisitors, VISITOR_COLUMNS, visitorRow } from './visitors.js';
 
 /** What merging one webhook body did to its row. */
 export type MergeEffect = 'inserted' | 'filled' | 'unchanged';
@@ -236,22 +236,6 @@ function mergeStatement(
   return text;
 }
 
-const VISITOR_COLUMNS = [
-  'source_id',
-  'id',
-  'name',
-  'company',
-  'email',
-  'ip',
-  'user_agent',
-  'landing_page',
-  'ref_page',
-  'created_at',
-  'device',
-  'browser',
-  'os',
-  'raw',
-] as const satisfies readonly (keyof ReturnType<typeof visitorRow>)[];
 const VISITOR_TYPES: Partial<Record<(typeof VISITOR_COLUMNS)[number], string>> = {
   created_at: 'timestamptz',
   // visitorRow gives raw as JSON text: a string here, cast below.
