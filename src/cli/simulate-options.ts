@@ -20,6 +20,8 @@ export interface RawSimulateOptions {
   capSurvey?: string;
   capRecordings?: string;
   maxLimit?: string;
+  instants?: string;
+  defaultLimit?: string;
   dayOffsetMinutes?: string;
   reuseIds?: string;
   latencyMs: string;

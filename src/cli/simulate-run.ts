@@ -31,6 +31,9 @@ export function parseSimulateOptions(raw: RawSimulateOptions, now: Date = new Da
     cap: integer('--cap', raw.cap, 1, 1_000_000),
     caps: capsOf(raw),
     maxLimit: raw.maxLimit === undefined ? null : integer('--max-limit', raw.maxLimit, 1, 1_000_000),
+    instants: choice('--instants', raw.instants ?? 'refused', ['refused', 'ignored', 'honoured'] as const),
+    defaultLimit:
+      raw.defaultLimit === undefined ? null : integer('--default-limit', raw.defaultLimit, 1, 1_000_000),
     dayOffsetMinutes: signedInteger(
       '--day-offset-minutes',
       raw.dayOffsetMinutes ?? '0',
@@ -117,6 +120,8 @@ function describeReadings(options: SimulatorOptions): string {
   ];
   for (const [resource, cap] of Object.entries(options.caps ?? {})) parts.push(`${resource} cap ${cap}`);
   if (options.maxLimit) parts.push(`400 above limit ${options.maxLimit}`);
+  if (options.instants && options.instants !== 'refused') parts.push(`instants ${options.instants}`);
+  if (options.defaultLimit) parts.push(`limit ${options.defaultLimit} when none is sent`);
   if (options.dayOffsetMinutes) parts.push(`server day offset ${options.dayOffsetMinutes} min`);
   if (options.reuseIds) parts.push(`ids reused on ${options.reuseIds} of days`);
   if (options.oddValueRate) parts.push(`odd values ${options.oddValueRate}`);

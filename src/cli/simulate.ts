@@ -69,6 +69,14 @@ function readingOptions(): Option[] {
     new Option('--cap-recordings <n>', 'cap of recordings responses (overrides --caps)'),
     new Option('--max-limit <n>', 'answer 400 to a limit above this (default: no maximum)'),
     new Option(
+      '--instants <mode>',
+      "an ISO instant in startdate/enddate: 'refused' (400), 'ignored' (its date only) or 'honoured' (filtered to the millisecond)",
+    ).default('refused', 'refused'),
+    new Option(
+      '--default-limit <n>',
+      'items answered when a request sends no limit (the real service documents 50; default: the cap)',
+    ),
+    new Option(
       '--day-offset-minutes <n>',
       `the server's day starts at UTC midnight minus this (-300 = UTC-5), ${DAY_OFFSET_RANGE.min}..${DAY_OFFSET_RANGE.max}`,
     ).default('0', '0'),
