@@ -6,26 +6,8 @@ import {
   type SnapshotOutcome,
   summarize,
   unwrittenSnapshot,
-  type WindowOutcome,
 } from '../../src/sync/outcomes.js';
-
-function window(overrides: Partial<WindowOutcome>): WindowOutcome {
-  return {
-    source: 'shop',
-    resource: 'feedback',
-    day: '2026-03-10',
-    status: 'done',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    truncated: false,
-    conflicts: 0,
-    requests: 1,
-    ...overrides,
-  };
-}
+import { windowOutcome } from '../helpers/outcomes.js';
 
 const refusedSnapshot = (resource: SnapshotOutcome['resource'], status: number): SnapshotOutcome => ({
   ...unwrittenSnapshot('shop', resource, 'failed'),
@@ -48,16 +30,16 @@ describe('EndpointRefusals', () => {
 describe('everyEndpointForbidden', () => {
   it('is true when every resource asked was refused with 403 and none loaded', () => {
     const windows = [
-      window({ resource: 'feedback', status: 'failed', refused: 403 }),
-      window({ resource: 'feedback', status: 'skipped' }),
-      window({ resource: 'survey', status: 'failed', refused: 403 }),
+      windowOutcome({ resource: 'feedback', status: 'failed', refused: 403 }),
+      windowOutcome({ resource: 'feedback', status: 'skipped' }),
+      windowOutcome({ resource: 'survey', status: 'failed', refused: 403 }),
     ];
     expect(everyEndpointForbidden('shop', windows, [refusedSnapshot('heatmaps', 403)])).toBe(true);
   });
 
   it('is false when one resource loaded, answered 404, or only one resource was asked', () => {
-    const feedback = window({ resource: 'feedback', status: 'failed', refused: 403 });
-    expect(everyEndpointForbidden('shop', [feedback, window({ resource: 'survey' })], [])).toBe(false);
+    const feedback = windowOutcome({ resource: 'feedback', status: 'failed', refused: 403 });
+    expect(everyEndpointForbidden('shop', [feedback, windowOutcome({ resource: 'survey' })], [])).toBe(false);
     expect(everyEndpointForbidden('shop', [feedback], [refusedSnapshot('heatmaps', 404)])).toBe(false);
     expect(everyEndpointForbidden('shop', [feedback], [])).toBe(false);
     // Another source's outcomes do not count.
@@ -76,7 +58,7 @@ describe('snapshot counts in the summary and the printed line', () => {
       ...counts,
     });
     const summary = summarize(
-      [window({})],
+      [windowOutcome({})],
       [
         snapshot('heatmaps', { removed: 2, suspicious: 1 }),
         snapshot('abtesting', { revived: 3 }),

@@ -11,6 +11,7 @@ import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { capturingLogger } from '../helpers/fake-clock.js';
+import { windowOutcome } from '../helpers/outcomes.js';
 
 const CANARY = 'CANARY-key-0f9c1d';
 
@@ -133,20 +134,8 @@ describe('logs', () => {
 });
 
 describe('backfill progress', () => {
-  const outcome = (day: string, fetched: number): WindowOutcome => ({
-    source: 'main',
-    resource: 'feedback',
-    day,
-    status: 'done',
-    fetched,
-    inserted: fetched,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    truncated: false,
-    conflicts: 0,
-    requests: 1,
-  });
+  const outcome = (day: string, fetched: number): WindowOutcome =>
+    windowOutcome({ source: 'main', day, fetched, inserted: fetched });
 
   it('on a terminal draws a bar with days done, items, rate and ETA', () => {
     const terminal = fakeTerminal();

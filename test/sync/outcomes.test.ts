@@ -1,55 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type SnapshotOutcome,
-  summarize,
-  unaccountedItems,
-  type WindowOutcome,
-  withSetAside,
-} from '../../src/sync/outcomes.js';
-
-function window(overrides: Partial<WindowOutcome>): WindowOutcome {
-  return {
-    source: 'shop',
-    resource: 'feedback',
-    day: '2026-03-10',
-    status: 'done',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    truncated: false,
-    conflicts: 0,
-    requests: 1,
-    ...overrides,
-  };
-}
-
-function snapshot(overrides: Partial<SnapshotOutcome>): SnapshotOutcome {
-  return {
-    source: 'shop',
-    resource: 'heatmaps',
-    status: 'done',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    removed: 0,
-    conflicts: 0,
-    ...overrides,
-  };
-}
+import { summarize, unaccountedItems, withSetAside } from '../../src/sync/outcomes.js';
+import { snapshotOutcome, windowOutcome } from '../helpers/outcomes.js';
 
 describe('summarize', () => {
   it('sums the evidence counts: missingUpstream once a window reports it, reasked on every snapshot', () => {
     const summary = summarize(
       [
-        window({ day: '2026-03-09', missingUpstream: 1, moves: 2 }),
-        window({ day: '2026-03-10', missingUpstream: 2 }),
-        window({ resource: 'survey' }),
+        windowOutcome({ day: '2026-03-09', missingUpstream: 1, moves: 2 }),
+        windowOutcome({ day: '2026-03-10', missingUpstream: 2 }),
+        windowOutcome({ resource: 'survey' }),
       ],
-      [snapshot({ reasked: 3 }), snapshot({}), snapshot({ resource: 'abtesting' })],
+      [snapshotOutcome({ reasked: 3 }), snapshotOutcome({}), snapshotOutcome({ resource: 'abtesting' })],
     );
     expect(summary.shop?.feedback).toMatchObject({
       missingUpstream: 3,
@@ -69,7 +30,7 @@ describe('summarize', () => {
   it('adds up the windows per source and resource', () => {
     const summary = summarize(
       [
-        window({
+        windowOutcome({
           day: '2026-03-09',
           fetched: 13,
           inserted: 6,
@@ -81,9 +42,9 @@ describe('summarize', () => {
           neighbours: 4,
           neighboursAdded: 1,
         }),
-        window({ day: '2026-03-10', fetched: 5, inserted: 5 }),
-        window({ resource: 'survey', fetched: 7, unchanged: 7 }),
-        window({ source: 'blog', fetched: 1, inserted: 1 }),
+        windowOutcome({ day: '2026-03-10', fetched: 5, inserted: 5 }),
+        windowOutcome({ resource: 'survey', fetched: 7, unchanged: 7 }),
+        windowOutcome({ source: 'blog', fetched: 1, inserted: 1 }),
       ],
       [],
     );
@@ -121,9 +82,9 @@ describe('summarize', () => {
   it('adds up the cross-day key collisions set aside per source and resource', () => {
     const summary = summarize(
       [
-        window({ day: '2026-03-10', collisions: 2 }),
-        window({ day: '2026-03-11', collisions: 3 }),
-        window({}),
+        windowOutcome({ day: '2026-03-10', collisions: 2 }),
+        windowOutcome({ day: '2026-03-11', collisions: 3 }),
+        windowOutcome({}),
       ],
       [],
     );
@@ -133,10 +94,10 @@ describe('summarize', () => {
   it('lists truncated days in ascending order', () => {
     const summary = summarize(
       [
-        window({ day: '2026-03-10', truncated: true }),
-        window({ day: '2026-02-28', truncated: true }),
-        window({ day: '2026-03-01', truncated: false }),
-        window({ day: '2026-03-02', truncated: true }),
+        windowOutcome({ day: '2026-03-10', truncated: true }),
+        windowOutcome({ day: '2026-02-28', truncated: true }),
+        windowOutcome({ day: '2026-03-01', truncated: false }),
+        windowOutcome({ day: '2026-03-02', truncated: true }),
       ],
       [],
     );
@@ -146,11 +107,11 @@ describe('summarize', () => {
   it('counts failed and skipped windows', () => {
     const summary = summarize(
       [
-        window({ status: 'failed', error: 'HTTP 500' }),
-        window({ status: 'failed', error: 'HTTP 502' }),
-        window({ status: 'skipped' }),
-        window({ status: 'open' }),
-        window({ status: 'done' }),
+        windowOutcome({ status: 'failed', error: 'HTTP 500' }),
+        windowOutcome({ status: 'failed', error: 'HTTP 502' }),
+        windowOutcome({ status: 'skipped' }),
+        windowOutcome({ status: 'open' }),
+        windowOutcome({ status: 'done' }),
       ],
       [],
     );
@@ -161,8 +122,8 @@ describe('summarize', () => {
     const summary = summarize(
       [],
       [
-        snapshot({ fetched: 4, inserted: 1, unchanged: 2, removed: 1 }),
-        snapshot({ resource: 'abtesting', status: 'failed', error: 'timeout' }),
+        snapshotOutcome({ fetched: 4, inserted: 1, unchanged: 2, removed: 1 }),
+        snapshotOutcome({ resource: 'abtesting', status: 'failed', error: 'timeout' }),
       ],
     );
     expect(summary.shop?.heatmaps).toMatchObject({
@@ -179,7 +140,7 @@ describe('summarize', () => {
     const errors = ['e1', 'e2', 'e1', 'e3', 'e2', 'e4', 'e5', 'e6', 'e7'];
     const summary = summarize(
       errors.map((error, i) =>
-        window({ day: `2026-03-${String(i + 1).padStart(2, '0')}`, status: 'failed', error }),
+        windowOutcome({ day: `2026-03-${String(i + 1).padStart(2, '0')}`, status: 'failed', error }),
       ),
       [],
     );
@@ -198,11 +159,11 @@ describe('withSetAside', () => {
     // took the version back into the table and left the old one aside as a move.
     const summary = summarize(
       [
-        window({ day: '2026-03-02', collisions: 1, moves: 0 }),
-        window({ day: '2026-03-04', collisions: 0, moves: 1 }),
-        window({ resource: 'recordings', collisions: 2, moves: 0 }),
+        windowOutcome({ day: '2026-03-02', collisions: 1, moves: 0 }),
+        windowOutcome({ day: '2026-03-04', collisions: 0, moves: 1 }),
+        windowOutcome({ resource: 'recordings', collisions: 2, moves: 0 }),
       ],
-      [snapshot({})],
+      [snapshotOutcome({})],
     );
     const counted = withSetAside(summary, [
       { source: 'shop', resource: 'feedback', reason: 'moved', count: 1 },

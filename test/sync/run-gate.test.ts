@@ -1,50 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { SnapshotOutcome, WindowOutcome } from '../../src/sync/outcomes.js';
 import { countResponse } from '../../src/sync/outcomes.js';
 import { RunGate } from '../../src/sync/run-gate.js';
 import { chosenSources, oldestFirst } from '../../src/sync/run-sync.js';
-
-function window(overrides: Partial<WindowOutcome>): WindowOutcome {
-  return {
-    source: 'shop',
-    resource: 'feedback',
-    day: '2026-03-10',
-    status: 'done',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    rejected: 0,
-    truncated: false,
-    conflicts: 0,
-    requests: 1,
-    ...overrides,
-  };
-}
-
-function snapshot(overrides: Partial<SnapshotOutcome>): SnapshotOutcome {
-  return {
-    source: 'shop',
-    resource: 'heatmaps',
-    status: 'done',
-    fetched: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    removed: 0,
-    revived: 0,
-    suspicious: 0,
-    rejected: 0,
-    conflicts: 0,
-    reasked: 0,
-    ...overrides,
-  };
-}
+import { snapshotOutcome, windowOutcome } from '../helpers/outcomes.js';
 
 describe('what stops the work of a run', () => {
   it('a rejected key stops every resource of its source, and only of its source', () => {
     const gate = new RunGate();
-    expect(gate.settle(window({ status: 'failed', fatal: true, error: 'HTTP 401' }))).toBe(false);
+    expect(gate.settle(windowOutcome({ status: 'failed', fatal: true, error: 'HTTP 401' }))).toBe(false);
     expect(gate.skipped('shop', 'feedback')).toBe(true);
     expect(gate.skipped('shop', 'heatmaps')).toBe(true);
     expect(gate.skipped('blog', 'feedback')).toBe(false);
@@ -52,7 +15,7 @@ describe('what stops the work of a run', () => {
 
   it('a refused endpoint stops that resource only, and is news the first time only', () => {
     const gate = new RunGate();
-    const refused = window({ status: 'failed', refused: 403, error: 'HTTP 403' });
+    const refused = windowOutcome({ status: 'failed', refused: 403, error: 'HTTP 403' });
     expect(gate.settle(refused)).toBe(true);
     expect(gate.settle({ ...refused, day: '2026-03-11' })).toBe(false);
     expect(gate.skipped('shop', 'feedback')).toBe(true);
@@ -69,8 +32,8 @@ describe('what stops the work of a run', () => {
 
   it('403 from every endpoint asked is a rejected key: the source turns fatal, with one line', () => {
     const gate = new RunGate();
-    const windows = [window({ status: 'failed', refused: 403, error: 'HTTP 403' })];
-    const snapshots = [snapshot({ status: 'failed', refused: 403, error: 'HTTP 403' })];
+    const windows = [windowOutcome({ status: 'failed', refused: 403, error: 'HTTP 403' })];
+    const snapshots = [snapshotOutcome({ status: 'failed', refused: 403, error: 'HTTP 403' })];
     const rejected = gate.rejectForbiddenEverywhere(
       [{ name: 'shop', baseUrl: 'http://shop.test' }],
       windows,
@@ -88,8 +51,8 @@ describe('what stops the work of a run', () => {
     const gate = new RunGate();
     const rejected = gate.rejectForbiddenEverywhere(
       [{ name: 'shop', baseUrl: 'http://shop.test' }],
-      [window({ status: 'failed', refused: 403, error: 'HTTP 403' })],
-      [snapshot({ status: 'done' })],
+      [windowOutcome({ status: 'failed', refused: 403, error: 'HTTP 403' })],
+      [snapshotOutcome({ status: 'done' })],
     );
     expect(rejected).toEqual([]);
     expect(gate.fatal.size).toBe(0);
@@ -97,14 +60,20 @@ describe('what stops the work of a run', () => {
 
   it('skipped outcomes of a stopped source or endpoint say why; those of a shutdown do not', () => {
     const gate = new RunGate();
-    gate.settle(window({ source: 'shop', status: 'failed', fatal: true, error: 'key rejected' }));
+    gate.settle(windowOutcome({ source: 'shop', status: 'failed', fatal: true, error: 'key rejected' }));
     gate.settle(
-      window({ source: 'blog', resource: 'survey', status: 'failed', refused: 404, error: 'HTTP 404' }),
+      windowOutcome({
+        source: 'blog',
+        resource: 'survey',
+        status: 'failed',
+        refused: 404,
+        error: 'HTTP 404',
+      }),
     );
     const outcomes = [
-      window({ source: 'shop', status: 'skipped' }),
-      window({ source: 'blog', resource: 'survey', status: 'skipped' }),
-      window({ source: 'blog', resource: 'feedback', status: 'skipped' }),
+      windowOutcome({ source: 'shop', status: 'skipped' }),
+      windowOutcome({ source: 'blog', resource: 'survey', status: 'skipped' }),
+      windowOutcome({ source: 'blog', resource: 'feedback', status: 'skipped' }),
     ];
     gate.markNotAttempted(outcomes);
     expect(outcomes.map((o) => [o.notAttempted, o.error])).toEqual([
