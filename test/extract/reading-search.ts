@@ -14,22 +14,13 @@ import { createRandom, hashSeed, type Random } from '../../src/simulator/random.
 import { DEFAULT_SETTINGS, type ServingSettings } from '../../src/simulator/settings.js';
 import { selectWindow, type WindowSource } from '../../src/simulator/window-query.js';
 import { addDays, DAY_MS, type DayString, dayStartMs, daysFrom } from '../../src/time/days.js';
+import { changedPairs, type SimReading } from '../helpers/sim-readings.js';
 
 /**
  * The search for days loaded short after a server changed its reading between runs, without HTTP
  * or a database: a day's plan (day-plan.ts) is driven against the simulator's own window logic
  * (selectWindow) over a quiet data set, and what each day holds is compared with the truth.
  */
-
-/** One reading of the gaps the simulator plays (SPEC-GAPS: bounds, order, cap, maximum limit, server day). */
-export interface SimReading {
-  startdate: 'inclusive' | 'exclusive';
-  enddate: 'inclusive' | 'exclusive';
-  order: 'oldest-first' | 'newest-first' | 'random';
-  cap: number;
-  maxLimit: number | null;
-  dayOffsetMinutes: number;
-}
 
 export interface QuietItem {
   id: string;
@@ -190,23 +181,6 @@ export function playCase(seed: number, before: SimReading, after: SimReading, ta
   if (contradicted(checker.reading, after)) tally.staleStored += 1;
   const nightly = storedKnowledge(checker.reading);
   fetchAll(server, daysFrom(addDays(TODAY, -3), addDays(TODAY, -1)), () => nightly, tally, 'nightly');
-}
-
-export const simReading: fc.Arbitrary<SimReading> = fc.record({
-  startdate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
-  enddate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
-  order: fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const),
-  cap: fc.constantFrom(30, 1000),
-  maxLimit: fc.constantFrom(null, 40, 300),
-  dayOffsetMinutes: fc.constantFrom(0, -300, 330),
-});
-
-/** `count` seeded pairs of different readings: the one a first load learns, the one the server then plays. */
-export function changedPairs(count: number, seed: number): [SimReading, SimReading][] {
-  return fc.sample(
-    fc.tuple(simReading, simReading).filter(([a, b]) => JSON.stringify(a) !== JSON.stringify(b)),
-    { seed, numRuns: count },
-  );
 }
 
 /** Plays a case per pair; every short day is named, the first of a case with its pair. */

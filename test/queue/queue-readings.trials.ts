@@ -1,4 +1,3 @@
-import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SourceConfig } from '../../src/config/source-config.js';
 import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
@@ -7,6 +6,7 @@ import { type CliResult, startCli } from '../helpers/cli.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { jobTally, sourceKeys, startCluster } from '../helpers/queue-cluster.js';
+import { changedPairs, type SimReading } from '../helpers/sim-readings.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 
 /**
@@ -39,17 +39,7 @@ const RESOURCES = 3;
 /** Process tests: tsx starts each CLI in 1-3 s, several at once on 2 shared CPUs. */
 const PROCESS_TEST_MS = 120_000;
 
-/** One reading of the gaps the simulator plays (SPEC-GAPS: bounds, order, cap, maximum limit, server day). */
-interface Reading {
-  startdate: 'inclusive' | 'exclusive';
-  enddate: 'inclusive' | 'exclusive';
-  order: 'oldest-first' | 'newest-first' | 'random';
-  cap: number;
-  maxLimit: number | null;
-  dayOffsetMinutes: number;
-}
-
-const UTC_INCLUSIVE: Reading = {
+const UTC_INCLUSIVE: SimReading = {
   startdate: 'inclusive',
   enddate: 'inclusive',
   order: 'oldest-first',
@@ -57,7 +47,7 @@ const UTC_INCLUSIVE: Reading = {
   maxLimit: null,
   dayOffsetMinutes: 0,
 };
-const EXCLUSIVE: Reading = { ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 'exclusive' };
+const EXCLUSIVE: SimReading = { ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 'exclusive' };
 
 /**
  * Few items a day (at most ~13 feedback, the busy day 12), so every cap and maximum below holds
@@ -65,14 +55,6 @@ const EXCLUSIVE: Reading = { ...UTC_INCLUSIVE, startdate: 'exclusive', enddate: 
  */
 const VOLUME = { feedbackPerDay: 3, surveyPerDay: 2, recordingsPerDay: 2, busyDayFeedback: 12 };
 
-const reading = fc.record({
-  startdate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
-  enddate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
-  order: fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const),
-  cap: fc.constantFrom(30, 1000),
-  maxLimit: fc.constantFrom(null, 40, 300),
-  dayOffsetMinutes: fc.constantFrom(0, -300, 330),
-});
 /**
  * Seeded: the same pairs every run, as the completeness trials do with their servers. The seed's
  * third pair (inclusive start and exclusive end on UTC days, then exclusive start and inclusive
@@ -80,12 +62,9 @@ const reading = fc.record({
  * fall on a day with no item where the readings differ. Quiet mode (src/extract/quiet-mode.ts)
  * asks such a run's days the widest request, which holds a day under any reading.
  */
-const RANDOM_PAIRS = fc.sample(
-  fc.tuple(reading, reading).filter(([a, b]) => JSON.stringify(a) !== JSON.stringify(b)),
-  { seed: 14_2027, numRuns: 3 },
-);
+const RANDOM_PAIRS = changedPairs(3, 14_2027);
 
-const CASES: { name: string; before: Reading; after: Reading }[] = [
+const CASES: { name: string; before: SimReading; after: SimReading }[] = [
   {
     name: 'bounds inclusive, now exclusive',
     before: UTC_INCLUSIVE,
@@ -119,7 +98,7 @@ const CASES: { name: string; before: Reading; after: Reading }[] = [
   })),
 ];
 
-const patchOf = (r: Reading): SimulatorPatch => ({ ...r });
+const patchOf = (r: SimReading): SimulatorPatch => ({ ...r });
 
 describe('a queued backfill against servers whose reading changed since it was stored', () => {
   const sims: Simulator[] = [];
