@@ -1,4 +1,3 @@
-import fc from 'fast-check';
 import { ApiError } from '../../src/errors.js';
 import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { Answer, FetchedDay, LimitPolicy, ResourceKnowledge } from '../../src/extract/plan-steps.js';
