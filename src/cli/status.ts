@@ -9,6 +9,7 @@ import { describeReadingChange } from '../status/reading-history.js';
 import type { RunRow, StatusReport } from '../status/status-report.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
+import { utcSeconds } from '../time/instant-text.js';
 import { formatTable } from './format-table.js';
 import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
 import { embeddedOption } from './run-options.js';
@@ -216,20 +217,21 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
         ]),
       );
   const runs = formatTable(
-    ['run', 'trigger', 'status', 'started', 'duration', ...RUN_COUNTS.map(([, label]) => label), 'error'],
+    ['run', 'trigger', 'status', 'started (UTC)', 'duration', ...RUN_COUNTS.map(([, label]) => label)],
     report.runs.map((r) => {
       const totals = runTotals(r);
       return [
         r.runId,
         r.fromDay === null ? r.trigger : `${r.trigger} ${r.fromDay}..${r.toDay ?? ''}`,
         r.status,
-        r.startedAt,
+        utcSeconds(r.startedAt),
         r.durationMs === null ? '-' : `${(r.durationMs / 1000).toFixed(1)} s`,
         ...RUN_COUNTS.map(([key]) => totals[key]),
-        r.error ?? '',
       ];
     }),
   );
+  // A run's error is a sentence: under the table it keeps the columns of every other run narrow.
+  const runErrors = report.runs.flatMap((r) => (r.error ? [`  run ${r.runId}: ${oneLine(r.error)}`] : []));
   const changes = report.runs.flatMap((r) => {
     const lines = r.summary === null ? [] : snapshotChanges(r.summary);
     return lines.length === 0 ? [] : [`  run ${r.runId}: ${lines.join('; ')}`];
@@ -252,7 +254,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${lock}${snapshots}${evidence}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${runErrors.length === 0 ? '' : `${runErrors.join('\n')}\n`}${lock}${snapshots}${evidence}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
 }
 
 /** The last change of a server reading, per source that had one. */

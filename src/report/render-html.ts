@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { utcMinutes } from '../time/instant-text.js';
 import { BREAKDOWN_ROWS, markRuns } from './browser/report-view.js';
 import { PAGE_SCRIPT } from './page-script.generated.js';
 import {
@@ -38,7 +39,7 @@ export function renderReportHtml(data: ReportData, chartJs: string): string {
   <h1>Website Insights report</h1>
   <p class="meta">${escapeHtml(data.range.from)} to ${escapeHtml(data.range.to)} (UTC days) ·
     source${data.sources.length === 1 ? '' : 's'}: ${escapeHtml(data.sources.join(', ') || 'none')} ·
-    generated ${escapeHtml(data.generatedAt.replace('T', ' ').slice(0, 16))} UTC</p>
+    generated ${escapeHtml(utcMinutes(data.generatedAt))} UTC</p>
   ${filterBar(data)}
   <div class="tiles">
     ${tile('feedback items', 'feedback', data.totals.feedback)}
@@ -376,7 +377,7 @@ function signed(value: number, digits: number): string {
 }
 
 function shortTime(iso: string | null): string {
-  return iso === null ? '–' : `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+  return iso === null ? '–' : `${utcMinutes(iso)} UTC`;
 }
 
 /**
