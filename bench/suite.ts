@@ -35,8 +35,8 @@ export const FULL: SuiteOptions = {
   queue: { days: 30, sources: 8, latencies: [200, 500], workers: [1, 2, 4] },
   // Up to about 29,000 items a day of each resource (4.2 x the mean), a day in three above the cap.
   busySite: { days: 7, perDay: 7_000, cap: 10_000 },
-  // Three weeks of days from a few items to about 190 of each resource behind a cap of 30: most
-  // days take several slices, some a dozen.
+  // Three weeks of days of none to 149 items of each resource behind a cap of 30: two windows in
+  // three above the cap, the largest five times it.
   timeSlices: { days: 21, perDay: 45, cap: 30 },
 };
 
