@@ -68,7 +68,7 @@ export const extraction: Benchmark<ExtractionOptions> = {
 };
 
 /** The settings of a default configuration (src/config/config.ts), with the benchmark's concurrency. */
-function settings(concurrency: number, startDate: string): SyncSettings {
+export function settings(concurrency: number, startDate: string): SyncSettings {
   return {
     concurrency,
     lookbackDays: 3,

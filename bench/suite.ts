@@ -12,6 +12,7 @@ import { loadAverage } from './machine.js';
 import { type MemoryOptions, memory, runMemory } from './memory.js';
 import { type QueueBenchOptions, queue, runQueue } from './queue.js';
 import { runStartup, type StartupOptions, startup } from './startup.js';
+import { runTimeSlices, type TimeSlicesOptions, timeSlices } from './time-slices.js';
 import { runWebhooks, type WebhookOptions, webhooks } from './webhooks.js';
 
 export interface SuiteOptions {
@@ -22,6 +23,7 @@ export interface SuiteOptions {
   startup: StartupOptions;
   queue: QueueBenchOptions;
   busySite: BusySiteOptions;
+  timeSlices: TimeSlicesOptions;
 }
 
 export const FULL: SuiteOptions = {
@@ -33,6 +35,9 @@ export const FULL: SuiteOptions = {
   queue: { days: 30, sources: 8, latencies: [200, 500], workers: [1, 2, 4] },
   // Up to about 29,000 items a day of each resource (4.2 x the mean), a day in three above the cap.
   busySite: { days: 7, perDay: 7_000, cap: 10_000 },
+  // Three weeks of days of none to 149 items of each resource behind a cap of 30: two windows in
+  // three above the cap, the largest five times it.
+  timeSlices: { days: 21, perDay: 45, cap: 30 },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -47,6 +52,8 @@ export const SMOKE: SuiteOptions = {
   // least, so that a statement that grows with the window or a memory bound that does not hold
   // fails CI.
   busySite: { days: 2, perDay: 25_000, cap: 10_000 },
+  // A week: days above the cap of each resource, so that every reading probes and slices.
+  timeSlices: { days: 7, perDay: 45, cap: 30 },
 };
 
 export const BENCHMARK_NAMES = [
@@ -57,6 +64,7 @@ export const BENCHMARK_NAMES = [
   'startup',
   'queue',
   'busy-site',
+  'time-slices',
 ] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
@@ -105,6 +113,11 @@ function entries(
       benchmark: busySite as Benchmark<never>,
       figures: busySite.figures(options.busySite),
       run: (server) => runBusySite(server, options.busySite),
+    },
+    'time-slices': {
+      benchmark: timeSlices as Benchmark<never>,
+      figures: timeSlices.figures(options.timeSlices),
+      run: (server) => runTimeSlices(server, options.timeSlices),
     },
   };
 }

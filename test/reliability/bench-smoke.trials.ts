@@ -14,6 +14,7 @@ import { runQueue } from '../../bench/queue.js';
 import { renderDoc, renderText } from '../../bench/report.js';
 import { renderSaved, type SavedRun, savedRunOf } from '../../bench/saved.js';
 import { FULL, figuresOf, runSuite, SMOKE } from '../../bench/suite.js';
+import { runTimeSlices } from '../../bench/time-slices.js';
 import { runWebhooks } from '../../bench/webhooks.js';
 import { databaseServerUrl } from '../helpers/database.js';
 
@@ -87,6 +88,24 @@ describe('benchmarks, smoke sizes', () => {
     expect(measures.storedShare).toBe(100);
     expect(measures.peakMb).toBeGreaterThan(10);
   }, 300_000);
+
+  it('time slices: behind a cap of 30, instants honoured store every item, ignored or refused flag the days above the cap at one probe a resource', async () => {
+    const { measures, failures } = await runTimeSlices(server, SMOKE.timeSlices);
+    expect(failures).toEqual([]);
+    // Days above the cap: the run met the slices it exists to try.
+    expect(measures.daysAboveCap).toBeGreaterThan(0);
+    expect(measures.honouredStored).toBe(measures.expected);
+    expect(measures.honouredTruncated).toBe(0);
+    expect(measures.honouredInstantRequests).toBeGreaterThan(0);
+    expect(measures.requestsOverIdeal).toBeGreaterThanOrEqual(1);
+    for (const reading of ['ignored', 'refused']) {
+      // Every day above the cap, and the whole days a capped server leaves in doubt.
+      expect(measures[`${reading}Truncated`], reading).toBe(
+        (measures.daysAboveCap ?? 0) + (measures[`${reading}FalseAlarms`] ?? 0),
+      );
+      expect(measures[`${reading}InstantRequests`], reading).toBeLessThanOrEqual(3);
+    }
+  }, 60_000);
 
   it('the runner summarises runs and writes the table and the document', async () => {
     const result = await runSuite(server, SMOKE, { only: ['extraction'], runs: 2 });
