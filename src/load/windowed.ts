@@ -129,7 +129,9 @@ export async function loadWindowItems<R extends WindowedResource>(
   await removeOrphanVisitors(trx, sourceId, contradicted);
   const whole = options.wholeDay;
   const left =
-    whole === undefined ? undefined : await findMoves(trx, table, staged, sourceId, whole, options.runId ?? null);
+    whole === undefined
+      ? undefined
+      : await findMoves(trx, table, staged, sourceId, whole, options.runId ?? null);
   // Visitors last, read from the staged answer before a promotion stages other rows. Every window
   // of a run names the same busy visitors: a row a window writes stays locked until it commits,
   // and the next window's upsert of it waits that long, so the shorter that tail, the more
