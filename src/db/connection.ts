@@ -56,13 +56,6 @@ const SILENT_SERVER_MARGIN_MS = 5_000;
  */
 const TEMP_BUFFERS = '32MB';
 
-/**
- * Prepared statements (src/db/transaction.ts) are planned for each execution's own parameters and
- * tables, as unnamed ones are: a generic plan would keep the row estimates of the staging table
- * as the first windows left it, and a 10,000-row window would run the plan made for 20 rows.
- */
-const PLAN_CACHE_MODE = 'force_custom_plan';
-
 export interface ConnectionOptions {
   url: string;
   /** Warehouse data schema; every connection's search_path holds it and its bookkeeping schema. */
@@ -88,7 +81,7 @@ export function createPool(options: ConnectionOptions): pg.Pool {
     max: options.max ?? 10,
     types: typeParsers,
     application_name: options.applicationName ?? 'insights-sync',
-    options: `-c search_path=${searchPath(options.schema)} -c temp_buffers=${TEMP_BUFFERS} -c plan_cache_mode=${PLAN_CACHE_MODE}`,
+    options: `-c search_path=${searchPath(options.schema)} -c temp_buffers=${TEMP_BUFFERS}`,
     // Not the pool's connectionTimeoutMillis: that one also limits waiting for a free client, which
     // a sync with more windows in flight than connections does for as long as a window takes.
     Client: clientWithConnectTimeout(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),

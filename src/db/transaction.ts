@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
@@ -170,42 +169,17 @@ function openingLazily(client: pg.PoolClient): {
     await client.query('begin');
   };
   const query = async (text: string, values?: unknown[]): Promise<pg.QueryResult> => {
+    if (begun) return client.query(text, values);
     if (values !== undefined && values.length > 0) {
       await begin();
-      return client.query(preparedQuery(client, text, values));
+      return client.query(text, values);
     }
-    if (begun) return client.query(text, values);
     begun = true;
     // Several statements in one query: pg answers with the result of each, in order.
     const results = (await client.query(`begin; ${text}`)) as unknown as pg.QueryResult[];
     return results[results.length - 1] as pg.QueryResult;
   };
   return { query, begin };
-}
-
-/**
- * Statements with parameters go as named (prepared) statements: a window sends the same dozen
- * texts every time, and PostgreSQL then parses and analyses each once per connection instead of
- * once per window (its planner still plans the first executions for their own parameters). At
- * most MAX_PREPARED names per connection, so a text that varies cannot fill the server's memory;
- * past that, statements go unnamed as before.
- */
-const MAX_PREPARED = 200;
-const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
-
-export function statementName(text: string): string {
-  return `s${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
-}
-
-function preparedQuery(client: pg.PoolClient, text: string, values: unknown[]): pg.QueryConfig {
-  const names = preparedOn.get(client) ?? new Set<string>();
-  preparedOn.set(client, names);
-  const name = statementName(text);
-  if (!names.has(name)) {
-    if (names.size >= MAX_PREPARED) return { text, values };
-    names.add(name);
-  }
-  return { name, text, values };
 }
 
 async function copyRows(

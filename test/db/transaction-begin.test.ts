@@ -22,9 +22,7 @@ describe('inTransaction opens its transaction with its first statement', () => {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
         const [first] = args;
-        // A statement with parameters goes as a query config (a named statement), COPY as a stream.
-        const text = (first as { text?: unknown } | undefined)?.text;
-        sent.push(typeof first === 'string' ? first : typeof text === 'string' ? text : 'copy');
+        sent.push(typeof first === 'string' ? first : 'copy');
         return query(...args);
       };
     });
@@ -77,32 +75,5 @@ describe('inTransaction opens its transaction with its first statement', () => {
       const { rows } = await t.pool.query('select n from begin_probe');
       expect(rows, first).toEqual([]);
     }
-  });
-
-  it('a statement with parameters is parsed once per connection: run again, it is the prepared one', async () => {
-    const insert = (n: number) =>
-      inTransaction(t.pool, async (trx) => {
-        await sql`insert into begin_probe (n) values (${n})`.execute(trx.db);
-        const { rows } = await sql<{ statements: number }>`
-          select count(*)::int as statements from pg_prepared_statements
-           where statement = 'insert into begin_probe (n) values ($1)'`.execute(trx.db);
-        return rows[0]?.statements;
-      });
-    // One connection: the second transaction runs where the first prepared its statement.
-    const before = t.pool.options.max;
-    t.pool.options.max = 1;
-    try {
-      expect(await insert(1)).toBe(1);
-      expect(await insert(2)).toBe(1);
-    } finally {
-      t.pool.options.max = before;
-    }
-    const { rows } = await t.pool.query('select n from begin_probe order by n');
-    expect(rows).toEqual([{ n: 1 }, { n: 2 }]);
-  });
-
-  it('a prepared statement is planned for each execution: the pool asks for custom plans', async () => {
-    const { rows } = await t.pool.query<{ plan_cache_mode: string }>('show plan_cache_mode');
-    expect(rows).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
   });
 });
