@@ -123,17 +123,26 @@ export async function loadWindowItems<R extends WindowedResource>(
   const deduped = dedupeByKey(kept, table.key);
   const rows = deduped.items.map((item) => table.row(sourceId, item));
   const staged = await stageRows(trx, table.spec, rows);
-  // Visitors first: rows then reference an existing visitor.
+  // Webhook-only rows whose visitor the API's copy contradicts, read by the upsert before it writes.
+  const { contradicted, ...counts } = await upsertStagedReading(trx, staged, options);
+  // A visitor this window names is referenced by the rows just written: never removed here.
+  await removeOrphanVisitors(trx, sourceId, contradicted);
+  const whole = options.wholeDay;
+  const left =
+    whole === undefined
+      ? undefined
+      : await findMoves(trx, table, staged, sourceId, whole, options.runId ?? null);
+  // Visitors last, read from the staged answer before a promotion stages other rows. Every window
+  // of a run names the same busy visitors: a row a window writes stays locked until it commits,
+  // and the next window's upsert of it waits that long, so the shorter that tail, the more
+  // windows load at once. No foreign key ties the items to their visitor rows.
   const visitors = visitorOf
     ? await loadVisitors(trx, staged, deduped.items.map(visitorOf))
     : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
-  // Webhook-only rows whose visitor the API's copy contradicts, read by the upsert before it writes.
-  const { contradicted, ...counts } = await upsertStagedReading(trx, staged, options);
-  await removeOrphanVisitors(trx, sourceId, contradicted);
   const settled =
-    options.wholeDay === undefined
+    left === undefined || whole === undefined
       ? { moves: 0, missingUpstream: 0 }
-      : await settleMoves(trx, table, staged, sourceId, options.wholeDay, options.runId ?? null);
+      : await promoteVersions(trx, table, left, sourceId, whole, options.runId ?? null);
   return {
     ...counts,
     moves: (counts.moves ?? 0) + settled.moves,
@@ -145,26 +154,51 @@ export async function loadWindowItems<R extends WindowedResource>(
   };
 }
 
+/** What a whole day's answer showed of moved items, before the versions other days serve are promoted. */
+interface FoundMoves {
+  reclassified: number;
+  markedMissing: number;
+  versions: unknown[];
+}
+
 /**
  * After a whole day's answer is loaded: rows it holds are served, rows of the day it lacks are
  * absent (missing upstream when a run before found them absent too), and the versions other days
- * serve of those keys (set aside earlier as collisions) take them over. Returns the moves and the
- * rows newly missing; the staged answer is replaced by the promoted versions.
+ * serve of those keys (set aside earlier as collisions) are read, to take the keys over
+ * (promoteVersions). Undefined for a table without collisions.
  */
-async function settleMoves<T>(
+async function findMoves<T>(
   trx: LoadTransaction,
   table: WindowedTable<T>,
   staged: StagedRows,
   sourceId: string,
   day: DayString,
   runId: number | null,
-): Promise<{ moves: number; missingUpstream: number }> {
+): Promise<FoundMoves | undefined> {
   const resource = table.spec.collisions?.resource;
-  if (resource === undefined) return { moves: 0, missingUpstream: 0 };
+  if (resource === undefined) return undefined;
   const markedMissing = await clearServedMarkLacked(trx, staged, sourceId, day);
   const { reclassified, versions } = await settleLeftVersions(trx, staged, resource, sourceId, day, runId);
+  return { reclassified, markedMissing, versions };
+}
+
+/**
+ * The versions findMoves read take their keys over. Returns the moves and the rows newly missing;
+ * the staged answer is replaced by the promoted versions.
+ */
+async function promoteVersions<T>(
+  trx: LoadTransaction,
+  table: WindowedTable<T>,
+  found: FoundMoves,
+  sourceId: string,
+  day: DayString,
+  runId: number | null,
+): Promise<{ moves: number; missingUpstream: number }> {
+  const { reclassified, markedMissing, versions } = found;
+  const resource = table.spec.collisions?.resource;
   // Nothing promoted: every row marked missing is still there, no count needed.
-  if (versions.length === 0) return { moves: reclassified, missingUpstream: markedMissing };
+  if (versions.length === 0 || resource === undefined)
+    return { moves: reclassified, missingUpstream: markedMissing };
   // Our own copies of items validated when they were first read (after the pii setting): the
   // row is built from them exactly as it was built then.
   const promoted = await stageRows(

@@ -106,6 +106,15 @@ describe('the statements of one window', () => {
     expect(statements.filter((s) => /set reason = 'moved'/.test(s) && !/distinct on/.test(s))).toEqual([]);
     expect(statements.filter((s) => /stage_visitor_observations/.test(s))).toEqual([]);
 
+    // The visitors' upsert comes after every write of the items and their moves: a busy
+    // visitor's row it locks waits for this window's commit in every other window naming it.
+    const visitorsAt = statements.findIndex((s) => /insert into visitors/.test(s));
+    const itemWrites = statements
+      .map((s, i) => (/insert into "feedback"|update "feedback"|update key_collisions/.test(s) ? i : -1))
+      .filter((i) => i >= 0);
+    expect(itemWrites).toHaveLength(4);
+    expect(visitorsAt).toBeGreaterThan(Math.max(...itemWrites));
+
     // 15, and the window's settings (its own work_mem and joins) that open the transaction. The
     // visitors are read from the staged items: no COPY of their own.
     expect(statements, statements.map((s) => s.slice(0, 80)).join('\n')).toHaveLength(16);
