@@ -151,6 +151,27 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
   }
 }
 
+/** Texts of the statements sent as named (prepared) statements, and their names. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * Marks a statement's text, the same whatever its rows (they travel as parameters), to be sent as
+ * a named statement: each connection parses it once and PostgreSQL keeps its plan (a generic one
+ * after five runs), instead of parsing, analysing and planning it again every transaction. The
+ * webhook receiver's batches are several such statements each: unnamed, PostgreSQL spent about
+ * as long preparing them as running them. Only texts from a fixed set belong here: each one
+ * stays prepared on every connection of the pool until it closes.
+ */
+export function preparedStatement(text: string): string {
+  if (!preparedNames.has(text)) preparedNames.set(text, `insights_${preparedNames.size + 1}`);
+  return text;
+}
+
+/** Whether `text` is sent as a named statement (for tests). */
+export function isPreparedStatement(text: string): boolean {
+  return preparedNames.has(text);
+}
+
 /**
  * `begin` goes with the transaction's first statement when that one has no parameters (one
  * simple-protocol query of two statements): a round trip fewer. On a busy machine every round
@@ -168,11 +189,15 @@ function openingLazily(client: pg.PoolClient): {
     begun = true;
     await client.query('begin');
   };
+  const send = (text: string, values?: unknown[]): Promise<pg.QueryResult> => {
+    const name = preparedNames.get(text);
+    return name === undefined ? client.query(text, values) : client.query({ name, text, values });
+  };
   const query = async (text: string, values?: unknown[]): Promise<pg.QueryResult> => {
-    if (begun) return client.query(text, values);
+    if (begun) return send(text, values);
     if (values !== undefined && values.length > 0) {
       await begin();
-      return client.query(text, values);
+      return send(text, values);
     }
     begun = true;
     // Several statements in one query: pg answers with the result of each, in order.

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { WebhookEventStatus } from '../db/tables/webhook-events.js';
-import type { LoadTransaction } from '../db/transaction.js';
+import { type LoadTransaction, preparedStatement } from '../db/transaction.js';
 
 /** One delivery as it is to be stored (see migration 0002 for the columns). */
 export interface DeliveryRecord {
@@ -53,7 +53,7 @@ export async function recordDelivery(trx: LoadTransaction, record: DeliveryRecor
  * A storable body travels as itself inside a one-element array (`body -> 0`: a body that is JSON
  * null stays the jsonb null, not SQL NULL); an unstorable one as its JSON text, a string.
  */
-const RECORD_DELIVERIES = `
+const RECORD_DELIVERIES = preparedStatement(`
   insert into webhook_events as e
     (source_id, body_hash, type, status, error, body, body_text, delivery_count, applied_at)
   select r.source_id, r.body_hash, r.type, r.status, r.error, r.body -> 0, r.body_text, r.copies,
@@ -71,7 +71,7 @@ const RECORD_DELIVERIES = `
   on conflict (source_id, body_hash) do update set
     delivery_count = e.delivery_count + excluded.delivery_count,
     last_received_at = now()
-  returning id, status, error, source_id, body_hash, (xmax = 0) as inserted`;
+  returning id, status, error, source_id, body_hash, (xmax = 0) as inserted`);
 
 /**
  * recordDelivery for many distinct bodies in one statement (the webhook receiver's

@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import type { LoadTransaction } from '../db/transaction.js';
+import { type LoadTransaction, preparedStatement } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
 import type { ColumnOf } from './upsert.js';
@@ -17,7 +17,7 @@ type MergeTable = 'feedback' | 'survey_answers';
 /** A column's value; raw is the body itself (a jsonb column, sent as JSON, never as text). */
 type MergeValue = string | number | WebhookBody;
 
-interface MergeRow<T extends MergeTable> {
+interface MergeRowOf<T extends MergeTable> {
   table: T;
   key: Partial<Record<ColumnOf<T>, number>>;
   /** Columns the body carries; dt, url, rating and rating_text never come in a webhook (spec 6). */
@@ -62,25 +62,31 @@ export async function mergeWebhookBodies(
   bodies: readonly { sourceId: string; body: WebhookBody; receivedAt?: Date }[],
 ): Promise<WebhookMerge[]> {
   if (bodies.length === 0) return [];
-  // Visitors first, like the API load: the same lock order (visitors, then items) avoids deadlocks.
-  const visitors = await insertVisitorsIfNew(
-    trx,
-    bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })),
-  );
+  const visitorPlan = planVisitors(bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })));
   const rows = bodies.map(({ sourceId, body, receivedAt }) => ({
     ...(body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body)),
     receivedAt: receivedAt ?? null,
   }));
-  const effects: MergeEffect[] = new Array(bodies.length).fill('unchanged');
-  for (const table of ['feedback', 'survey_answers'] as const) {
+  const tables = (['feedback', 'survey_answers'] as const).flatMap((table) => {
     const indexes = rows.flatMap((row, i) => (row.table === table ? [i] : []));
-    if (indexes.length === 0) continue;
-    const written = await mergeRows(
-      trx,
-      indexes.map((i) => rows[i] as MergeRow<typeof table>),
-    );
+    return indexes.length === 0
+      ? []
+      : [{ indexes, plan: planMerge(indexes.map((i) => rows[i] as MergeRow)) }];
+  });
+  // ONE statement for the visitors and both tables: each round trip to PostgreSQL costs both
+  // processes a wake-up, on a busy machine as much as the statement's own work.
+  const { rows: written } = await trx.db.executeQuery<WrittenRow>(
+    CompiledQuery.raw(combinedStatement(tables.map(({ plan }) => plan)), [
+      visitorPlan.parameter,
+      ...tables.map(({ plan }) => plan.parameter),
+    ]),
+  );
+  const visitors = visitorEffects(visitorPlan, bodies.length, written);
+  const effects: MergeEffect[] = new Array(bodies.length).fill('unchanged');
+  for (const { indexes, plan } of tables) {
+    const merged = mergeEffects(plan, written);
     indexes.forEach((i, n) => {
-      effects[i] = written[n] ?? 'unchanged';
+      effects[i] = merged[n] ?? 'unchanged';
     });
   }
   // A new row names its body's visitor; an existing one may name another (the API's): then the
@@ -101,7 +107,7 @@ export async function mergeWebhookBodies(
   });
 }
 
-function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRow<'feedback'>, 'receivedAt'> {
+function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRowOf<'feedback'>, 'receivedAt'> {
   return {
     table: 'feedback',
     key: { id: body.id, feedback_id: body.feedback_id },
@@ -117,7 +123,7 @@ function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRow<'fe
   };
 }
 
-function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRow<'survey_answers'>, 'receivedAt'> {
+function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRowOf<'survey_answers'>, 'receivedAt'> {
   return {
     table: 'survey_answers',
     key: { id: body.id, question_id: body.question_id },
@@ -136,30 +142,47 @@ function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRow<'survey
 /** Columns a webhook never fills on an existing row: the key, and raw (the API's copy wins). */
 const NEVER_FILLED = new Set(['source_id', 'raw']);
 
+/** What mergeWebhookBodies' statement returns: a visitor it inserted, or a row it wrote. */
+interface WrittenRow {
+  table: 'visitors' | MergeTable;
+  source_id: string;
+  /** The visitor's id (visitors), or the row's id (feedback, survey_answers). */
+  id: string | number;
+  /** The key's second number: feedback_id or question_id; null for a visitor. */
+  key2: number | null;
+  inserted: boolean;
+}
+
+/** One table's rows as mergeWebhookBodies' statement writes them. */
+interface MergePlan {
+  table: MergeTable;
+  columns: string[];
+  keyColumns: string[];
+  filled: string[];
+  /** The rows as one JSON array, combined by key and in key order. */
+  parameter: string;
+  rows: number;
+  /** Each key's combined row and the index of its first row. */
+  combined: Map<string, { values: Record<string, MergeValue>; receivedAt: Date | null; index: number }>;
+}
+
+type MergeRow = MergeRowOf<MergeTable>;
+
 /**
- * Merges rows of one table in one statement, in key order (concurrent batches lock rows in one
- * order and cannot deadlock). Rows sharing a key are combined first, the earlier row's values
- * winning (a statement cannot touch one row twice); the later ones report 'unchanged'.
+ * Rows of one table, in key order (concurrent batches lock rows in one order and cannot
+ * deadlock). Rows sharing a key are combined first, the earlier row's values winning (a
+ * statement cannot touch one row twice); the later ones report 'unchanged'.
  */
-async function mergeRows<T extends MergeTable>(
-  trx: LoadTransaction,
-  rows: readonly MergeRow<T>[],
-): Promise<MergeEffect[]> {
-  const first = rows[0];
-  if (first === undefined) return [];
+function planMerge(rows: readonly MergeRow[]): MergePlan {
+  const first = rows[0] as MergeRow;
   const keyColumns = ['source_id', ...Object.keys(first.key)];
   const columns = Object.keys({ ...first.values, ...first.key });
   const filled = columns.filter((c) => !keyColumns.includes(c) && !NEVER_FILLED.has(c));
-  const valuesOf = (row: MergeRow<T>) => ({ ...row.values, ...row.key }) as Record<string, MergeValue>;
-  const keyOf = (values: Record<string, MergeValue>) => JSON.stringify(keyColumns.map((c) => values[c]));
-
-  const combined = new Map<
-    string,
-    { values: Record<string, MergeValue>; receivedAt: Date | null; index: number }
-  >();
+  const valuesOf = (row: MergeRow) => ({ ...row.values, ...row.key }) as Record<string, MergeValue>;
+  const combined: MergePlan['combined'] = new Map();
   rows.forEach((row, index) => {
     const values = valuesOf(row);
-    const key = keyOf(values);
+    const key = mergeKey(keyColumns, values);
     const earlier = combined.get(key);
     if (earlier === undefined) combined.set(key, { values, receivedAt: row.receivedAt, index });
     else for (const c of filled) earlier.values[c] ??= values[c] as MergeValue;
@@ -171,16 +194,24 @@ async function mergeRows<T extends MergeTable>(
       keyColumns.map((c) => b.values[c]),
     ),
   );
-
-  const result = await trx.db.executeQuery<Record<string, unknown> & { inserted: boolean }>(
-    CompiledQuery.raw(mergeStatement(first.table, columns, keyColumns, filled), [
-      JSON.stringify(ordered.map(({ values, receivedAt }) => ({ ...values, [RECEIVED_AT]: receivedAt }))),
-    ]),
+  const parameter = JSON.stringify(
+    ordered.map(({ values, receivedAt }) => ({ ...values, [RECEIVED_AT]: receivedAt })),
   );
-  const effects: MergeEffect[] = new Array(rows.length).fill('unchanged');
-  for (const written of result.rows) {
-    const entry = combined.get(keyOf(written as Record<string, MergeValue>));
-    if (entry !== undefined) effects[entry.index] = written.inserted ? 'inserted' : 'filled';
+  return { table: first.table, columns, keyColumns, filled, parameter, rows: rows.length, combined };
+}
+
+const mergeKey = (keyColumns: readonly string[], values: Record<string, unknown>) =>
+  JSON.stringify(keyColumns.map((c) => values[c]));
+
+/** Each row of the plan: inserted, filled, or unchanged (not written, or a later copy of a key). */
+function mergeEffects(plan: MergePlan, written: readonly WrittenRow[]): MergeEffect[] {
+  const effects: MergeEffect[] = new Array(plan.rows).fill('unchanged');
+  const [, idColumn, key2Column] = plan.keyColumns as [string, string, string];
+  for (const row of written) {
+    if (row.table !== plan.table) continue;
+    const values = { source_id: row.source_id, [idColumn]: Number(row.id), [key2Column]: row.key2 };
+    const entry = plan.combined.get(mergeKey(plan.keyColumns, values));
+    if (entry !== undefined) effects[entry.index] = row.inserted ? 'inserted' : 'filled';
   }
   return effects;
 }
@@ -194,22 +225,37 @@ const COLUMN_TYPES: Record<string, string> = {
   question_id: 'bigint',
   raw: 'jsonb',
 };
-const mergeStatements = new Map<string, string>();
+const combinedStatements = new Map<string, string>();
 
 /**
- * The text of mergeRows' statement for one table and column list, made once: the rows travel as
- * one jsonb parameter (a JSON array), so the statement is the same whatever their number (no
- * parameter per column and row for PostgreSQL to parse and plan anew each batch).
+ * The text of mergeWebhookBodies' statement for the tables and column lists of its plans, made
+ * once (a fixed few, each a named statement prepared once per connection): the rows travel as one
+ * jsonb parameter per table (a JSON array), so the text is the same whatever their number.
+ * Visitors are written first, then the items, like the API load: the same lock order avoids
+ * deadlocks (PostgreSQL runs the data-modifying WITH queries as the final UNION ALL reads them).
  */
-function mergeStatement(
-  table: MergeTable,
-  columns: readonly string[],
-  keyColumns: readonly string[],
-  filled: readonly string[],
-): string {
-  const cacheKey = JSON.stringify([table, columns, keyColumns, filled]);
-  const known = mergeStatements.get(cacheKey);
+function combinedStatement(plans: readonly MergePlan[]): string {
+  const cacheKey = JSON.stringify(
+    plans.map(({ table, columns, keyColumns, filled }) => [table, columns, keyColumns, filled]),
+  );
+  const known = combinedStatements.get(cacheKey);
   if (known !== undefined) return known;
+  const queries = plans.map((plan, n) => `written_${plan.table} as (${mergeStatement(plan, `$${n + 2}`)})`);
+  const reads = plans.map(
+    ({ table, keyColumns }) =>
+      `select '${table}', source_id, id::text, "${keyColumns[2]}", inserted from written_${table}`,
+  );
+  const text = `
+    with written_visitors as (${INSERT_VISITORS}),
+    ${queries.join(',\n    ')}
+    select 'visitors' as "table", source_id, id, null::bigint as key2, true as inserted from written_visitors
+    ${reads.map((read) => `union all ${read}`).join('\n    ')}`;
+  combinedStatements.set(cacheKey, preparedStatement(text));
+  return text;
+}
+
+/** The insert of one table's rows, read from the jsonb array in `parameter`. */
+function mergeStatement({ table, columns, keyColumns, filled }: MergePlan, parameter: string): string {
   const id = (c: string) => `"${c}"`;
   const merged = (c: string) => `coalesce(t.${id(c)}, excluded.${id(c)})`;
   const origin = `case when t.origin = 'api' then 'both' else t.origin end`;
@@ -219,11 +265,11 @@ function mergeStatement(
     ...columns.map((c) => `${id(c)} ${COLUMN_TYPES[c] ?? 'text'}`),
     `${RECEIVED_AT} timestamptz`,
   ];
-  const text = `
+  return `
     -- webhook_received_at only on insert: a row the API loaded first was not the webhook's.
     insert into ${id(table)} as t (${columns.map(id).join(', ')}, origin, webhook_received_at)
     select ${columns.map((c) => `r.${id(c)}`).join(', ')}, 'webhook', coalesce(r.${RECEIVED_AT}, now())
-    from jsonb_to_recordset($1::jsonb) as r(${recordType.join(', ')})
+    from jsonb_to_recordset(${parameter}::jsonb) as r(${recordType.join(', ')})
     on conflict (${keyColumns.map(id).join(', ')}) do update set
       ${filled.map((c) => `${id(c)} = ${merged(c)}`).join(', ')},
       origin = ${origin},
@@ -232,8 +278,6 @@ function mergeStatement(
     -- Nothing to fill and the origin already says so: the row is not rewritten.
     where (${contentBefore}, t.origin) is distinct from (${contentAfter}, ${origin})
     returning ${keyColumns.map(id).join(', ')}, (xmax = 0) as inserted`;
-  mergeStatements.set(cacheKey, text);
-  return text;
 }
 
 const VISITOR_TYPES: Partial<Record<(typeof VISITOR_COLUMNS)[number], string>> = {
@@ -241,6 +285,7 @@ const VISITOR_TYPES: Partial<Record<(typeof VISITOR_COLUMNS)[number], string>> =
   // visitorRow gives raw as JSON text: a string here, cast below.
   raw: 'text',
 };
+/** Inserts the visitors not stored yet, from the jsonb array $1; leaves the others alone. */
 const INSERT_VISITORS = `
   insert into visitors (${VISITOR_COLUMNS.map((c) => `"${c}"`).join(', ')})
   select ${VISITOR_COLUMNS.map((c) => (c === 'raw' ? 'r.raw::jsonb' : `r."${c}"`)).join(', ')}
@@ -250,15 +295,14 @@ const INSERT_VISITORS = `
   on conflict (source_id, id) do nothing
   returning source_id, id`;
 
-/**
- * Inserts the visitors not stored yet (one statement, in key order) and leaves the others alone.
- * The first delivery naming a visitor that got inserted reports 'inserted', every other one
- * 'unchanged'.
- */
-async function insertVisitorsIfNew(
-  trx: LoadTransaction,
-  entries: readonly { sourceId: string; visitor: Visitor }[],
-): Promise<('inserted' | 'unchanged')[]> {
+interface VisitorPlan {
+  /** The first entry naming each visitor, by [source, id]. */
+  firstOf: Map<string, { index: number }>;
+  parameter: string;
+}
+
+/** The visitors of the entries, each once, in key order (one lock order for concurrent batches). */
+function planVisitors(entries: readonly { sourceId: string; visitor: Visitor }[]): VisitorPlan {
   const firstOf = new Map<string, { sourceId: string; visitor: Visitor; index: number }>();
   entries.forEach((entry, index) => {
     const key = JSON.stringify([entry.sourceId, entry.visitor.id]);
@@ -267,15 +311,20 @@ async function insertVisitorsIfNew(
   const ordered = [...firstOf.values()].sort((a, b) =>
     compareKeys([a.sourceId, a.visitor.id], [b.sourceId, b.visitor.id]),
   );
-  // The rows as one jsonb parameter (see mergeStatement), mapped by the one visitorRow.
-  const { rows: inserted } = await trx.db.executeQuery<{ source_id: string; id: string }>(
-    CompiledQuery.raw(INSERT_VISITORS, [
-      JSON.stringify(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor))),
-    ]),
-  );
-  const effects: ('inserted' | 'unchanged')[] = new Array(entries.length).fill('unchanged');
-  for (const row of inserted) {
-    const entry = firstOf.get(JSON.stringify([row.source_id, row.id]));
+  // Mapped by the one visitorRow.
+  const parameter = JSON.stringify(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor)));
+  return { firstOf, parameter };
+}
+
+/**
+ * The first entry naming a visitor the statement inserted reports 'inserted', every other one
+ * 'unchanged'.
+ */
+function visitorEffects(plan: VisitorPlan, count: number, written: readonly WrittenRow[]) {
+  const effects: ('inserted' | 'unchanged')[] = new Array(count).fill('unchanged');
+  for (const row of written) {
+    if (row.table !== 'visitors') continue;
+    const entry = plan.firstOf.get(JSON.stringify([row.source_id, row.id]));
     if (entry !== undefined) effects[entry.index] = 'inserted';
   }
   return effects;

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDeliveryBatcher } from '../../src/webhooks/delivery-batcher.js';
+import { createDeliveryBatcher, nextBatchSize } from '../../src/webhooks/delivery-batcher.js';
 import { receiveDeliveries } from '../../src/webhooks/receive-batch.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { count, feedbackBody, surveyBody, visitor } from './webhook-helpers.js';
@@ -77,6 +77,27 @@ describe('deliveries stored in batches', () => {
     expect(await count(t, 'webhook_events')).toBe(4);
   });
 
+  it('a commit that fails acknowledges none of its batch, and leaves nothing stored', async () => {
+    // A deferred constraint trigger runs at COMMIT: every statement of the batch succeeded, the
+    // commit itself fails (as on a full disk).
+    await sql`create function fail_at_commit() returns trigger language plpgsql as $$
+                begin raise exception 'no space left' using errcode = '53100'; end $$`.execute(t.db);
+    await sql`create constraint trigger fail_at_commit after insert on webhook_events
+                deferrable initially deferred for each row execute function fail_at_commit()`.execute(t.db);
+    try {
+      const batcher = createDeliveryBatcher({ pool: t.pool, maxConcurrent: 1 });
+      const answers = await Promise.allSettled(
+        [0, 1, 2, 3].map((id) => batcher.receive(MAIN, feedbackBody({ id }))),
+      );
+      expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+      expect(await count(t, 'webhook_events')).toBe(0);
+      expect(await count(t, 'feedback')).toBe(0);
+    } finally {
+      await sql`drop trigger fail_at_commit on webhook_events`.execute(t.db);
+      await sql`drop function fail_at_commit()`.execute(t.db);
+    }
+  });
+
   it('a body PostgreSQL refuses fails its batch, then each is stored on its own: the others 200', async () => {
     // One transaction at a time: the deliveries sent meanwhile queue and go as one batch.
     const batcher = createDeliveryBatcher({ pool: t.pool, maxConcurrent: 1 });
@@ -110,5 +131,25 @@ describe('deliveries stored in batches', () => {
     expect(await count(t, 'webhook_events')).toBe(6);
     expect(await count(t, 'feedback')).toBe(4);
     expect(await count(t, 'survey_answers')).toBe(1);
+  });
+});
+
+describe('when a transaction of waiting deliveries starts (nextBatchSize)', () => {
+  const limits = { maxBatch: 200, maxConcurrent: 2, minConcurrentBatch: 16 };
+
+  it('a lone delivery goes at once when no transaction runs', () => {
+    expect(nextBatchSize({ running: 0, waiting: 1 }, limits)).toBe(1);
+    expect(nextBatchSize({ running: 0, waiting: 0 }, limits)).toBe(0);
+  });
+
+  it('beside a running transaction, only a batch worth its fixed cost starts; the rest waits for the next', () => {
+    expect(nextBatchSize({ running: 1, waiting: 15 }, limits)).toBe(0);
+    expect(nextBatchSize({ running: 1, waiting: 16 }, limits)).toBe(16);
+  });
+
+  it('never more transactions than maxConcurrent, nor more deliveries than maxBatch in one', () => {
+    expect(nextBatchSize({ running: 2, waiting: 500 }, limits)).toBe(0);
+    expect(nextBatchSize({ running: 0, waiting: 500 }, limits)).toBe(200);
+    expect(nextBatchSize({ running: 1, waiting: 500 }, limits)).toBe(200);
   });
 });
