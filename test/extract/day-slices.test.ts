@@ -132,8 +132,27 @@ describe('a day above the cap, where the server honours instants', () => {
       ...checked(proved({ order: 'oldest-first', instants: 'honoured' })),
       instantsProbed: true,
     };
-    const { asked } = fetchDay(knowledge, server(data, 'honoured', 'oldest-first'));
-    expect(asked[1]).toBe('2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z');
+    const { asked, day } = fetchDay(knowledge, server(data, 'honoured', 'oldest-first'));
+    // The day's own answer was its first slice: the next starts at that answer's last instant,
+    // whose tie comes again. 730 items, 100 a page, 98 new after the first: 8 requests, the ideal.
+    const last = Date.parse(theDay[CAP - 1]?.dt ?? '');
+    expect(asked[1]).toBe(`${new Date(last - 1).toISOString()}..2026-03-11T00:00:00.000Z`);
+    expect(day.truncated).toBe(false);
+    expect(ids(day.onDay)).toEqual(ids(theDay));
+    expect(day.requests).toBe(8);
+  });
+
+  it('newest first or in no order, a later day never asks the whole day again', () => {
+    for (const order of ['newest-first', 'shuffled'] as const) {
+      const knowledge: ResourceKnowledge = {
+        ...checked(proved({ order: order === 'shuffled' ? 'unordered' : order, instants: 'honoured' })),
+        instantsProbed: true,
+      };
+      const { asked, day } = fetchDay(knowledge, server(data, 'honoured', order));
+      expect(asked).not.toContain('2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z');
+      expect(day.truncated).toBe(false);
+      expect(ids(day.onDay)).toEqual(ids(theDay));
+    }
   });
 });
 
