@@ -174,10 +174,15 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
     state.limit = larger.limit;
     return 'again';
   }
+  // Where instants are honoured, slices read the day from this answer on, neighbours left out:
+  // halving the request first would ask again what the slices ask. Should the run find them not
+  // honoured after all, the halves are asked as before.
+  const slicedFirst = reading.instants === 'honoured';
+  if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
   const truncated = yield* split(state, range, 0);
   // The parts' items may have narrowed the request; ask that before calling the day cut.
   if (truncated && !sameRange(range, runRequest(state.day, knowledge))) return 'again';
-  return outcome(state, truncated && !(yield* sliced(state)));
+  return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));
 }
 
 function quietEnds(state: DayFetch): 'again' {
