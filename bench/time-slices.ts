@@ -13,7 +13,7 @@ import { WINDOWED_RESOURCES, type WindowedResource } from '../src/schemas/resour
 import { type GroundTruth, type Simulator, startSimulator } from '../src/simulator/server.js';
 import { defaultClient, runSync } from '../src/sync/run-sync.js';
 import { addDays, daysFrom } from '../src/time/days.js';
-import type { BenchServer } from './database.js';
+import type { BenchDatabase, BenchServer } from './database.js';
 import { settings } from './extraction.js';
 import type { Benchmark, FigureSpec, RunResult } from './figures.js';
 
@@ -79,9 +79,18 @@ export const timeSlices: Benchmark<TimeSlicesOptions> = {
       label: 'instants honoured: requests / ideal',
       unit: 'x',
       digits: 3,
-      // Paging a slice from its last instant: 2.27 here. Halving slices instead costs 3.1.
-      target: { text: '≤ 2.5 in every run', met: (s) => s.max <= 2.5 },
+      // 1.39 here. Halving a cut day's request before slicing it costs 1.95; asking the whole
+      // day again as the first slice too, 2.27 (report.ts, the prose).
+      target: { text: '≤ 1.6 in every run', met: (s) => s.max <= 1.6 },
     },
+    {
+      key: 'learnedRequests',
+      label: 'instants honoured, once learned (the same backfill again): requests made',
+      unit: '',
+      digits: 0,
+    },
+    { key: 'learnedInstantRequests', label: 'once learned: of those, slices', unit: '', digits: 0 },
+    { key: 'learnedOverIdeal', label: 'once learned: requests / ideal', unit: 'x', digits: 3 },
     ...(['ignored', 'refused'] as const).flatMap((reading): FigureSpec[] => [
       { key: `${reading}Stored`, label: `instants ${reading}: items stored`, unit: '', digits: 0 },
       {
@@ -151,6 +160,64 @@ interface ReadingRun {
   requests: number;
   instantRequests: number;
   failures: string[];
+  /** The same backfill again on the same warehouse, from the reading the first stored. */
+  learned?: { stored: number; truncated: number; requests: number; instantRequests: number };
+}
+
+interface SyncCount {
+  requests: number;
+  instantRequests: number;
+  failure?: string;
+}
+
+/** One backfill of `range` into `warehouse`: the windowed requests it made, and how it ended. */
+async function backfillOnce(
+  warehouse: { pool: BenchDatabase['pool']; db: BenchDatabase['db'] },
+  sim: Simulator,
+  range: { from: string; to: string },
+): Promise<SyncCount> {
+  sim.resetStats();
+  let instantRequests = 0;
+  const runSettings = settings(4, range.from);
+  const result = await runSync(
+    {
+      pool: warehouse.pool,
+      db: warehouse.db,
+      logger: silentLogger(),
+      now: () => new Date(`${addDays(range.to, 2)}T03:00:00.000Z`),
+      sources: [{ name: 'bench', baseUrl: sim.url, apiKey: sim.apiKey }],
+      settings: runSettings,
+      createClient: (source, options) =>
+        countingInstants(defaultClient(source, runSettings, options), () => {
+          instantRequests += 1;
+        }),
+    },
+    { trigger: 'backfill', range, resources: WINDOWED_RESOURCES },
+  );
+  const { byPath } = sim.stats();
+  const requests = WINDOWED_RESOURCES.reduce((n, r) => n + (byPath[`/v1/${r}`] ?? 0), 0);
+  const failure = result.status === 'ok' ? undefined : `run ended ${result.status}: ${result.error}`;
+  return { requests, instantRequests, ...(failure === undefined ? {} : { failure }) };
+}
+
+/** What the warehouse holds: items by `resource day`, and the windows flagged truncated. */
+async function storedIn(
+  db: BenchDatabase['db'],
+): Promise<Pick<ReadingRun, 'stored' | 'storedByDay' | 'truncated'>> {
+  const flagged = await sql<{ resource: string; day: string }>`
+    select resource, day::text as day from sync_windows where truncated`.execute(db);
+  let stored = 0;
+  const storedByDay = new Map<string, number>();
+  for (const resource of WINDOWED_RESOURCES) {
+    const { rows } = await sql<{ day: string; n: string }>`
+      select to_char(dt at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
+      from ${sql.table(TABLE[resource])} group by 1`.execute(db);
+    for (const row of rows) {
+      storedByDay.set(`${resource} ${row.day}`, Number(row.n));
+      stored += Number(row.n);
+    }
+  }
+  return { stored, storedByDay, truncated: new Set(flagged.rows.map((row) => `${row.resource} ${row.day}`)) };
 }
 
 async function backfillUnder(
@@ -160,52 +227,23 @@ async function backfillUnder(
   range: { from: string; to: string },
 ): Promise<ReadingRun> {
   sim.setOptions({ instants });
-  sim.resetStats();
   const warehouse = await server.createDatabase();
   try {
-    let instantRequests = 0;
-    const runSettings = settings(4, range.from);
-    const result = await runSync(
-      {
-        pool: warehouse.pool,
-        db: warehouse.db,
-        logger: silentLogger(),
-        now: () => new Date(`${addDays(range.to, 2)}T03:00:00.000Z`),
-        sources: [{ name: 'bench', baseUrl: sim.url, apiKey: sim.apiKey }],
-        settings: runSettings,
-        createClient: (source, options) =>
-          countingInstants(defaultClient(source, runSettings, options), () => {
-            instantRequests += 1;
-          }),
-      },
-      { trigger: 'backfill', range, resources: WINDOWED_RESOURCES },
-    );
+    const first = await backfillOnce(warehouse, sim, range);
     const failures: string[] = [];
-    if (result.status !== 'ok')
-      failures.push(`time slices, instants ${instants}: run ended ${result.status}: ${result.error}`);
-    const { byPath } = sim.stats();
-    const requests = WINDOWED_RESOURCES.reduce((n, r) => n + (byPath[`/v1/${r}`] ?? 0), 0);
-    const flagged = await sql<{ resource: string; day: string }>`
-      select resource, day::text as day from sync_windows where truncated`.execute(warehouse.db);
-    let stored = 0;
-    const storedByDay = new Map<string, number>();
-    for (const resource of WINDOWED_RESOURCES) {
-      const { rows } = await sql<{ day: string; n: string }>`
-        select to_char(dt at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
-        from ${sql.table(TABLE[resource])} group by 1`.execute(warehouse.db);
-      for (const row of rows) {
-        storedByDay.set(`${resource} ${row.day}`, Number(row.n));
-        stored += Number(row.n);
-      }
-    }
-    return {
-      stored,
-      storedByDay,
-      truncated: new Set(flagged.rows.map((row) => `${row.resource} ${row.day}`)),
-      requests,
-      instantRequests,
-      failures,
+    if (first.failure !== undefined) failures.push(`time slices, instants ${instants}: ${first.failure}`);
+    const run: ReadingRun = { ...(await storedIn(warehouse.db)), ...first, failures };
+    if (instants !== 'honoured') return run;
+    const again = await backfillOnce(warehouse, sim, range);
+    if (again.failure !== undefined) failures.push(`time slices, once learned: ${again.failure}`);
+    const after = await storedIn(warehouse.db);
+    run.learned = {
+      stored: after.stored,
+      truncated: after.truncated.size,
+      requests: again.requests,
+      instantRequests: again.instantRequests,
     };
+    return run;
   } finally {
     await warehouse.drop();
   }
@@ -276,6 +314,15 @@ export async function runTimeSlices(server: BenchServer, options: TimeSlicesOpti
           failures.push(`time slices, instants honoured: ${run.stored} items stored of ${expected}`);
         if (run.truncated.size > 0)
           failures.push(`time slices, instants honoured: truncated ${[...run.truncated].join(', ')}`);
+        if (run.learned !== undefined) {
+          measures.learnedRequests = run.learned.requests;
+          measures.learnedInstantRequests = run.learned.instantRequests;
+          measures.learnedOverIdeal = run.learned.requests / ideal;
+          if (run.learned.stored !== expected || run.learned.truncated > 0)
+            failures.push(
+              `time slices, once learned: ${run.learned.stored} items stored of ${expected}, ${run.learned.truncated} days truncated`,
+            );
+        }
         continue;
       }
       measures[`${instants}FalseAlarms`] = [...run.truncated].filter((key) => !aboveCap.has(key)).length;

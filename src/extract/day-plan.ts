@@ -75,6 +75,11 @@ export interface DayFetch {
   /** Most items one response for this day returned. */
   servedCount: number;
   limit: number;
+  /**
+   * Answers to requests that served the whole day under the reading: a cut one is the first time
+   * slice's answer, already given (time-slices.ts, slicesAfterDay).
+   */
+  dayAnswers: (readonly unknown[])[];
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -106,7 +111,18 @@ export function newDayFetch(
   knowledge: ResourceKnowledge,
 ): DayFetch {
   const limit = startLimit(policy, knowledge);
-  return { resource, day, policy, knowledge, items: [], kept: new Set(), requests: 0, servedCount: 0, limit };
+  return {
+    resource,
+    day,
+    policy,
+    knowledge,
+    items: [],
+    kept: new Set(),
+    requests: 0,
+    servedCount: 0,
+    limit,
+    dayAnswers: [],
+  };
 }
 
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */
@@ -158,10 +174,15 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
     state.limit = larger.limit;
     return 'again';
   }
+  // Where instants are honoured, slices read the day from this answer on, neighbours left out:
+  // halving the request first would ask again what the slices ask. Should the run find them not
+  // honoured after all, the halves are asked as before.
+  const slicedFirst = reading.instants === 'honoured';
+  if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
   const truncated = yield* split(state, range, 0);
   // The parts' items may have narrowed the request; ask that before calling the day cut.
   if (truncated && !sameRange(range, runRequest(state.day, knowledge))) return 'again';
-  return outcome(state, truncated && !(yield* sliced(state)));
+  return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));
 }
 
 function quietEnds(state: DayFetch): 'again' {
@@ -175,6 +196,7 @@ function sliced(state: DayFetch): Plan<boolean> {
     day: state.day,
     knowledge: state.knowledge,
     held: () => state.items,
+    dayAnswers: () => state.dayAnswers,
     ask: (range) => askInstants(state, range),
     cut: (count) => isCut(count, state.limit, state.knowledge.reading),
   });
@@ -245,6 +267,8 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
       learnFromResponse(reading, range, items);
+      // Checked once the answer is learned from: the evidence only ever narrows the day's request.
+      if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(items);
       return items;
     }
     const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');

@@ -9,6 +9,7 @@ import {
   probeSlice,
   type Slice,
   sliceRequest,
+  slicesAfterDay,
 } from './time-slices.js';
 
 /**
@@ -24,6 +25,11 @@ export interface SliceInput {
   knowledge: ResourceKnowledge;
   /** The items the day's plan holds so far (it holds each answer's items as they come). */
   held: () => readonly unknown[];
+  /**
+   * The day's cut answers to requests that served the whole day: the first slice's answer, already
+   * given (time-slices.ts, slicesAfterDay).
+   */
+  dayAnswers: () => readonly (readonly unknown[])[];
   /** Asks with instants the way the day's plan asks; 'refused' for an HTTP 400. */
   ask: (range: InstantRange) => Plan<unknown[] | 'refused'>;
   /** Whether an answer of this many items may have been cut (our limit or a proved cap). */
@@ -36,7 +42,7 @@ export function* readInSlices(input: SliceInput): Plan<boolean> {
   while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
   if (knowledge.instantsProbed) {
     if (knowledge.reading.instants !== 'honoured') return false;
-    return yield* readSlices(input, [daySlice(input.day)]);
+    return yield* readSlices(input, unreadOfDay(input));
   }
   const first = yield* probe(input);
   if (first === undefined) return false;
@@ -58,9 +64,9 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
     const step = yield* askSlice(input, slice);
     if (step === undefined) return undefined;
     const whole = daySlice(input.day);
-    // A probe around one item only told; the day itself is read from its start.
+    // A probe around one item only told; the day is read from what its own answers left.
     if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
-      return { slices: [whole], cut: false };
+      return { slices: unreadOfDay(input), cut: false };
     return step;
   } catch (error) {
     // A probe that failed was not made: another window makes it.
@@ -72,18 +78,29 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   }
 }
 
+function unreadOfDay(input: SliceInput): Slice[] {
+  return slicesAfterDay(input.day, input.dayAnswers(), input.knowledge.reading.order);
+}
+
 /** Asks slices until none is left; false when one stayed cut or instants proved not honoured. */
 function* readSlices(input: SliceInput, pending: Slice[]): Plan<boolean> {
   let whole = true;
+  const seen: Density = { items: 0, ms: 0 };
   for (let requests = 0; pending.length > 0; requests++) {
     if (requests >= MAX_SLICE_REQUESTS) return false;
     const slice = pending.shift() as Slice;
-    const step = yield* askSlice(input, slice);
+    const step = yield* askSlice(input, slice, seen);
     if (step === undefined) return false;
     if (step.cut) whole = false;
     pending.unshift(...step.slices);
   }
   return whole;
+}
+
+/** Items and milliseconds of the day's slices read whole: what sizes the next split. */
+interface Density {
+  items: number;
+  ms: number;
 }
 
 /** What a slice's answer leaves: the slices still to ask, and whether it stayed cut for good. */
@@ -96,7 +113,11 @@ interface SliceAnswer {
  * Asks one slice and records what its answer says of instants: undefined when they are not
  * honoured (the reading says how), else what it leaves.
  */
-function* askSlice(input: SliceInput, slice: Slice): Plan<SliceAnswer | undefined> {
+function* askSlice(
+  input: SliceInput,
+  slice: Slice,
+  seen: Density = { items: 0, ms: 0 },
+): Plan<SliceAnswer | undefined> {
   const { reading } = input.knowledge;
   const known = [...input.held()];
   const answer = yield* input.ask(sliceRequest(slice));
@@ -113,7 +134,11 @@ function* askSlice(input: SliceInput, slice: Slice): Plan<SliceAnswer | undefine
   if (verdict === 'honoured') reading.instants = 'honoured';
   // An empty probe with nothing held inside it tells nothing: the day stays as it was.
   else if (reading.instants !== 'honoured') return undefined;
-  const step = afterSlice(slice, answer, cut, reading.order);
+  if (!cut) {
+    seen.items += answer.length;
+    seen.ms += slice.endMs - slice.startMs;
+  }
+  const step = afterSlice(slice, answer, cut, reading.order, seen.ms > 0 ? seen.items / seen.ms : 0);
   return step.kind === 'more'
     ? { slices: step.slices, cut: false }
     : { slices: [], cut: step.kind === 'cut' };

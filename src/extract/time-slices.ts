@@ -115,42 +115,109 @@ function isAt(time: number | undefined, test: (time: number) => boolean): boolea
 export type SliceStep = { kind: 'whole' } | { kind: 'more'; slices: Slice[] } | { kind: 'cut' };
 
 /**
+ * Slices sized from a density aim this far below the cap: a day's items are not spread evenly, and
+ * a slice that comes back cut costs its request and two more.
+ */
+export const SLICE_FILL = 0.7;
+
+/**
  * After a slice's answer: an uncut answer holds the slice whole. A cut one, listed in the order the
  * server has kept, holds everything up to its last item: the rest of the slice is asked from that
- * item's instant on (paging by time, so ties at it come back). Otherwise the slice is halved, down
- * to MIN_SLICE_MS. A slice whose items all share the instant it would page from cannot be read.
+ * item's instant on (paging by time, so ties at it come back). Otherwise the slice is split in
+ * parts sized from `density` (items per millisecond seen in the day's slices read whole), at least
+ * halved, down to MIN_SLICE_MS. A slice whose items all share the instant it would page from
+ * cannot be read.
  */
 export function afterSlice(
   slice: Slice,
   answer: readonly unknown[],
   cut: boolean,
   order: ItemOrder | null,
+  density = 0,
 ): SliceStep {
   if (!cut) return { kind: 'whole' };
-  const times = answer.map(itemTime);
-  const known = times.every((time) => time !== undefined) ? (times as number[]) : [];
-  const listed = known.length > 1 ? orderOf(known) : null;
-  const last = known[known.length - 1];
-  if (last !== undefined && listed !== null && listed === order) {
-    if (order === 'oldest-first') {
-      if (last >= slice.endMs) return { kind: 'whole' };
-      return last > slice.startMs ? { kind: 'more', slices: [{ ...slice, startMs: last }] } : { kind: 'cut' };
-    }
-    if (order === 'newest-first') {
-      if (last < slice.startMs) return { kind: 'whole' };
-      return last + 1 < slice.endMs
-        ? { kind: 'more', slices: [{ ...slice, endMs: last + 1 }] }
-        : { kind: 'cut' };
-    }
-  }
+  const rest = orderedRest(slice, answer, order);
+  if (rest === null) return { kind: 'whole' };
+  if (rest !== undefined) return sameSlice(rest, slice) ? { kind: 'cut' } : { kind: 'more', slices: [rest] };
   const width = slice.endMs - slice.startMs;
   if (width <= MIN_SLICE_MS) return { kind: 'cut' };
-  const middle = slice.startMs + Math.floor(width / 2);
-  return {
-    kind: 'more',
-    slices: [
-      { startMs: slice.startMs, endMs: middle },
-      { startMs: middle, endMs: slice.endMs },
-    ],
-  };
+  const expected = Math.max(answer.length, density * width);
+  return { kind: 'more', slices: splitSlice(slice, expected, answer.length) };
+}
+
+/**
+ * The part of `slice` a cut answer leaves unread, when its request served all of `slice` (and
+ * perhaps more around it) and it is listed in the order the server keeps: newest first, it holds
+ * every item after its last one; oldest first, every item before. The part keeps the last item's
+ * instant, whose ties the cut may have split: they come again and are held once. null when the
+ * answer reaches past the slice (read whole); `slice` itself when the answer holds none of it;
+ * undefined when the answer's order cannot tell.
+ */
+export function orderedRest(
+  slice: Slice,
+  answer: readonly unknown[],
+  order: ItemOrder | null,
+): Slice | null | undefined {
+  const times = answer.map(itemTime);
+  if (times.length < 2 || !times.every((time) => time !== undefined)) return undefined;
+  const known = times as number[];
+  if (orderOf(known) !== order) return undefined;
+  const last = known[known.length - 1] as number;
+  if (order === 'oldest-first') {
+    if (last >= slice.endMs) return null;
+    return last > slice.startMs ? { ...slice, startMs: last } : slice;
+  }
+  if (order === 'newest-first') {
+    if (last < slice.startMs) return null;
+    return last + 1 < slice.endMs ? { ...slice, endMs: last + 1 } : slice;
+  }
+  return undefined;
+}
+
+function sameSlice(a: Slice, b: Slice): boolean {
+  return a.startMs === b.startMs && a.endMs === b.endMs;
+}
+
+/**
+ * `slice` split in equal parts, each expected to hold SLICE_FILL of `cutAt` items when the slice
+ * holds `expected`: at least two (a cut answer says only that more than fit), none narrower than
+ * MIN_SLICE_MS unless halving makes it so.
+ */
+export function splitSlice(slice: Slice, expected: number, cutAt: number): Slice[] {
+  const width = slice.endMs - slice.startMs;
+  const wanted = Math.ceil(expected / Math.max(1, cutAt * SLICE_FILL));
+  const count = Math.max(2, Math.min(wanted, Math.floor(width / MIN_SLICE_MS)));
+  const parts: Slice[] = [];
+  for (let i = 0; i < count; i++)
+    parts.push({
+      startMs: slice.startMs + Math.floor((width * i) / count),
+      endMs: slice.startMs + Math.floor((width * (i + 1)) / count),
+    });
+  return parts;
+}
+
+/**
+ * The slices left of `day` once the day's own cut answers, each to a request that served the whole
+ * day, are taken as its first slice's: ordered, each one narrows what is left to read; in no
+ * order, one whose items all fall on the day says the day alone would come back cut too, so it is
+ * split at once. Nothing is asked again that an answer already gave.
+ */
+export function slicesAfterDay(
+  day: DayString,
+  answers: readonly (readonly unknown[])[],
+  order: ItemOrder | null,
+): Slice[] {
+  const whole = daySlice(day);
+  let unread: Slice = whole;
+  for (const answer of answers) {
+    const rest = orderedRest(unread, answer, order);
+    if (rest === null) return [];
+    if (rest !== undefined) unread = rest;
+  }
+  if (!sameSlice(unread, whole)) return [unread];
+  const onDay = answers.filter((answer) =>
+    answer.every((item) => isAt(itemTime(item), (t) => within(whole, t))),
+  );
+  const most = Math.max(0, ...onDay.map((answer) => answer.length));
+  return most > 1 ? splitSlice(whole, most, most) : [whole];
 }

@@ -132,8 +132,51 @@ describe('a day above the cap, where the server honours instants', () => {
       ...checked(proved({ order: 'oldest-first', instants: 'honoured' })),
       instantsProbed: true,
     };
-    const { asked } = fetchDay(knowledge, server(data, 'honoured', 'oldest-first'));
-    expect(asked[1]).toBe('2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z');
+    const { asked, day } = fetchDay(knowledge, server(data, 'honoured', 'oldest-first'));
+    // The day's own answer was its first slice: the next starts at that answer's last instant,
+    // whose tie comes again. 730 items, 100 a page, 98 new after the first: 8 requests, the ideal.
+    const last = Date.parse(theDay[CAP - 1]?.dt ?? '');
+    expect(asked[1]).toBe(`${new Date(last - 1).toISOString()}..2026-03-11T00:00:00.000Z`);
+    expect(day.truncated).toBe(false);
+    expect(ids(day.onDay)).toEqual(ids(theDay));
+    expect(day.requests).toBe(8);
+  });
+
+  it('with instants known honoured, a cut request over the days before is sliced, not halved', () => {
+    // The startdate's reading unproved and the run's proofs spent: the day is asked with two before.
+    const knowledge: ResourceKnowledge = {
+      ...checked(proved({ headMs: null, order: 'newest-first', instants: 'honoured' })),
+      instantsProbed: true,
+      proofs: 12,
+    };
+    const { asked, day } = fetchDay(knowledge, server(data, 'honoured', 'newest-first'));
+    expect(asked[0]).toBe('2026-03-08..2026-03-10');
+    // Halving would ask the days before apart, then the day twice: the slices read it instead.
+    expect(asked.filter((range) => range.length === 22)).toEqual(['2026-03-08..2026-03-10']);
+    expect(day.truncated).toBe(false);
+    expect(ids(day.onDay)).toEqual(ids(theDay));
+  });
+
+  it('a stored honoured reading on a server that now ignores instants: a crowded day is still read whole', () => {
+    const crowded = [...dayItems(200, addDays(DAY, -1)), ...dayItems(50)];
+    const knowledge = checked(proved({ headMs: null, order: 'oldest-first', instants: 'honoured' }));
+    knowledge.proofs = 12;
+    const { day } = fetchDay(knowledge, server(crowded, 'ignored', 'oldest-first'));
+    expect(day.truncated).toBe(false);
+    expect(ids(day.onDay)).toEqual(ids(crowded.filter((item) => item.dt.startsWith(DAY))));
+  });
+
+  it('newest first or in no order, a later day never asks the whole day again', () => {
+    for (const order of ['newest-first', 'shuffled'] as const) {
+      const knowledge: ResourceKnowledge = {
+        ...checked(proved({ order: order === 'shuffled' ? 'unordered' : order, instants: 'honoured' })),
+        instantsProbed: true,
+      };
+      const { asked, day } = fetchDay(knowledge, server(data, 'honoured', order));
+      expect(asked).not.toContain('2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z');
+      expect(day.truncated).toBe(false);
+      expect(ids(day.onDay)).toEqual(ids(theDay));
+    }
   });
 });
 
@@ -161,7 +204,6 @@ describe('a day above the cap, where the server does not honour instants', () =>
     const knowledge = checked(proved({ order: 'oldest-first', instants: 'honoured' }));
     const { day } = fetchDay(knowledge, server(data, 'ignored', 'oldest-first'));
     expect(day).toMatchObject({ truncated: true, requests: 2 });
-    expect(knowledge.reading.instants).toBe('ignored');
   });
 
   it('while another window probes, waits for its verdict', () => {

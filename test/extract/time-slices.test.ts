@@ -4,9 +4,13 @@ import {
   daySlice,
   instantsVerdict,
   MIN_SLICE_MS,
+  orderedRest,
   probeSlice,
+  SLICE_FILL,
   type Slice,
   sliceRequest,
+  slicesAfterDay,
+  splitSlice,
 } from '../../src/extract/time-slices.js';
 
 // The slicing decisions, without a server: what to ask, and what an answer says.
@@ -121,5 +125,86 @@ describe('afterSlice', () => {
     });
     const tied = [at(MIDNIGHT - 1, 'a'), at(MIDNIGHT, 'b')];
     expect(afterSlice(WHOLE, tied, true, 'oldest-first')).toEqual({ kind: 'cut' });
+  });
+});
+
+describe('orderedRest: what a cut answer to a request serving the whole slice leaves unread', () => {
+  const wider = [at(WHOLE.endMs + HOUR), ...atHours(20, 18, 17)];
+
+  it('newest first, everything after its last item is held: the rest ends just past it', () => {
+    expect(orderedRest(WHOLE, wider, 'newest-first')).toEqual({
+      startMs: MIDNIGHT,
+      endMs: MIDNIGHT + 17 * HOUR + 1,
+    });
+  });
+
+  it('oldest first, everything before its last item is held: the rest starts at it', () => {
+    const oldest = [at(MIDNIGHT - HOUR), ...atHours(2, 5)];
+    expect(orderedRest(WHOLE, oldest, 'oldest-first')).toEqual({
+      startMs: MIDNIGHT + 5 * HOUR,
+      endMs: WHOLE.endMs,
+    });
+  });
+
+  it('an answer that stops short of the slice leaves it whole; one past it reads it', () => {
+    const nextDay = [at(WHOLE.endMs + 2 * HOUR), at(WHOLE.endMs + HOUR)];
+    expect(orderedRest(WHOLE, nextDay, 'newest-first')).toEqual(WHOLE);
+    expect(orderedRest(WHOLE, [...atHours(3, 1), at(MIDNIGHT - 1)], 'newest-first')).toBeNull();
+  });
+
+  it('in no order, or an order the server has not kept, it cannot tell', () => {
+    expect(orderedRest(WHOLE, atHours(3, 1, 2), 'unordered')).toBeUndefined();
+    expect(orderedRest(WHOLE, atHours(3, 2, 1), 'oldest-first')).toBeUndefined();
+  });
+});
+
+describe("slicesAfterDay: the day's own cut answer is its first slice's", () => {
+  it("newest first, the first slice asked is what the day's answer left, not the day again", () => {
+    expect(slicesAfterDay(DAY, [atHours(23, 20, 9)], 'newest-first')).toEqual([
+      { startMs: MIDNIGHT, endMs: MIDNIGHT + 9 * HOUR + 1 },
+    ]);
+  });
+
+  it('several answers narrow it in turn (a larger limit, a wider check)', () => {
+    const answers = [atHours(23, 20, 9), [at(WHOLE.endMs + HOUR), ...atHours(8, 4)]];
+    expect(slicesAfterDay(DAY, answers, 'newest-first')).toEqual([
+      { startMs: MIDNIGHT, endMs: MIDNIGHT + 4 * HOUR + 1 },
+    ]);
+  });
+
+  it('in no order, a cut answer all on the day is split at once: the day alone would come back cut', () => {
+    expect(slicesAfterDay(DAY, [atHours(3, 1, 2)], 'unordered')).toHaveLength(2);
+    // With items of other days it says nothing of the day alone: the day is asked.
+    expect(slicesAfterDay(DAY, [[...atHours(3, 1), at(MIDNIGHT - HOUR)]], 'unordered')).toEqual([WHOLE]);
+    expect(slicesAfterDay(DAY, [], 'newest-first')).toEqual([WHOLE]);
+  });
+});
+
+describe('splitSlice: parts sized from the density seen, below the cap with margin', () => {
+  it('halves when the answer says only that more than the cap came', () => {
+    expect(splitSlice(WHOLE, 30, 30)).toEqual([
+      { startMs: MIDNIGHT, endMs: MIDNIGHT + 12 * HOUR },
+      { startMs: MIDNIGHT + 12 * HOUR, endMs: WHOLE.endMs },
+    ]);
+  });
+
+  it('splits in as many parts as the expected items need at SLICE_FILL of the cap', () => {
+    const parts = splitSlice(WHOLE, 90, 30);
+    expect(parts).toHaveLength(Math.ceil(90 / (30 * SLICE_FILL)));
+    expect(parts[0]?.startMs).toBe(WHOLE.startMs);
+    expect(parts[parts.length - 1]?.endMs).toBe(WHOLE.endMs);
+    expect(parts.slice(1).map((part) => part.startMs)).toEqual(parts.slice(0, -1).map((part) => part.endMs));
+  });
+
+  it('never below the smallest slice', () => {
+    const narrow = { startMs: MIDNIGHT, endMs: MIDNIGHT + 3 * MIN_SLICE_MS };
+    expect(splitSlice(narrow, 1000, 30)).toHaveLength(3);
+  });
+
+  it('afterSlice sizes a cut slice in no order from the density of the slices read whole', () => {
+    const cutAnswer = atHours(3, 1, 2);
+    // 9 items an hour seen: 216 expected over the day, at 2.1 a part (70% of 3) that is 103 parts.
+    const step = afterSlice(WHOLE, cutAnswer, true, 'unordered', 9 / HOUR);
+    expect(step.kind === 'more' && step.slices.length).toBe(Math.ceil(216 / (3 * SLICE_FILL)));
   });
 });
