@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { CliError } from '../errors.js';
-import { printErr, printOut } from '../log/terminal-text.js';
+import { printProse, printProseErr } from '../log/terminal-text.js';
 import { addRunOptions, type RunCommandOptions, runFromCommandLine } from './run-options.js';
 
 export function registerBackfill(program: Command): void {
@@ -22,13 +22,13 @@ export function registerBackfill(program: Command): void {
     // A day after today (UTC) has nothing to load yet: said, not run as an empty "ok".
     const today = todayUtc(new Date());
     if (from > today) {
-      printOut(
+      printProse(
         `nothing to backfill: ${from}..${to} is after today (UTC, ${today}); no day of it has happened yet\n`,
       );
       return;
     }
     if (to > today)
-      printErr(`insights-sync: --to ${to} is after today (UTC): the backfill stops at ${today}\n`);
+      printProseErr(`insights-sync: --to ${to} is after today (UTC): the backfill stops at ${today}\n`);
     await runFromCommandLine(options, { trigger: 'backfill', range: { from, to } });
   });
 }

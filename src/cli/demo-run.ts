@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { loadConfig } from '../config/config.js';
 import { loadDotEnv } from '../config/dotenv.js';
 import { createLogger, loggerOptions } from '../log/logger.js';
-import { printOut } from '../log/terminal-text.js';
+import { printProse } from '../log/terminal-text.js';
 import { startSimulator } from '../simulator/server.js';
 import { statusReport } from '../status/status-report.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
@@ -44,7 +44,7 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
     level: config.logLevel === 'info' ? 'warn' : config.logLevel,
   });
   if (dotEnvWarning !== undefined) logger.warn(dotEnvWarning);
-  const out = (text: string) => printOut(text);
+  const out = (text: string) => printProse(text);
   const today = todayUtc(new Date());
   const from = addDays(today, -(options.days - 1));
   const sim = await startSimulator({ seed: options.seed, from, to: today });
@@ -80,7 +80,7 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
         ? `PGPASSWORD="$(cat '${warehouse.passwordFile}')" psql '${withoutPassword(warehouse.url)}'`
         : 'psql "$DATABASE_URL"';
       out(
-        `\nConnect with: ${psql}\nthen: set search_path = ${config.schema}; and query the tables (\\dt lists them).\n`,
+        `\nConnect with:\n    ${psql}\nthen: set search_path = ${config.schema}; and query the tables (\\dt lists them).\n`,
       );
       if (!warehouse.embedded) return;
       if (!options.keepRunning) {
@@ -116,7 +116,7 @@ function printRunQuietly(result: Parameters<typeof printRun>[0]): void {
   try {
     printRun(result);
   } catch (error) {
-    printOut(`${error instanceof Error ? error.message : String(error)}\n`);
+    printProse(`${error instanceof Error ? error.message : String(error)}\n`);
   }
 }
 

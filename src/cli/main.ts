@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { InsightsError, OutputWriteError, writeFailureWins } from '../errors.js';
-import { oneLine, printErr } from '../log/terminal-text.js';
+import { oneLine, printErr, printProseErr } from '../log/terminal-text.js';
 import { registerCommands } from './commands.js';
 import { ignoreFailures, watchOutput } from './output-watch.js';
 
@@ -23,7 +23,8 @@ export async function runCli(argv: string[]): Promise<number> {
       lost !== undefined && end.unexpected !== true && writeFailureWins(end.code)
         ? endOf(new OutputWriteError('standard output', lost))
         : end;
-    if (final.line !== undefined) printErr(final.line);
+    // A stack trace keeps its lines as they are; a sentence is broken between words.
+    if (final.line !== undefined) (final.unexpected ? printErr : printProseErr)(final.line);
     return final.code;
   } finally {
     stdout.stop();

@@ -1,12 +1,12 @@
 import { type InsightsError, OutputWriteError, RunFailedError, writeFailureWins } from '../errors.js';
-import { printOut } from '../log/terminal-text.js';
+import { printProse } from '../log/terminal-text.js';
 import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
 
 /** The run summary table on stdout, then the exit decision: anything but ok is non-zero. */
 export function printRun(
   result: RunResult,
-  out: { write(text: string): unknown } = { write: printOut },
+  out: { write(text: string): unknown } = { write: printProse },
 ): void {
   const rows: (string | number)[][] = [];
   for (const [source, resources] of Object.entries(result.summary)) {

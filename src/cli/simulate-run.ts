@@ -1,5 +1,5 @@
 import { CliError, errorMessage } from '../errors.js';
-import { printOut } from '../log/terminal-text.js';
+import { printProse } from '../log/terminal-text.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import { MAX_ITEMS_PER_DAY, type Volume } from '../simulator/day-plan.js';
 import { ENDPOINT_NAMES, type EndpointName } from '../simulator/endpoint-names.js';
@@ -85,7 +85,7 @@ function capsOf(raw: RawSimulateOptions): Partial<Record<WindowedResource, numbe
 export async function runSimulate(
   options: SimulatorOptions,
   untilStopped: () => Promise<unknown> = waitForSignal,
-  write: (line: string) => void = (line) => printOut(`${line}\n`),
+  write: (line: string) => void = (line) => printProse(`${line}\n`),
 ): Promise<void> {
   const simulator = await startSimulator(options).catch((error: unknown) => {
     throw new CliError(

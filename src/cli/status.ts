@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
-import { oneLine, printOut } from '../log/terminal-text.js';
+import { oneLine, printOut, printProse } from '../log/terminal-text.js';
 import { isSnapshot, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import type { QueueStatus } from '../status/queue-status.js';
 import { describeReadingChange } from '../status/reading-history.js';
@@ -83,7 +83,7 @@ export function registerStatus(program: Command): void {
         );
         const shown = options.source === undefined ? report : forSource(report, options.source);
         // Which warehouse this is (password masked): a status of the wrong database looks healthy too.
-        printOut(
+        (options.json ? printOut : printProse)(
           options.json
             ? `${JSON.stringify({ warehouse, ...shown }, null, 2)}\n`
             : `warehouse: ${warehouse.url} (schema ${warehouse.schema})\n${renderStatus(shown, {

@@ -24,7 +24,7 @@ import {
   LockError,
 } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { printErr } from '../log/terminal-text.js';
+import { printProseErr } from '../log/terminal-text.js';
 
 export interface Warehouse {
   pool: pg.Pool;
@@ -94,7 +94,7 @@ export async function usingWarehouse<T>(
     url = embedded.url;
     // Printed, not logged: psql and BI tools can connect while this command runs. The password
     // is masked (this line ends up in cron logs); it is in a file only its owner can read.
-    printErr(
+    printProseErr(
       `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${maskPassword(url)} while this command runs; password in ${embedded.passwordFile}\n`,
     );
   }

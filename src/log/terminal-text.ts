@@ -1,3 +1,5 @@
+import wrapAnsi from 'wrap-ansi';
+
 /**
  * What reaches a terminal from the database or the API is text a stranger may have written: a
  * source name with ESC sequences (inserted by the serve role, or sent by the service) clears the
@@ -34,4 +36,49 @@ export function printOut(text: string): void {
 /** The only way a command's own lines (not the log) reach stderr. */
 export function printErr(text: string): void {
   process.stderr.write(terminalText(text));
+}
+
+/**
+ * Sentences for a terminal `columns` wide: a line wider than that is broken between words and
+ * continued two spaces further in, where a terminal would break it mid-word. Left whole: a line
+ * with a gap of two spaces after its indent (a table row, aligned text), a line indented four
+ * spaces or more (a command to copy, code), and every line when `columns` is unknown (output to a
+ * file or a pipe stays one line per message, for grep).
+ * Widths are display widths (wrap-ansi): a source name in CJK takes two columns a character.
+ */
+export function wrapProse(text: string, columns: number | undefined): string {
+  if (columns === undefined || columns < 20) return text;
+  const options = { hard: false, trim: true } as const;
+  return text
+    .split('\n')
+    .map((line) => {
+      const indent = /^ */.exec(line)?.[0] ?? '';
+      const body = line.slice(indent.length);
+      if (
+        indent.length >= 4 ||
+        body.includes('  ') ||
+        !wrapAnsi(body, columns - indent.length, options).includes('\n')
+      )
+        return line;
+      return wrapAnsi(body, columns - indent.length - 2, options)
+        .split('\n')
+        .map((part, i) => `${indent}${i === 0 ? '' : '  '}${part}`)
+        .join('\n');
+    })
+    .join('\n');
+}
+
+/** The width of `stream` when it is a terminal; undefined for a file or a pipe. */
+export function terminalColumns(stream: NodeJS.WriteStream): number | undefined {
+  return stream.isTTY ? stream.columns : undefined;
+}
+
+/** Command output that is mostly sentences (a run summary, status): see wrapProse. */
+export function printProse(text: string): void {
+  process.stdout.write(wrapProse(terminalText(text), terminalColumns(process.stdout)));
+}
+
+/** A command's own sentences on stderr (an error, a notice): see wrapProse. */
+export function printProseErr(text: string): void {
+  process.stderr.write(wrapProse(terminalText(text), terminalColumns(process.stderr)));
 }

@@ -75,7 +75,7 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     );
     expect(result.stdout).toMatch(
       new RegExp(
-        `Connect with: PGPASSWORD="\\$\\(cat '[^']+insights-sync\\.password'\\)" psql 'postgres://postgres@127\\.0\\.0\\.1:${env.INSIGHTS_EMBEDDED_PORT}/postgres'`,
+        `Connect with:\n    PGPASSWORD="\\$\\(cat '[^']+insights-sync\\.password'\\)" psql 'postgres://postgres@127\\.0\\.0\\.1:${env.INSIGHTS_EMBEDDED_PORT}/postgres'`,
       ),
     );
     expect(result.stderr).toContain('DATABASE_URL is not set: embedded PostgreSQL');

@@ -13,6 +13,16 @@ const BAR =
   /^backfill \|[█░]{30}\| (\d+)\/30 days \| \d+ items \| \d+ items\/s \| (ETA \S+|(\d+) windows not run)$/;
 const TABLE_HEADER = /^source +resource +windows +fetched +inserted/;
 
+/** The screen line starting with `start` and the continuation lines below it (indented further). */
+function paragraph(screen: string[], start: string): string[] {
+  const at = screen.findIndex((line) => line.startsWith(start));
+  if (at < 0) return [];
+  const indent = `${/^ */.exec(start)?.[0] ?? ''}  `;
+  const rest = screen.slice(at + 1);
+  const end = rest.findIndex((line) => !line.startsWith(indent));
+  return [screen[at] ?? '', ...(end < 0 ? rest : rest.slice(0, end))];
+}
+
 /** The days whose three windows the ledger has loaded. */
 async function loadedDays(t: TestDatabase): Promise<number> {
   const { rows } = await sql<{ n: number }>`
@@ -23,7 +33,7 @@ async function loadedDays(t: TestDatabase): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-describe('the progress bar on a terminal (140 x 45, as a user sees it)', () => {
+describe('backfill and status on a terminal (140 x 45 unless said, as a user sees it)', () => {
   let t: TestDatabase;
   let sim: Simulator;
   let env: Record<string, string>;
@@ -65,6 +75,25 @@ describe('the progress bar on a terminal (140 x 45, as a user sees it)', () => {
     expect(run.screen.at(-1)).toMatch(/^run \d+: ok in [\d.]+ s$/);
     // The counts are in the table; the log on the same screen does not repeat them.
     expect(run.screen.filter((line) => line.includes('resource summary'))).toEqual([]);
+    // The sentence under the table is broken between words, not where the terminal ends.
+    const legend = paragraph(run.screen, 'day windows:');
+    expect(legend.length, run.screen.join('\n')).toBeGreaterThan(1);
+    expect(legend.slice(1).every((line) => line.startsWith('  '))).toBe(true);
+    expect(legend.map((line) => line.trim()).join(' ')).toContain(
+      'other (other: set aside in key_collisions, duplicates in a response, forgotten visitors, items of a failed day);',
+    );
+  }, 90_000);
+
+  it('status on an 80-column terminal: what the servers do, broken between words', async () => {
+    const run = await runOnTerminal(['status'], env, { cols: 80 });
+    const screen = run.screen.join('\n');
+    const reading = paragraph(run.screen, '  default/feedback: ');
+    expect(reading.length, screen).toBeGreaterThan(1);
+    expect(reading.every((line) => line.length <= 80)).toBe(true);
+    expect(reading.slice(1).every((line) => line.startsWith('    '))).toBe(true);
+    expect(reading.map((line) => line.trim()).join(' ')).toMatch(
+      /^default\/feedback: startdate inclusive, enddate inclusive, UTC days, .*oldest first/,
+    );
   }, 90_000);
 
   it('after Ctrl+C, the bar shows the days the ledger holds and the windows not run', async () => {
