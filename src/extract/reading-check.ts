@@ -117,14 +117,17 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
 function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boolean): Plan<boolean> {
   const { knowledge } = input;
   const wide = yield* input.ask(widest);
-  if (input.cut(wide.length)) {
-    knowledge.quiet = false;
-    return false;
-  }
   const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
   if (verdict === 'stale') {
     relearn(knowledge, widest, wide);
     return true;
+  }
+  if (input.cut(wide.length)) {
+    // A cut answer lacks items, never holds false ones: it proves a reading stale, but its
+    // silence proves nothing (a busy neighbour fills it), so a later day of the run checks again.
+    if (checks) knowledge.staleChecked = false;
+    knowledge.quiet = false;
+    return false;
   }
   if (verdict === 'unproven' && checks) knowledge.staleChecked = false;
   knowledge.quiet ??= input.quiet(wide.length) && allDated(wide);
