@@ -207,6 +207,8 @@ function relearn(knowledge: ResourceKnowledge, range: DayRange, answer: readonly
   knowledge.relearned = (knowledge.relearned ?? 0) + 1;
   learnFromResponse(knowledge.reading, range, answer);
   endQuiet(knowledge);
+  // Day answers found aligned were asked under the reading now known stale.
+  delete knowledge.dayAnswersAligned;
 }
 
 /**

@@ -204,21 +204,26 @@ export function splitSlice(slice: Slice, expected: number, cutAt: number): Slice
  *
  * A day request is read under the stored reading, which the server may have changed since (its
  * day moved, a bound's inclusivity flipped): it may not serve the UTC day at all, only part of it
- * and part of a neighbour. So an answer counts only for the span its own items prove held, from
- * its first item to its last in the order served, not for the day its request meant; the hours
- * on either side of that span are asked as slices. An answer whose span reaches past the day's
- * midnight proves that side; otherwise it costs a slice, mostly empty.
+ * and part of a neighbour. Unless the run found its day answers `aligned` with UTC days
+ * (day-slices.ts), an answer counts only for the span its own items prove held, from its first
+ * item to its last in the order served, not for the day its request meant; the hours on either
+ * side are asked as slices.
  */
 export function slicesAfterDay(
   day: DayString,
   answers: readonly (readonly unknown[])[],
   order: ItemOrder | null,
+  aligned = false,
 ): Slice[] {
   const whole = daySlice(day);
   let unread: Slice[] = [whole];
   for (const answer of answers) {
     const held = heldSpan(answer, order);
-    if (held !== undefined) unread = unread.flatMap((slice) => outside(slice, held));
+    if (held === undefined) continue;
+    // Aligned, the request served the day from the midnight the order lists first.
+    if (aligned && order === 'oldest-first') held.startMs = Math.min(held.startMs, whole.startMs);
+    if (aligned && order === 'newest-first') held.endMs = Math.max(held.endMs, whole.endMs);
+    unread = unread.flatMap((slice) => outside(slice, held));
   }
   if (unread.length !== 1 || !sameSlice(unread[0] as Slice, whole)) return unread;
   const onDay = answers.filter((answer) =>
