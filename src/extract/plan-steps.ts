@@ -64,6 +64,8 @@ export interface ResourceKnowledge {
    * false for the run once one held items (the day requests no longer serve UTC days).
    */
   dayAnswersAligned?: boolean;
+  /** Checks of the stored reading this run whose widest answer came back cut (reading-check.ts). */
+  cutChecks?: number;
 }
 
 /**
