@@ -1,5 +1,6 @@
 import type { DayString } from '../time/days.js';
 import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { itemTime } from './server-reading.js';
 import {
   afterSlice,
   daySlice,
@@ -42,11 +43,12 @@ export function* readInSlices(input: SliceInput): Plan<boolean> {
   while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
   if (knowledge.instantsProbed) {
     if (knowledge.reading.instants !== 'honoured') return false;
-    return yield* readSlices(input, unreadOfDay(input));
+    const unread = unreadOfDay(input);
+    return yield* readSlices(input, unread.slices, unread.edges);
   }
   const first = yield* probe(input);
   if (first === undefined) return false;
-  const rest = yield* readSlices(input, first.slices);
+  const rest = yield* readSlices(input, first.slices, first.edges);
   return rest && !first.cut;
 }
 
@@ -66,7 +68,7 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
     const whole = daySlice(input.day);
     // A probe around one item only told; the day is read from what its own answers left.
     if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
-      return { slices: unreadOfDay(input), cut: false };
+      return { ...unreadOfDay(input), cut: false, inside: step.inside };
     return step;
   } catch (error) {
     // A probe that failed was not made: another window makes it.
@@ -78,19 +80,45 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   }
 }
 
-function unreadOfDay(input: SliceInput): Slice[] {
-  return slicesAfterDay(input.day, input.dayAnswers(), input.knowledge.reading.order);
+/**
+ * The day's slices left by its own cut answers, and among them the edges: the hours between the
+ * day's midnight and an answer's first item, which a day request served as the UTC day holds
+ * nothing of. A server that moved its day or flipped a bound since the reading was learned
+ * serves some other span under the same request (time-slices.ts, slicesAfterDay), so an edge is
+ * asked until one comes back empty, once a run: then the run takes its day answers as aligned.
+ * One that holds items proves them not, and every day of the run asks its edges.
+ */
+function unreadOfDay(input: SliceInput): { slices: Slice[]; edges: Slice[] } {
+  const { knowledge } = input;
+  const { order } = knowledge.reading;
+  const answers = input.dayAnswers();
+  const aligned = slicesAfterDay(input.day, answers, order, true);
+  if (knowledge.dayAnswersAligned === true) return { slices: aligned, edges: [] };
+  const slices = slicesAfterDay(input.day, answers, order, false);
+  const edges = slices.filter((slice) => !aligned.some((other) => sameSlice(slice, other)));
+  return { slices, edges };
+}
+
+function insideSlice(slice: Slice, time: number | undefined): boolean {
+  return time !== undefined && time >= slice.startMs && time < slice.endMs;
+}
+
+function sameSlice(a: Slice, b: Slice): boolean {
+  return a.startMs === b.startMs && a.endMs === b.endMs;
 }
 
 /** Asks slices until none is left; false when one stayed cut or instants proved not honoured. */
-function* readSlices(input: SliceInput, pending: Slice[]): Plan<boolean> {
+function* readSlices(input: SliceInput, pending: Slice[], edges: readonly Slice[] = []): Plan<boolean> {
   let whole = true;
   const seen: Density = { items: 0, ms: 0 };
+  const { knowledge } = input;
   for (let requests = 0; pending.length > 0; requests++) {
     if (requests >= MAX_SLICE_REQUESTS) return false;
     const slice = pending.shift() as Slice;
     const step = yield* askSlice(input, slice, seen);
     if (step === undefined) return false;
+    if (edges.some((edge) => sameSlice(edge, slice)) && knowledge.dayAnswersAligned !== false)
+      knowledge.dayAnswersAligned = step.inside === 0;
     if (step.cut) whole = false;
     pending.unshift(...step.slices);
   }
@@ -107,6 +135,10 @@ interface Density {
 interface SliceAnswer {
   slices: Slice[];
   cut: boolean;
+  /** Items the answer held inside the slice (not at the instants just outside it). */
+  inside: number;
+  /** Of `slices`, the day's edges (unreadOfDay). */
+  edges?: Slice[];
 }
 
 /**
@@ -139,7 +171,8 @@ function* askSlice(
     seen.ms += slice.endMs - slice.startMs;
   }
   const step = afterSlice(slice, answer, cut, reading.order, seen.ms > 0 ? seen.items / seen.ms : 0);
+  const inside = answer.filter((item) => insideSlice(slice, itemTime(item))).length;
   return step.kind === 'more'
-    ? { slices: step.slices, cut: false }
-    : { slices: [], cut: step.kind === 'cut' };
+    ? { slices: step.slices, cut: false, inside }
+    : { slices: [], cut: step.kind === 'cut', inside };
 }

@@ -58,6 +58,14 @@ export interface ResourceKnowledge {
   instantsProbed?: boolean;
   /** That probe while a window of the run makes it: the run's other windows wait for its verdict. */
   instantsProbing?: Promise<void>;
+  /**
+   * Whether a day's own cut answer is taken as served from the day's midnight on the side its
+   * order lists first (day-slices.ts, unreadOfDay): true once a slice asked there came back empty,
+   * false for the run once one held items (the day requests no longer serve UTC days).
+   */
+  dayAnswersAligned?: boolean;
+  /** Checks of the stored reading this run whose widest answer came back cut (reading-check.ts). */
+  cutChecks?: number;
 }
 
 /**

@@ -198,26 +198,64 @@ export function splitSlice(slice: Slice, expected: number, cutAt: number): Slice
 
 /**
  * The slices left of `day` once the day's own cut answers, each to a request that served the whole
- * day, are taken as its first slice's: ordered, each one narrows what is left to read; in no
- * order, one whose items all fall on the day says the day alone would come back cut too, so it is
- * split at once. Nothing is asked again that an answer already gave.
+ * day under the reading, are taken for slices: ordered, each one narrows what is left to read; in
+ * no order, one whose items all fall on the day says the day alone would come back cut too, so it
+ * is split at once. Nothing is asked again that an answer already gave.
+ *
+ * A day request is read under the stored reading, which the server may have changed since (its
+ * day moved, a bound's inclusivity flipped): it may not serve the UTC day at all, only part of it
+ * and part of a neighbour. Unless the run found its day answers `aligned` with UTC days
+ * (day-slices.ts), an answer counts only for the span its own items prove held, from its first
+ * item to its last in the order served, not for the day its request meant; the hours on either
+ * side are asked as slices.
  */
 export function slicesAfterDay(
   day: DayString,
   answers: readonly (readonly unknown[])[],
   order: ItemOrder | null,
+  aligned = false,
 ): Slice[] {
   const whole = daySlice(day);
-  let unread: Slice = whole;
+  let unread: Slice[] = [whole];
   for (const answer of answers) {
-    const rest = orderedRest(unread, answer, order);
-    if (rest === null) return [];
-    if (rest !== undefined) unread = rest;
+    const held = heldSpan(answer, order);
+    if (held === undefined) continue;
+    // Aligned, the request served the day from the midnight the order lists first.
+    if (aligned && order === 'oldest-first') held.startMs = Math.min(held.startMs, whole.startMs);
+    if (aligned && order === 'newest-first') held.endMs = Math.max(held.endMs, whole.endMs);
+    unread = unread.flatMap((slice) => outside(slice, held));
   }
-  if (!sameSlice(unread, whole)) return [unread];
+  if (unread.length !== 1 || !sameSlice(unread[0] as Slice, whole)) return unread;
   const onDay = answers.filter((answer) =>
     answer.every((item) => isAt(itemTime(item), (t) => within(whole, t))),
   );
   const most = Math.max(0, ...onDay.map((answer) => answer.length));
   return most > 1 ? splitSlice(whole, most, most) : [whole];
+}
+
+/**
+ * The instants a cut answer listed in the server's order holds whole, whatever the request it
+ * answers: its served span is one stretch of time holding its first item, so every item between
+ * its first and its last was served. Not the last item's instant, whose ties the cut may have
+ * split. undefined when the answer's order cannot tell.
+ */
+export function heldSpan(answer: readonly unknown[], order: ItemOrder | null): Slice | undefined {
+  const times = answer.map(itemTime);
+  if (times.length < 2 || !times.every((time) => time !== undefined)) return undefined;
+  const known = times as number[];
+  if (orderOf(known) !== order) return undefined;
+  const first = known[0] as number;
+  const last = known[known.length - 1] as number;
+  if (order === 'oldest-first') return { startMs: first, endMs: last };
+  if (order === 'newest-first') return { startMs: last + 1, endMs: first + 1 };
+  return undefined;
+}
+
+/** The parts of `slice` before and after `held`. */
+function outside(slice: Slice, held: Slice): Slice[] {
+  const parts = [
+    { startMs: slice.startMs, endMs: Math.min(slice.endMs, held.startMs) },
+    { startMs: Math.max(slice.startMs, held.endMs), endMs: slice.endMs },
+  ];
+  return parts.filter((part) => part.endMs > part.startMs);
 }

@@ -146,6 +146,28 @@ describe('the day plan checks a stored reading once a run', () => {
     expect(range).not.toEqual({ startdate: DAY, enddate: DAY });
   });
 
+  it('a wide answer cut by a busy neighbour still proves the reading stale by an item of the day the narrow one lacked', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const { plan } = start(knowledge, { limit: 20, maxLimit: 20 });
+    plan.next(items(itemsOn(DAY, 10)));
+    // 20 items at a limit of 20: cut, yet every item in it was served.
+    const wide = [...itemsOn(DAY, 10), ...itemsOn(DAY, 3, 'missed'), ...itemsOn(addDays(DAY, 1), 7)];
+    const next = plan.next(items(wide));
+    expect(knowledge.relearned).toBe(1);
+    expect(next.done).toBe(false);
+  });
+
+  it('a cut wide answer that shows nothing wrong leaves the check to a later day of the run', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const { plan } = start(knowledge, { limit: 20, maxLimit: 20 });
+    plan.next(items(itemsOn(DAY, 10)));
+    const last = plan.next(items([...itemsOn(DAY, 10), ...itemsOn(addDays(DAY, 1), 10)]));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.staleChecked).toBe(false);
+    expect(knowledge.relearned).toBeUndefined();
+  });
+
   it('while another window checks the reading, waits for its verdict before settling, then settles on it', () => {
     let finish = (): void => {};
     const checking = new Promise<void>((resolve) => {

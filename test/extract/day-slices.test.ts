@@ -52,6 +52,8 @@ function server(
   instants: Instants,
   order: Order,
   inclusivity: { start: boolean; end: boolean } = { start: true, end: true },
+  /** How far the server's day starts after UTC midnight: a day it moved since it was learned. */
+  dayShiftMs = 0,
 ) {
   let shuffles = 0;
   return (step: Step): Answer => {
@@ -64,11 +66,11 @@ function server(
     const from =
       honoured && isInstant(startdate)
         ? Date.parse(startdate) + (inclusivity.start ? 0 : 1)
-        : Date.parse(`${startdate.slice(0, 10)}T00:00:00.000Z`);
+        : Date.parse(`${startdate.slice(0, 10)}T00:00:00.000Z`) + dayShiftMs;
     const to =
       honoured && isInstant(enddate)
         ? Date.parse(enddate) + (inclusivity.end ? 1 : 0)
-        : Date.parse(`${enddate.slice(0, 10)}T00:00:00.000Z`) + DAY_MS;
+        : Date.parse(`${enddate.slice(0, 10)}T00:00:00.000Z`) + DAY_MS + dayShiftMs;
     let served = data.filter((item) => Date.parse(item.dt) >= from && Date.parse(item.dt) < to);
     if (order === 'newest-first') served = [...served].reverse();
     if (order === 'shuffled') {
@@ -177,6 +179,38 @@ describe('a day above the cap, where the server honours instants', () => {
       expect(day.truncated).toBe(false);
       expect(ids(day.onDay)).toEqual(ids(theDay));
     }
+  });
+});
+
+describe("a day above the cap whose request may not serve the UTC day: the answer's own span counts", () => {
+  const HOUR = 3_600_000;
+  const data = [...dayItems(300, addDays(DAY, -1)), ...dayItems(300), ...dayItems(300, addDays(DAY, 1))];
+  const theDay = data.filter((item) => item.dt.startsWith(DAY));
+  const later = (knowledge: ResourceKnowledge): ResourceKnowledge => ({
+    ...knowledge,
+    reading: { ...knowledge.reading, instants: 'honoured' },
+    instantsProbed: true,
+  });
+
+  it('a server whose day moved 5 h later since it was learned: the hours before its answer are asked too', () => {
+    const knowledge = later(checked(proved({ order: 'oldest-first' })));
+    const { asked, day } = fetchDay(knowledge, server(data, 'honoured', 'oldest-first', undefined, 5 * HOUR));
+    expect(asked[1]).toMatch(/^2026-03-09T23:59:59\.999Z\.\.2026-03-10T05:/);
+    expect(day.truncated).toBe(false);
+    expect(ids(day.onDay)).toEqual(ids(theDay));
+    // Its edge held items: this run's day answers are not taken as UTC days.
+    expect(knowledge.dayAnswersAligned).toBe(false);
+  });
+
+  it('on a UTC server, one empty edge a run: later days take their answer from midnight on', () => {
+    const late = data.filter((item) => !item.dt.startsWith(`${DAY}T00:`));
+    const knowledge = later(checked(proved({ order: 'oldest-first' })));
+    const first = fetchDay(knowledge, server(late, 'honoured', 'oldest-first'));
+    expect(first.asked[1]).toBe('2026-03-09T23:59:59.999Z..2026-03-10T01:07:12.000Z');
+    expect(knowledge.dayAnswersAligned).toBe(true);
+    const again = fetchDay(knowledge, server(late, 'honoured', 'oldest-first'));
+    expect(again.day.requests).toBe(first.day.requests - 1);
+    expect(ids(again.day.onDay)).toEqual(ids(late.filter((item) => item.dt.startsWith(DAY))));
   });
 });
 

@@ -11,9 +11,9 @@ import {
 import type { DayItems } from '../../src/simulator/day-data.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import { DEFAULT_SETTINGS, type ServingSettings } from '../../src/simulator/settings.js';
-import { selectWindow, type WindowSource } from '../../src/simulator/window-query.js';
+import { parseWindowQuery, selectWindow, type WindowSource } from '../../src/simulator/window-query.js';
 import { addDays, DAY_MS, type DayString, dayStartMs, daysFrom } from '../../src/time/days.js';
-import { changedPairs, type SimReading } from '../helpers/sim-readings.js';
+import { changedPairs, type ServedReading } from '../helpers/sim-readings.js';
 
 /**
  * The search for days loaded short after a server changed its reading between runs, without HTTP
@@ -26,9 +26,28 @@ export interface QuietItem {
   dt: string;
 }
 
-/** A quiet server: 0 to `most` items a day over `from..to`, drawn from `seed`, served under a reading. */
+/**
+ * How many items a day holds: 0 to `most`, and on a `busy` share of days `least` to `busiest`
+ * (above a cap of 30, so such a day is read in time slices where instants are honoured).
+ */
+export interface DaySizes {
+  most: number;
+  busy?: { share: number; least: number; busiest: number };
+}
+
+export const QUIET: DaySizes = { most: 3 };
+
+/**
+ * A server over `from..to`, each day's items drawn from `seed` (quiet by default: 0 to 3 a day),
+ * served under a reading: instants in startdate and enddate as the reading says (refused when it
+ * says nothing), as the simulator's route plays them.
+ */
 export class QuietServer {
   requests = 0;
+  /** Requests that asked with instants (time slices) and were honoured. */
+  instantRequests = 0;
+  /** Called with every request and its answer: a search's failure can be replayed and read. */
+  log?: (line: string) => void;
   private readonly days = new Map<DayString, QuietItem[]>();
   private readonly source: WindowSource;
   private shuffles: Random;
@@ -37,14 +56,17 @@ export class QuietServer {
     seed: number,
     from: DayString,
     to: DayString,
-    public reading: SimReading,
-    most = 3,
+    public reading: ServedReading,
+    sizes: DaySizes = QUIET,
   ) {
     for (const day of daysFrom(from, to)) {
       const rng = createRandom(hashSeed(seed, 'quiet', day));
-      const times = Array.from({ length: rng.int(0, most) }, () => rng.int(0, DAY_MS - 1)).sort(
-        (a, b) => a - b,
-      );
+      const { busy } = sizes;
+      const count =
+        busy !== undefined && rng.chance(busy.share)
+          ? rng.int(busy.least, busy.busiest)
+          : rng.int(0, sizes.most);
+      const times = Array.from({ length: count }, () => rng.int(0, DAY_MS - 1)).sort((a, b) => a - b);
       this.days.set(
         day,
         times.map((offset, i) => ({
@@ -69,12 +91,18 @@ export class QuietServer {
   /** The answer to one request, as the simulator's route gives it (a 400 above the maximum limit). */
   answer(range: { startdate: string; enddate: string }, limit: number): Answer {
     this.requests += 1;
+    const instants = range.startdate.length > 10 || range.enddate.length > 10;
+    if (instants && this.reading.instants === 'honoured') this.instantRequests += 1;
     const { maxLimit } = this.reading;
-    // Instants are refused, as by the simulator's default.
-    if ((maxLimit !== null && limit > maxLimit) || range.startdate.length > 10 || range.enddate.length > 10)
-      return { kind: 'failed', error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }) };
     const settings: ServingSettings = { ...DEFAULT_SETTINGS, ...this.reading };
-    const items = selectWindow(this.source, 'feedback', { ...range, limit }, settings, this.shuffles);
+    const parsed = parseWindowQuery(range, settings.instants);
+    if ((maxLimit !== null && limit > maxLimit) || !parsed.ok)
+      return { kind: 'failed', error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }) };
+    const query = { ...parsed.query, limit };
+    const items = selectWindow(this.source, 'feedback', query, settings, this.shuffles);
+    this.log?.(
+      `${range.startdate}..${range.enddate} limit ${limit}: ${items.length} ${JSON.stringify((items as unknown as QuietItem[]).map((item) => item.dt.slice(5, 16)))}`,
+    );
     return { kind: 'items', items: (items as unknown as QuietItem[]).map((item) => ({ ...item })) };
   }
 }
@@ -104,6 +132,8 @@ export function storedKnowledge(reading: ServerReading, checked = false): Resour
 export interface Tally {
   /** Days settled whole (not flagged) with fewer items than the server holds for them. */
   short: string[];
+  /** Of `short`, the days whose fetch read time slices (instants the server honoured). */
+  sliced: string[];
   flagged: number;
   days: number;
   requests: number;
@@ -123,17 +153,20 @@ function fetchAll(
 ): void {
   const before = server.requests;
   days.forEach((day, i) => {
+    const slicesBefore = server.instantRequests;
     const fetched = fetchDaySync(server, day, knowledgeOf(i));
     tally.days += 1;
     if (fetched.truncated) tally.flagged += 1;
     const got = new Set(fetched.onDay.map((item) => (item as QuietItem).id));
-    if (!fetched.truncated && server.itemsOn(day).some((id) => !got.has(id)))
+    if (!fetched.truncated && server.itemsOn(day).some((id) => !got.has(id))) {
       tally.short.push(`${label} ${day}`);
+      if (server.instantRequests > slicesBefore) tally.sliced.push(`${label} ${day}`);
+    }
   });
   tally.requests += server.requests - before;
 }
 
-function contradicted(reading: ServerReading, served: SimReading): boolean {
+function contradicted(reading: ServerReading, served: ServedReading): boolean {
   return (
     (served.startdate === 'exclusive' && startInclusive(reading)) ||
     (served.enddate === 'exclusive' && endInclusive(reading)) ||
@@ -149,16 +182,25 @@ export const TODAY = '2026-11-20';
  * writer that checks the stored reading and one that trusts that check (a queued run's later
  * worker), then a nightly sync of the last three days. Counts the short days of the last two runs.
  */
-export function playCase(seed: number, before: SimReading, after: SimReading, tally: Tally): void {
+export function playCase(
+  seed: number,
+  before: ServedReading,
+  after: ServedReading,
+  tally: Tally,
+  sizes: DaySizes = QUIET,
+  /** Every request and its answer, to replay a case the search names. */
+  log?: (line: string) => void,
+): void {
   const rng = createRandom(hashSeed(seed, 'case'));
-  const server = new QuietServer(seed, addDays(TODAY, -40), addDays(TODAY, 5), before);
+  const server = new QuietServer(seed, addDays(TODAY, -40), addDays(TODAY, 5), before, sizes);
+  if (log !== undefined) server.log = log;
   const first = storedKnowledge(emptyReading());
   const firstDays = daysFrom(addDays(TODAY, -30), addDays(TODAY, -22));
   fetchAll(
     server,
     firstDays,
     () => first,
-    { short: [], flagged: 0, days: 0, requests: 0, staleStored: 0 },
+    { short: [], sliced: [], flagged: 0, days: 0, requests: 0, staleStored: 0 },
     'first',
   );
 
@@ -182,12 +224,20 @@ export function playCase(seed: number, before: SimReading, after: SimReading, ta
   fetchAll(server, daysFrom(addDays(TODAY, -3), addDays(TODAY, -1)), () => nightly, tally, 'nightly');
 }
 
-/** Plays a case per pair; every short day is named, the first of a case with its pair. */
-export function search(count: number, seed: number): Tally {
-  const tally: Tally = { short: [], flagged: 0, days: 0, requests: 0, staleStored: 0 };
-  changedPairs(count, seed).forEach(([before, after], i) => {
+/**
+ * Plays a case per pair (changedPairs unless given); every short day is named, the first of a
+ * case with its pair.
+ */
+export function search(
+  count: number,
+  seed: number,
+  sizes: DaySizes = QUIET,
+  pairs: (count: number, seed: number) => [ServedReading, ServedReading][] = changedPairs,
+): Tally {
+  const tally: Tally = { short: [], sliced: [], flagged: 0, days: 0, requests: 0, staleStored: 0 };
+  pairs(count, seed).forEach(([before, after], i) => {
     const found = tally.short.length;
-    playCase(seed + i, before, after, tally);
+    playCase(seed + i, before, after, tally, sizes);
     if (tally.short.length > found)
       tally.short[tally.short.length - 1] += ` (${JSON.stringify(before)} -> ${JSON.stringify(after)})`;
   });

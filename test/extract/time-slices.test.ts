@@ -158,11 +158,25 @@ describe('orderedRest: what a cut answer to a request serving the whole slice le
   });
 });
 
-describe("slicesAfterDay: the day's own cut answer is its first slice's", () => {
-  it("newest first, the first slice asked is what the day's answer left, not the day again", () => {
+describe("slicesAfterDay: the day's own cut answer counts for the span its items prove", () => {
+  it("newest first, the slices asked are what the day's answer left, not the day again", () => {
+    // Its newest item proves nothing of the hour after it: the request may have ended there.
     expect(slicesAfterDay(DAY, [atHours(23, 20, 9)], 'newest-first')).toEqual([
       { startMs: MIDNIGHT, endMs: MIDNIGHT + 9 * HOUR + 1 },
+      { startMs: MIDNIGHT + 23 * HOUR + 1, endMs: WHOLE.endMs },
     ]);
+  });
+
+  it('a day request the server no longer serves as the UTC day leaves the hours it missed to ask', () => {
+    // Learned on a UTC server, asked of one whose day now starts 5 h later: the answer, oldest
+    // first, starts at 05:10, and the hours before it were never served.
+    expect(slicesAfterDay(DAY, [atHours(5.25, 6, 9)], 'oldest-first')).toEqual([
+      { startMs: MIDNIGHT, endMs: MIDNIGHT + 5.25 * HOUR },
+      { startMs: MIDNIGHT + 9 * HOUR, endMs: WHOLE.endMs },
+    ]);
+    // One that reaches past both midnights proves the day whole.
+    const across = [at(MIDNIGHT - HOUR), ...atHours(12), at(WHOLE.endMs + HOUR)];
+    expect(slicesAfterDay(DAY, [across], 'oldest-first')).toEqual([]);
   });
 
   it('several answers narrow it in turn (a larger limit, a wider check)', () => {
