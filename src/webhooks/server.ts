@@ -106,7 +106,6 @@ interface Receiver {
   logger: Logger;
   endpoints: Map<string, Endpoint>;
   batcher: DeliveryBatcher;
-  persistTimeoutMs: number;
   /** Size of each parsed body as received, for the queue's byte bound. */
   bodyBytes: WeakMap<FastifyRequest, number>;
   /** Requests answered 503 because the queue was full: counted, not logged one by one. */
@@ -148,8 +147,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const receiver: Receiver = {
     logger,
     endpoints: webhookEndpoints(options.sources),
-    batcher: createDeliveryBatcher({ pool: options.pool, ...options.batching }),
-    persistTimeoutMs,
+    // At the persist timeout the sender is answered 503, and a delivery still waiting in the
+    // queue is dropped from it: what is answered 503 is not applied later from memory.
+    batcher: createDeliveryBatcher({ pool: options.pool, persistTimeoutMs, ...options.batching }),
     bodyBytes: new WeakMap(),
     queueFull: new WeakSet(),
     failures: new WeakMap(),
@@ -372,14 +372,9 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
     baseUrl: endpoint.source.baseUrl,
     pii: endpoint.source.pii,
   };
-  // At the persist timeout the sender is answered 503, and a delivery still waiting in the
-  // queue is dropped from it: what is answered 503 is not applied later from memory.
-  const abandon = new AbortController();
-  const timer = setTimeout(() => abandon.abort(), receiver.persistTimeoutMs);
   try {
     const outcome = await batcher.receive(source, request.body, {
       bytes: receiver.bodyBytes.get(request) ?? 0,
-      signal: abandon.signal,
     });
     logger.debug(
       {
@@ -433,8 +428,6 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
     }
     receiver.failures.set(request, { context, msg: 'delivery not stored: unexpected error' });
     return reply.code(500).send({ error: 'internal_error' });
-  } finally {
-    clearTimeout(timer);
   }
 }
 
