@@ -90,7 +90,7 @@ const DEFAULT_MAX_BATCH = 200;
 /** Two transactions pipeline (one commits while the next runs); more only split the batches. */
 const DEFAULT_MAX_CONCURRENT = 2;
 /**
- * A transaction costs four round trips and a commit whatever its size. Started as soon as the
+ * A transaction costs a few round trips and a commit whatever its size. Started as soon as the
  * other one was, the second transaction took whatever had arrived meanwhile: at 32 connections
  * the batches averaged 10 deliveries, and that fixed cost was most of PostgreSQL's CPU per
  * delivery (batches of 10 cost it about three times what batches of 100 did). Now a second

@@ -186,6 +186,9 @@ function createApp(options: WebhookServerOptions, logger: Logger, persistTimeout
         maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
       }),
     loggerInstance: logger,
+    // No child logger per request (pino sets its redaction up again for each): the receiver's
+    // lines are its own (logRequests), none goes through request.log.
+    childLoggerFactory: (parent) => parent,
     // Fastify's own request lines carry the URL, and with it the token: onResponse logs instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
@@ -267,27 +270,47 @@ function logRequests(app: App, receiver: Receiver, refusals: RefusalLog, knownSo
         deliveryOutcome(status, { queueFull: queueFull.has(request) }),
         reply.elapsedTime / 1000,
       );
-    const line = {
-      method: request.method,
-      url: maskUrl(request.url, knownSources),
-      status,
-      ms: Math.round(reply.elapsedTime),
-      ip: request.ip,
-    };
+    const line = { logger, request, reply, knownSources };
     const failure = failures.get(request);
     if (COUNTED_REFUSALS.has(status) || queueFull.has(request)) {
       refusals.count(queueFull.has(request) ? 'queue_full' : String(status), request.ip);
-      logger.debug(line, 'request refused');
+      writeLine(line, 'debug', 'request refused');
     } else if (failure?.counted !== undefined) {
       refusals.count(failure.counted, request.ip);
-      logger.debug({ ...line, ...failure.context }, failure.msg);
-    } else if (failure !== undefined) {
-      const log = status >= 500 && status !== 503 ? logger.error : logger.warn;
-      log.call(logger, { ...line, ...failure.context }, failure.msg);
-    } else if (status >= 500) logger.error(line, 'request failed');
-    else if (request.url === '/healthz' || request.url === '/readyz') logger.debug(line, 'probe');
-    else logger.info(line, 'request');
+      writeLine(line, 'debug', failure.msg, failure.context);
+    } else if (failure !== undefined)
+      writeLine(line, status >= 500 && status !== 503 ? 'error' : 'warn', failure.msg, failure.context);
+    else if (status >= 500) writeLine(line, 'error', 'request failed');
+    else if (request.url === '/healthz' || request.url === '/readyz') writeLine(line, 'debug', 'probe');
+    else writeLine(line, 'info', 'request');
   });
+}
+
+/**
+ * A request's line, built only when its level is written: at warn (the usual level of a busy
+ * receiver) the masked URL and the object of every answered delivery were work for nothing.
+ */
+function writeLine(
+  {
+    logger,
+    request,
+    reply,
+    knownSources,
+  }: { logger: Logger; request: FastifyRequest; reply: FastifyReply; knownSources: Set<string> },
+  level: 'debug' | 'info' | 'warn' | 'error',
+  msg: string,
+  context?: Record<string, unknown>,
+): void {
+  if (!logger.isLevelEnabled(level)) return;
+  const line = {
+    method: request.method,
+    url: maskUrl(request.url, knownSources),
+    status: reply.statusCode,
+    ms: Math.round(reply.elapsedTime),
+    ip: request.ip,
+    ...context,
+  };
+  logger[level](line, msg);
 }
 
 function handleErrors(app: App, logger: Logger, bodyLimit: number, knownSources: Set<string>): void {
@@ -376,16 +399,17 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
     const outcome = await batcher.receive(source, request.body, {
       bytes: receiver.bodyBytes.get(request) ?? 0,
     });
-    logger.debug(
-      {
-        source: source.name,
-        eventId: outcome.eventId,
-        status: outcome.status,
-        duplicate: outcome.duplicate,
-        ...(outcome.status === 'applied' && outcome.merge ? { row: outcome.merge.row } : {}),
-      },
-      'delivery stored',
-    );
+    if (logger.isLevelEnabled('debug'))
+      logger.debug(
+        {
+          source: source.name,
+          eventId: outcome.eventId,
+          status: outcome.status,
+          duplicate: outcome.duplicate,
+          ...(outcome.status === 'applied' && outcome.merge ? { row: outcome.merge.row } : {}),
+        },
+        'delivery stored',
+      );
     if (outcome.status === 'suppressed')
       // Acknowledged, so the service stops sending it; nothing of it is stored.
       return reply.code(200).send({ status: 'suppressed', event_id: null, duplicate: false });
