@@ -46,21 +46,23 @@ export async function recordDelivery(trx: LoadTransaction, record: DeliveryRecor
 }
 
 /**
- * One statement, the same text whatever the number of deliveries: the rows travel as ONE jsonb
- * parameter (a JSON array) read by jsonb_to_recordset. A VALUES list with a parameter per column
- * and row made PostgreSQL parse and plan a new statement of up to 2,000 parameters per batch, and
- * Kysely build and compile it, every batch anew.
+ * The insert of recordDeliveries, reading its rows from `parameter`: a statement of its own, or
+ * the first query of the webhook receiver's one data-modifying statement (receive-batch.ts).
+ * The rows travel as ONE jsonb parameter (a JSON array) read by jsonb_to_recordset. A VALUES
+ * list with a parameter per column and row made PostgreSQL parse and plan a new statement of up
+ * to 2,000 parameters per batch, and Kysely build and compile it, every batch anew.
  * A storable body travels as itself inside a one-element array (`body -> 0`: a body that is JSON
  * null stays the jsonb null, not SQL NULL); an unstorable one as its JSON text, a string.
  */
-const RECORD_DELIVERIES = preparedStatement(`
+export function recordDeliveriesQuery(parameter: string): string {
+  return `
   insert into webhook_events as e
     (source_id, body_hash, type, status, error, body, body_text, delivery_count, applied_at)
   select r.source_id, r.body_hash, r.type, r.status, r.error, r.body -> 0, r.body_text, r.copies,
          case when r.status = 'applied' then now() end
-  from jsonb_to_recordset($1::jsonb) as r(source_id text, body_hash text, type text, status text,
-                                          error text, body jsonb, body_text text, copies integer,
-                                          visitor_id text)
+  from jsonb_to_recordset(${parameter}::jsonb) as r(source_id text, body_hash text, type text,
+                                          status text, error text, body jsonb, body_text text,
+                                          copies integer, visitor_id text)
   -- The suppression list (src/privacy/suppression.ts) read in this statement: the caller took the
   -- writers' shared lock in the one before, so a forget committed meanwhile is seen.
   where r.visitor_id is null
@@ -71,7 +73,57 @@ const RECORD_DELIVERIES = preparedStatement(`
   on conflict (source_id, body_hash) do update set
     delivery_count = e.delivery_count + excluded.delivery_count,
     last_received_at = now()
-  returning id, status, error, source_id, body_hash, (xmax = 0) as inserted`);
+  returning id, status, error, source_id, body_hash, (xmax = 0) as inserted`;
+}
+
+/** One statement, the same text whatever the number of deliveries. */
+const RECORD_DELIVERIES = preparedStatement(recordDeliveriesQuery('$1'));
+
+/** A row of webhook_events as recordDeliveriesQuery returns it. */
+export interface RecordedRow {
+  id: number | string;
+  status: WebhookEventStatus;
+  error: string | null;
+  source_id: string;
+  body_hash: string;
+  inserted: boolean;
+}
+
+/** The parameter of recordDeliveriesQuery: the records as one JSON array. */
+export function deliveriesParameter(records: readonly BatchedDeliveryRecord[]): string {
+  return JSON.stringify(
+    records.map((record) => ({
+      source_id: record.sourceId,
+      body_hash: record.bodyHash,
+      type: record.type,
+      status: record.status,
+      error: record.error,
+      ...(record.storable ? { body: [record.body] } : { body_text: JSON.stringify(record.body) }),
+      copies: record.copies,
+      visitor_id: record.unlessSuppressed,
+    })),
+  );
+}
+
+/** recordDeliveriesQuery's rows for `records`, in their order; undefined for one suppressed. */
+export function storedDeliveries(
+  records: readonly BatchedDeliveryRecord[],
+  rows: readonly RecordedRow[],
+): (StoredDelivery | undefined)[] {
+  const keyOf = (sourceId: string, bodyHash: string) => `${sourceId}\u0000${bodyHash}`;
+  const byKey = new Map(
+    rows.map((row) => [
+      keyOf(row.source_id, row.body_hash),
+      { id: Number(row.id), status: row.status, error: row.error, inserted: row.inserted },
+    ]),
+  );
+  return records.map((record) => {
+    const stored = byKey.get(keyOf(record.sourceId, record.bodyHash));
+    if (stored === undefined && record.unlessSuppressed === null)
+      throw new Error('a stored delivery was not returned');
+    return stored;
+  });
+}
 
 /**
  * recordDelivery for many distinct bodies in one statement (the webhook receiver's
@@ -85,37 +137,10 @@ export async function recordDeliveries(
   records: readonly BatchedDeliveryRecord[],
 ): Promise<(StoredDelivery | undefined)[]> {
   if (records.length === 0) return [];
-  const keyOf = (sourceId: string, bodyHash: string) => `${sourceId}\u0000${bodyHash}`;
-  const rows = records.map((record) => ({
-    source_id: record.sourceId,
-    body_hash: record.bodyHash,
-    type: record.type,
-    status: record.status,
-    error: record.error,
-    ...(record.storable ? { body: [record.body] } : { body_text: JSON.stringify(record.body) }),
-    copies: record.copies,
-    visitor_id: record.unlessSuppressed,
-  }));
-  const result = await trx.db.executeQuery<{
-    id: number;
-    status: WebhookEventStatus;
-    error: string | null;
-    source_id: string;
-    body_hash: string;
-    inserted: boolean;
-  }>(CompiledQuery.raw(RECORD_DELIVERIES, [JSON.stringify(rows)]));
-  const byKey = new Map(
-    result.rows.map((row) => [
-      keyOf(row.source_id, row.body_hash),
-      { id: row.id, status: row.status, error: row.error, inserted: row.inserted },
-    ]),
+  const result = await trx.db.executeQuery<RecordedRow>(
+    CompiledQuery.raw(RECORD_DELIVERIES, [deliveriesParameter(records)]),
   );
-  return records.map((record) => {
-    const stored = byKey.get(keyOf(record.sourceId, record.bodyHash));
-    if (stored === undefined && record.unlessSuppressed === null)
-      throw new Error('a stored delivery was not returned');
-    return stored;
-  });
+  return storedDeliveries(records, result.rows);
 }
 
 /** Sets a stored delivery's outcome (a redelivery or a replay that decided differently). */

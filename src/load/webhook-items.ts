@@ -62,6 +62,28 @@ export async function mergeWebhookBodies(
   bodies: readonly { sourceId: string; body: WebhookBody; receivedAt?: Date }[],
 ): Promise<WebhookMerge[]> {
   if (bodies.length === 0) return [];
+  const planned = planWebhookMerge(bodies);
+  // ONE statement for the visitors and both tables: each round trip to PostgreSQL costs both
+  // processes a wake-up, on a busy machine as much as the statement's own work.
+  const { rows: written } = await trx.db.executeQuery<WrittenRow>(
+    CompiledQuery.raw(mergeStatementText(planned), planned.parameters),
+  );
+  return finishWebhookMerge(trx, planned, written);
+}
+
+/** mergeWebhookBodies' statement, planned: sent alone or after another query (below). */
+export interface PlannedMerge {
+  bodies: readonly { sourceId: string; body: WebhookBody }[];
+  visitorPlan: VisitorPlan;
+  tables: { indexes: number[]; plan: MergePlan }[];
+  /** The visitors' rows, then each table's, as JSON arrays. */
+  parameters: string[];
+}
+
+/** What mergeWebhookBodies' statement will write, and its parameters (at least one body). */
+export function planWebhookMerge(
+  bodies: readonly { sourceId: string; body: WebhookBody; receivedAt?: Date }[],
+): PlannedMerge {
   const visitorPlan = planVisitors(bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })));
   const rows = bodies.map(({ sourceId, body, receivedAt }) => ({
     ...(body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body)),
@@ -73,14 +95,45 @@ export async function mergeWebhookBodies(
       ? []
       : [{ indexes, plan: planMerge(indexes.map((i) => rows[i] as MergeRow)) }];
   });
-  // ONE statement for the visitors and both tables: each round trip to PostgreSQL costs both
-  // processes a wake-up, on a busy machine as much as the statement's own work.
-  const { rows: written } = await trx.db.executeQuery<WrittenRow>(
-    CompiledQuery.raw(combinedStatement(tables.map(({ plan }) => plan)), [
-      visitorPlan.parameter,
-      ...tables.map(({ plan }) => plan.parameter),
-    ]),
+  return {
+    bodies,
+    visitorPlan,
+    tables,
+    parameters: [visitorPlan.parameter, ...tables.map(({ plan }) => plan.parameter)],
+  };
+}
+
+/**
+ * A query that runs first, in the same statement, and decides whether the merge happens at all:
+ * the webhook receiver stores its deliveries and merges their bodies in one round trip, the merge
+ * writing only when `guard` holds (every valid delivery was new). Its rows are returned first,
+ * with the columns of `columns` (the merge's rows have NULL there).
+ */
+export interface MergePrelude {
+  /** The WITH query, named `name`, whose parameters come before the merge's. */
+  name: string;
+  query: string;
+  parameters: number;
+  /** Its extra columns, as `name type`, read from it as they are. */
+  columns: readonly { name: string; type: string }[];
+  guard: string;
+}
+
+/** The text of the statement of a plan, optionally after a prelude (made once per shape). */
+export function mergeStatementText(planned: PlannedMerge, prelude?: MergePrelude): string {
+  return combinedStatement(
+    planned.tables.map(({ plan }) => plan),
+    prelude,
   );
+}
+
+/** What the merge's statement did to each body, from the rows it returned (others ignored). */
+export async function finishWebhookMerge(
+  trx: LoadTransaction,
+  planned: PlannedMerge,
+  written: readonly WrittenRow[],
+): Promise<WebhookMerge[]> {
+  const { bodies, visitorPlan, tables } = planned;
   const visitors = visitorEffects(visitorPlan, bodies.length, written);
   const effects: MergeEffect[] = new Array(bodies.length).fill('unchanged');
   for (const { indexes, plan } of tables) {
@@ -143,7 +196,7 @@ function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRowOf<'surv
 const NEVER_FILLED = new Set(['source_id', 'raw']);
 
 /** What mergeWebhookBodies' statement returns: a visitor it inserted, or a row it wrote. */
-interface WrittenRow {
+export interface WrittenRow {
   table: 'visitors' | MergeTable;
   source_id: string;
   /** The visitor's id (visitors), or the row's id (feedback, survey_answers). */
@@ -154,7 +207,7 @@ interface WrittenRow {
 }
 
 /** One table's rows as mergeWebhookBodies' statement writes them. */
-interface MergePlan {
+export interface MergePlan {
   table: MergeTable;
   columns: string[];
   keyColumns: string[];
@@ -234,28 +287,47 @@ const combinedStatements = new Map<string, string>();
  * Visitors are written first, then the items, like the API load: the same lock order avoids
  * deadlocks (PostgreSQL runs the data-modifying WITH queries as the final UNION ALL reads them).
  */
-function combinedStatement(plans: readonly MergePlan[]): string {
-  const cacheKey = JSON.stringify(
+function combinedStatement(plans: readonly MergePlan[], prelude?: MergePrelude): string {
+  const cacheKey = JSON.stringify([
     plans.map(({ table, columns, keyColumns, filled }) => [table, columns, keyColumns, filled]),
-  );
+    prelude ?? null,
+  ]);
   const known = combinedStatements.get(cacheKey);
   if (known !== undefined) return known;
-  const queries = plans.map((plan, n) => `written_${plan.table} as (${mergeStatement(plan, `$${n + 2}`)})`);
+  const first = (prelude?.parameters ?? 0) + 1;
+  const guard = prelude === undefined ? 'true' : prelude.guard;
+  const queries = plans.map(
+    (plan, n) => `written_${plan.table} as (${mergeStatement(plan, `$${first + n + 1}`, guard)})`,
+  );
+  // The prelude's own columns: NULL in the merge's rows.
+  const extra = (prelude?.columns ?? []).map(({ type }) => `, null::${type}`).join('');
   const reads = plans.map(
     ({ table, keyColumns }) =>
-      `select '${table}', source_id, id::text, "${keyColumns[2]}", inserted from written_${table}`,
+      `select '${table}', source_id, id::text, "${keyColumns[2]}", inserted${extra} from written_${table}`,
   );
+  const preludeQuery = prelude === undefined ? '' : `${prelude.name} as (${prelude.query}),\n    `;
+  const preludeRead =
+    prelude === undefined
+      ? ''
+      : `select '${prelude.name}' as "table", source_id, id::text, null::bigint as key2, inserted${prelude.columns
+          .map(({ name, type }) => `, ${name}::${type}`)
+          .join('')} from ${prelude.name}
+    union all `;
   const text = `
-    with written_visitors as (${INSERT_VISITORS}),
+    with ${preludeQuery}written_visitors as (${insertVisitors(`$${first}`, guard)}),
     ${queries.join(',\n    ')}
-    select 'visitors' as "table", source_id, id, null::bigint as key2, true as inserted from written_visitors
+    ${preludeRead}select 'visitors' as "table", source_id, id, null::bigint as key2, true as inserted${extra} from written_visitors
     ${reads.map((read) => `union all ${read}`).join('\n    ')}`;
   combinedStatements.set(cacheKey, preparedStatement(text));
   return text;
 }
 
 /** The insert of one table's rows, read from the jsonb array in `parameter`. */
-function mergeStatement({ table, columns, keyColumns, filled }: MergePlan, parameter: string): string {
+function mergeStatement(
+  { table, columns, keyColumns, filled }: MergePlan,
+  parameter: string,
+  guard: string,
+): string {
   const id = (c: string) => `"${c}"`;
   const merged = (c: string) => `coalesce(t.${id(c)}, excluded.${id(c)})`;
   const origin = `case when t.origin = 'api' then 'both' else t.origin end`;
@@ -270,6 +342,7 @@ function mergeStatement({ table, columns, keyColumns, filled }: MergePlan, param
     insert into ${id(table)} as t (${columns.map(id).join(', ')}, origin, webhook_received_at)
     select ${columns.map((c) => `r.${id(c)}`).join(', ')}, 'webhook', coalesce(r.${RECEIVED_AT}, now())
     from jsonb_to_recordset(${parameter}::jsonb) as r(${recordType.join(', ')})
+    where ${guard}
     on conflict (${keyColumns.map(id).join(', ')}) do update set
       ${filled.map((c) => `${id(c)} = ${merged(c)}`).join(', ')},
       origin = ${origin},
@@ -285,17 +358,18 @@ const VISITOR_TYPES: Partial<Record<(typeof VISITOR_COLUMNS)[number], string>> =
   // visitorRow gives raw as JSON text: a string here, cast below.
   raw: 'text',
 };
-/** Inserts the visitors not stored yet, from the jsonb array $1; leaves the others alone. */
-const INSERT_VISITORS = `
+/** Inserts the visitors not stored yet, from the jsonb array `parameter`; leaves the others alone. */
+const insertVisitors = (parameter: string, guard: string) => `
   insert into visitors (${VISITOR_COLUMNS.map((c) => `"${c}"`).join(', ')})
   select ${VISITOR_COLUMNS.map((c) => (c === 'raw' ? 'r.raw::jsonb' : `r."${c}"`)).join(', ')}
-  from jsonb_to_recordset($1::jsonb)
+  from jsonb_to_recordset(${parameter}::jsonb)
     as r(${VISITOR_COLUMNS.map((c) => `"${c}" ${VISITOR_TYPES[c] ?? 'text'}`).join(', ')})
+  where ${guard}
   -- DO NOTHING takes no row lock: a visitor the API (or another delivery) loaded stays as it is.
   on conflict (source_id, id) do nothing
   returning source_id, id`;
 
-interface VisitorPlan {
+export interface VisitorPlan {
   /** The first entry naming each visitor, by [source, id]. */
   firstOf: Map<string, { index: number }>;
   parameter: string;

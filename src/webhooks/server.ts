@@ -106,7 +106,6 @@ interface Receiver {
   logger: Logger;
   endpoints: Map<string, Endpoint>;
   batcher: DeliveryBatcher;
-  persistTimeoutMs: number;
   /** Size of each parsed body as received, for the queue's byte bound. */
   bodyBytes: WeakMap<FastifyRequest, number>;
   /** Requests answered 503 because the queue was full: counted, not logged one by one. */
@@ -148,8 +147,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const receiver: Receiver = {
     logger,
     endpoints: webhookEndpoints(options.sources),
-    batcher: createDeliveryBatcher({ pool: options.pool, ...options.batching }),
-    persistTimeoutMs,
+    // At the persist timeout the sender is answered 503, and a delivery still waiting in the
+    // queue is dropped from it: what is answered 503 is not applied later from memory.
+    batcher: createDeliveryBatcher({ pool: options.pool, persistTimeoutMs, ...options.batching }),
     bodyBytes: new WeakMap(),
     queueFull: new WeakSet(),
     failures: new WeakMap(),
@@ -186,6 +186,9 @@ function createApp(options: WebhookServerOptions, logger: Logger, persistTimeout
         maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
       }),
     loggerInstance: logger,
+    // No child logger per request (pino sets its redaction up again for each): the receiver's
+    // lines are its own (logRequests), none goes through request.log.
+    childLoggerFactory: (parent) => parent,
     // Fastify's own request lines carry the URL, and with it the token: onResponse logs instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
@@ -267,27 +270,47 @@ function logRequests(app: App, receiver: Receiver, refusals: RefusalLog, knownSo
         deliveryOutcome(status, { queueFull: queueFull.has(request) }),
         reply.elapsedTime / 1000,
       );
-    const line = {
-      method: request.method,
-      url: maskUrl(request.url, knownSources),
-      status,
-      ms: Math.round(reply.elapsedTime),
-      ip: request.ip,
-    };
+    const line = { logger, request, reply, knownSources };
     const failure = failures.get(request);
     if (COUNTED_REFUSALS.has(status) || queueFull.has(request)) {
       refusals.count(queueFull.has(request) ? 'queue_full' : String(status), request.ip);
-      logger.debug(line, 'request refused');
+      writeLine(line, 'debug', 'request refused');
     } else if (failure?.counted !== undefined) {
       refusals.count(failure.counted, request.ip);
-      logger.debug({ ...line, ...failure.context }, failure.msg);
-    } else if (failure !== undefined) {
-      const log = status >= 500 && status !== 503 ? logger.error : logger.warn;
-      log.call(logger, { ...line, ...failure.context }, failure.msg);
-    } else if (status >= 500) logger.error(line, 'request failed');
-    else if (request.url === '/healthz' || request.url === '/readyz') logger.debug(line, 'probe');
-    else logger.info(line, 'request');
+      writeLine(line, 'debug', failure.msg, failure.context);
+    } else if (failure !== undefined)
+      writeLine(line, status >= 500 && status !== 503 ? 'error' : 'warn', failure.msg, failure.context);
+    else if (status >= 500) writeLine(line, 'error', 'request failed');
+    else if (request.url === '/healthz' || request.url === '/readyz') writeLine(line, 'debug', 'probe');
+    else writeLine(line, 'info', 'request');
   });
+}
+
+/**
+ * A request's line, built only when its level is written: at warn (the usual level of a busy
+ * receiver) the masked URL and the object of every answered delivery were work for nothing.
+ */
+function writeLine(
+  {
+    logger,
+    request,
+    reply,
+    knownSources,
+  }: { logger: Logger; request: FastifyRequest; reply: FastifyReply; knownSources: Set<string> },
+  level: 'debug' | 'info' | 'warn' | 'error',
+  msg: string,
+  context?: Record<string, unknown>,
+): void {
+  if (!logger.isLevelEnabled(level)) return;
+  const line = {
+    method: request.method,
+    url: maskUrl(request.url, knownSources),
+    status: reply.statusCode,
+    ms: Math.round(reply.elapsedTime),
+    ip: request.ip,
+    ...context,
+  };
+  logger[level](line, msg);
 }
 
 function handleErrors(app: App, logger: Logger, bodyLimit: number, knownSources: Set<string>): void {
@@ -372,25 +395,21 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
     baseUrl: endpoint.source.baseUrl,
     pii: endpoint.source.pii,
   };
-  // At the persist timeout the sender is answered 503, and a delivery still waiting in the
-  // queue is dropped from it: what is answered 503 is not applied later from memory.
-  const abandon = new AbortController();
-  const timer = setTimeout(() => abandon.abort(), receiver.persistTimeoutMs);
   try {
     const outcome = await batcher.receive(source, request.body, {
       bytes: receiver.bodyBytes.get(request) ?? 0,
-      signal: abandon.signal,
     });
-    logger.debug(
-      {
-        source: source.name,
-        eventId: outcome.eventId,
-        status: outcome.status,
-        duplicate: outcome.duplicate,
-        ...(outcome.status === 'applied' && outcome.merge ? { row: outcome.merge.row } : {}),
-      },
-      'delivery stored',
-    );
+    if (logger.isLevelEnabled('debug'))
+      logger.debug(
+        {
+          source: source.name,
+          eventId: outcome.eventId,
+          status: outcome.status,
+          duplicate: outcome.duplicate,
+          ...(outcome.status === 'applied' && outcome.merge ? { row: outcome.merge.row } : {}),
+        },
+        'delivery stored',
+      );
     if (outcome.status === 'suppressed')
       // Acknowledged, so the service stops sending it; nothing of it is stored.
       return reply.code(200).send({ status: 'suppressed', event_id: null, duplicate: false });
@@ -433,8 +452,6 @@ async function deliver(receiver: Receiver, request: FastifyRequest, reply: Fasti
     }
     receiver.failures.set(request, { context, msg: 'delivery not stored: unexpected error' });
     return reply.code(500).send({ error: 'internal_error' });
-  } finally {
-    clearTimeout(timer);
   }
 }
 

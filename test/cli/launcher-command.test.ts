@@ -4,7 +4,14 @@
  * specifications hold that reading to the real command tree.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_HEAP_MB, heapLimitFor, LONG_RUNS } from '../../bin/launch.js';
+import {
+  DEFAULT_HEAP_MB,
+  heapLimitFor,
+  LONG_RUNS,
+  SEMI_SPACE_MB,
+  SERVE_SEMI_SPACE_MB,
+  semiSpaceFor,
+} from '../../bin/launch.js';
 import { buildProgram } from '../../src/cli/main.js';
 
 const argv = (...args: string[]): string[] => ['node', 'insights-sync', ...args];
@@ -35,5 +42,12 @@ describe('the launcher reads the command as commander does', () => {
       expect(heapLimitFor(argv(name, '--help'), {}, [])).toBeUndefined();
       expect(heapLimitFor(argv(name, '-h'), {}, [])).toBeUndefined();
     }
+  });
+
+  it('serve gets larger semi-spaces than the other long runs (a young generation for its requests)', () => {
+    expect(semiSpaceFor(argv('serve'))).toBe(SERVE_SEMI_SPACE_MB);
+    expect(SERVE_SEMI_SPACE_MB).toBeGreaterThan(SEMI_SPACE_MB);
+    for (const name of LONG_RUNS)
+      if (name !== 'serve') expect(semiSpaceFor(argv(name, '--source', 'serve'))).toBe(SEMI_SPACE_MB);
   });
 });

@@ -90,21 +90,48 @@ describe('the statements of a batch of deliveries', () => {
       receiveDeliveries(t.pool, newDeliveries(100, 100), ensured),
     );
     expect(large.map((s) => s.text)).toEqual(small.map((s) => s.text));
-    // The rows of each table as one JSON array: visitors, feedback, survey answers.
-    expect(Math.max(...large.map((s) => s.parameters))).toBeLessThanOrEqual(3);
+    // The rows of each table as one JSON array: deliveries, visitors, feedback, survey answers.
+    expect(Math.max(...large.map((s) => s.parameters))).toBeLessThanOrEqual(4);
   });
 
-  it('are four round trips: begin with the lock, deliveries, visitors with feedback and survey answers, commit', async () => {
+  it('are three round trips: begin with the lock, deliveries with visitors, feedback and survey answers, commit', async () => {
     const ensured = new Set(['main']);
     const sent = await statementsOf(t.pool, () => receiveDeliveries(t.pool, newDeliveries(0, 50), ensured));
+    expect(sent.length).toBe(3);
+  });
+
+  it('merge in a statement of their own, the fourth round trip, when a valid delivery of the batch is a redelivery', async () => {
+    const ensured = new Set(['main']);
+    const stored = newDeliveries(500, 1);
+    await receiveDeliveries(t.pool, stored, ensured);
+    const batch = [...newDeliveries(501, 3), ...stored];
+    let outcomes: Awaited<ReturnType<typeof receiveDeliveries>> = [];
+    const sent = await statementsOf(t.pool, async () => {
+      outcomes = await receiveDeliveries(t.pool, batch, ensured);
+    });
     expect(sent.length).toBe(4);
+    expect(outcomes.map((o) => [o.status, o.duplicate])).toEqual([
+      ['applied', false],
+      ['applied', false],
+      ['applied', false],
+      ['applied', true],
+    ]);
+    // The new ones merged, each with its row and visitor, the redelivery nothing more.
+    expect(outcomes.slice(0, 3).map((o) => o.status === 'applied' && o.merge)).toEqual(
+      Array(3).fill({ row: 'inserted', visitor: 'inserted' }),
+    );
+    expect(outcomes[3]).not.toHaveProperty('merge');
+    const items = await sql<{ n: number }>`
+      select (select count(*)::int from feedback where id between 500 and 503)
+           + (select count(*)::int from survey_answers where id between 500 and 503) as n`.execute(t.db);
+    expect(items.rows[0]?.n).toBe(4);
   });
 
   it('send every statement with rows as a named statement, which each connection prepares once', async () => {
     const ensured = new Set(['main']);
     const sent = await statementsOf(t.pool, () => receiveDeliveries(t.pool, newDeliveries(0, 50), ensured));
     const withRows = sent.filter((s) => s.parameters > 0);
-    expect(withRows).toHaveLength(2);
+    expect(withRows).toHaveLength(1);
     for (const statement of withRows) expect(statement.name).toMatch(/^insights_\d+$/);
     // The same names for a batch of another size: one prepared statement each, not one per batch.
     const again = await statementsOf(t.pool, () => receiveDeliveries(t.pool, newDeliveries(100, 7), ensured));

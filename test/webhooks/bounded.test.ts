@@ -194,6 +194,29 @@ describe('a bounded delivery queue while the database is slow', () => {
   });
 });
 
+describe('the persist timeout of deliveries waiting', () => {
+  it('is one timer for all of them, not one each', async () => {
+    const t = await createTestDatabase();
+    onTestFinished(() => t.drop());
+    const app = receiver(t.pool, { persistTimeoutMs: 60_000, batching: { maxConcurrent: 1 } });
+    onTestFinished(() => app.close());
+    const base = await listen(app);
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const ids = Array.from({ length: 40 }, (_, i) => 700_000 + i);
+    const statuses = await whileLocked(t, async (waiting) => {
+      const first = post(base, feedbackBody({ id: ids[0] }));
+      await expect.poll(waiting).toBe(1);
+      const before = timers();
+      const rest = ids.slice(1).map((id) => post(base, feedbackBody({ id })));
+      await expect.poll(() => app.deliveryStats().held).toBe(ids.length);
+      // 39 more deliveries waiting; the HTTP client and server may each add a timer of their own.
+      expect(timers() - before).toBeLessThan(5);
+      return [first, ...rest];
+    }).then((sent) => Promise.all(sent));
+    expect(statuses.every((status) => status === 200)).toBe(true);
+  });
+});
+
 describe('a delivery that timed out waiting', () => {
   it('is counted with the refusals: one warn line for the deliveries answered 503, whether they waited in the queue or in a transaction', async () => {
     const t = await createTestDatabase();
