@@ -103,7 +103,10 @@ export async function stageRows(
   // Lives as long as the connection, created once per connection; emptied at every commit or
   // rollback. Two round trips per table and window saved: the window's transaction is short.
   if (!trx.connection.has(`temp table ${stage}`)) {
-    await sql`create temp table if not exists ${sql.id(stage)} (like ${sql.table(spec.table)} including defaults) on commit delete rows`.execute(
+    // Keyed like the table: a statement that joins the staged rows from the stored table's side
+    // finds each by its key, where a table without index is read whole for every stored row.
+    const key = sql.join(spec.key.map((c) => sql.id(c)));
+    await sql`create temp table if not exists ${sql.id(stage)} (like ${sql.table(spec.table)} including defaults, primary key (${key})) on commit delete rows`.execute(
       trx.db,
     );
     trx.connection.add(`temp table ${stage}`);

@@ -12,6 +12,6 @@ export default defineConfig({
   root: path.resolve(import.meta.dirname, '../..'),
   test: {
     ...base.test,
-    include: ['test/analyst/**/*.explain.ts'],
+    include: ['test/analyst/**/*.explain.ts', 'test/load/**/*.explain.ts'],
   },
 });

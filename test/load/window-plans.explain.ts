@@ -1,0 +1,282 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Feedback } from '../../src/schemas/feedback.js';
+import type { SurveyAnswer } from '../../src/schemas/survey-answer.js';
+import { storeWindow, type WindowToStore } from '../../src/sync/store-window.js';
+import { addDays, type DayString } from '../../src/time/days.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { visitor } from '../webhooks/webhook-helpers.js';
+
+/**
+ * A window's statements join its staged rows (a temporary table, never analyzed) with the stored
+ * table. With hash and merge joins off (WINDOW_SETTINGS, src/load/windowed.ts) every join is a
+ * nested loop, and a nested loop whose inner side is not a probe by key reads a whole table for
+ * every outer row: a staging table without index, a stored table by Seq Scan, or by an index that
+ * the source id alone leads to (every row of the source). One such plan made a window's item
+ * upsert run for minutes in the load benchmark.
+ *
+ * On a warehouse of a busy site's 20 days (200,000 feedback items, as many survey answers), the
+ * statements of a window of 20 and of 10,000 items are EXPLAINed on their own connection just
+ * before the loader runs them (staged rows in place, settings made): on tables never analyzed
+ * (a new warehouse, empty and full: autovacuum analyzes late) and on analyzed ones. The item upsert (with
+ * the webhook rows it contradicts) and the visitors' upsert, which every window runs, never read a
+ * stored table whole nor anything whole per row. Every plan goes to test-output/window-plans.txt,
+ * with the faults of the other statements (the moved-items bookkeeping) marked, not asserted.
+ */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Parent Relationship'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+const STORED = 200_000;
+const DAYS = 20;
+const VISITORS = 50_000;
+/** The stored tables a window reads: never from end to end. */
+const STORED_TABLES = ['feedback', 'survey_answers', 'visitors'];
+/** The indexes that find a stored row by its key (or a day's rows by dt): a probe, not a scan. */
+const KEYED_INDEX = /_(pkey|dt_idx)$/;
+const FIRST_DAY = '2025-03-01' as DayString;
+/** The statements every window runs, whose plans are asserted. */
+const ASSERTED = /insert into "(feedback|survey_answers)"|insert into visitors/;
+const EXPLAINABLE = /^\s*(with|select|insert|update|delete)\b/i;
+
+/**
+ * The plan's lines, indented, and what in it reads a table whole too often: a Seq Scan of a
+ * stored table (its whole size, every window), and a Seq Scan on the inner side of a Nested Loop
+ * (read again for every outer row; a staging table of 10,000 rows read 10,000 times).
+ */
+function readPlan(root: PlanNode): { lines: string[]; faults: string[] } {
+  const lines: string[] = [];
+  const faults: string[] = [];
+  /** `inner`: on the inner side of a Nested Loop, run again for every outer row. */
+  const walk = (node: PlanNode, depth: number, inner: { materialized: boolean } | undefined) => {
+    const on = node['Relation Name'] ? ` on ${node['Relation Name']}` : '';
+    const using = node['Index Name'] ? ` using ${node['Index Name']}` : '';
+    lines.push(`${'  '.repeat(depth)}${node['Node Type']}${using}${on}`);
+    const stored = STORED_TABLES.includes(node['Relation Name'] ?? '');
+    const what = `${node['Node Type']}${using}${on}`;
+    if (node['Node Type'] === 'Seq Scan' && stored) faults.push(what);
+    else if (inner && node['Node Type'] === 'Seq Scan') faults.push(`${what}, inner side of a Nested Loop`);
+    else if (inner && stored && (inner.materialized || !KEYED_INDEX.test(node['Index Name'] ?? '')))
+      // Materialized: the whole index range kept and read again for every outer row. Another
+      // index: one that the source id alone leads to reads the source's every row, per outer row.
+      faults.push(`${what}, inner side of a Nested Loop${inner.materialized ? ', materialized' : ''}`);
+    for (const child of node.Plans ?? []) {
+      const innerOfThis = node['Node Type'] === 'Nested Loop' && child['Parent Relationship'] === 'Inner';
+      const next = inner ?? (innerOfThis ? { materialized: false } : undefined);
+      walk(
+        child,
+        depth + 1,
+        next && {
+          materialized:
+            next.materialized || node['Node Type'] === 'Materialize' || child['Node Type'] === 'Materialize',
+        },
+      );
+    }
+  };
+  walk(root, 0, undefined);
+  return { lines, faults };
+}
+
+interface ExplainedStatement {
+  text: string;
+  lines: string[];
+  faults: string[];
+}
+
+/** Rows of a busy site's 20 days, in day order, as day-by-day loads leave them. */
+async function fill(pool: pg.Pool): Promise<void> {
+  const visitorOf = (n: string) => `'v' || lpad(((${n}) % ${VISITORS})::text, 6, '0')`;
+  const dt = `timestamptz '${FIRST_DAY} 00:00Z' + (g * ${DAYS} / ${STORED}) * interval '1 day'
+              + ((g * 7919) % 86400) * interval '1 second'`;
+  await pool.query(`insert into sources (source_id, base_url) values ('main', 'https://api.example.com')`);
+  await pool.query(`
+    insert into visitors (source_id, id, name, company, email, ip, user_agent, landing_page, ref_page,
+                          created_at, device, browser, os, raw, observed_at)
+    select 'main', ${visitorOf('g')}, 'Visitor ' || g, '', 'v' || g || '@mail.example', '203.0.113.7',
+           'Mozilla/5.0', 'https://shop.example.com/', '', timestamptz '${FIRST_DAY}', 'desktop', 'Firefox',
+           'Linux', jsonb_build_object('id', ${visitorOf('g')}), timestamptz '${FIRST_DAY}'
+      from generate_series(0, ${VISITORS - 1}) g`);
+  await pool.query(`
+    insert into feedback (source_id, id, feedback_id, question, session, comment, rating, rating_text, dt, url,
+                          screenshot, visitor_id, raw, origin)
+    select 'main', g, 101, 'How would you rate this page?', 's-' || g, repeat('Great selection. ', 20), 4,
+           'Like', ${dt}, 'https://shop.example.com/', 'https://cdn.example/' || g || '.png',
+           ${visitorOf('g * 13')}, jsonb_build_object('id', g, 'comment', repeat('Great selection. ', 20)), 'api'
+      from generate_series(0, ${STORED - 1}) g`);
+  await pool.query(`
+    insert into survey_answers (source_id, id, question_id, question, session, comment, dt, url, visitor_id, raw, origin)
+    select 'main', g, 11, 'What brought you here?', 's-' || g, repeat('Price. ', 40), ${dt},
+           'https://shop.example.com/', ${visitorOf('g * 17')},
+           jsonb_build_object('id', g, 'comment', repeat('Price. ', 40)), 'api'
+      from generate_series(0, ${STORED - 1}) g`);
+}
+
+const visitorId = (i: number) => `v${String((i * 13) % VISITORS).padStart(6, '0')}`;
+const at = (day: DayString, i: number) =>
+  `${day}T${String(Math.floor(i / 3600) % 24).padStart(2, '0')}:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}.000Z`;
+
+function feedbackItems(day: DayString, n: number, from: number): Feedback[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: from + i,
+    feedback_id: 101,
+    question: 'How would you rate this page?',
+    session: `s-${from + i}`,
+    comment: 'Great selection. '.repeat(20),
+    rating: 4,
+    rating_text: 'Like',
+    dt: at(day, i),
+    url: 'https://shop.example.com/',
+    screenshot: `https://cdn.example/${from + i}.png`,
+    visitor: visitor(visitorId(i)),
+  }));
+}
+
+function surveyItems(day: DayString, n: number, from: number): SurveyAnswer[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: from + i,
+    question_id: 11,
+    question: 'What brought you here?',
+    session: `s-${from + i}`,
+    comment: 'Price. '.repeat(40),
+    dt: at(day, i),
+    url: 'https://shop.example.com/',
+    visitor: visitor(visitorId(i)),
+  }));
+}
+
+/** Thrown instead of a window's commit: the window leaves the tables as they were. */
+class RolledBack extends Error {}
+
+/** Thrown instead of running a statement whose plan is at fault: it would take minutes. */
+class Faulty extends Error {}
+
+const OUTPUT = path.resolve(import.meta.dirname, '../../test-output/window-plans.txt');
+
+describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows`, () => {
+  let t: TestDatabase;
+  /** Set while a window loads: its statements are EXPLAINed before they run. */
+  let explained: ExplainedStatement[] | undefined;
+  const report: string[] = [];
+
+  const show = (s: ExplainedStatement) =>
+    `${s.text.replace(/\s+/g, ' ').trim().slice(0, 100)}\n${s.lines.join('\n')}${s.faults.map((f) => `\n!! ${f}`).join('')}`;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    // The statistics are the test's to choose: no analyze behind its back.
+    for (const table of [...STORED_TABLES, 'key_collisions'])
+      await t.pool.query(`alter table ${table} set (autovacuum_enabled = off)`);
+    const wrapped = new WeakSet<pg.PoolClient>();
+    t.pool.on('acquire', (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0];
+        const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
+        // Every window is rolled back: each test starts from the tables (and statistics) it chose.
+        if (explained !== undefined && text === 'commit') return Promise.reject(new RolledBack());
+        // A COPY (a stream), a transaction's begin and settings, a statement outside a window: as is.
+        if (explained === undefined || typeof text !== 'string' || !EXPLAINABLE.test(text))
+          return query(...args);
+        const values = typeof first === 'string' ? args[1] : (first as { values?: unknown[] }).values;
+        const into = explained;
+        return (async () => {
+          const result = (await query(`explain (format json) ${text}`, values)) as pg.QueryResult<{
+            'QUERY PLAN': [{ Plan: PlanNode }];
+          }>;
+          const root = result.rows[0]?.['QUERY PLAN'][0].Plan;
+          if (!root) throw new Error(`no plan for ${text}`);
+          const plan = readPlan(root);
+          into.push({ text, ...plan });
+          report.push(show({ text, ...plan }));
+          if (plan.faults.length > 0 && ASSERTED.test(text)) throw new Faulty();
+          return query(...args);
+        })();
+      };
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await mkdir(path.dirname(OUTPUT), { recursive: true });
+    await writeFile(OUTPUT, `${report.join('\n\n')}\n`);
+    await t?.drop();
+  });
+
+  let nextDay = DAYS + 5;
+  let nextId = 10_000_000;
+  /**
+   * Loads a window of `n` new items of a new day as the sync does, rolled back, and returns its
+   * statements' plans: up to the first one at fault (not run), or all of them.
+   */
+  const loadWindow = async (resource: 'feedback' | 'survey', n: number): Promise<ExplainedStatement[]> => {
+    const day = addDays(FIRST_DAY, nextDay++);
+    const valid = resource === 'feedback' ? feedbackItems(day, n, nextId) : surveyItems(day, n, nextId);
+    nextId += n;
+    const statements: ExplainedStatement[] = [];
+    explained = statements;
+    try {
+      await storeWindow(t.pool, {
+        sourceId: 'main',
+        baseUrl: 'https://api.example.com',
+        resource,
+        day,
+        status: 'done',
+        valid,
+        rejected: [],
+        requestedLimit: 10_000,
+        servedCount: n,
+        truncated: false,
+        runId: null,
+        startDay: FIRST_DAY,
+        today: addDays(FIRST_DAY, 400),
+      } as WindowToStore<typeof resource>);
+      throw new Error('the window committed');
+    } catch (error) {
+      if (!(error instanceof RolledBack) && !(error instanceof Faulty)) throw error;
+    } finally {
+      explained = undefined;
+    }
+    return statements;
+  };
+
+  const expectIndexReads = async (title: string, resource: 'feedback' | 'survey', n: number) => {
+    report.push(`=== ${title}`);
+    const statements = await loadWindow(resource, n);
+    const faulty = statements.filter((s) => s.faults.length > 0 && ASSERTED.test(s.text));
+    expect(faulty.map(show).join('\n\n'), 'a plan reads a table whole, or whole per row').toBe('');
+    // Every statement of the window was EXPLAINed: its item upsert and its visitors' among them.
+    expect(statements.filter((s) => /insert into "(feedback|survey_answers)"/.test(s.text))).toHaveLength(1);
+    expect(statements.filter((s) => /insert into visitors/.test(s.text))).toHaveLength(1);
+  };
+
+  const windows = (state: string) => {
+    for (const resource of ['feedback', 'survey'] as const)
+      for (const n of [20, 10_000]) {
+        const title = `${state}: ${resource}, a window of ${n.toLocaleString('en-US')} items`;
+        it(
+          `${title} reads the stored rows through an index`,
+          () => expectIndexReads(title, resource, n),
+          60_000,
+        );
+      }
+  };
+
+  describe('a new warehouse: empty tables, never analyzed', () => {
+    windows('empty, never analyzed');
+  });
+  describe(`${STORED.toLocaleString('en-US')} rows, never analyzed`, () => {
+    beforeAll(() => fill(t.pool), 120_000);
+    windows('full, never analyzed');
+  });
+  describe(`${STORED.toLocaleString('en-US')} rows, analyzed`, () => {
+    beforeAll(() => t.pool.query('analyze'), 60_000);
+    windows('full, analyzed');
+  });
+});
