@@ -30,7 +30,7 @@ import * as lateArrivals from './0029-late-arrivals.js';
 import * as readingChanges from './0030-reading-changes.js';
 import * as instants from './0031-instants.js';
 import * as snapshotSchemaDrift from './0032-snapshot-schema-drift.js';
-import * as visitorIndexOrder from './0034-visitor-index-order.js';
+import * as visitorIndexOrder from './0033-visitor-index-order.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -68,5 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0030-reading-changes': readingChanges,
   '0031-instants': instants,
   '0032-snapshot-schema-drift': snapshotSchemaDrift,
-  '0034-visitor-index-order': visitorIndexOrder,
+  '0033-visitor-index-order': visitorIndexOrder,
 };
