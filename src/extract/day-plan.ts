@@ -6,7 +6,13 @@ import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
 import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
 import { quietAnswer, runRequest } from './quiet-mode.js';
-import { endQuiet, staleReading } from './reading-check.js';
+import {
+  checkByInstants,
+  checkedByInstants,
+  endQuiet,
+  type ReadingCheckInput,
+  staleReading,
+} from './reading-check.js';
 import {
   covers,
   cutSparesDay,
@@ -127,6 +133,9 @@ export function newDayFetch(
 
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */
 export function* planDay(state: DayFetch): Plan<FetchedDay> {
+  const { reading } = state.knowledge;
+  // Before any answer of the run: whether what it goes by was learned by an earlier run.
+  state.knowledge.storedReading ??= reading.headMs !== null || reading.tailMs !== null;
   let asked: DayRange | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const range = runRequest(state.day, state.knowledge);
@@ -166,8 +175,12 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
     if (knowledge.quiet === true) return quietEnds(state);
     saturation = 'cap';
   }
-  // Cut, but at an end that holds none of the day's items.
-  if (cutSparesDay(reading, response, state.day)) return outcome(state, false);
+  // Cut, but at an end that holds none of the day's items: as far as the reading tells, which a
+  // reading an earlier run learned tells only once checked.
+  if (cutSparesDay(reading, response, state.day)) {
+    if (!checkedByInstants(knowledge)) return outcome(state, false);
+    return (yield* checkByInstants(checkInput(state, range, response))) ? 'again' : outcome(state, false);
+  }
   const larger = saturation === 'limit' ? escalation(state.limit, state.policy, knowledge) : undefined;
   if (larger !== undefined) {
     if (larger.retriesRefused) knowledge.refusedRetried = true;
@@ -180,8 +193,10 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
   const slicedFirst = reading.instants === 'honoured';
   if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
   const truncated = yield* split(state, range, 0);
-  // The parts' items may have narrowed the request; ask that before calling the day cut.
-  if (truncated && !sameRange(range, runRequest(state.day, knowledge))) return 'again';
+  // The parts' items may have narrowed the request; ask that before calling the day cut. A
+  // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
+  const now = runRequest(state.day, knowledge);
+  if ((truncated && !sameRange(range, now)) || !covers(range, now)) return 'again';
   return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));
 }
 
@@ -217,16 +232,22 @@ function* settleOrAgain(
  */
 function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]): Plan<boolean> {
   if (!covers(range, requestFor(state.day, state.knowledge.reading))) return false;
-  const stale = yield* staleReading({
+  return !(yield* staleReading(checkInput(state, range, answer)));
+}
+
+/** What the reading's check works with: the day's answer to `range` and the plan's ways to ask. */
+function checkInput(state: DayFetch, range: DayRange, answer: readonly unknown[]): ReadingCheckInput {
+  return {
     day: state.day,
     knowledge: state.knowledge,
     range,
     answer,
     ask: (wide) => ask(state, wide),
+    askInstants: (instants) => askInstants(state, instants),
+    held: () => state.items,
     cut: (count) => isCut(count, state.limit, state.knowledge.reading),
     quiet: (count) => quietAnswer(count, state.limit, state.knowledge.reading),
-  });
-  return !stale;
+  };
 }
 
 function outcome(state: DayFetch, truncated: boolean): FetchedDay {

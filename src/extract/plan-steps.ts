@@ -66,6 +66,12 @@ export interface ResourceKnowledge {
   dayAnswersAligned?: boolean;
   /** Checks of the stored reading this run whose widest answer came back cut (reading-check.ts). */
   cutChecks?: number;
+  /**
+   * Whether the reading the run goes by was learned by an earlier run: set as the run's first day
+   * starts, false once the run learns it again from nothing. While it is and instants are
+   * honoured, each quiet day is checked against its UTC day asked with instants (reading-check.ts).
+   */
+  storedReading?: boolean;
 }
 
 /**

@@ -7,12 +7,14 @@ import {
   type DayRange,
   emptyReading,
   heldWhole,
+  type InstantsReading,
   itemDay,
   itemTime,
   learnFromResponse,
   requestFor,
   type ServerReading,
 } from './server-reading.js';
+import { daySlice, type InstantRange, instantsVerdict, sliceRequest } from './time-slices.js';
 
 /**
  * Once per run and resource: whether the reading learned before has gone stale. Evidence only
@@ -30,10 +32,11 @@ import {
 export type CheckVerdict = 'holds' | 'unproven' | 'stale';
 
 /**
- * Checks per run and resource whose widest answer came back cut. Four: in the capped search
- * (test/extract/capped-readings.test.ts) two leave 98 days short, four 69, unbounded 67, while
- * unbounded costs a widest request for nearly every quiet day of a busy source (the time-slices
- * trial: 415 requests instead of 333 where instants are refused; four: 339).
+ * Checks per run and resource whose widest answer came back cut. Four: unbounded costs a widest
+ * request for nearly every quiet day of a busy source (the time-slices trial: 415 requests
+ * instead of 333 where instants are refused; four: 339). Where a stored reading says instants are
+ * honoured, the check by instants (checkByInstants) replaces these: in the capped search
+ * (test/extract/capped-readings.test.ts) the cut checks alone left 69 days short, it leaves none.
  */
 const MAX_CUT_CHECKS = 4;
 
@@ -71,6 +74,10 @@ export interface ReadingCheckInput {
   answer: readonly unknown[];
   /** Asks a request the way the day's plan does (limit steps, items held, reading learned). */
   ask: (range: DayRange) => Plan<unknown[]>;
+  /** Asks with instants the way the day's plan asks (items held); 'refused' for an HTTP 400. */
+  askInstants: (range: InstantRange) => Plan<unknown[] | 'refused'>;
+  /** The items the day's plan holds so far. */
+  held: () => readonly unknown[];
   /** Whether an answer of this many items may have been cut (our limit or a proved cap). */
   cut: (count: number) => boolean;
   /** Whether a whole answer of this many items leaves the source quiet (quiet-mode.ts). */
@@ -96,6 +103,7 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     return knowledge.quiet === true ? yield* compareQuiet(input) : false;
   }
   if (knowledge.quiet === true) return true;
+  if (checkedByInstants(knowledge)) return yield* checkByInstants(input);
   const checks = !knowledge.staleChecked;
   // A writer that trusts the run's check, made by another, still asks once whether the source is
   // quiet: the check may have settled on a day that proved nothing where this one's items fall.
@@ -197,6 +205,61 @@ function* compareQuiet(input: ReadingCheckInput): Plan<boolean> {
   return false;
 }
 
+/**
+ * A quiet day's narrow answer, asked under a reading an earlier run learned, checked against its
+ * UTC day asked with instants, which holds the day whatever the bounds and the server's day (as a
+ * time slice is asked: time-slices.ts). Beside a day above the cap the widest request comes back
+ * cut and can prove nothing, so on a capped source only this check can: made for every quiet day,
+ * it costs one request a day, and the day then holds its UTC day's items whatever the reading.
+ * Items of the day the narrow answer lacked, or an answer cut where the narrow one was not, prove
+ * the reading stale; a 400, or items outside the instants, prove instants no longer honoured.
+ * Either way the reading changed: it is learned again from this run's answers (readingChanged).
+ */
+export function* checkByInstants(input: ReadingCheckInput): Plan<boolean> {
+  const { knowledge } = input;
+  const slice = daySlice(input.day);
+  const known = [...input.held()];
+  const answer = yield* input.askInstants(sliceRequest(slice));
+  if (answer === 'refused') return readingChanged(knowledge, 'refused');
+  const cut = input.cut(answer.length);
+  if (instantsVerdict({ slice, answer, known, cut }) === 'ignored')
+    return readingChanged(knowledge, 'ignored');
+  // Another window may have found the reading changed meanwhile.
+  if (knowledge.storedReading !== true || knowledge.reading.instants !== 'honoured') return true;
+  // Held from any of the day's answers so far: the narrow one, a check's, a proof's.
+  const seen = new Set(known.map(itemIdentity));
+  const lacked = answer.some((item) => itemDay(item) === input.day && !seen.has(itemIdentity(item)));
+  if (cut || lacked) return readingChanged(knowledge, 'honoured');
+  knowledge.staleChecked = true;
+  knowledge.quiet ??= false;
+  return false;
+}
+
+/** Whether a quiet day's answer is checked against its UTC day asked with instants (checkByInstants). */
+export function checkedByInstants(knowledge: ResourceKnowledge): boolean {
+  return knowledge.storedReading === true && knowledge.reading.instants === 'honoured';
+}
+
+/**
+ * The reading an earlier run learned proved changed this run (its bounds or server day, or what
+ * the server does with instants): learned again from nothing, so every day is asked with its
+ * neighbours until this run's answers prove the server's day again, and a day whose answer stays
+ * cut and cannot be sliced is flagged truncated. Returns true: the day is asked again.
+ */
+export function readingChanged(knowledge: ResourceKnowledge, instants: InstantsReading): true {
+  const { reading } = knowledge;
+  // The cap and the largest answer were learned this run (a run learns them again), of this server.
+  const { cap, largestResponse } = reading;
+  forgetReading(reading);
+  Object.assign(reading, { instants, cap, largestResponse });
+  knowledge.relearned = (knowledge.relearned ?? 0) + 1;
+  knowledge.storedReading = false;
+  knowledge.staleChecked = true;
+  endQuiet(knowledge);
+  delete knowledge.dayAnswersAligned;
+  return true;
+}
+
 /** Whether every item has a readable dt: only such an answer can be filed by day in quiet mode. */
 function allDated(answer: readonly unknown[]): boolean {
   return answer.every((item) => itemTime(item) !== undefined);
@@ -215,6 +278,7 @@ export function endQuiet(knowledge: ResourceKnowledge): void {
 function relearn(knowledge: ResourceKnowledge, range: DayRange, answer: readonly unknown[]): void {
   forgetReading(knowledge.reading);
   knowledge.relearned = (knowledge.relearned ?? 0) + 1;
+  knowledge.storedReading = false;
   learnFromResponse(knowledge.reading, range, answer);
   endQuiet(knowledge);
   // Day answers found aligned were asked under the reading now known stale.

@@ -234,10 +234,18 @@ describe('a day above the cap, where the server does not honour instants', () =>
     expect(day).toMatchObject({ truncated: true, requests: 1 });
   });
 
-  it('a stored honoured that no longer holds is found out by the probe, and the day stays truncated', () => {
+  it('a stored honoured that no longer holds is found out by the probe: the server changed its reading, which is learned again, and the day stays truncated', () => {
     const knowledge = checked(proved({ order: 'oldest-first', instants: 'honoured' }));
-    const { day } = fetchDay(knowledge, server(data, 'ignored', 'oldest-first'));
-    expect(day).toMatchObject({ truncated: true, requests: 2 });
+    const { day, asked } = fetchDay(knowledge, server(data, 'ignored', 'oldest-first'));
+    expect(day.truncated).toBe(true);
+    expect(knowledge.relearned).toBe(1);
+    expect(knowledge.reading.instants).toBe('ignored');
+    // The day asked again with its neighbours, narrowed by what this run's answers prove.
+    expect(asked.slice(2)).toEqual([
+      '2026-03-08..2026-03-12',
+      '2026-03-09..2026-03-12',
+      '2026-03-10..2026-03-12',
+    ]);
   });
 
   it('while another window probes, waits for its verdict', () => {
@@ -273,4 +281,38 @@ describe('a day above the cap, where the server does not honour instants', () =>
     expect(knowledge.instantsProbed).toBe(false);
     expect(knowledge.instantsProbing).toBeUndefined();
   });
+});
+
+describe('a quiet day under a reading learned by an earlier run, where instants were honoured', () => {
+  const quiet = [
+    { id: 'early', dt: `${DAY}T02:00:00.000Z` },
+    { id: 'late', dt: `${DAY}T10:00:00.000Z` },
+  ];
+
+  it('is checked against its UTC day asked with instants: one request more, and the day whole', () => {
+    const knowledge = checked(proved({ order: 'oldest-first', instants: 'honoured' }));
+    const { day, asked } = fetchDay(knowledge, server(quiet, 'honoured', 'oldest-first'));
+    expect(asked).toEqual([`${DAY}..${DAY}`, '2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z']);
+    expect(day.truncated).toBe(false);
+    expect(knowledge.relearned ?? 0).toBe(0);
+  });
+
+  it('a server whose day moved 5 h later: the hours the day request missed prove the reading changed', () => {
+    const knowledge = checked(proved({ order: 'oldest-first', instants: 'honoured' }));
+    const { day } = fetchDay(knowledge, server(quiet, 'honoured', 'oldest-first', undefined, 5 * 3_600_000));
+    expect(ids(day.onDay)).toEqual(new Set(['early', 'late']));
+    expect(day.truncated).toBe(false);
+    expect(knowledge.relearned).toBe(1);
+  });
+
+  for (const instants of ['ignored', 'refused'] as const)
+    it(`instants now ${instants}: the reading is learned again, the day asked with its neighbours`, () => {
+      const knowledge = checked(proved({ order: 'oldest-first', instants: 'honoured' }));
+      // An item the day before, which a server dropping the time serves for the instants asked.
+      const data = [{ id: 'before', dt: '2026-03-09T12:00:00.000Z' }, ...quiet];
+      const { day } = fetchDay(knowledge, server(data, instants, 'oldest-first', undefined, 5 * 3_600_000));
+      expect(knowledge.reading.instants).toBe(instants);
+      expect(knowledge.relearned).toBe(1);
+      expect(ids(day.onDay)).toEqual(new Set(['early', 'late']));
+    });
 });

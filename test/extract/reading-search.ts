@@ -135,6 +135,8 @@ export interface Tally {
   /** Of `short`, the days whose fetch read time slices (instants the server honoured). */
   sliced: string[];
   flagged: number;
+  /** Of `flagged`, the days that held every item of theirs all the same (false alarms). */
+  wholeFlagged: number;
   days: number;
   requests: number;
   /**
@@ -158,7 +160,9 @@ function fetchAll(
     tally.days += 1;
     if (fetched.truncated) tally.flagged += 1;
     const got = new Set(fetched.onDay.map((item) => (item as QuietItem).id));
-    if (!fetched.truncated && server.itemsOn(day).some((id) => !got.has(id))) {
+    const lacks = server.itemsOn(day).some((id) => !got.has(id));
+    if (fetched.truncated && !lacks) tally.wholeFlagged += 1;
+    if (!fetched.truncated && lacks) {
       tally.short.push(`${label} ${day}`);
       if (server.instantRequests > slicesBefore) tally.sliced.push(`${label} ${day}`);
     }
@@ -200,7 +204,7 @@ export function playCase(
     server,
     firstDays,
     () => first,
-    { short: [], sliced: [], flagged: 0, days: 0, requests: 0, staleStored: 0 },
+    { short: [], sliced: [], flagged: 0, wholeFlagged: 0, days: 0, requests: 0, staleStored: 0 },
     'first',
   );
 
@@ -234,7 +238,15 @@ export function search(
   sizes: DaySizes = QUIET,
   pairs: (count: number, seed: number) => [ServedReading, ServedReading][] = changedPairs,
 ): Tally {
-  const tally: Tally = { short: [], sliced: [], flagged: 0, days: 0, requests: 0, staleStored: 0 };
+  const tally: Tally = {
+    short: [],
+    sliced: [],
+    flagged: 0,
+    wholeFlagged: 0,
+    days: 0,
+    requests: 0,
+    staleStored: 0,
+  };
   pairs(count, seed).forEach(([before, after], i) => {
     const found = tally.short.length;
     playCase(seed + i, before, after, tally, sizes);
