@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { interceptQueries } from '../helpers/query-spy.js';
 
 /**
  * `begin` travels with a transaction's first statement when that one has no parameters: one
@@ -15,16 +15,10 @@ describe('inTransaction opens its transaction with its first statement', () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     await t.pool.query('create table begin_probe (n int not null)');
-    const counted = new WeakSet<pg.PoolClient>();
-    t.pool.on('acquire', (client) => {
-      if (counted.has(client)) return;
-      counted.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const [first] = args;
-        sent.push(typeof first === 'string' ? first : 'copy');
-        return query(...args);
-      };
+    interceptQueries(t.pool, (args, query) => {
+      const [first] = args;
+      sent.push(typeof first === 'string' ? first : 'copy');
+      return query(...args);
     });
   });
   beforeEach(async () => {

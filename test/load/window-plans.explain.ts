@@ -7,6 +7,7 @@ import type { SurveyAnswer } from '../../src/schemas/survey-answer.js';
 import { storeWindow, type WindowToStore } from '../../src/sync/store-window.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { interceptQueries } from '../helpers/query-spy.js';
 import { visitor } from '../webhooks/webhook-helpers.js';
 
 /**
@@ -173,34 +174,28 @@ describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows
     // The statistics are the test's to choose: no analyze behind its back.
     for (const table of [...STORED_TABLES, 'key_collisions'])
       await t.pool.query(`alter table ${table} set (autovacuum_enabled = off)`);
-    const wrapped = new WeakSet<pg.PoolClient>();
-    t.pool.on('acquire', (client) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0];
-        const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
-        // Every window is rolled back: each test starts from the tables (and statistics) it chose.
-        if (explained !== undefined && text === 'commit') return Promise.reject(new RolledBack());
-        // A COPY (a stream), a transaction's begin and settings, a statement outside a window: as is.
-        if (explained === undefined || typeof text !== 'string' || !EXPLAINABLE.test(text))
-          return query(...args);
-        const values = typeof first === 'string' ? args[1] : (first as { values?: unknown[] }).values;
-        const into = explained;
-        return (async () => {
-          const result = (await query(`explain (format json) ${text}`, values)) as pg.QueryResult<{
-            'QUERY PLAN': [{ Plan: PlanNode }];
-          }>;
-          const root = result.rows[0]?.['QUERY PLAN'][0].Plan;
-          if (!root) throw new Error(`no plan for ${text}`);
-          const plan = readPlan(root);
-          into.push({ text, ...plan });
-          report.push(show({ text, ...plan }));
-          if (plan.faults.length > 0 && ASSERTED.test(text)) throw new Faulty();
-          return query(...args);
-        })();
-      };
+    interceptQueries(t.pool, (args, query) => {
+      const first = args[0];
+      const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
+      // Every window is rolled back: each test starts from the tables (and statistics) it chose.
+      if (explained !== undefined && text === 'commit') return Promise.reject(new RolledBack());
+      // A COPY (a stream), a transaction's begin and settings, a statement outside a window: as is.
+      if (explained === undefined || typeof text !== 'string' || !EXPLAINABLE.test(text))
+        return query(...args);
+      const values = typeof first === 'string' ? args[1] : (first as { values?: unknown[] }).values;
+      const into = explained;
+      return (async () => {
+        const result = (await query(`explain (format json) ${text}`, values)) as pg.QueryResult<{
+          'QUERY PLAN': [{ Plan: PlanNode }];
+        }>;
+        const root = result.rows[0]?.['QUERY PLAN'][0].Plan;
+        if (!root) throw new Error(`no plan for ${text}`);
+        const plan = readPlan(root);
+        into.push({ text, ...plan });
+        report.push(show({ text, ...plan }));
+        if (plan.faults.length > 0 && ASSERTED.test(text)) throw new Faulty();
+        return query(...args);
+      })();
     });
   }, 180_000);
   afterAll(async () => {

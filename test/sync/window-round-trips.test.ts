@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
@@ -6,6 +5,7 @@ import { noteSchemaDrift } from '../../src/sync/schema-drift.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { interceptQueries } from '../helpers/query-spy.js';
 import { visitor } from '../webhooks/webhook-helpers.js';
 
 /**
@@ -39,16 +39,10 @@ describe('the statements of one window', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase();
-    const wrapped = new WeakSet<pg.PoolClient>();
-    t.pool.on('acquire', (client) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as string | { text?: string } | undefined;
-        if (counting) statements.push(typeof first === 'string' ? first : (first?.text ?? 'copy'));
-        return query(...args);
-      };
+    interceptQueries(t.pool, (args, query) => {
+      const first = args[0] as string | { text?: string } | undefined;
+      if (counting) statements.push(typeof first === 'string' ? first : (first?.text ?? 'copy'));
+      return query(...args);
     });
   });
   afterAll(() => t.drop());
