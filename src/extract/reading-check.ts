@@ -252,12 +252,18 @@ export function readingChanged(knowledge: ResourceKnowledge, instants: InstantsR
   const { cap, largestResponse } = reading;
   forgetReading(reading);
   Object.assign(reading, { instants, cap, largestResponse });
+  knowledge.staleChecked = true;
+  startAfresh(knowledge);
+  return true;
+}
+
+/** What every re-learning of a run resets besides the reading itself. */
+function startAfresh(knowledge: ResourceKnowledge): void {
   knowledge.relearned = (knowledge.relearned ?? 0) + 1;
   knowledge.storedReading = false;
-  knowledge.staleChecked = true;
   endQuiet(knowledge);
+  // Day answers found aligned were asked under the reading now known stale.
   delete knowledge.dayAnswersAligned;
-  return true;
 }
 
 /** Whether every item has a readable dt: only such an answer can be filed by day in quiet mode. */
@@ -277,12 +283,8 @@ export function endQuiet(knowledge: ResourceKnowledge): void {
  */
 function relearn(knowledge: ResourceKnowledge, range: DayRange, answer: readonly unknown[]): void {
   forgetReading(knowledge.reading);
-  knowledge.relearned = (knowledge.relearned ?? 0) + 1;
-  knowledge.storedReading = false;
   learnFromResponse(knowledge.reading, range, answer);
-  endQuiet(knowledge);
-  // Day answers found aligned were asked under the reading now known stale.
-  delete knowledge.dayAnswersAligned;
+  startAfresh(knowledge);
 }
 
 /**
