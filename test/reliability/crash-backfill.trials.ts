@@ -103,17 +103,20 @@ describe(`SIGKILL mid-backfill, ${TRIALS} seeded trials, each followed by a re-r
         if (!finishedBeforeKill) expect(result.signal).toBe('SIGKILL');
 
         // At the kill point: the watermark is exactly the end of the committed contiguous prefix.
-        const marks = await t.db
-          .selectFrom('watermarks')
-          .selectAll()
-          .execute()
-          .catch(() => []);
-        const done = await t.db
-          .selectFrom('sync_windows')
-          .select(['resource', 'day'])
-          .where('status', '=', 'done')
-          .execute()
-          .catch(() => []);
+        // Both are read in one snapshot: a COMMIT the CLI sent just before the kill may still land
+        // on the server between two separate reads, and would show a watermark behind its days.
+        const { marks, done } = await t.db
+          .transaction()
+          .setIsolationLevel('repeatable read')
+          .execute(async (trx) => ({
+            marks: await trx.selectFrom('watermarks').selectAll().execute(),
+            done: await trx
+              .selectFrom('sync_windows')
+              .select(['resource', 'day'])
+              .where('status', '=', 'done')
+              .execute(),
+          }))
+          .catch(() => ({ marks: [], done: [] }));
         for (const resource of ['feedback', 'survey', 'recordings']) {
           const doneDays = new Set(done.filter((w) => w.resource === resource).map((w) => w.day));
           let prefixEnd: string | null = null;
