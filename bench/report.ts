@@ -98,15 +98,20 @@ export function renderDoc(input: DocInput): string {
     `- **Machine**: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb.toFixed(1)} GB memory, Node ${machine.node}.`,
     `- **PostgreSQL**: ${machine.postgres}, on the same machine; ${machine.postgresSettings}.`,
     `- **Load average** (1 min): ${startLoad.toFixed(2)} at the start; during the run (every 10 s, this run's own work included) median ${summarize(result.loadsDuring).median.toFixed(2)}, ${loadRange(result.loadsDuring)}. ${
-      'The benchmarks themselves keep both cores busy (a load of about 2); above that, other work ' +
-      'shared the machine'
+      'The benchmarks themselves keep both cores busy (a load of about 2), and those that run several ' +
+      "processes at once (the receiver and its sender, the queue's workers) push it higher: a peak " +
+      'above 2 does not tell whether other work shared the machine.'
     }${
-      startLoad > 1.5 || Math.max(...result.loadsDuring) > 3
-        ? ": it did during this run (other sessions' test suites), so the absolute figures are lower than on a quiet machine, and the ratios, measured in the same minutes, less so."
-        : '.'
+      startLoad > 1.5
+        ? ' Other work ran at the start (a load above 1.5 before any benchmark): the absolute figures are lower than on a quiet machine, and the ratios, measured in the same minutes, less so.'
+        : ''
     }`,
     '',
     '## Targets',
+    '',
+    'A target in absolute units (seconds, deliveries per second, ms of CPU) holds on the kind of ' +
+      'machine it was set on: before comparing one with an earlier run, compare the references ' +
+      'this run measured (plain COPY, single-row INSERT + COMMIT, `GET /healthz`, `--help` through tsx).',
     '',
     missed.length === 0
       ? 'Every target is met.'
