@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CheckReport } from '../check/check-run.js';
-import { printOut } from '../log/terminal-text.js';
+import { printOut, terminalColumns } from '../log/terminal-text.js';
 import { formatTable } from './format-table.js';
 
 export function registerCheck(program: Command): void {
@@ -42,6 +42,7 @@ function renderChecks(report: CheckReport & { passedHidden?: number }): string {
       : `${formatTable(
           ['check', 'subject', 'status', 'detail'],
           report.checks.map((row) => [row.check, row.subject, row.status, row.detail]),
+          terminalColumns(process.stdout),
         )}\n\n`;
   const hidden = report.passedHidden ? `; ${report.passedHidden} passed, not shown` : '';
   const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;

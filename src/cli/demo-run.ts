@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { loadConfig } from '../config/config.js';
 import { loadDotEnv } from '../config/dotenv.js';
 import { createLogger, loggerOptions } from '../log/logger.js';
-import { printProse } from '../log/terminal-text.js';
+import { printProse, terminalColumns } from '../log/terminal-text.js';
 import { startSimulator } from '../simulator/server.js';
 import { statusReport } from '../status/status-report.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
@@ -71,7 +71,9 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
       out('\n3. The nightly sync (the lookback days and today):\n');
       printRunQuietly(await runLocked(warehouse, context, { trigger: 'sync' }, runOptions));
       if (shutdown.signal.aborted) return;
-      out(`\n4. insights-sync status:\n${renderStatus(await statusReport(warehouse.db, today))}`);
+      out(
+        `\n4. insights-sync status:\n${renderStatus(await statusReport(warehouse.db, today), { columns: terminalColumns(process.stdout) })}`,
+      );
       for (const [i, query] of ANALYST_QUERIES.entries()) {
         out(`\n${5 + i}. ${query.title}:\n\n${query.sql};\n\n${await runQuery(warehouse.pool, query.sql)}\n`);
       }
@@ -108,6 +110,7 @@ async function runQuery(pool: pg.Pool, text: string): Promise<string> {
   return formatTable(
     columns,
     result.rows.map((row) => columns.map((c) => row[c] ?? '')),
+    terminalColumns(process.stdout),
   );
 }
 

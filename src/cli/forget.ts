@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CliError } from '../errors.js';
-import { printOut } from '../log/terminal-text.js';
+import { printOut, terminalColumns } from '../log/terminal-text.js';
 import type { ListedSuppression } from '../privacy/suppression.js';
 import { formatTable } from './format-table.js';
 import { embeddedOption } from './run-options.js';
@@ -93,6 +93,7 @@ function renderSuppressions(entries: readonly ListedSuppression[]): string {
   const table = formatTable(
     ['source', 'visitor (as stored)', 'form', 'forgotten at'],
     entries.map((e) => [e.sourceId, e.visitorId, e.hashed ? 'pseudonym' : 'id', e.forgottenAt.toISOString()]),
+    terminalColumns(process.stdout),
   );
   return `${table}\n${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}\n`;
 }

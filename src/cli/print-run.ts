@@ -1,12 +1,18 @@
 import { type InsightsError, OutputWriteError, RunFailedError, writeFailureWins } from '../errors.js';
-import { printProse } from '../log/terminal-text.js';
+import { printProse, terminalColumns } from '../log/terminal-text.js';
 import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
+
+/** Where the summary goes; `columns`, a terminal's width, turns a table too wide into records. */
+export interface RunOutput {
+  write(text: string): unknown;
+  columns?: number;
+}
 
 /** The run summary table on stdout, then the exit decision: anything but ok is non-zero. */
 export function printRun(
   result: RunResult,
-  out: { write(text: string): unknown } = { write: printProse },
+  out: RunOutput = { write: printProse, columns: terminalColumns(process.stdout) },
 ): void {
   const rows: (string | number)[][] = [];
   for (const [source, resources] of Object.entries(result.summary)) {
@@ -28,7 +34,7 @@ export function printRun(
     }
   }
   out.write(
-    `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'other', 'truncated', 'failed'], rows)}\n`,
+    `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'other', 'truncated', 'failed'], rows, out.columns)}\n`,
   );
   out.write(
     `day windows: ${ITEM_IDENTITY.replace('setAside + duplicates + suppressed + discarded', 'other')} (other: set aside in key_collisions, duplicates in a response, forgotten visitors, items of a failed day); tests and heatmaps count items read and rows written\n`,

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
-import { oneLine, printOut, printProse } from '../log/terminal-text.js';
+import { oneLine, printOut, printProse, terminalColumns } from '../log/terminal-text.js';
 import { isSnapshot, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import type { QueueStatus } from '../status/queue-status.js';
 import { describeReadingChange } from '../status/reading-history.js';
@@ -88,6 +88,7 @@ export function registerStatus(program: Command): void {
             ? `${JSON.stringify({ warehouse, ...shown }, null, 2)}\n`
             : `warehouse: ${warehouse.url} (schema ${warehouse.schema})\n${renderStatus(shown, {
                 details: options.details === true || options.source !== undefined,
+                columns: terminalColumns(process.stdout),
               })}`,
         );
         if (!shown.healthy) process.exitCode = 1;
@@ -125,7 +126,7 @@ function forSource(report: ShownReport, source: string): ShownReport {
 }
 
 /** One line per source: its worst lag and the sum of what needs attention. */
-function sourceSummary(report: ShownReport): string {
+function sourceSummary(report: ShownReport, columns: number | undefined): string {
   const sources = report.sources.map((s) => s.source);
   const rows = sources.map((source) => {
     const mine = report.resources.filter((r) => r.source === source);
@@ -142,7 +143,7 @@ function sourceSummary(report: ShownReport): string {
       sourceState(report, source, truncated > 0),
     ];
   });
-  return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'state'], rows)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
+  return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'state'], rows, columns)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
 }
 
 /** A source's state word; truncated days are shown as needing a look, though they are not unhealthy. */
@@ -173,16 +174,23 @@ function renderSourceNotes(report: ShownReport): string {
   return notes.length === 0 ? '' : `\nsources:\n${notes.join('\n')}\n`;
 }
 
-export function renderStatus(report: ShownReport, options: { details?: boolean } = {}): string {
+export interface RenderOptions {
+  /** Every source's resources, also above SUMMARY_ABOVE sources. */
+  details?: boolean;
+  /** The terminal's width: a table wider than it is shown as records (formatTable). */
+  columns?: number;
+}
+
+export function renderStatus(report: ShownReport, options: RenderOptions = {}): string {
   if (report.resources.length === 0)
     return `nothing loaded yet: run \`insights-sync sync\` or \`insights-sync backfill --from YYYY-MM-DD\`\n${renderAttention(report)}`;
   return `${renderTables(report, options)}${renderSourceNotes(report)}${report.attention.length === 0 ? '' : `\n${renderAttention(report)}`}`;
 }
 
-function renderTables(report: ShownReport, options: { details?: boolean }): string {
+function renderTables(report: ShownReport, options: RenderOptions): string {
   const summary = options.details !== true && report.sources.length > SUMMARY_ABOVE;
   const table = summary
-    ? sourceSummary(report)
+    ? sourceSummary(report, options.columns)
     : formatTable(
         [
           'source',
@@ -215,6 +223,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
             ? '0'
             : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
         ]),
+        options.columns,
       );
   const runs = formatTable(
     ['run', 'trigger', 'status', 'started (UTC)', 'duration', ...RUN_COUNTS.map(([, label]) => label)],
@@ -229,6 +238,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
         ...RUN_COUNTS.map(([key]) => totals[key]),
       ];
     }),
+    options.columns,
   );
   // A run's error is a sentence: under the table it keeps the columns of every other run narrow.
   const runErrors = report.runs.flatMap((r) => (r.error ? [`  run ${r.runId}: ${oneLine(r.error)}`] : []));
@@ -254,7 +264,7 @@ function renderTables(report: ShownReport, options: { details?: boolean }): stri
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${runErrors.length === 0 ? '' : `${runErrors.join('\n')}\n`}${lock}${snapshots}${evidence}${renderWebhooks(report)}${renderQueue(report.queue ?? null)}`;
+  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${runErrors.length === 0 ? '' : `${runErrors.join('\n')}\n`}${lock}${snapshots}${evidence}${renderWebhooks(report, options.columns)}${renderQueue(report.queue ?? null, options.columns)}`;
 }
 
 /** The last change of a server reading, per source that had one. */
@@ -286,7 +296,7 @@ function renderLateArrivals(late: readonly LateArrivalStatus[]): string {
 }
 
 /** The queue part, shown once the warehouse has used the queue (`--queue`, `worker`). */
-function renderQueue(queue: QueueStatus | null): string {
+function renderQueue(queue: QueueStatus | null, columns: number | undefined): string {
   if (queue === null) return '';
   const workers = formatTable(
     ['worker', 'alive', 'last seen', 'concurrency', 'windows done', 'failed'],
@@ -298,6 +308,7 @@ function renderQueue(queue: QueueStatus | null): string {
       w.windowsDone,
       w.windowsFailed,
     ]),
+    columns,
   );
   const jobs = formatTable(
     ['source', 'queued', 'running', 'completed', 'failed', 'cancelled', 'retried', 'per minute'],
@@ -311,6 +322,7 @@ function renderQueue(queue: QueueStatus | null): string {
       s.retried,
       s.perMinute.toFixed(1),
     ]),
+    columns,
   );
   return `\nqueue: ${queue.workersAlive} worker(s) alive, ${queue.perMinute.toFixed(1)} windows per minute (last 5 minutes)\n${workers}\nwindow jobs:\n${jobs}\n`;
 }
@@ -370,7 +382,7 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
 }
 
 /** The webhook part, shown once a source has received a delivery. */
-function renderWebhooks(report: StatusReport): string {
+function renderWebhooks(report: StatusReport, columns: number | undefined): string {
   if (report.webhooks.length === 0) return '';
   const table = formatTable(
     [
@@ -387,6 +399,7 @@ function renderWebhooks(report: StatusReport): string {
       w.provisional,
       w.unconfirmed === 0 ? '0' : `${w.unconfirmed} (oldest ${w.oldestUnconfirmed ?? ''})`,
     ]),
+    columns,
   );
   return `\nwebhooks:\n${table}\n`;
 }

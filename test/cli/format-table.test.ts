@@ -40,3 +40,45 @@ describe('formatTable', () => {
     expect(formatTable(['source', 'resource'], [])).toBe('source  resource');
   });
 });
+
+describe('formatTable on a terminal too narrow for it', () => {
+  const header = ['source', 'resource', 'fetched', 'failed windows'];
+  const rows = [
+    ['shop', 'feedback', 1234, '0'],
+    ['blog-eu', 'survey', 7, '1 (last: the server answered 503 three times in a row)'],
+  ];
+
+  it('keeps the table when it fits, and when the width is unknown (a pipe or a file)', () => {
+    const table = formatTable(header, rows.slice(0, 1));
+    expect(formatTable(header, rows.slice(0, 1), 80)).toBe(table);
+    expect(formatTable(header, rows, undefined)).toBe(formatTable(header, rows));
+  });
+
+  it('shows each row as a record, a line per column, as psql -x does', () => {
+    expect(formatTable(header, rows, 60).split('\n')).toEqual([
+      '-[ RECORD 1 ]------------',
+      'source         | shop',
+      'resource       | feedback',
+      'fetched        | 1234',
+      'failed windows | 0',
+      '-[ RECORD 2 ]------------------------------------------',
+      'source         | blog-eu',
+      'resource       | survey',
+      'fetched        | 7',
+      'failed windows | 1 (last: the server answered 503 three',
+      '               | times in a row)',
+    ]);
+  });
+
+  it('no line of a record is wider than the terminal, however long a value', () => {
+    const long = [['shop', 'feedback', 1, `1 (last: ${'word '.repeat(40).trim()})`]];
+    const lines = formatTable(header, long, 50).split('\n');
+    expect(lines.length).toBeGreaterThan(6);
+    expect(lines.filter((line) => line.length > 50)).toEqual([]);
+  });
+
+  it('prints only the header when there are no rows, or "(none)" where the header does not fit', () => {
+    expect(formatTable(header, [], 80)).toBe('source  resource  fetched  failed windows');
+    expect(formatTable(header, [], 30)).toBe('(none)');
+  });
+});

@@ -96,6 +96,36 @@ describe('backfill and status on a terminal (140 x 45 unless said, as a user see
     );
   }, 90_000);
 
+  it('status on an 80-column terminal: tables wider than it are shown as records, none broken', async () => {
+    const run = await runOnTerminal(['status'], env, { cols: 80 });
+    const screen = run.screen.join('\n');
+    // Six resources and one run (the backfill above): each a record, each column a line of its own.
+    const records = run.screen.filter((line) => /^-\[ RECORD \d+ \]-*$/.test(line));
+    expect(records, screen).toHaveLength(7);
+    const resources = run.screen
+      .filter((line) => /^resource +\| /.test(line))
+      .map((line) => line.split('| ')[1]);
+    expect(resources).toEqual([
+      'feedback',
+      'survey',
+      'recordings',
+      'abtesting',
+      'personalization',
+      'heatmaps',
+    ]);
+    const loaded = run.screen.filter((line) => new RegExp(`^watermark +\\| ${TO}$`).test(line));
+    expect(loaded, screen).toHaveLength(3);
+    expect(
+      run.screen.filter((line) => /^status +\| ok$/.test(line)),
+      screen,
+    ).toHaveLength(1);
+    // No table row the terminal broke: the headers of both tables are gone.
+    expect(
+      run.screen.filter((line) => /^source +resource|^run +trigger/.test(line)),
+      screen,
+    ).toEqual([]);
+  }, 90_000);
+
   it('after Ctrl+C, the bar shows the days the ledger holds and the windows not run', async () => {
     await sql`truncate sync_windows, watermarks, feedback, survey_answers, recordings`.execute(t.db);
     // Ctrl+C once the bar shows 5 days done.
