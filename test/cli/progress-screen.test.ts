@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_RESOURCES } from '../../src/schemas/resources.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -105,14 +106,7 @@ describe('backfill and status on a terminal (140 x 45 unless said, as a user see
     const resources = run.screen
       .filter((line) => /^resource +\| /.test(line))
       .map((line) => line.split('| ')[1]);
-    expect(resources).toEqual([
-      'feedback',
-      'survey',
-      'recordings',
-      'abtesting',
-      'personalization',
-      'heatmaps',
-    ]);
+    expect(resources).toEqual([...ALL_RESOURCES]);
     const loaded = run.screen.filter((line) => new RegExp(`^watermark +\\| ${TO}$`).test(line));
     expect(loaded, screen).toHaveLength(3);
     expect(
