@@ -2,7 +2,8 @@
 
 # Build stage: every dependency (TypeScript among them); `npm ci` runs `prepare`, which compiles
 # src/, migrations/ and jobs/ into dist/.
-FROM node:20-bookworm-slim AS build
+# Node 24, the active LTS line (engines admits 22.12 and later).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -11,13 +12,15 @@ COPY migrations ./migrations
 RUN npm ci --no-audit --no-fund
 
 # Runtime stage: the runtime dependencies and the compiled JavaScript only; no tsx, no TypeScript.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 # Dependencies first: this layer is rebuilt only when the lock file changes. `prepare` (the build)
 # is removed here: dist/ comes from the build stage, and its compiler is a dev dependency.
+# Optional dependencies stay out: the embedded PostgreSQL (`demo`, `--embedded`) is for a machine
+# without a server, and a container is given DATABASE_URL (docker-compose.yml's postgres service).
 COPY package.json package-lock.json ./
-RUN npm pkg delete scripts.prepare && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm pkg delete scripts.prepare && npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
 
