@@ -23,11 +23,12 @@ export function findPromtool(env: NodeJS.ProcessEnv = process.env): string | und
 export async function checkExposition(
   text: string,
   env: NodeJS.ProcessEnv = process.env,
+  print?: (line: string) => void,
 ): Promise<{ code: number | null; output: string }> {
   const problems = lintExposition(text);
   const promtool = findPromtool(env);
   const real =
-    requireTool(PROMTOOL, promtool !== undefined, env) && promtool !== undefined
+    requireTool(PROMTOOL, promtool !== undefined, env, print) && promtool !== undefined
       ? await promtoolCheck(promtool, text)
       : { code: 0, output: '' };
   const output = [...problems.map((p) => `exposition-lint: ${p}\n`), real.output].join('');

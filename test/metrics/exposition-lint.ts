@@ -1,9 +1,13 @@
 /**
  * A strict check of the Prometheus text exposition format (version 0.0.4), for `npm test` on a
  * machine without promtool: what `promtool check metrics` rejects (its parser and the promlint
- * rules), plus two rules of ours that promtool only warns about or lets pass: every family has
- * HELP and TYPE before its samples, and a family's samples are not interleaved with another's.
- * CI runs the real promtool as well (promtool.ts). Pure: text in, problems out ([] = accepted).
+ * rules), and more that Debian's promtool (2.42) lets pass but a scrape or a dashboard would
+ * trip on: a family without TYPE, or with HELP and TYPE after its samples; a reserved (`__`)
+ * label; a bucket without `le`; histogram buckets not cumulative, or without a +Inf bucket equal
+ * to `_count`; a histogram or summary without `_sum` or `_count`; a duplicate series; a family's
+ * samples split by another's; a negative counter. exposition-lint.test.ts pins, case by case,
+ * which of these promtool rejects too. CI runs the real promtool as well (check-exposition.ts).
+ * Pure: text in, problems out ([] = accepted).
  */
 
 interface Sample {
