@@ -40,14 +40,29 @@ const ARGS = [
 /** The package's build is for Linux on x86-64 only (its Lambda target). */
 const BUNDLE_PLATFORM = 'linux-x64';
 
+/**
+ * Which of the three to use, decided without touching the package: the path of one found, the
+ * package (when it exists, it is unpacked by findChromium), or none. `isExecutable` is passed in
+ * so that the order is tested without a file system.
+ */
+export function chooseChromium(
+  env: NodeJS.ProcessEnv,
+  platform: string,
+  isExecutable?: (file: string) => boolean,
+): { use: 'path'; executable: string } | { use: 'npm package' } | { use: 'none' } {
+  const found = findExecutable('chromium', env.CHROMIUM_PATH, env.PATH, isExecutable);
+  if (found !== undefined) return { use: 'path', executable: found };
+  // A CHROMIUM_PATH that names nothing is a mistake to report, not a reason to look elsewhere.
+  if (env.CHROMIUM_PATH) return { use: 'none' };
+  return platform === BUNDLE_PLATFORM ? { use: 'npm package' } : { use: 'none' };
+}
+
 export async function findChromium(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ChromiumInstall | undefined> {
-  const onPath = findExecutable('chromium', env.CHROMIUM_PATH, env.PATH);
-  if (onPath !== undefined) return { source: 'path', executable: onPath };
-  if (env.CHROMIUM_PATH) return undefined;
-  if (`${process.platform}-${process.arch}` !== BUNDLE_PLATFORM) return undefined;
-  return bundledChromium();
+  const choice = chooseChromium(env, `${process.platform}-${process.arch}`);
+  if (choice.use === 'path') return { source: 'path', executable: choice.executable };
+  return choice.use === 'npm package' ? bundledChromium() : undefined;
 }
 
 export async function launchChromium(install?: ChromiumInstall): Promise<Browser> {
