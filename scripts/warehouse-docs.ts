@@ -5,7 +5,7 @@
  * fails when the committed document differs from what this would write.
  *
  * The database server: TEST_DATABASE_URL, else Docker, else an embedded PostgreSQL (as the tests).
- * The drawing needs Debian's chromium (scripts/chromium.ts).
+ * The drawing needs a Chromium (scripts/chromium.ts says where it looks).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';

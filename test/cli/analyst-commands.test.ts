@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDbtSources } from '../../src/dbt/dbt-sources.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { promtoolCheck, samples } from '../metrics/promtool.js';
+import { checkExposition, samples } from '../metrics/check-exposition.js';
 
 /** As a user runs them: the commands, not the functions behind them. */
 describe('the analyst-facing commands', () => {
@@ -32,7 +32,7 @@ describe('the analyst-facing commands', () => {
     expect(await readFile(out, 'utf8')).toBe(await writeDbtSources(t.pool, t.schema));
   }, 60_000);
 
-  it('`schedule` with INSIGHTS_METRICS_PORT serves GET /metrics (promtool accepts it) until SIGTERM', async () => {
+  it('`schedule` with INSIGHTS_METRICS_PORT serves GET /metrics (the exposition checks accept it) until SIGTERM', async () => {
     const free = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
         const { port } = probe.address() as { port: number };
@@ -65,7 +65,7 @@ describe('the analyst-facing commands', () => {
       // address of the machine is refused.
       await expect(fetch(`http://127.0.0.2:${port}/metrics`)).rejects.toThrow();
       const text = await response.text();
-      const check = await promtoolCheck(text);
+      const check = await checkExposition(text);
       expect(check, check.output).toEqual({ code: 0, output: '' });
       // Before any run the receiver's and the run's families may be empty, but the text is Prometheus's.
       expect(samples(text).every((s) => s.name.startsWith('insights_sync_'))).toBe(true);

@@ -10,7 +10,7 @@ import {
   recordDelivery,
 } from '../../src/metrics/receiver-metrics.js';
 import { METRICS_CONTENT_TYPE, metricsText } from '../../src/metrics/registry.js';
-import { promtoolCheck, samples } from './promtool.js';
+import { checkExposition, samples } from './check-exposition.js';
 
 describe("the webhook receiver's metrics", () => {
   it('maps each answer to one outcome, telling a full queue from an unavailable database', () => {
@@ -33,7 +33,7 @@ describe("the webhook receiver's metrics", () => {
       expect(deliveryOutcome(status, { queueFull }), `${status}`).toBe(outcome);
   });
 
-  it('counts deliveries, latency, batch sizes and database errors under Prometheus names promtool accepts', async () => {
+  it('counts deliveries, latency, batch sizes and database errors under Prometheus names the exposition checks accept', async () => {
     const registry = new Registry();
     const metrics = createReceiverMetrics(registry);
     metrics.recordDelivery('applied', 0.004);
@@ -45,7 +45,7 @@ describe("the webhook receiver's metrics", () => {
     metrics.recordDatabaseError('unavailable');
     const text = await registry.metrics();
 
-    const check = await promtoolCheck(text);
+    const check = await checkExposition(text);
     expect(check, check.output).toEqual({ code: 0, output: '' });
 
     const found = samples(text);
@@ -101,7 +101,7 @@ describe("the webhook receiver's metrics", () => {
         (s) => s.name === 'insights_sync_webhook_database_errors_total' && s.labels.outcome === 'data',
       )?.value,
     ).toBe((dataErrorsBefore ?? 0) + 1);
-    const check = await promtoolCheck(text);
+    const check = await checkExposition(text);
     expect(check, check.output).toEqual({ code: 0, output: '' });
   });
 
@@ -121,7 +121,7 @@ describe("the webhook receiver's metrics", () => {
       expect(METRICS_CONTENT_TYPE).toMatch(/^text\/plain; version=0\.0\.4/);
       const body = await response.text();
       expect(body).toBe(await registry.metrics());
-      expect((await promtoolCheck(body)).code).toBe(0);
+      expect((await checkExposition(body)).code).toBe(0);
       expect((await fetch(server.url.replace('/metrics', '/'))).status).toBe(404);
       expect((await fetch(server.url, { method: 'POST' })).status).toBe(405);
     });

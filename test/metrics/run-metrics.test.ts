@@ -7,13 +7,13 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { RunResult } from '../../src/sync/outcomes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
-import { promtoolCheck, samples } from './promtool.js';
+import { checkExposition, samples } from './check-exposition.js';
 
 const NOW = new Date('2026-03-10T05:00:00.000Z');
 
 /**
  * A real sync against the simulator with INSIGHTS_METRICS_FILE set: the textfile holds the run
- * summary's numbers, the requests the simulator received by status, and passes promtool.
+ * summary's numbers, the requests the simulator received by status, and passes the exposition checks (check-exposition.ts).
  */
 describe("the run's metrics in node_exporter's textfile", () => {
   let t: TestDatabase;
@@ -55,8 +55,8 @@ describe("the run's metrics in node_exporter's textfile", () => {
     return found[0]?.value;
   };
 
-  it('passes promtool check metrics', async () => {
-    const check = await promtoolCheck(text);
+  it('passes the exposition checks: ours, and promtool check metrics where installed', async () => {
+    const check = await checkExposition(text);
     expect(check, check.output).toEqual({ code: 0, output: '' });
   });
 
@@ -124,7 +124,7 @@ describe("the run's metrics in node_exporter's textfile", () => {
     });
     expect(second.status).toBe('ok');
     text = await readFile(file, 'utf8');
-    expect((await promtoolCheck(text)).code).toBe(0);
+    expect((await checkExposition(text)).code).toBe(0);
     const finished = await t.db
       .selectFrom('sync_runs')
       .select('finished_at')

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../scripts/chromium.js';
+import { CHROMIUM_INSTALL, findChromium, launchChromium } from '../../scripts/chromium.js';
 import { chartJsSource } from '../../src/report/chart-library.js';
 import { renderReportHtml } from '../../src/report/render-html.js';
 import { loadDayMarks, loadReportData } from '../../src/report/report-data.js';
@@ -11,12 +11,13 @@ import type { Simulator } from '../../src/simulator/server.js';
 import { addDays } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { requireTool } from '../helpers/required-tool.js';
 import { parseCsv } from './parse-csv.js';
 import { fillReportWarehouse, REPORT_DAYS } from './report-warehouse.js';
 
 /**
  * `insights-sync report` on a simulator-filled warehouse, opened in a real browser (Debian's
- * chromium through playwright-core): every chart is drawn and shows data, nothing is fetched
+ * chromium, or the npm package @sparticuz/chromium, through playwright-core): every chart is drawn and shows data, nothing is fetched
  * from a network, the console stays clean. The ledger has a failed and a truncated day, which
  * every daily chart marks (null, not 0) and the gaps table lists; a second source then shows
  * that the page's filters (dates, source, log scale, test, comment search) redraw what they
@@ -26,6 +27,11 @@ import { fillReportWarehouse, REPORT_DAYS } from './report-warehouse.js';
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
 const REPORT = path.join(OUTPUT, 'report.html');
 const SCREENSHOT = path.join(OUTPUT, 'report.png');
+const CHROMIUM = await findChromium();
+const RUN = requireTool(
+  { name: 'chromium', check: 'the HTML report in a browser', install: CHROMIUM_INSTALL },
+  CHROMIUM !== undefined,
+);
 
 interface DrawnChart {
   name: string;
@@ -35,7 +41,7 @@ interface DrawnChart {
   painted: number;
 }
 
-describe('the HTML report, in a browser', () => {
+describe.runIf(RUN)('the HTML report, in a browser', () => {
   let t: TestDatabase;
   let sim: Simulator;
   let browser: Browser;
@@ -56,7 +62,7 @@ describe('the HTML report, in a browser', () => {
     truncatedDay = await latestDayWithItems(t, addDays(range.to, -6), addDays(failedDay, 1));
     await markFailedAndTruncated(t, failedDay, truncatedDay);
     await mkdir(OUTPUT, { recursive: true });
-    browser = await launchChromium();
+    browser = await launchChromium(CHROMIUM);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsText } from '../../src/metrics/registry.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { promtoolCheck, samples } from '../metrics/promtool.js';
+import { checkExposition, samples } from '../metrics/check-exposition.js';
 import { feedbackBody, MAIN_URL, postJson, receiver } from './webhook-helpers.js';
 
 /**
@@ -23,7 +23,7 @@ describe("the webhook receiver's metrics", () => {
       (s) => s.name === 'insights_sync_webhook_deliveries_total' && s.labels.outcome === outcome,
     )?.value ?? 0;
 
-  it('counts each answer by outcome and each stored batch; promtool accepts the text; no token or source name in it', async () => {
+  it('counts each answer by outcome and each stored batch; the exposition checks accept the text; no token or source name in it', async () => {
     const app = receiver(t.pool);
     try {
       const before = { body: await metricsText() };
@@ -43,7 +43,7 @@ describe("the webhook receiver's metrics", () => {
       );
       expect(batches?.value).toBeGreaterThanOrEqual(1);
 
-      const check = await promtoolCheck(after.body);
+      const check = await checkExposition(after.body);
       expect(check, check.output).toEqual({ code: 0, output: '' });
       // The receiver's own families; a run in the same process adds its per-source gauges, which
       // name sources on purpose.
