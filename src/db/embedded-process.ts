@@ -39,7 +39,8 @@ function launch(program: string, args: string[], runAs: RunAs, onLog: (text: str
   child.stdout?.on('data', (chunk: Buffer) => onLog(chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => onLog(chunk.toString('utf8')));
   const failed = new Promise<never>((_, reject) => {
-    child.once('error', (error: NodeJS.ErrnoException) =>
+    // `on`, not `once`: a later 'error' (a failed signal) must not become an unhandled one either.
+    child.on('error', (error: NodeJS.ErrnoException) =>
       reject(new EmbeddedPostgresError(spawnFailure(program, error, runAs), { cause: error })),
     );
   });
