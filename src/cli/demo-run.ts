@@ -87,7 +87,7 @@ export async function runDemo(options: { days: number; seed: number; keepRunning
       if (!warehouse.embedded) return;
       if (!options.keepRunning) {
         out(
-          `The embedded PostgreSQL (data in ${config.dataDir}) runs while a command runs: \`node bin/insights-sync.js demo --keep-running\` keeps it up.\n`,
+          `The embedded PostgreSQL (data in ${warehouse.dataDir ?? config.dataDir}) runs while a command runs: \`node bin/insights-sync.js demo --keep-running\` keeps it up.\n`,
         );
         return;
       }

@@ -37,6 +37,11 @@ export interface Warehouse {
   passwordFile: string | undefined;
   /** True when this process started the embedded database. */
   embedded: boolean;
+  /**
+   * The embedded database's data directory as output shows it: INSIGHTS_DATA_DIR, or, run as root
+   * from where the postgres user cannot reach it, the directory used instead. Else undefined.
+   */
+  dataDir: string | undefined;
   /** Migrations this command applied (usually none; always none for a `read` command). */
   applied: string[];
 }
@@ -80,6 +85,7 @@ export async function usingWarehouse<T>(
 ): Promise<T> {
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
   let url = config.databaseUrl;
+  let embeddedDataDir: string | undefined;
   if (url === undefined && !config.embedded)
     throw new CliError(
       `DATABASE_URL is not set: set it to the warehouse (postgres://..., in the environment or in .env), or pass --embedded (or set INSIGHTS_EMBEDDED=1) to use the embedded PostgreSQL in ${config.dataDir}`,
@@ -92,10 +98,12 @@ export async function usingWarehouse<T>(
       },
     );
     url = embedded.url;
+    embeddedDataDir = embedded.dataDir === dataDir ? config.dataDir : embedded.dataDir;
+    const moved = embedded.dataDir === dataDir ? '' : `, as the postgres user cannot reach ${config.dataDir}`;
     // Printed, not logged: psql and BI tools can connect while this command runs. The password
     // is masked (this line ends up in cron logs); it is in a file only its owner can read.
     printProseErr(
-      `DATABASE_URL is not set: embedded PostgreSQL (data in ${config.dataDir}) at ${maskPassword(url)} while this command runs; password in ${embedded.passwordFile}\n`,
+      `DATABASE_URL is not set: embedded PostgreSQL (data in ${embeddedDataDir}${moved}) at ${maskPassword(url)} while this command runs; password in ${embedded.passwordFile}\n`,
     );
   }
   const pool = createPool({
@@ -136,6 +144,7 @@ export async function usingWarehouse<T>(
       displayUrl: maskPassword(url),
       passwordFile: embedded?.passwordFile,
       embedded: embedded !== undefined,
+      dataDir: embeddedDataDir,
       applied,
     });
   } catch (error) {

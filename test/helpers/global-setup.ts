@@ -9,6 +9,9 @@ import {
 import type { TestDatabaseContext } from './provided-context.js';
 import { buildTestCli } from './test-cli-build.js';
 
+/** The CLI's code for a database it cannot reach or start (README, "Exit codes"). */
+const NO_DATABASE_EXIT_CODE = 5;
+
 const SCHEMA = 'insights';
 /** Test runs never last this long: older leftovers are from runs killed before their teardown. */
 const LEFTOVER_AGE_MS = 60 * 60 * 1000;
@@ -21,7 +24,7 @@ const LEFTOVER_AGE_MS = 60 * 60 * 1000;
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
-  const server = await startDatabaseServer();
+  const server = await startDatabaseServer().catch(exitWithOneLine);
   // pid and start time make names unique per run, and let a later run recognise stale ones.
   const runTag = `${process.pid}_${started.toString(36)}`;
   const template = `insights_tpl_${runTag}`;
@@ -63,4 +66,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await Promise.all([server.stop(), cli.remove()]);
     }
   };
+}
+
+/**
+ * No server to test against (the embedded one cannot start: a program it cannot run, a package
+ * not installed): what to do, in one line, instead of vitest's stack trace of this setup file.
+ */
+function exitWithOneLine(error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(
+    `no PostgreSQL server for the tests: ${message}; set TEST_DATABASE_URL to a PostgreSQL server instead\n`,
+  );
+  process.exit(NO_DATABASE_EXIT_CODE);
 }
