@@ -8,6 +8,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { locateBinaries, type PostgresBinaries } from '../../src/db/embedded-binaries.js';
 import { ancestors, firstUnsafe, firstUntraversable } from '../../src/db/embedded-root.js';
+import { type RequiredTool, requireTool } from '../helpers/required-tool.js';
 
 /**
  * Run as root, the embedded PostgreSQL runs as the `postgres` user, which must reach its programs
@@ -105,9 +106,16 @@ async function rootPaths() {
   return { binaries: path.join(base, 'cache'), data: path.join(base, 'lib') };
 }
 
+/** Only root runs the server as another user: the case exists for root alone (CI runs as root). */
+const ROOT: RequiredTool = {
+  name: 'root',
+  check: 'the embedded PostgreSQL as root from a directory of mode 0700',
+  install: 'run the tests as root (CI does)',
+};
+
 describe('as root, from a directory of mode 0700', () => {
-  test('the server starts from a root-only copy of the binaries, with its data beside it', async () => {
-    if (process.getuid?.() !== 0) return; // only root runs the server as another user
+  test('the server starts from a root-only copy of the binaries, with its data beside it', async (context) => {
+    if (!requireTool(ROOT, process.getuid?.() === 0)) return context.skip();
     const { privateDir, binaries } = await binariesInPrivateDirectory();
     const paths = await rootPaths();
     const dataDir = path.join(privateDir, 'data');
@@ -151,8 +159,8 @@ describe('as root, from a directory of mode 0700', () => {
     }
   }, 120_000);
 
-  test('a copy another user could have changed is made again', async () => {
-    if (process.getuid?.() !== 0) return;
+  test('a copy another user could have changed is made again', async (context) => {
+    if (!requireTool(ROOT, process.getuid?.() === 0)) return context.skip();
     const { privateDir, binaries } = await binariesInPrivateDirectory();
     const paths = await rootPaths();
     const server = await startEmbeddedPostgres({
