@@ -22,7 +22,8 @@ const FROM = '2026-03-01';
 const TO = '2026-03-06';
 const NOW = new Date('2026-03-07T05:00:00.000Z');
 // Random hex at the end: a guessable key (a digit sequence) is refused.
-const PII_KEY = 'forget-sticks-pii-key-7f3b9e21c4d8a6f05e2b1d9c';
+// As `openssl rand -base64 32` would print it (the key rule refuses anything else).
+const PII_KEY = 'forgetSticksHvTVY5XhoGeSAq8ic28zmDg4k1xIbKDU';
 const TOKEN = 'forget-sticks-token-0123456789abcdef';
 
 const POLICIES: Record<string, PiiPolicy> = {
