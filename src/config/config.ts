@@ -115,7 +115,7 @@ export interface LoadConfigOptions {
   sourcesFor?: 'api' | 'webhooks';
   /**
    * Whether INSIGHTS_PII_KEY is also looked up among the digests of common passwords and words
-   * (pii-key.ts) besides its other checks. Default true. It hashes some 3,000 words (about 30 ms
+   * (pii-key.ts) besides its other checks. Default true. It hashes some 3,000 words (10-20 ms
    * of CPU), so the commands that never hash with the key (status, report, dbt-sources, migrate,
    * forget --list) skip it; those that use the key, and `check`, run it.
    */

@@ -8,9 +8,9 @@ import { checkPiiKey } from '../../src/config/pii-key.js';
  * less: the point is that no draw fails), through the whole rule, digest look-up included. A
  * random key is refused by chance about once in 10^9 keys or less (pii-key.ts counts each rule's
  * odds; the words of a base64 key: none in 300,000 draws), so a refusal among these 2,500 is a
- * bug in a rule, not bad luck. The weak keys: the catalogue below,
- * each refused for its own reason. About a second of CPU (the rule costs microseconds a key after
- * the digest table is built), where the zxcvbn estimate this file drew 10,000 times took minutes.
+ * bug in a rule, not bad luck. The weak keys: the catalogue below, each refused for its own
+ * reason. About a second of CPU (under a millisecond a key once the digest table is built), where
+ * the 10,000 zxcvbn estimates this file drew before took minutes.
  */
 const DRAWS = 500;
 
