@@ -21,8 +21,7 @@ import { capturingLogger, listen } from '../webhooks/webhook-helpers.js';
 const FROM = '2026-03-01';
 const TO = '2026-03-06';
 const NOW = new Date('2026-03-07T05:00:00.000Z');
-// Random hex at the end: a guessable key (a digit sequence) is refused.
-// As `openssl rand -base64 32` would print it (the key rule refuses anything else).
+// Base64 of 33 bytes, as the key rule asks; its first 12 characters name the test.
 const PII_KEY = 'forgetSticksHvTVY5XhoGeSAq8ic28zmDg4k1xIbKDU';
 const TOKEN = 'forget-sticks-token-0123456789abcdef';
 

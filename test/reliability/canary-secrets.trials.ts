@@ -22,7 +22,6 @@ import { everyTextOf } from './warehouse-text.js';
 
 const API_KEY = 'CANARY-api-key-3f9a7c';
 const TOKEN = 'CANARY-webhook-token-0123456789abcdef';
-// Random hex after the canary: a guessable key (a digit sequence) is refused.
 // Base64 of 33 bytes (as the key rule asks), starting with the canary marker.
 const PII_KEY = 'CANARYpiikeyeX+W+Jj1/HCaeA96EnbkpUckEGZIPhl0';
 const DB_PASSWORD = 'CANARY-db-password';
