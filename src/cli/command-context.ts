@@ -22,8 +22,8 @@ export interface CommandContextOptions {
   /** `check`: every setting is read and checked, whichever command uses it. */
   all?: boolean;
   /**
-   * False for a command that never hashes with INSIGHTS_PII_KEY: the key gets the character
-   * checks only, not the guessability estimate that costs most of a second (LoadConfigOptions).
+   * False for a command that never hashes with INSIGHTS_PII_KEY: the key gets every check but the
+   * look-up among well-known digests (LoadConfigOptions.lookUpPiiKeyDigests).
    */
   usesPiiKey?: boolean;
 }
@@ -38,7 +38,7 @@ export function commandContext(options: CommandContextOptions): CommandContext {
     requireSources: options.requireSources,
     ignore: ignoredSettings(options),
     sourcesFor: options.serve === true ? 'webhooks' : 'api',
-    estimatePiiKey: options.all === true || options.usesPiiKey !== false,
+    lookUpPiiKeyDigests: options.all === true || options.usesPiiKey !== false,
   });
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
   const logger = createLogger(loggerOptions(config));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ConfigProblem } from '../errors.js';
 import { normalizeKey, PII_MODES, type PiiMode } from '../schemas/pii.js';
-import { isStrongPiiKey, PII_KEY_EXPECTED, passesCharacterChecks } from './pii-key.js';
+import { checkPiiKey, describePiiKeyRefusal, PII_KEY_REQUIRED } from './pii-key.js';
 import type { SourceConfig, SourceDraft } from './source-config.js';
 
 /** INSIGHTS_PII, INSIGHTS_PII_KEY (its strength: pii-key.ts) and INSIGHTS_PII_EXTRA_KEYS, and the policy a source gets from them. */
@@ -15,15 +15,19 @@ export function readPiiMode(raw: string | undefined, problems: ConfigProblem[]):
   return {};
 }
 
-/** Taken as given (not trimmed: it is a key); empty counts as unset. */
+/**
+ * Taken as given (not trimmed: it is the HMAC key, and trimming would change the hashes of a key
+ * in use); empty counts as unset. `lookUpDigests`: LoadConfigOptions.lookUpPiiKeyDigests.
+ */
 export function readPiiKey(
   raw: string | undefined,
-  estimate: boolean,
+  lookUpDigests: boolean,
   problems: ConfigProblem[],
 ): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (estimate ? isStrongPiiKey(raw) : passesCharacterChecks(raw)) return raw;
-  problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_EXPECTED });
+  const verdict = checkPiiKey(raw, lookUpDigests);
+  if (verdict.ok) return raw;
+  problems.push({ variable: 'INSIGHTS_PII_KEY', expected: describePiiKeyRefusal(verdict.refusal) });
   return undefined;
 }
 
@@ -57,7 +61,7 @@ export function withPiiPolicy(
   if (piiMode === undefined || piiMode === 'keep') return source;
   if (key === undefined) {
     if (!problems.some((p) => p.variable === 'INSIGHTS_PII_KEY'))
-      problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_EXPECTED });
+      problems.push({ variable: 'INSIGHTS_PII_KEY', expected: PII_KEY_REQUIRED });
     return source;
   }
   return {

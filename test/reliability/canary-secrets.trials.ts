@@ -22,8 +22,8 @@ import { everyTextOf } from './warehouse-text.js';
 
 const API_KEY = 'CANARY-api-key-3f9a7c';
 const TOKEN = 'CANARY-webhook-token-0123456789abcdef';
-// Random hex after the canary: a guessable key (a digit sequence) is refused.
-const PII_KEY = 'CANARY-pii-key-7f3b9e21c4d8a6f05e2b1d9c8a4f7e36b2d1';
+// Base64 of 33 bytes (as the key rule asks), starting with the canary marker.
+const PII_KEY = 'CANARYpiikeyeX+W+Jj1/HCaeA96EnbkpUckEGZIPhl0';
 const DB_PASSWORD = 'CANARY-db-password';
 /** A password (and user) in the API's base URL: refused at config time, never quoted. */
 const URL_PASSWORD = 'CANARY-url-password';

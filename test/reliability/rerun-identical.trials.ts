@@ -98,7 +98,7 @@ describe('re-running a window', () => {
         baseUrl: sim.url,
         apiKey: sim.apiKey,
         webhookToken: TOKEN,
-        pii: { mode: 'hash', key: 'rerun-pii-key-0123456789abcdef-0123' },
+        pii: { mode: 'hash', key: 'b1e7c0d94a2f68359e0d7a4c1b83f625d9e04a7c3f1b86e250d9c4a7e3f18b62' },
       },
     ];
     // Webhooks first: these rows are 'webhook', then the sync makes them 'both'.
