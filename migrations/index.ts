@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as core from './0001-core.js';
 import * as webhooks from './0002-webhooks.js';
 import * as analystLayer from './0004-analyst-layer.js';
