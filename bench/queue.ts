@@ -303,7 +303,7 @@ async function runAtLatency(
       } finally {
         for (const worker of workers) worker.kill('SIGTERM');
         await Promise.all(workers.map((w) => new Promise((resolve) => w.once('close', resolve))));
-        await boss.stop({ graceful: false, wait: true, timeout: 1000 });
+        await boss.stop({ graceful: false, timeout: 1000 });
         await warehouse.drop();
       }
     }

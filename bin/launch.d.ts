@@ -1,5 +1,7 @@
 // Types of bin/launch.js (plain JavaScript: it runs before any build), for the tests that hold it
 // to the CLI.
+export const MIN_NODE: readonly [number, number];
+export function nodeVersionProblem(version: string): string | undefined;
 export const LONG_RUNS: Set<string>;
 export const DEFAULT_HEAP_MB: number;
 export const SEMI_SPACE_MB: number;

@@ -9,6 +9,24 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 
+/** The oldest Node.js this runs on (package.json engines): the oldest release of the LTS lines still supported. */
+export const MIN_NODE = [22, 12];
+/** Exit code of a configuration error (README "Exit codes"). */
+const CONFIGURATION_ERROR = 2;
+
+/**
+ * The line that refuses a Node.js older than MIN_NODE, or undefined when `version` will do. Checked
+ * before the CLI loads: on an older Node its dependencies fail with errors that do not say why.
+ * @param {string} version process.version, e.g. v20.19.0
+ * @returns {string | undefined}
+ */
+export function nodeVersionProblem(version) {
+  const [major, minor] = version.replace(/^v/, '').split('.').map(Number);
+  const [minMajor, minMinor] = MIN_NODE;
+  if (major > minMajor || (major === minMajor && minor >= minMinor)) return undefined;
+  return `insights-sync: needs Node.js ${minMajor}.${minMinor} or later, and this is Node.js ${version.replace(/^v/, '')}: install Node.js 24 (the active LTS) from nodejs.org or your package manager`;
+}
+
 /** The commands that run long enough, and over enough data, to need a bound. */
 export const LONG_RUNS = new Set(['sync', 'backfill', 'schedule', 'serve', 'worker']);
 /**
@@ -86,6 +104,11 @@ export function semiSpaceFor(argv) {
  * @param {() => Promise<{ runCli: (argv: string[]) => Promise<number> }>} loadCli
  */
 export async function launch(loadCli) {
+  const tooOld = nodeVersionProblem(process.version);
+  if (tooOld !== undefined) {
+    process.stderr.write(`${tooOld}\n`);
+    process.exit(CONFIGURATION_ERROR);
+  }
   const heapMb = heapLimitFor(process.argv, process.env, process.execArgv);
   if (heapMb !== undefined) {
     relayTo(heapMb);

@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as core from './0001-core.js';
 import * as webhooks from './0002-webhooks.js';
 import * as analystLayer from './0004-analyst-layer.js';
@@ -31,6 +31,7 @@ import * as readingChanges from './0030-reading-changes.js';
 import * as instants from './0031-instants.js';
 import * as snapshotSchemaDrift from './0032-snapshot-schema-drift.js';
 import * as visitorIndexOrder from './0033-visitor-index-order.js';
+import * as windowQueueJsonb from './0036-window-queue-jsonb.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -69,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '0031-instants': instants,
   '0032-snapshot-schema-drift': snapshotSchemaDrift,
   '0033-visitor-index-order': visitorIndexOrder,
+  '0036-window-queue-jsonb': windowQueueJsonb,
 };

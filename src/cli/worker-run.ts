@@ -28,7 +28,7 @@ export async function runWorkerCommand(context: CommandContext): Promise<void> {
           signal: shutdown.signal,
         });
       } finally {
-        await boss.stop({ graceful: false, wait: true, timeout: 1000 });
+        await boss.stop({ graceful: false, timeout: 1000 });
       }
     });
     printOut(`worker: stopped after ${result.done} window(s) done, ${result.failed} failed.\n`);

@@ -86,7 +86,7 @@ export interface Config {
   workerConcurrency: number;
   /** A window job not finished this long after a worker took it is given to another worker. */
   queueExpireSeconds: number;
-  /** How often pg-boss looks for expired jobs (and archives old ones). */
+  /** How often pg-boss looks for expired jobs (and deletes old ones). */
   queueMaintenanceSeconds: number;
   /** Times a job whose worker died (or threw) is offered again before it counts as failed. */
   queueRetryLimit: number;

@@ -9,6 +9,7 @@ import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { EmbeddedPostgresError, locateBinaries, type PostgresBinaries } from './embedded-binaries.js';
 import { reachableBinaries } from './embedded-copy.js';
+import { dataDirMajorProblem, embeddedServerMajor } from './embedded-major.js';
 import { type RunAs, runInitdb, startPostmaster } from './embedded-process.js';
 import {
   ensurePostgresUser,
@@ -112,6 +113,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
   if (initialised) {
     await assertOwnDataDir(dataDir);
+    const otherMajor = dataDirMajorProblem(
+      dataDir,
+      await fs.readFile(path.join(dataDir, 'PG_VERSION'), 'utf8'),
+      embeddedServerMajor(),
+    );
+    if (otherMajor !== undefined) throw new CliError(otherMajor);
     await stopStaleServer(dataDir, logger);
   } else {
     const entries = await fs.readdir(dataDir).catch(() => []);

@@ -1,4 +1,5 @@
-import { type Kysely, type MigrationResultSet, Migrator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type MigrationResultSet, Migrator } from 'kysely/migration';
 import { migrations } from '../../migrations/index.js';
 import { bookkeepingSchema, MIGRATION_TABLES, queueSchema } from './bookkeeping.js';
 import type { Database } from './database.js';

@@ -117,6 +117,8 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
       pool: {
         connect: async () => ({ query: opening.query, release: () => {} }) as unknown as pg.PoolClient,
         end: async () => {},
+        // What a query's cancellation connects with: the pool's own settings.
+        options: pool.options,
       },
     }),
   });

@@ -1,12 +1,13 @@
 import { type Kysely, sql } from 'kysely';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { queueSchema } from '../db/bookkeeping.js';
 import type { Database } from '../db/database.js';
 
 /**
  * Every statement of ours against pg-boss's private tables (`<schema>_queue.job` and `.queue`):
  * pg-boss offers no call for these reads, so they are kept here, in one file, to be checked
- * against its new versions (src/db/queue-schema.ts installs them). pg-boss's own calls (send,
+ * against its new versions (src/db/queue-schema.ts installs them, and carries the waiting jobs of
+ * pg-boss 10's tables over to pg-boss 12's). pg-boss's own calls (send,
  * fetch, complete, fail, cancel) go through its API.
  */
 
@@ -94,7 +95,7 @@ export async function queueInUse(db: Kysely<Database>, schema: string): Promise<
   return used.rows[0]?.found === true;
 }
 
-/** One source's window jobs by state, as pg-boss holds them (completed ones until it archives them). */
+/** One source's window jobs by state, as pg-boss holds them (completed ones until it deletes them, 7 days after). */
 export interface WindowJobCounts {
   source: string;
   queued: number;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import PgBoss from 'pg-boss';
+import { type JobInsert, PgBoss } from 'pg-boss';
 import type { Config } from '../config/config.js';
 import { bookkeepingSchema, queueSchema } from '../db/bookkeeping.js';
 import type { RunTrigger } from '../db/tables/bookkeeping.js';
@@ -69,7 +69,7 @@ const SYNC_BAND = 1_000_000;
  * frozen migrations: `migrate` installs and upgrades them, as the owner (src/db/queue-schema.ts),
  * and this only checks they are there, at pg-boss's version (a runtime role owns nothing in the
  * queue's schema, so it could not install them). `supervise` runs pg-boss's maintenance (expiring
- * jobs of dead workers, archiving) every INSIGHTS_QUEUE_MAINTENANCE_SECONDS in whichever process
+ * jobs of dead workers, deleting old ones) every INSIGHTS_QUEUE_MAINTENANCE_SECONDS in whichever process
  * gets there first.
  */
 export async function openQueue(
@@ -90,18 +90,25 @@ export async function openQueue(
     application_name: 'insights-sync queue',
     max: 4,
     migrate: false,
+    createSchema: false,
     supervise: true,
     schedule: false,
+    superviseIntervalSeconds: settings.queueMaintenanceSeconds,
     maintenanceIntervalSeconds: settings.queueMaintenanceSeconds,
-    monitorStateIntervalSeconds: settings.queueMaintenanceSeconds,
-    expireInSeconds: settings.queueExpireSeconds,
-    retryLimit: settings.queueRetryLimit,
+    monitorIntervalSeconds: settings.queueMaintenanceSeconds,
+    // What would create or rebuild tables at run time (the daily partitions of the queue
+    // statistics, index rebuilds) is off: a runtime role owns nothing in the queue schema. The
+    // instance registry is off too: queue_workers is the workers' heartbeat here.
+    persistQueueStats: false,
+    persistWarnings: false,
+    reindex: false,
+    registerInstance: false,
   });
   boss.on('error', (error) => logger.warn({ err: error.message }, 'queue error'));
   try {
     await boss.start();
   } catch (error) {
-    await boss.stop({ graceful: false, wait: true }).catch(() => {});
+    await boss.stop({ graceful: false }).catch(() => {});
     // pg-boss's own words for a schema it is not installed in, or one at another version.
     if (/not installed|requires migrations/.test(errorMessage(error)))
       throw new CliError(
@@ -142,16 +149,23 @@ export async function sendWindowJobs(
   settings: QueueSettings,
 ): Promise<string[]> {
   const ids = jobs.map(() => randomUUID());
-  const inserts = jobs.map((job, index) => ({
-    id: ids[index],
-    name: windowQueueName(job.source),
-    data: job,
-    priority: windowPriority(trigger, job.day),
-    retryLimit: settings.queueRetryLimit,
-    retryDelay: 0,
-    expireInSeconds: settings.queueExpireSeconds,
-  }));
+  // pg-boss inserts into one queue per call: the jobs by source, each source's in the order given.
+  const bySource = new Map<string, JobInsert<WindowJob>[]>();
+  jobs.forEach((job, index) => {
+    const inserts = bySource.get(job.source) ?? [];
+    inserts.push({
+      id: ids[index],
+      data: job,
+      priority: windowPriority(trigger, job.day),
+      retryLimit: settings.queueRetryLimit,
+      retryDelay: 0,
+      expireInSeconds: settings.queueExpireSeconds,
+    });
+    bySource.set(job.source, inserts);
+  });
   // One statement per thousand jobs: a year's backfill of many sources stays a few round trips.
-  for (let i = 0; i < inserts.length; i += 1000) await boss.insert(inserts.slice(i, i + 1000));
+  for (const [source, inserts] of bySource)
+    for (let i = 0; i < inserts.length; i += 1000)
+      await boss.insert(windowQueueName(source), inserts.slice(i, i + 1000));
   return ids;
 }

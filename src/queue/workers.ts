@@ -1,4 +1,4 @@
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { bookkeepingSchema } from '../db/bookkeeping.js';
 
 /** How often a worker writes its heartbeat row (queue_workers). */

@@ -19,7 +19,7 @@ export interface QueueStatus {
     windowsDone: number;
     windowsFailed: number;
   }[];
-  /** Window jobs per source, by state, as pg-boss holds them (completed ones until it archives them). */
+  /** Window jobs per source, by state, as pg-boss holds them (completed ones until it deletes them, 7 days after). */
   sources: SourceQueueStatus[];
   /** All sources together. */
   perMinute: number;

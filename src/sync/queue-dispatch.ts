@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { bookkeepingSchema } from '../db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { errorMessage } from '../errors.js';

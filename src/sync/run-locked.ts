@@ -144,7 +144,7 @@ async function openDispatch(
   const boss = await openQueue(warehouse.url, config.schema, config, logger);
   return {
     dispatch: queueDispatch({ boss, url: warehouse.url, schema: config.schema, settings: config, onQueued }),
-    close: () => boss.stop({ graceful: false, wait: true, timeout: 1000 }),
+    close: () => boss.stop({ graceful: false, timeout: 1000 }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import type PgBoss from 'pg-boss';
+import type { Job, PgBoss } from 'pg-boss';
 import type { ApiClient } from '../api/api-client.js';
 import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
@@ -199,7 +199,7 @@ export function jobVerdict(
   return { source };
 }
 
-async function runJob(worker: Worker, job: PgBoss.Job<WindowJob>): Promise<void> {
+async function runJob(worker: Worker, job: Job<WindowJob>): Promise<void> {
   const { boss } = worker.deps;
   const data = job.data;
   const queue = windowQueueName(data.source);

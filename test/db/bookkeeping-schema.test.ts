@@ -4,7 +4,8 @@
  * its rows, grants and the analyst's view of them (sync_health) intact.
  */
 import { randomBytes } from 'node:crypto';
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { withClient } from '../../scripts/dev-database/admin.js';

@@ -55,7 +55,7 @@ async function transpileTree(from: string, to: string): Promise<void> {
       const { code } = await transform(await readFile(source, 'utf8'), {
         loader: 'ts',
         format: 'esm',
-        target: 'node20',
+        target: 'node22',
         // As tsconfig.json has it (ES2022 target: class fields are defined, not assigned).
         tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, useDefineForClassFields: true } },
         sourcefile: source,

@@ -1,4 +1,5 @@
-import { type Migration, Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
+import { type Migration, Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';

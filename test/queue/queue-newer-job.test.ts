@@ -95,7 +95,7 @@ describe('a worker given a job of a newer planner', () => {
       const windows = await sql<{ n: number }>`select count(*)::int as n from sync_windows`.execute(t.db);
       expect(windows.rows[0]?.n).toBe(0);
     } finally {
-      await boss.stop({ graceful: false, wait: true, timeout: 1000 });
+      await boss.stop({ graceful: false, timeout: 1000 });
     }
   });
 });

@@ -57,7 +57,7 @@ describe('priorities', () => {
         '1 2026-01-01',
       ]);
     } finally {
-      await boss.stop({ graceful: false, wait: true, timeout: 1000 });
+      await boss.stop({ graceful: false, timeout: 1000 });
       await t.drop();
     }
   });

@@ -254,7 +254,7 @@ describe('docs/roles.sql', () => {
       const taken = await boss.fetch(windowQueueName('main'));
       expect(taken.map((job) => job.id)).toEqual([id]);
     } finally {
-      await boss.stop({ graceful: false, wait: true });
+      await boss.stop({ graceful: false });
     }
     // The schema, pg-boss's tables, types and functions, and the source's queue (a table pg-boss
     // added at run time): all the owner's.
