@@ -467,9 +467,14 @@ function clearOldBodiesWhileServing(app: App, options: WebhookServerOptions, log
   });
 }
 
-/** One answer for an unknown source, a wrong token and an unknown path: nothing to tell apart. */
+/**
+ * One answer for an unknown source, a wrong token, an unknown path and a path the router could
+ * not read (too long, bad percent-encoding): nothing to tell apart. The connection is closed here,
+ * not only by the onSend hook, which a router's error (frameworkErrors) does not run: such a
+ * socket stayed open and node read its declared body to the end.
+ */
 function notFound(reply: FastifyReply) {
-  return reply.code(404).send({ error: 'not_found' });
+  return reply.code(404).header('connection', 'close').send({ error: 'not_found' });
 }
 
 function unsupportedMediaType(reply: FastifyReply) {
