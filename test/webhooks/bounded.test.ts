@@ -87,11 +87,12 @@ describe('a bounded delivery queue while the database is slow', () => {
 
   it('a flood beyond the cap gets 503 at once; the queue never exceeds it; every 200 is stored once', async () => {
     const cap = 50;
-    // Every sender of this test is on loopback: one address, beyond its default share of sockets.
+    // Every sender of this test is on loopback: one address and one /24, beyond their default shares.
     const app = receiver(t.pool, {
       batching: { maxQueued: cap },
       persistTimeoutMs: 60_000,
       maxConnectionsPerAddress: 1_024,
+      maxConnectionsPerSubnet: 1_024,
     });
     onTestFinished(() => app.close());
     const base = await listen(app);
