@@ -17,7 +17,8 @@
 --                     lock, creates a source's queue through the owner's create_window_queue().
 --                     Owns nothing, in any schema.
 --   insights_serve    runs serve and `webhooks replay` (internet-facing): writes the webhook
---                     deliveries and the rows they carry, reads what it checks, takes the
+--                     deliveries, and the rows they carry only through the owner's
+--                     merge_webhook_rows() (never an API value), reads what it checks, takes the
 --                     suppression list's shared lock through the owner's share_suppression_lock().
 --                     Owns nothing; its lock waits and idle transactions are cut short (step 5).
 --   insights_analyst  read-only: SELECT on every table and view of the data schema, including
@@ -134,12 +135,17 @@ alter default privileges for role insights_owner in schema insights_queue
 create function insights.grant_serve() returns void
   language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
-  -- What a delivery writes: its stored body (and its outcome), the source, the feedback or
-  -- survey answer it carries and its visitor. DELETE on webhook_events only: a stored body of a
-  -- forgotten visitor is removed on replay, and old bodies by retention.
-  grant select, insert, update on insights.sources, insights_state.webhook_events, insights.feedback,
-    insights.survey_answers, insights.visitors to insights_serve;
-  grant delete on insights_state.webhook_events to insights_serve;
+  -- What a delivery writes: its stored body (and its outcome), and the source's row when new
+  -- (INSERT ... ON CONFLICT DO NOTHING: no UPDATE). DELETE on webhook_events only: a stored body
+  -- of a forgotten visitor is removed on replay, and old bodies by retention.
+  grant select, insert, update, delete on insights_state.webhook_events to insights_serve;
+  grant select, insert on insights.sources to insights_serve;
+  -- The feedback or survey answer a delivery carries, and its visitor: read, never written
+  -- directly. The owner's merge_webhook_rows() (migration 0035) inserts an unknown row or
+  -- visitor and fills a known row's empty columns, never changing a value already there, so
+  -- the receiver cannot rewrite the API's rows (another source's e-mails, comments) by SQL.
+  grant select on insights.feedback, insights.survey_answers, insights.visitors to insights_serve;
+  grant execute on function insights_state.merge_webhook_rows(jsonb, jsonb, jsonb) to insights_serve;
   -- The suppression list's lock: a delivery holds its one row FOR KEY SHARE while it checks the
   -- list and writes, through the owner's function. Not UPDATE on the table: it would let the
   -- receiver take the row FOR UPDATE, or the table in any mode, and hold every sync up.
@@ -153,8 +159,8 @@ alter function insights.grant_serve() owner to insights_owner;
 revoke all on function insights.grant_serve() from public;
 
 -- 5. The receiver is reachable from the internet: whatever it holds, it holds for seconds. It
--- still has UPDATE on the rows it writes (sources, feedback, ...), and so may LOCK those tables:
--- a sync window waiting on such a lock says so in its log after a few seconds. These are its
+-- has INSERT on sources and webhook_events, and so may LOCK those tables in ROW EXCLUSIVE mode
+-- at most: a sync window waiting on such a lock says so in its log after a few seconds. These are its
 -- defaults (a session may change them: they bound a stuck receiver, not an attacker holding
 -- its password, which the log line shows).
 alter role insights_serve set lock_timeout = '10s';

@@ -26,6 +26,7 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
       rateLimitPerMinute: config.webhookRateLimit,
       retentionDays: config.webhookRetentionDays,
       maxConnectionsPerAddress: config.webhookMaxConnectionsPerAddress,
+      maxConnectionsPerSubnet: config.webhookMaxConnectionsPerSubnet,
     });
     await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
       throw new CliError(

@@ -51,6 +51,8 @@ export interface Config {
    * client cannot take the whole connection cap from the others.
    */
   webhookMaxConnectionsPerAddress: number;
+  /** `serve`: sockets the addresses of one IPv4 /24 or IPv6 /64 may hold together. */
+  webhookMaxConnectionsPerSubnet: number;
   /** `serve`: deliveries per minute each source may make (beyond: 429); undefined: no limit. */
   webhookRateLimit: number | undefined;
   /** `serve`: stored webhook bodies older than this many days are cleared; undefined: kept. */
@@ -134,6 +136,12 @@ export const SCHEDULE_SETTINGS = [
  * benchmark uses 32), and three quarters stay for everyone else.
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+/**
+ * The addresses of one IPv4 /24 or IPv6 /64 together, as much as one address: many addresses of
+ * one network (a host's, a customer's) count as one client. Filling all 1,024 sockets then takes
+ * four networks, and a sender of any other network is still served.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_SUBNET = 256;
 
 /** Used by `serve` alone: where and how the webhook receiver listens. */
 export const SERVE_SETTINGS = [
@@ -142,6 +150,7 @@ export const SERVE_SETTINGS = [
   'INSIGHTS_WEBHOOK_BODY_LIMIT',
   'INSIGHTS_WEBHOOK_MAX_QUEUED',
   'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS',
+  'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_SUBNET',
   'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES',
   'INSIGHTS_WEBHOOK_RATE_LIMIT',
   'INSIGHTS_WEBHOOK_RETENTION_DAYS',
@@ -266,6 +275,10 @@ function webhookSettings({ given, setting }: SettingReader) {
     webhookMaxConnectionsPerAddress: setting(
       'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS',
       DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    ),
+    webhookMaxConnectionsPerSubnet: setting(
+      'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_SUBNET',
+      DEFAULT_MAX_CONNECTIONS_PER_SUBNET,
     ),
     webhookMaxQueuedBytes: setting('INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', 32 * 1024 * 1024),
     // Both off unless set: no default limit or retention suits every deployment.

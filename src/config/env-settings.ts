@@ -83,6 +83,7 @@ export const ENV_SETTINGS = {
     expected: 'an address to listen on, such as 0.0.0.0, 127.0.0.1 or ::',
   },
   INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS: { schema: int(1, 1024), expected: 'an integer 1-1024' },
+  INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_SUBNET: { schema: int(1, 1024), expected: 'an integer 1-1024' },
   INSIGHTS_WEBHOOK_BODY_LIMIT: { schema: int(1024, 16 * 1024 * 1024), expected: 'bytes 1024-16777216' },
   INSIGHTS_WEBHOOK_MAX_QUEUED: { schema: int(1, 1_000_000), expected: 'an integer 1-1000000' },
   INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES: { schema: int(1024, 4 * 1024 ** 3), expected: 'bytes 1024-4294967296' },

@@ -3,7 +3,7 @@ import { type LoadTransaction, preparedStatement } from '../db/transaction.js';
 import type { Visitor } from '../schemas/visitor.js';
 import type { FeedbackWebhook, SurveyWebhook, WebhookBody } from '../schemas/webhook.js';
 import type { ColumnOf } from './upsert.js';
-import { removeOrphanVisitors, VISITOR_COLUMNS, visitorRow } from './visitors.js';
+import { visitorRow } from './visitors.js';
 
 /** What merging one webhook body did to its row. */
 export type MergeEffect = 'inserted' | 'filled' | 'unchanged';
@@ -66,9 +66,9 @@ export async function mergeWebhookBodies(
   // ONE statement for the visitors and both tables: each round trip to PostgreSQL costs both
   // processes a wake-up, on a busy machine as much as the statement's own work.
   const { rows: written } = await trx.db.executeQuery<WrittenRow>(
-    CompiledQuery.raw(mergeStatementText(planned), planned.parameters),
+    CompiledQuery.raw(mergeStatementText(), planned.parameters),
   );
-  return finishWebhookMerge(trx, planned, written);
+  return finishWebhookMerge(planned, written);
 }
 
 /** mergeWebhookBodies' statement, planned: sent alone or after another query (below). */
@@ -76,7 +76,7 @@ export interface PlannedMerge {
   bodies: readonly { sourceId: string; body: WebhookBody }[];
   visitorPlan: VisitorPlan;
   tables: { indexes: number[]; plan: MergePlan }[];
-  /** The visitors' rows, then each table's, as JSON arrays. */
+  /** The visitors' rows, the feedback rows, the survey answers, as JSON arrays (`[]`: none). */
   parameters: string[];
 }
 
@@ -95,11 +95,13 @@ export function planWebhookMerge(
       ? []
       : [{ indexes, plan: planMerge(indexes.map((i) => rows[i] as MergeRow)) }];
   });
+  const parameterOf = (table: MergeTable) =>
+    tables.find(({ plan }) => plan.table === table)?.plan.parameter ?? '[]';
   return {
     bodies,
     visitorPlan,
     tables,
-    parameters: [visitorPlan.parameter, ...tables.map(({ plan }) => plan.parameter)],
+    parameters: [visitorPlan.parameter, parameterOf('feedback'), parameterOf('survey_answers')],
   };
 }
 
@@ -119,20 +121,13 @@ export interface MergePrelude {
   guard: string;
 }
 
-/** The text of the statement of a plan, optionally after a prelude (made once per shape). */
-export function mergeStatementText(planned: PlannedMerge, prelude?: MergePrelude): string {
-  return combinedStatement(
-    planned.tables.map(({ plan }) => plan),
-    prelude,
-  );
+/** The text of the merge's statement, optionally after a prelude (the same for every plan). */
+export function mergeStatementText(prelude?: MergePrelude): string {
+  return combinedStatement(prelude);
 }
 
 /** What the merge's statement did to each body, from the rows it returned (others ignored). */
-export async function finishWebhookMerge(
-  trx: LoadTransaction,
-  planned: PlannedMerge,
-  written: readonly WrittenRow[],
-): Promise<WebhookMerge[]> {
+export function finishWebhookMerge(planned: PlannedMerge, written: readonly WrittenRow[]): WebhookMerge[] {
   const { bodies, visitorPlan, tables } = planned;
   const visitors = visitorEffects(visitorPlan, bodies.length, written);
   const effects: MergeEffect[] = new Array(bodies.length).fill('unchanged');
@@ -142,17 +137,13 @@ export async function finishWebhookMerge(
       effects[i] = merged[n] ?? 'unchanged';
     });
   }
-  // A new row names its body's visitor; an existing one may name another (the API's): then the
-  // visitor this batch inserted may be referenced by nothing.
-  const candidates = new Map<string, Set<string>>();
-  bodies.forEach(({ sourceId, body }, i) => {
-    if (visitors[i] !== 'inserted' || effects[i] === 'inserted') return;
-    candidates.set(sourceId, (candidates.get(sourceId) ?? new Set<string>()).add(body.visitor.id));
-  });
-  const removed = new Set<string>();
-  for (const [sourceId, ids] of candidates)
-    for (const id of await removeOrphanVisitors(trx, sourceId, [...ids].sort()))
-      removed.add(JSON.stringify([sourceId, id]));
+  // A new row names its body's visitor; an existing one may name another (the API's): the
+  // function then removed the visitor it had inserted, which nothing references.
+  const removed = new Set(
+    written
+      .filter((row) => row.table === 'removed_visitors')
+      .map((row) => JSON.stringify([row.source_id, String(row.id)])),
+  );
   return effects.map((row, i) => {
     const { sourceId, body } = bodies[i] as { sourceId: string; body: WebhookBody };
     const gone = removed.has(JSON.stringify([sourceId, body.visitor.id]));
@@ -197,7 +188,8 @@ const NEVER_FILLED = new Set(['source_id', 'raw']);
 
 /** What mergeWebhookBodies' statement returns: a visitor it inserted, or a row it wrote. */
 export interface WrittenRow {
-  table: 'visitors' | MergeTable;
+  /** removed_visitors: a visitor the statement inserted and removed again, referenced by nothing. */
+  table: 'visitors' | 'removed_visitors' | MergeTable;
   source_id: string;
   /** The visitor's id (visitors), or the row's id (feedback, survey_answers). */
   id: string | number;
@@ -271,103 +263,40 @@ function mergeEffects(plan: MergePlan, written: readonly WrittenRow[]): MergeEff
 
 /** The column of a merge row's JSON that carries its receipt (null: now). */
 const RECEIVED_AT = 'received_at';
-/** What each column a webhook body fills is in PostgreSQL; every other one is text. */
-const COLUMN_TYPES: Record<string, string> = {
-  id: 'bigint',
-  feedback_id: 'bigint',
-  question_id: 'bigint',
-  raw: 'jsonb',
-};
 const combinedStatements = new Map<string, string>();
 
 /**
- * The text of mergeWebhookBodies' statement for the tables and column lists of its plans, made
- * once (a fixed few, each a named statement prepared once per connection): the rows travel as one
+ * The text of mergeWebhookBodies' statement, made once per prelude (each a named statement
+ * prepared once per connection): the owner's merge_webhook_rows() (migration 0035) writes the
+ * visitors, then the items, like the API load (the same lock order avoids deadlocks). The
+ * receiver has no INSERT or UPDATE of its own on those tables: the function is what applies
+ * "a webhook never overwrites a value already there", for any caller. The rows travel as one
  * jsonb parameter per table (a JSON array), so the text is the same whatever their number.
- * Visitors are written first, then the items, like the API load: the same lock order avoids
- * deadlocks (PostgreSQL runs the data-modifying WITH queries as the final UNION ALL reads them).
  */
-function combinedStatement(plans: readonly MergePlan[], prelude?: MergePrelude): string {
-  const cacheKey = JSON.stringify([
-    plans.map(({ table, columns, keyColumns, filled }) => [table, columns, keyColumns, filled]),
-    prelude ?? null,
-  ]);
+function combinedStatement(prelude?: MergePrelude): string {
+  const cacheKey = JSON.stringify(prelude ?? null);
   const known = combinedStatements.get(cacheKey);
   if (known !== undefined) return known;
   const first = (prelude?.parameters ?? 0) + 1;
-  const guard = prelude === undefined ? 'true' : prelude.guard;
-  const queries = plans.map(
-    (plan, n) => `written_${plan.table} as (${mergeStatement(plan, `$${first + n + 1}`, guard)})`,
-  );
+  const parameters = [first, first + 1, first + 2].map((n) => `$${n}::jsonb`);
   // The prelude's own columns: NULL in the merge's rows.
   const extra = (prelude?.columns ?? []).map(({ type }) => `, null::${type}`).join('');
-  const reads = plans.map(
-    ({ table, keyColumns }) =>
-      `select '${table}', source_id, id::text, "${keyColumns[2]}", inserted${extra} from written_${table}`,
-  );
-  const preludeQuery = prelude === undefined ? '' : `${prelude.name} as (${prelude.query}),\n    `;
-  const preludeRead =
+  const merge = (gate: (parameter: string) => string) =>
+    `select m.written_table as "table", m.source_id, m.id, m.key2, m.inserted${extra}
+     from merge_webhook_rows(${parameters.map(gate).join(', ')}) as m`;
+  const text =
     prelude === undefined
-      ? ''
-      : `select '${prelude.name}' as "table", source_id, id::text, null::bigint as key2, inserted${prelude.columns
-          .map(({ name, type }) => `, ${name}::${type}`)
-          .join('')} from ${prelude.name}
-    union all `;
-  const text = `
-    with ${preludeQuery}written_visitors as (${insertVisitors(`$${first}`, guard)}),
-    ${queries.join(',\n    ')}
-    ${preludeRead}select 'visitors' as "table", source_id, id, null::bigint as key2, true as inserted${extra} from written_visitors
-    ${reads.map((read) => `union all ${read}`).join('\n    ')}`;
+      ? merge((parameter) => parameter)
+      : `
+    with ${prelude.name} as (${prelude.query})
+    select '${prelude.name}' as "table", source_id, id::text, null::bigint as key2, inserted${prelude.columns
+      .map(({ name, type }) => `, ${name}::${type}`)
+      .join('')} from ${prelude.name}
+    union all
+    ${merge((parameter) => `case when (${prelude.guard}) then ${parameter} else '[]'::jsonb end`)}`;
   combinedStatements.set(cacheKey, preparedStatement(text));
   return text;
 }
-
-/** The insert of one table's rows, read from the jsonb array in `parameter`. */
-function mergeStatement(
-  { table, columns, keyColumns, filled }: MergePlan,
-  parameter: string,
-  guard: string,
-): string {
-  const id = (c: string) => `"${c}"`;
-  const merged = (c: string) => `coalesce(t.${id(c)}, excluded.${id(c)})`;
-  const origin = `case when t.origin = 'api' then 'both' else t.origin end`;
-  const contentBefore = filled.map((c) => `t.${id(c)}`).join(', ');
-  const contentAfter = filled.map(merged).join(', ');
-  const recordType = [
-    ...columns.map((c) => `${id(c)} ${COLUMN_TYPES[c] ?? 'text'}`),
-    `${RECEIVED_AT} timestamptz`,
-  ];
-  return `
-    -- webhook_received_at only on insert: a row the API loaded first was not the webhook's.
-    insert into ${id(table)} as t (${columns.map(id).join(', ')}, origin, webhook_received_at)
-    select ${columns.map((c) => `r.${id(c)}`).join(', ')}, 'webhook', coalesce(r.${RECEIVED_AT}, now())
-    from jsonb_to_recordset(${parameter}::jsonb) as r(${recordType.join(', ')})
-    where ${guard}
-    on conflict (${keyColumns.map(id).join(', ')}) do update set
-      ${filled.map((c) => `${id(c)} = ${merged(c)}`).join(', ')},
-      origin = ${origin},
-      last_changed_at = case when (${contentBefore}) is distinct from (${contentAfter})
-                             then now() else t.last_changed_at end
-    -- Nothing to fill and the origin already says so: the row is not rewritten.
-    where (${contentBefore}, t.origin) is distinct from (${contentAfter}, ${origin})
-    returning ${keyColumns.map(id).join(', ')}, (xmax = 0) as inserted`;
-}
-
-const VISITOR_TYPES: Partial<Record<(typeof VISITOR_COLUMNS)[number], string>> = {
-  created_at: 'timestamptz',
-  // visitorRow gives raw as JSON text: a string here, cast below.
-  raw: 'text',
-};
-/** Inserts the visitors not stored yet, from the jsonb array `parameter`; leaves the others alone. */
-const insertVisitors = (parameter: string, guard: string) => `
-  insert into visitors (${VISITOR_COLUMNS.map((c) => `"${c}"`).join(', ')})
-  select ${VISITOR_COLUMNS.map((c) => (c === 'raw' ? 'r.raw::jsonb' : `r."${c}"`)).join(', ')}
-  from jsonb_to_recordset(${parameter}::jsonb)
-    as r(${VISITOR_COLUMNS.map((c) => `"${c}" ${VISITOR_TYPES[c] ?? 'text'}`).join(', ')})
-  where ${guard}
-  -- DO NOTHING takes no row lock: a visitor the API (or another delivery) loaded stays as it is.
-  on conflict (source_id, id) do nothing
-  returning source_id, id`;
 
 export interface VisitorPlan {
   /** The first entry naming each visitor, by [source, id]. */

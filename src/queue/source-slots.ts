@@ -42,6 +42,11 @@ export interface SlotSession {
   /** Frees the slot held. */
   release(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Its connection has failed or ended (the server restarted, pg_terminate_backend): nothing can
+   * be claimed on it any more, and its owner opens another session.
+   */
+  readonly broken: boolean;
 }
 
 /**
@@ -60,12 +65,22 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
     keepAlive: true,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
-  client.on('error', () => {});
+  let broken = false;
+  // An idle client whose backend is killed emits these, and never connects again by itself.
+  client.on('error', () => {
+    broken = true;
+  });
+  client.on('end', () => {
+    broken = true;
+  });
   await client.connect();
   await client.query(NO_TIMEOUTS);
   const table = `${client.escapeIdentifier(bookkeepingSchema(schema))}.queue_slots`;
   let holding = false;
   return {
+    get broken() {
+      return broken;
+    },
     async tryClaimAny(sources) {
       if (holding) throw new Error('a slot session holds one slot at a time');
       if (sources.length === 0) return undefined;

@@ -74,7 +74,7 @@ export async function runWorker(deps: WorkerDeps): Promise<WorkerResult> {
     'worker started: taking window jobs',
   );
   try {
-    await Promise.all(Array.from({ length: deps.settings.workerConcurrency }, () => lane(worker)));
+    await Promise.all(worker.lanes.map((health) => lane(worker, health)));
   } finally {
     clearInterval(heartbeat);
     await deps.db
@@ -112,6 +112,35 @@ interface Worker {
   /** One budget for the worker's lanes: they share its heap. */
   memory: WindowMemory;
   waitingSources(): Promise<string[]>;
+  /** Each lane's health, which the heartbeat reads (workerCanTakeJobs). */
+  lanes: LaneHealth[];
+}
+
+/** Whether a lane can take jobs: its attempts that failed in a row (0: the last one worked). */
+export interface LaneHealth {
+  failures: number;
+}
+
+/** Longest a failing lane waits before it tries again (its connection opened anew). */
+export const MAX_LANE_BACKOFF_MS = 30_000;
+
+/**
+ * How long a lane waits before its next look for jobs: the poll interval while all is well;
+ * after failures in a row, twice as long for each, up to MAX_LANE_BACKOFF_MS. A lane that
+ * retried at the poll interval logged 380 errors in 30 s, taking no job.
+ */
+export function laneDelayMs(failures: number, pollMs: number): number {
+  if (failures <= 0) return pollMs;
+  return Math.min(MAX_LANE_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 20));
+}
+
+/**
+ * Whether the worker's heartbeat may say it is alive: only while every lane's last attempt
+ * worked. A worker whose lanes cannot reach the slots must not look alive to `status` and to
+ * whoever supervises it, however well its other connections answer.
+ */
+export function workerCanTakeJobs(lanes: readonly LaneHealth[]): boolean {
+  return lanes.every((health) => health.failures === 0);
 }
 
 function newWorker(deps: WorkerDeps, id: string): Worker {
@@ -137,6 +166,7 @@ function newWorker(deps: WorkerDeps, id: string): Worker {
     waitingSources: waitingSourcesEvery(pollMs, () =>
       sourcesWithWaitingJobs(deps.boss, deps.schema, [...byName.keys()]),
     ),
+    lanes: Array.from({ length: deps.settings.workerConcurrency }, () => ({ failures: 0 })),
   };
   return worker;
 }
@@ -149,6 +179,8 @@ async function registerWorker(db: Kysely<Database>, workerId: string, concurrenc
 }
 
 function beat(worker: Worker): Promise<unknown> {
+  // No beat while a lane cannot take jobs: the row goes stale, and the worker shows as dead.
+  if (!workerCanTakeJobs(worker.lanes)) return Promise.resolve();
   return worker.deps.db
     .updateTable('queue_workers')
     .set({ last_seen_at: new Date(), windows_done: worker.counts.done, windows_failed: worker.counts.failed })
@@ -316,18 +348,39 @@ async function takeOne(worker: Worker, session: SlotSession): Promise<boolean> {
   return false;
 }
 
-async function lane(worker: Worker): Promise<void> {
-  const session = await openSlotSession(worker.deps.url, worker.deps.schema);
+/**
+ * One window at a time, on a slot session of its own. The session is opened anew when its
+ * connection broke (a killed backend, a restarted server: a pg client never reconnects) and after
+ * any failure, whose transaction state is unknown; failures in a row back off (laneDelayMs) and
+ * stop the heartbeat until an attempt works again.
+ */
+async function lane(worker: Worker, health: LaneHealth): Promise<void> {
+  let session: SlotSession | undefined;
   try {
     while (!worker.signal.aborted) {
-      const worked = await takeOne(worker, session).catch((error: unknown) => {
-        worker.logger.warn({ err: errorMessage(error) }, 'worker lane error; trying again');
-        return false;
-      });
-      if (!worked) await pause(worker.pollMs, worker.signal);
+      let worked = false;
+      try {
+        if (session?.broken) {
+          await session.close();
+          session = undefined;
+        }
+        session ??= await openSlotSession(worker.deps.url, worker.deps.schema);
+        worked = await takeOne(worker, session);
+        health.failures = 0;
+      } catch (error) {
+        health.failures += 1;
+        await session?.close();
+        session = undefined;
+        const retryInMs = laneDelayMs(health.failures, worker.pollMs);
+        worker.logger.warn(
+          { err: errorMessage(error), failures: health.failures, retryInMs },
+          'worker lane error; trying again',
+        );
+      }
+      if (!worked) await pause(laneDelayMs(health.failures, worker.pollMs), worker.signal);
     }
   } finally {
-    await session.close();
+    await session?.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
+import { type ConnectionShares, OpenConnections } from './connection-shares.js';
 
 /**
  * Limits of the node HTTP server under the receiver, so that no sender, authenticated or not,
@@ -13,6 +14,8 @@ export interface HttpLimits {
   idleTimeoutMs: number;
   /** Sockets one peer address may hold at once; one more is closed as soon as it is accepted. */
   maxConnectionsPerAddress: number;
+  /** Sockets the addresses of one IPv4 /24 or IPv6 /64 may hold together (connection-shares.ts). */
+  maxConnectionsPerSubnet: number;
 }
 
 /**
@@ -57,30 +60,27 @@ export function createLimitedHttpServer(handler: http.RequestListener, limits: H
   );
   server.setTimeout(limits.idleTimeoutMs);
   server.maxConnections = MAX_CONNECTIONS;
-  limitPerAddress(server, limits.maxConnectionsPerAddress);
+  limitShares(server, {
+    perAddress: limits.maxConnectionsPerAddress,
+    perSubnet: limits.maxConnectionsPerSubnet,
+  });
   return server;
 }
 
 /**
- * One client (one peer address) holding idle sockets up to the global cap would leave every
- * other sender without a connection: beyond its share its new sockets are closed as accepted.
- * Behind a reverse proxy every connection comes from the proxy: the share must then exceed the
- * proxy's upstream pool.
+ * One client holding idle sockets up to the global cap would leave every other sender without a
+ * connection: beyond its share (its address's, and its network's) its new sockets are closed as
+ * accepted. Behind a reverse proxy every connection comes from the proxy: both shares must then
+ * exceed the proxy's upstream pool.
  */
-function limitPerAddress(server: http.Server, perAddress: number): void {
-  const open = new Map<string, number>();
+function limitShares(server: http.Server, shares: ConnectionShares): void {
+  const open = new OpenConnections(shares);
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    const count = open.get(address) ?? 0;
-    if (count >= perAddress) {
+    if (!open.admit(address).admit) {
       socket.destroy();
       return;
     }
-    open.set(address, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left <= 0) open.delete(address);
-      else open.set(address, left);
-    });
+    socket.once('close', () => open.release(address));
   });
 }

@@ -177,7 +177,7 @@ async function recordAndMerge(
   if (valid.length === 0) return { recorded: await recordDeliveries(trx, records) };
   const planned = planWebhookMerge(valid);
   const { rows } = await trx.db.executeQuery<WrittenRow & RecordedRow>(
-    CompiledQuery.raw(mergeStatementText(planned, RECORD_PRELUDE), [
+    CompiledQuery.raw(mergeStatementText(RECORD_PRELUDE), [
       deliveriesParameter(records),
       ...planned.parameters,
     ]),
@@ -192,7 +192,7 @@ async function recordAndMerge(
     if (written.length > 0) throw new Error('the merge wrote rows although a valid delivery was not new');
     return { recorded };
   }
-  return { recorded, merged: await finishWebhookMerge(trx, planned, written) };
+  return { recorded, merged: finishWebhookMerge(planned, written) };
 }
 
 /**

@@ -8,7 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type pg from 'pg';
-import { DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '../config/config.js';
+import { DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS_PER_SUBNET } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
 import { classifyDatabaseError } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
@@ -64,6 +64,8 @@ export interface WebhookServerOptions {
   retentionIntervalMs?: number;
   /** Sockets one client address may hold (INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS). */
   maxConnectionsPerAddress?: number;
+  /** Sockets one IPv4 /24 or IPv6 /64 may hold (INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_SUBNET). */
+  maxConnectionsPerSubnet?: number;
 }
 
 export type WebhookServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger> & {
@@ -184,6 +186,7 @@ function createApp(options: WebhookServerOptions, logger: Logger, persistTimeout
         // An answer may wait persistTimeoutMs for its commit with the socket silent.
         idleTimeoutMs: persistTimeoutMs + requestTimeoutMs,
         maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+        maxConnectionsPerSubnet: options.maxConnectionsPerSubnet ?? DEFAULT_MAX_CONNECTIONS_PER_SUBNET,
       }),
     loggerInstance: logger,
     // No child logger per request (pino sets its redaction up again for each): the receiver's
@@ -467,9 +470,14 @@ function clearOldBodiesWhileServing(app: App, options: WebhookServerOptions, log
   });
 }
 
-/** One answer for an unknown source, a wrong token and an unknown path: nothing to tell apart. */
+/**
+ * One answer for an unknown source, a wrong token, an unknown path and a path the router could
+ * not read (too long, bad percent-encoding): nothing to tell apart. The connection is closed here,
+ * not only by the onSend hook, which a router's error (frameworkErrors) does not run: such a
+ * socket stayed open and node read its declared body to the end.
+ */
 function notFound(reply: FastifyReply) {
-  return reply.code(404).send({ error: 'not_found' });
+  return reply.code(404).header('connection', 'close').send({ error: 'not_found' });
 }
 
 function unsupportedMediaType(reply: FastifyReply) {

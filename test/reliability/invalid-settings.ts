@@ -60,6 +60,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED', value: 'CANARY-2000', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_MAX_QUEUED_BYTES', value: 'CANARY-33554432', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS', value: 'CANARY-256', command: 'serve' },
+  { variable: 'INSIGHTS_WEBHOOK_MAX_CONNECTIONS_PER_SUBNET', value: 'CANARY-256', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_RATE_LIMIT', value: 'CANARY-600', command: 'serve' },
   { variable: 'INSIGHTS_WEBHOOK_RETENTION_DAYS', value: 'CANARY-30', command: 'serve' },
   { variable: 'INSIGHTS_TRUSTED_PROXY', value: 'CANARY-proxy', command: 'serve' },

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../migrations/index.js';
 import { createDatabase, databaseUrl, dropDatabase, withClient } from '../../scripts/dev-database/admin.js';
 import { bookkeepingSchema, queueSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
@@ -340,6 +341,133 @@ function scramMatches(verifier: string, password: string): boolean {
   const clientKey = createHmac('sha256', salted).update('Client Key').digest();
   return createHash('sha256').update(clientKey).digest('base64') === match[3];
 }
+
+describe('the serve role and the rows the API loaded', () => {
+  let roles: RolesDatabase;
+
+  beforeAll(async () => {
+    roles = await createRolesDatabase();
+    // What a sync (the sync role) loaded from the API: a feedback row, its
+    // screenshot still empty, and its visitor's e-mail.
+    const sync = roles.as('sync');
+    await sql`insert into sources (source_id, base_url) values ('main', 'http://api.example.test')`.execute(
+      sync.db,
+    );
+    await sql`insert into visitors (source_id, id, email, observed_at, raw)
+              values ('main', 'v-1', 'api@example.test', now(), '{}')`.execute(sync.db);
+    await sql`insert into feedback (source_id, id, feedback_id, question, session, comment, visitor_id, raw, origin)
+              values ('main', 1001, 7, 'Q', 's-1', 'from the API', 'v-1', '{}', 'api')`.execute(sync.db);
+  });
+  afterAll(async () => {
+    await roles?.drop();
+  });
+
+  const apiRow = async () => {
+    const { rows } = await withClient(roles.adminUrl, (admin) =>
+      admin.query<{ comment: string; screenshot: string | null; origin: string; email: string }>(
+        `select f.comment, f.screenshot, f.origin, v.email
+           from ${SCHEMA}.feedback f join ${SCHEMA}.visitors v on v.source_id = f.source_id and v.id = f.visitor_id
+          where f.source_id = 'main' and f.id = 1001 and f.feedback_id = 7`,
+      ),
+    );
+    return rows[0];
+  };
+
+  it('cannot rewrite, remove or plant them by SQL: UPDATE, DELETE and INSERT on feedback, survey_answers and visitors are refused, UPDATE on sources too', async () => {
+    await withClient(roles.url.serve, async (client) => {
+      await client.query(`set search_path = ${searchPath(SCHEMA)}`);
+      const refused = [
+        `update feedback set comment = 'rewritten' where source_id = 'main'`,
+        `update visitors set email = 'attacker@example.test'`,
+        `update survey_answers set comment = 'rewritten'`,
+        'delete from feedback',
+        'delete from visitors',
+        `insert into feedback (source_id, id, feedback_id, raw) values ('main', 1, 1, '{}')`,
+        `insert into visitors (source_id, id, raw) values ('main', 'planted', '{}')`,
+        `insert into survey_answers (source_id, id, question_id, raw) values ('main', 1, 1, '{}')`,
+        `update sources set base_url = 'http://attacker.test'`,
+      ];
+      for (const statement of refused)
+        await expect(client.query(statement), statement).rejects.toThrow(/permission denied/);
+    });
+    expect(await apiRow()).toEqual({
+      comment: 'from the API',
+      screenshot: null,
+      origin: 'api',
+      email: 'api@example.test',
+    });
+  });
+
+  it("through the owner's merge_webhook_rows(), called by hand with any rows: a value already there is never changed, only an empty one filled", async () => {
+    await withClient(roles.url.serve, async (client) => {
+      await client.query(`set search_path = ${searchPath(SCHEMA)}`);
+      const { rows } = await client.query('select * from merge_webhook_rows($1, $2, $3)', [
+        JSON.stringify([{ source_id: 'main', id: 'v-1', email: 'attacker@example.test', raw: '{}' }]),
+        JSON.stringify([
+          {
+            source_id: 'main',
+            id: 1001,
+            feedback_id: 7,
+            comment: 'rewritten',
+            question: 'Q2',
+            screenshot: 'https://cdn.example.test/1.png',
+            visitor_id: 'v-2',
+            raw: {},
+          },
+        ]),
+        '[]',
+      ]);
+      expect(rows).toEqual([
+        { written_table: 'feedback', source_id: 'main', id: '1001', key2: '7', inserted: false },
+      ]);
+    });
+    expect(await apiRow()).toEqual({
+      comment: 'from the API',
+      screenshot: 'https://cdn.example.test/1.png',
+      origin: 'both',
+      email: 'api@example.test',
+    });
+  });
+
+  it('the receiver, as the serve role, stores a delivery for a row the API loaded and changes none of its values', async () => {
+    const serve = roles.as('serve');
+    const app = receiver(serve.pool);
+    try {
+      const body = feedbackBody({ comment: 'from a webhook', question: 'Q3' });
+      const answer = await postJson(app, MAIN_URL, body);
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.json()).toMatchObject({ status: 'applied', duplicate: false });
+    } finally {
+      await app.close();
+    }
+    expect(await apiRow()).toMatchObject({ comment: 'from the API', email: 'api@example.test' });
+  });
+
+  it('migration 0035 takes the direct writes from a receiver set up before it (its down gives them back, its up takes them again)', async () => {
+    const owner = roles.as('owner');
+    const migration = migrations['0035-webhook-merge-function'];
+    const canWrite = () =>
+      withClient(roles.adminUrl, async (admin) => {
+        const { rows } = await admin.query<{ update: boolean; execute: boolean }>(
+          `select has_table_privilege($1, '${SCHEMA}.feedback', 'UPDATE') as update,
+                  has_function_privilege($1, '${BOOKKEEPING}.merge_webhook_rows(jsonb, jsonb, jsonb)', 'EXECUTE') as execute`,
+          [roles.role.serve],
+        );
+        return rows[0];
+      });
+    expect(await canWrite()).toEqual({ update: false, execute: true });
+    await migration?.down?.(owner.db);
+    await withClient(roles.adminUrl, async (admin) => {
+      const { rows } = await admin.query<{ update: boolean }>(
+        `select has_table_privilege($1, '${SCHEMA}.feedback', 'UPDATE') as update`,
+        [roles.role.serve],
+      );
+      expect(rows[0]?.update).toBe(true);
+    });
+    await migration?.up(owner.db);
+    expect(await canWrite()).toEqual({ update: false, execute: true });
+  });
+});
 
 describe('scripts/docker-initdb/10-roles.sh (the postgres image runs it on its first start)', () => {
   const INIT = readFileSync(

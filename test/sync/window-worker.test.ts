@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/source-config.js';
 import type { WindowJob } from '../../src/queue/window-queue.js';
 import type { SourceReadings } from '../../src/sync/reading-store.js';
-import { jobVerdict, RunStates } from '../../src/sync/window-worker.js';
+import {
+  jobVerdict,
+  laneDelayMs,
+  MAX_LANE_BACKOFF_MS,
+  RunStates,
+  workerCanTakeJobs,
+} from '../../src/sync/window-worker.js';
 
 const shop = { name: 'shop', baseUrl: 'http://shop.test', apiKey: 'k' } as SourceConfig;
 const job: WindowJob = {
@@ -66,5 +72,20 @@ describe('what a worker knows of a run and source', () => {
     await runs.of(1, 'shop');
     expect(loads.filter((r) => r === 1)).toHaveLength(2);
     expect(loads.filter((r) => r === 65)).toHaveLength(1);
+  });
+});
+
+describe('a lane that fails', () => {
+  it('waits the poll interval while all is well, then twice as long for each failure in a row, up to 30 s', () => {
+    expect(laneDelayMs(0, 200)).toBe(200);
+    expect([1, 2, 3, 4].map((n) => laneDelayMs(n, 200))).toEqual([400, 800, 1600, 3200]);
+    expect(laneDelayMs(8, 200)).toBe(MAX_LANE_BACKOFF_MS);
+    expect(laneDelayMs(10_000, 200)).toBe(30_000);
+  });
+
+  it("stops the heartbeat: the worker looks alive only while every lane's last attempt worked", () => {
+    expect(workerCanTakeJobs([{ failures: 0 }, { failures: 0 }])).toBe(true);
+    expect(workerCanTakeJobs([{ failures: 0 }, { failures: 1 }])).toBe(false);
+    expect(workerCanTakeJobs([{ failures: 3 }])).toBe(false);
   });
 });

@@ -25,6 +25,7 @@ describe('a bounded delivery queue while the database is slow', () => {
         persistTimeoutMs: 1_000,
         batching: { maxQueuedBytes },
         maxConnectionsPerAddress: 1_024,
+        maxConnectionsPerSubnet: 1_024,
       });
       onTestFinished(() => app.close());
       const base = await listen(app);

@@ -87,11 +87,12 @@ describe('a bounded delivery queue while the database is slow', () => {
 
   it('a flood beyond the cap gets 503 at once; the queue never exceeds it; every 200 is stored once', async () => {
     const cap = 50;
-    // Every sender of this test is on loopback: one address, beyond its default share of sockets.
+    // Every sender of this test is on loopback: one address and one /24, beyond their default shares.
     const app = receiver(t.pool, {
       batching: { maxQueued: cap },
       persistTimeoutMs: 60_000,
       maxConnectionsPerAddress: 1_024,
+      maxConnectionsPerSubnet: 1_024,
     });
     onTestFinished(() => app.close());
     const base = await listen(app);
@@ -339,6 +340,36 @@ describe('sockets: request timeout and no body read after a refusal', () => {
     // Whatever was in flight when the answer went out; nowhere near the declared gigabyte.
     expect(outcome.bytesWritten).toBeLessThan(16 * 1024 ** 2);
     expect(read).toBeLessThan(4 * 1024 ** 2);
+  });
+
+  it('a token too long for the router, or not valid percent-encoding, with a large body: the answer of a wrong token, closed, the body not read', async () => {
+    const declared = 1024 ** 3;
+    /** The answer's status line and headers, the date aside (it changes every second). */
+    const headers = (answer: string) =>
+      (answer.split('\r\n\r\n')[0] ?? '')
+        .split('\r\n')
+        .filter((line) => !line.toLowerCase().startsWith('date:'));
+    const send = async (token: string) => {
+      bytesRead.length = 0;
+      const outcome = await rawSend(
+        port,
+        head(`/webhooks/main/${token}`, declared),
+        Buffer.alloc(64 * 1024, 32),
+        0,
+        10_000,
+      );
+      await expect.poll(() => bytesRead.length).toBe(1);
+      return { ...outcome, read: bytesRead[0] ?? Number.POSITIVE_INFINITY };
+    };
+    const wrong = await send(OTHER_TOKEN);
+    for (const token of [`${'a'.repeat(301)}`, `${'b'.repeat(5_000)}`, '%zz', 'a%E0%A4%A']) {
+      const outcome = await send(token);
+      expect(headers(outcome.answer), token.slice(0, 12)).toEqual(headers(wrong.answer));
+      expect(outcome.answer.split('\r\n\r\n')[1]).toBe(wrong.answer.split('\r\n\r\n')[1]);
+      expect(outcome.answer.toLowerCase()).toContain('connection: close');
+      expect(outcome.closedAfterMs, token.slice(0, 12)).toBeLessThan(2_000);
+      expect(outcome.read, token.slice(0, 12)).toBeLessThan(4 * 1024 ** 2);
+    }
   });
 
   it('the right token, JSON in latin1 with a large body: 415, the socket closed, the body not read', async () => {

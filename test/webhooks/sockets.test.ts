@@ -114,6 +114,34 @@ describe('the receiver listener', () => {
     }
   });
 
+  it('the addresses of one /24 hold at most their share together (5 here, 2 per address): 127.0.0.2-4 get 5 sockets; 127.0.1.2, another /24, is served', async () => {
+    const shared = receiver(t.pool, { maxConnectionsPerAddress: 2, maxConnectionsPerSubnet: 5 });
+    const sharedPort = Number(new URL(await listen(shared)).port);
+    const held: net.Socket[] = [];
+    onTestFinished(async () => {
+      for (const socket of held) socket.destroy();
+      await shared.close();
+    });
+    const served = async (localAddress: string) => {
+      const { socket } = await connect(sharedPort, localAddress);
+      held.push(socket);
+      const answers = answersUntilClosed(socket);
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      return (await answers).statuses;
+    };
+    // Held open, in turn, so the server has counted each before the next arrives.
+    for (const localAddress of ['127.0.0.2', '127.0.0.2', '127.0.0.3', '127.0.0.3', '127.0.0.4']) {
+      const { socket } = await connect(sharedPort, localAddress);
+      held.push(socket);
+      const count = held.length;
+      await expect.poll(() => new Promise((r) => shared.server.getConnections((_e, n) => r(n)))).toBe(count);
+    }
+    // 127.0.0.4 holds one socket, below its address's share: refused by its network's.
+    expect(await served('127.0.0.4')).toEqual([]);
+    expect(await served('127.0.0.5')).toEqual([]);
+    expect(await served('127.0.1.2')).toEqual([200]);
+  });
+
   it('one address holds at most its share of sockets (3 here): one more is closed as accepted; another address is served', async () => {
     const held = await Promise.all([1, 2, 3].map(() => connect(port, '127.0.0.1')));
     onTestFinished(() => {
