@@ -31,6 +31,7 @@ import * as readingChanges from './0030-reading-changes.js';
 import * as instants from './0031-instants.js';
 import * as snapshotSchemaDrift from './0032-snapshot-schema-drift.js';
 import * as visitorIndexOrder from './0033-visitor-index-order.js';
+import * as driftTurns from './0034-drift-turns.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -69,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '0031-instants': instants,
   '0032-snapshot-schema-drift': snapshotSchemaDrift,
   '0033-visitor-index-order': visitorIndexOrder,
+  '0034-drift-turns': driftTurns,
 };
