@@ -101,6 +101,10 @@ grant usage on schema insights_queue to insights_sync, insights_monitor;
 -- log, the snapshots, the windowed resources, visitors, rejects, server readings, key collisions;
 -- forget deletes a visitor's rows everywhere). UPDATE on run_lock is what lets it take the run
 -- lock. Neither TRUNCATE, REFERENCES nor TRIGGER: no role but the owner attaches code to a table.
+-- Only the owner writes the migration state: each `migrate` takes back from every other role the
+-- writes these defaults give on kysely_migration, kysely_migration_lock and pg-boss's version
+-- table (the sync role keeps UPDATE on the three columns where pg-boss's maintenance stamps
+-- when it ran); the runtime roles read them, and stop in one line on a schema behind or ahead.
 alter default privileges for role insights_owner in schema insights
   grant select, insert, update, delete on tables to insights_sync;
 alter default privileges for role insights_owner in schema insights
@@ -126,7 +130,7 @@ alter default privileges for role insights_owner in schema insights_queue
 -- tables, so they come after the first migrate:
 --
 --   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -f docs/roles.sql   (once)
---   DATABASE_URL=postgres://insights_owner:...@host:5432/warehouse npx insights-sync migrate
+--   DATABASE_URL=postgres://insights_owner:...@host:5432/warehouse node bin/insights-sync.js migrate
 --   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -c "select insights.grant_serve()"
 --
 -- The function below holds them so that both steps stay in this one file; it is the owner's
