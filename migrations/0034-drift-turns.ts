@@ -11,7 +11,8 @@ import { type Kysely, sql } from 'kysely';
  * commits. A row lock needs UPDATE on the table, which only the roles that write the ledger have;
  * nothing a reader can hold (SELECT, ACCESS SHARE, a prepared statement's ROW SHARE or ROW
  * EXCLUSIVE) conflicts with it. No foreign key to sources: its check would share-lock the source's
- * row, which the webhook receiver may update and so hold.
+ * row, which the webhook receiver may update and so hold. Its resources are schema_drift's (0032),
+ * by hand: migrations do not import the app.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and must not depend on the app's Database type.
@@ -26,7 +27,8 @@ export async function up(db: AnyDb): Promise<void> {
   const table = sql.id(bookkeeping, 'schema_drift_turns');
   await sql`create table ${table} (
     source_id text not null,
-    resource text not null,
+    resource text not null
+      check (resource in ('feedback', 'survey', 'recordings', 'abtesting', 'personalization', 'heatmaps')),
     primary key (source_id, resource)
   )`.execute(db);
   await sql`comment on table ${table} is ${sql.lit(

@@ -80,6 +80,9 @@ export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift
  * commit, then takes the turn.
  */
 async function takeTurn(db: Kysely<Database>, sourceId: string, resource: Resource): Promise<void> {
-  await sql`insert into schema_drift_turns (source_id, resource) values (${sourceId}, ${resource})
-            on conflict (source_id, resource) do update set resource = excluded.resource`.execute(db);
+  await db
+    .insertInto('schema_drift_turns')
+    .values({ source_id: sourceId, resource })
+    .onConflict((oc) => oc.columns(['source_id', 'resource']).doUpdateSet({ resource }))
+    .execute();
 }
