@@ -63,7 +63,7 @@ const PGBOSS_STAMPS = ['maintained_on', 'monitored_on', 'cron_on'];
 /**
  * Revokes INSERT, UPDATE, DELETE and TRUNCATE on a table from every role but its owner; the roles
  * that could update it keep UPDATE on `keep` (the columns of them the table has). A table that is
- * not there is left alone.
+ * not there, or not the connected role's, is left alone.
  */
 async function revokeWrites(
   db: Kysely<Database>,
@@ -74,7 +74,9 @@ async function revokeWrites(
   const found = await sql<{ role: string; updates: boolean; columns: string[] | null }>`
     with t as (
       select c.oid, c.relowner from pg_class c join pg_namespace n on n.oid = c.relnamespace
-       where n.nspname = ${schemaName} and c.relname = ${table} and c.relkind in ('r', 'p'))
+       where n.nspname = ${schemaName} and c.relname = ${table} and c.relkind in ('r', 'p')
+         -- A role that does not own it (a runtime role finding nothing to migrate) leaves it as is.
+         and pg_has_role(current_user, c.relowner, 'USAGE'))
     select case when g.grantee = 0 then 'public' else g.grantee::regrole::text end as role,
            bool_or(g.privilege_type = 'UPDATE') as updates,
            (select array_agg(attname::text order by attnum) from pg_attribute
