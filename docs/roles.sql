@@ -158,9 +158,10 @@ revoke all on function insights.grant_serve() from public;
 
 -- 5. The receiver is reachable from the internet: whatever it holds, it holds for seconds. It
 -- still has UPDATE on the rows it writes (sources, feedback, ...), and so may LOCK those tables:
--- a sync window waiting on such a lock says so in its log after a few seconds. These are its
--- defaults (a session may change them: they bound a stuck receiver, not an attacker holding
--- its password, which the log line shows).
+-- a sync window waiting on such a lock says so in its log after a few seconds. `serve` and
+-- `webhooks replay` set these two on each of their connections, whatever the role's defaults say
+-- (the role may change its own defaults for good); these defaults are for other clients of the
+-- role. They bound a stuck receiver, not an attacker holding its password, which the log line shows.
 alter role insights_serve set lock_timeout = '10s';
 alter role insights_serve set idle_in_transaction_session_timeout = '15s';
 
