@@ -34,6 +34,12 @@ export async function up(db: AnyDb): Promise<void> {
   await sql`comment on table ${table} is ${sql.lit(
     "The turns of the loads that add fields to schema_drift: a load inserting field paths for a source and resource locks that pair's row until it commits. No data.",
   )}`.execute(db);
+  await sql`comment on column ${sql.id(bookkeeping, 'schema_drift_turns', 'source_id')} is ${sql.lit(
+    'The configured source name.',
+  )}`.execute(db);
+  await sql`comment on column ${sql.id(bookkeeping, 'schema_drift_turns', 'resource')} is ${sql.lit(
+    'The resource whose loads take turns: feedback, survey, recordings, abtesting, personalization or heatmaps.',
+  )}`.execute(db);
   // Whoever writes the ledger takes turns (also where no default privileges are set).
   const grants = await sql<{ role: string; privilege: string }>`
     select distinct a.grantee::regrole::text as role, a.privilege_type as privilege
