@@ -102,6 +102,10 @@ grant usage on schema insights_queue to insights_sync, insights_monitor;
 -- log, the snapshots, the windowed resources, visitors, rejects, server readings, key collisions;
 -- forget deletes a visitor's rows everywhere). UPDATE on run_lock is what lets it take the run
 -- lock. Neither TRUNCATE, REFERENCES nor TRIGGER: no role but the owner attaches code to a table.
+-- Only the owner writes the migration state: each `migrate` takes back from every other role the
+-- writes these defaults give on kysely_migration, kysely_migration_lock and pg-boss's version
+-- table (the sync role keeps UPDATE on the three columns where pg-boss's maintenance stamps
+-- when it ran); the runtime roles read them, and stop in one line on a schema behind or ahead.
 alter default privileges for role insights_owner in schema insights
   grant select, insert, update, delete on tables to insights_sync;
 alter default privileges for role insights_owner in schema insights
@@ -127,7 +131,7 @@ alter default privileges for role insights_owner in schema insights_queue
 -- tables, so they come after the first migrate:
 --
 --   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -f docs/roles.sql   (once)
---   DATABASE_URL=postgres://insights_owner:...@host:5432/warehouse npx insights-sync migrate
+--   DATABASE_URL=postgres://insights_owner:...@host:5432/warehouse node bin/insights-sync.js migrate
 --   psql "postgres://admin@host:5432/warehouse" -v ON_ERROR_STOP=1 -c "select insights.grant_serve()"
 --
 -- The function below holds them so that both steps stay in this one file; it is the owner's
@@ -160,9 +164,11 @@ revoke all on function insights.grant_serve() from public;
 
 -- 5. The receiver is reachable from the internet: whatever it holds, it holds for seconds. It
 -- has INSERT on sources and webhook_events, and so may LOCK those tables in ROW EXCLUSIVE mode
--- at most: a sync window waiting on such a lock says so in its log after a few seconds. These are its
--- defaults (a session may change them: they bound a stuck receiver, not an attacker holding
--- its password, which the log line shows).
+-- at most: a sync window waiting on such a lock says so in its log after a few seconds. `serve`
+-- and `webhooks replay` set these two on each of their connections, whatever the role's defaults
+-- say (the role may change its own defaults for good); these defaults are for other clients of
+-- the role. They bound a stuck receiver, not an attacker holding its password, which the log
+-- line shows.
 alter role insights_serve set lock_timeout = '10s';
 alter role insights_serve set idle_in_transaction_session_timeout = '15s';
 

@@ -31,6 +31,7 @@ import * as readingChanges from './0030-reading-changes.js';
 import * as instants from './0031-instants.js';
 import * as snapshotSchemaDrift from './0032-snapshot-schema-drift.js';
 import * as visitorIndexOrder from './0033-visitor-index-order.js';
+import * as driftTurns from './0034-drift-turns.js';
 import * as webhookMergeFunction from './0035-webhook-merge-function.js';
 import * as windowQueueJsonb from './0036-window-queue-jsonb.js';
 
@@ -71,6 +72,7 @@ export const migrations: Record<string, Migration> = {
   '0031-instants': instants,
   '0032-snapshot-schema-drift': snapshotSchemaDrift,
   '0033-visitor-index-order': visitorIndexOrder,
+  '0034-drift-turns': driftTurns,
   '0035-webhook-merge-function': webhookMergeFunction,
   '0036-window-queue-jsonb': windowQueueJsonb,
 };

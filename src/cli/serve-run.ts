@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { CliError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { printOut } from '../log/terminal-text.js';
+import { RECEIVER_TIMEOUTS } from '../webhooks/receiver-timeouts.js';
 import { createWebhookServer, type WebhookServer } from '../webhooks/server.js';
 import type { CommandContext } from './command-context.js';
 import { startConfiguredMetrics } from './metrics-endpoint.js';
@@ -15,36 +16,41 @@ export async function runServe({ config, logger }: CommandContext): Promise<void
       'no source has a webhook token: set INSIGHTS_WEBHOOK_TOKEN (or webhook_token_env for a source in INSIGHTS_CONFIG)',
     );
   }
-  await usingWarehouse(config, logger, async ({ pool }) => {
-    const app = createWebhookServer({
-      pool,
-      logger,
-      sources: config.sources,
-      bodyLimit: config.webhookBodyLimit,
-      trustedProxy: config.trustedProxy,
-      batching: { maxQueued: config.webhookMaxQueued, maxQueuedBytes: config.webhookMaxQueuedBytes },
-      rateLimitPerMinute: config.webhookRateLimit,
-      retentionDays: config.webhookRetentionDays,
-      maxConnectionsPerAddress: config.webhookMaxConnectionsPerAddress,
-      maxConnectionsPerSubnet: config.webhookMaxConnectionsPerSubnet,
-    });
-    await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
-      throw new CliError(
-        `cannot listen on ${config.webhookHost}:${config.webhookPort} (${String(error)}); check INSIGHTS_WEBHOOK_PORT and INSIGHTS_WEBHOOK_HOST`,
-      );
-    });
-    const { port } = app.server.address() as AddressInfo;
-    const base = `http://${displayHost(config.webhookHost)}:${port}`;
-    printOut(`webhook receiver listening on ${base}\n`);
-    for (const source of receiving) printOut(`  POST ${base}/webhooks/${source.name}/<token>\n`);
-    const metrics = await startConfiguredMetrics(config);
-    try {
-      await stopOnSignal(app, logger, config.shutdownGraceMs);
-    } finally {
-      await metrics?.close();
-    }
-    printOut('webhook receiver stopped\n');
-  });
+  await usingWarehouse(
+    config,
+    logger,
+    async ({ pool }) => {
+      const app = createWebhookServer({
+        pool,
+        logger,
+        sources: config.sources,
+        bodyLimit: config.webhookBodyLimit,
+        trustedProxy: config.trustedProxy,
+        batching: { maxQueued: config.webhookMaxQueued, maxQueuedBytes: config.webhookMaxQueuedBytes },
+        rateLimitPerMinute: config.webhookRateLimit,
+        retentionDays: config.webhookRetentionDays,
+        maxConnectionsPerAddress: config.webhookMaxConnectionsPerAddress,
+        maxConnectionsPerSubnet: config.webhookMaxConnectionsPerSubnet,
+      });
+      await app.listen({ port: config.webhookPort, host: config.webhookHost }).catch((error: unknown) => {
+        throw new CliError(
+          `cannot listen on ${config.webhookHost}:${config.webhookPort} (${String(error)}); check INSIGHTS_WEBHOOK_PORT and INSIGHTS_WEBHOOK_HOST`,
+        );
+      });
+      const { port } = app.server.address() as AddressInfo;
+      const base = `http://${displayHost(config.webhookHost)}:${port}`;
+      printOut(`webhook receiver listening on ${base}\n`);
+      for (const source of receiving) printOut(`  POST ${base}/webhooks/${source.name}/<token>\n`);
+      const metrics = await startConfiguredMetrics(config);
+      try {
+        await stopOnSignal(app, logger, config.shutdownGraceMs);
+      } finally {
+        await metrics?.close();
+      }
+      printOut('webhook receiver stopped\n');
+    },
+    RECEIVER_TIMEOUTS,
+  );
 }
 
 /**

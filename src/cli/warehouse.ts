@@ -66,6 +66,10 @@ export interface WarehouseOptions {
    * statements on a large day must not be cut short. Read-only checks pass READ_STATEMENT_TIMEOUT_MS.
    */
   statementTimeoutMs?: number;
+  /** Longest a statement waits for a lock; default none (see createPool). */
+  lockTimeoutMs?: number;
+  /** Longest a transaction may sit idle before the server ends the session; default none. */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /**
@@ -110,6 +114,8 @@ export async function usingWarehouse<T>(
     url,
     schema: config.schema,
     statementTimeoutMs: options.statementTimeoutMs,
+    lockTimeoutMs: options.lockTimeoutMs,
+    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs,
   });
   const db = createDb(pool);
   const where = describeServer(url);
@@ -122,6 +128,8 @@ export async function usingWarehouse<T>(
       // Bounded even without a statement timeout: `select 1` answers at once on a live server.
       await pool.query(PROBE);
     } catch (error) {
+      // A session that does not keep our timeouts (createPool): its own line.
+      if (error instanceof InsightsError) throw error;
       throw new DatabaseUnavailableError(
         isDatabaseTimeout(error)
           ? `the database at ${where} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s; check DATABASE_URL and that the server is running and not overloaded`

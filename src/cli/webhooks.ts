@@ -32,18 +32,25 @@ export function registerWebhooks(program: Command): void {
         embedded?: boolean;
       }) => {
         const since = options.since === undefined ? undefined : await parseSince(options.since);
-        const [{ commandContext }, { usingWarehouse }, { replayDeliveries }] = await Promise.all([
-          import('./command-context.js'),
-          import('./warehouse.js'),
-          import('../webhooks/replay.js'),
-        ]);
+        const [{ commandContext }, { usingWarehouse }, { replayDeliveries }, { RECEIVER_TIMEOUTS }] =
+          await Promise.all([
+            import('./command-context.js'),
+            import('./warehouse.js'),
+            import('../webhooks/replay.js'),
+            import('../webhooks/receiver-timeouts.js'),
+          ]);
         const { config, logger } = commandContext({ requireSources: false, embedded: options.embedded });
-        const result = await usingWarehouse(config, logger, ({ pool, db }) =>
-          replayDeliveries(pool, db, {
-            since: since,
-            status: options.status,
-            source: options.source,
-          }),
+        // The serve role's command: the receiver's bounds on what it holds.
+        const result = await usingWarehouse(
+          config,
+          logger,
+          ({ pool, db }) =>
+            replayDeliveries(pool, db, {
+              since: since,
+              status: options.status,
+              source: options.source,
+            }),
+          RECEIVER_TIMEOUTS,
         );
         printOut(
           `replayed ${result.replayed} deliveries: ${result.applied} applied, ${result.rejected} rejected` +

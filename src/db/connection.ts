@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { CliError } from '../errors.js';
 import { SCHEMA_NAME, searchPath } from './bookkeeping.js';
 import type { Database } from './database.js';
 
@@ -70,27 +71,55 @@ export interface ConnectionOptions {
    * a large day, the migrations, and waiting for a lock must not be cut short.
    */
   statementTimeoutMs?: number;
+  /** Longest a statement waits for a lock (`lock_timeout`). Default: none (0). */
+  lockTimeoutMs?: number;
+  /** Longest a transaction may sit idle (`idle_in_transaction_session_timeout`). Default: none (0). */
+  idleInTransactionTimeoutMs?: number;
+}
+
+/**
+ * The timeouts a connection of ours runs with, in milliseconds, 0 for none. Each connection sets
+ * all of them itself, in its startup packet, which takes precedence over the server's and the
+ * role's defaults: a role may change its own defaults (ALTER ROLE ... SET lock_timeout = 0 needs
+ * no privilege), and the webhook receiver's bounds must not be its own to lift. Each connection
+ * reads them back before it is used (sessionTimeoutsDiffer).
+ */
+export interface SessionTimeouts {
+  statement_timeout: number;
+  lock_timeout: number;
+  idle_in_transaction_session_timeout: number;
+}
+
+export function sessionTimeouts(options: ConnectionOptions): SessionTimeouts {
+  return {
+    statement_timeout: options.statementTimeoutMs ?? 0,
+    lock_timeout: options.lockTimeoutMs ?? 0,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 0,
+  };
 }
 
 export function createPool(options: ConnectionOptions): pg.Pool {
   if (!SCHEMA_NAME.test(options.schema))
     throw new Error(`invalid schema name ${JSON.stringify(options.schema)}`);
   const statementTimeoutMs = options.statementTimeoutMs;
+  const timeouts = sessionTimeouts(options);
+  const settings = Object.entries(timeouts).map(([name, ms]) => `-c ${name}=${ms}`);
   const pool = new Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     types: typeParsers,
     application_name: options.applicationName ?? 'insights-sync',
-    options: `-c search_path=${searchPath(options.schema)} -c temp_buffers=${TEMP_BUFFERS}`,
+    options: [
+      `-c search_path=${searchPath(options.schema)}`,
+      `-c temp_buffers=${TEMP_BUFFERS}`,
+      ...settings,
+    ].join(' '),
     // Not the pool's connectionTimeoutMillis: that one also limits waiting for a free client, which
     // a sync with more windows in flight than connections does for as long as a window takes.
-    Client: clientWithConnectTimeout(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),
+    Client: warehouseClient(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, timeouts),
     ...(statementTimeoutMs === undefined
       ? {}
-      : {
-          statement_timeout: statementTimeoutMs,
-          query_timeout: statementTimeoutMs + SILENT_SERVER_MARGIN_MS,
-        }),
+      : { query_timeout: statementTimeoutMs + SILENT_SERVER_MARGIN_MS }),
   });
   // A client that loses its server must not crash the process: idle ones report on the pool,
   // checked-out ones on themselves (the query in flight still rejects and is handled there).
@@ -101,8 +130,13 @@ export function createPool(options: ConnectionOptions): pg.Pool {
   return pool;
 }
 
-/** A pg.Client that gives up on opening its connection after `ms` (pg: `connectionTimeoutMillis`). */
-function clientWithConnectTimeout(ms: number): typeof pg.Client {
+/**
+ * A pg.Client that gives up on opening its connection after `ms` (pg: `connectionTimeoutMillis`)
+ * and, once open, reads its session's timeouts back: a connection running with others than
+ * `expected` (options in DATABASE_URL replace ours; a pooler or proxy may drop them) is closed and
+ * its first query fails with one line saying which setting differs.
+ */
+function warehouseClient(ms: number, expected: SessionTimeouts): typeof pg.Client {
   return class extends pg.Client {
     constructor(config?: string | pg.ClientConfig) {
       super({
@@ -110,7 +144,54 @@ function clientWithConnectTimeout(ms: number): typeof pg.Client {
         connectionTimeoutMillis: ms,
       });
     }
+
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
+      const checked = super.connect().then(async () => {
+        const { rows } = await super.query<{ name: string; setting: string }>(READ_TIMEOUTS, [
+          Object.keys(expected),
+        ]);
+        const found = Object.fromEntries(rows.map((r) => [r.name, Number(r.setting)]));
+        const differs = sessionTimeoutsDiffer(expected, found);
+        if (differs === undefined) return this;
+        await this.end().catch(() => {});
+        throw new CliError(
+          `the database session does not keep the timeouts insights-sync sets (${differs}): remove options from DATABASE_URL, or connect without a pooler or proxy that drops startup options`,
+        );
+      });
+      if (callback === undefined) return checked;
+      // pg's pool passes a callback: (error) on failure, (null, client) once connected.
+      const report = callback as (err: Error | null, client?: pg.Client) => void;
+      checked.then(
+        (client) => report(null, client),
+        (error: Error) => report(error),
+      );
+      return undefined;
+    }
   };
+}
+
+type ConnectCallback = ((err: Error) => void) | ((err: null, c: pg.Client) => void);
+
+/** The session's values of SessionTimeouts, in milliseconds (pg_settings' unit for each). */
+const READ_TIMEOUTS = 'select name, setting from pg_settings where name = any($1::text[])';
+
+/**
+ * Which of `expected` the session runs with another value of, as `name = found (expected N ms)`;
+ * undefined when each is as expected.
+ */
+export function sessionTimeoutsDiffer(
+  expected: SessionTimeouts,
+  found: Readonly<Record<string, number>>,
+): string | undefined {
+  const wrong = Object.entries(expected)
+    .filter(([name, ms]) => found[name] !== ms)
+    .map(
+      ([name, ms]) =>
+        `${name} = ${found[name] === undefined ? 'unknown' : `${found[name]} ms`}, set ${ms} ms`,
+    );
+  return wrong.length === 0 ? undefined : wrong.join('; ');
 }
 
 /**

@@ -13,6 +13,7 @@ import type {
   ReadingChangesTable,
   RejectsTable,
   SchemaDriftTable,
+  SchemaDriftTurnsTable,
   SyncRunsTable,
   SyncWindowsTable,
   WatermarksTable,
@@ -55,6 +56,7 @@ export interface Database {
   watermarks: WatermarksTable;
   rejects: RejectsTable;
   schema_drift: SchemaDriftTable;
+  schema_drift_turns: SchemaDriftTurnsTable;
   late_arrivals: LateArrivalsTable;
   reading_changes: ReadingChangesTable;
   webhook_events: WebhookEventsTable;

@@ -37,10 +37,70 @@ export async function migrateToLatest(db: Kysely<Database>, schema: string): Pro
     await ensureSchema(db, queueSchema(schema));
     const { installQueueSchema } = await import('./queue-schema.js');
     await installQueueSchema(db, schema);
+    await keepMigrationStateOwners(db, schema);
   } catch (error) {
     return { applied, error };
   }
   return { applied };
+}
+
+/**
+ * Only the owner writes migration state: Kysely's tables and pg-boss's `version`. The default
+ * privileges of docs/roles.sql give the sync role writes on every table of the schemas, these
+ * included, and a runtime role that edits them breaks the owner's next migrate (a deleted row is
+ * run again; a lowered pg-boss version replays its DDL) or makes it skip an upgrade. Taken back at
+ * every migrate, for the tables migrate itself creates. pg-boss's maintenance, which runs in the
+ * runtime processes, stamps when it last ran in three columns of `version`: those stay writable.
+ */
+async function keepMigrationStateOwners(db: Kysely<Database>, schema: string): Promise<void> {
+  const bookkeeping = bookkeepingSchema(schema);
+  for (const table of MIGRATION_TABLES) await revokeWrites(db, bookkeeping, table, []);
+  await revokeWrites(db, queueSchema(schema), 'version', PGBOSS_STAMPS);
+}
+
+/** Columns of pg-boss's `version` its maintenance writes (`UPDATE version SET maintained_on = now()`). */
+const PGBOSS_STAMPS = ['maintained_on', 'monitored_on', 'cron_on'];
+
+/**
+ * Revokes INSERT, UPDATE, DELETE and TRUNCATE on a table from every role but its owner; the roles
+ * that could update it keep UPDATE on `keep` (the columns of them the table has). A table that is
+ * not there, or not the connected role's, is left alone.
+ */
+async function revokeWrites(
+  db: Kysely<Database>,
+  schemaName: string,
+  table: string,
+  keep: readonly string[],
+): Promise<void> {
+  const found = await sql<{ role: string; updates: boolean; columns: string[] | null }>`
+    with t as (
+      select c.oid, c.relowner from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where n.nspname = ${schemaName} and c.relname = ${table} and c.relkind in ('r', 'p')
+         -- A role that does not own it (a runtime role finding nothing to migrate) leaves it as is.
+         and pg_has_role(current_user, c.relowner, 'USAGE'))
+    select case when g.grantee = 0 then 'public' else g.grantee::regrole::text end as role,
+           bool_or(g.privilege_type = 'UPDATE') as updates,
+           (select array_agg(attname::text order by attnum) from pg_attribute
+             where attrelid = (select oid from t) and attname::text = any(${sql.val(keep)}::text[])
+               and not attisdropped) as columns
+      from (select a.grantee, a.privilege_type
+              from t join pg_class c on c.oid = t.oid cross join lateral aclexplode(c.relacl) a
+            union all
+            select a.grantee, a.privilege_type
+              from t join pg_attribute att on att.attrelid = t.oid and att.attacl is not null
+              cross join lateral aclexplode(att.attacl) a) g
+     where g.grantee <> (select relowner from t)
+       and g.privilege_type in ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')
+     group by g.grantee`.execute(db);
+  for (const { role, updates, columns } of found.rows) {
+    await sql`revoke insert, update, delete, truncate on ${sql.id(schemaName, table)} from ${sql.raw(role)}`.execute(
+      db,
+    );
+    if (updates && columns !== null && columns.length > 0)
+      await sql`grant update (${sql.join(columns.map((c) => sql.id(c)))}) on ${sql.id(schemaName, table)} to ${sql.raw(role)}`.execute(
+        db,
+      );
+  }
 }
 
 /**

@@ -23,9 +23,9 @@ export interface WindowDrift {
  * Keeps the inventory (schema_drift, migration 0027) up to date with one window and returns the
  * field paths it met for the first time, sorted. Every field of the source and resource tracks
  * the run that last loaded any window of it: a field a run's windows no longer carry falls to a
- * share of 0 in that run. Windows of one source and resource run in parallel: a transaction
- * lock per pair makes the windows that insert fields take turns (one short statement each) instead
- * of counting each other's items twice or deadlocking on the rows. Run it in a transaction when
+ * share of 0 in that run. Windows of one source and resource run in parallel: the pair's turn (a
+ * row lock, takeTurn) makes the windows that insert fields go one at a time (one short statement
+ * each) instead of counting each other's items twice or deadlocking on the rows. Run it in a transaction when
  * `counts` is not empty (the lock is held until commit); without, a statement of its own will do.
  */
 export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift): Promise<string[]> {
@@ -36,8 +36,7 @@ export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift
   // others, and READ COMMITTED re-reads a row another window updated meanwhile. Rows another
   // window is inserting now are not seen: as if this window had taken its turn first. A window
   // without unknown fields (nearly all of them) is then one statement in its own transaction.
-  if (paths.length > 0)
-    await sql`select pg_advisory_xact_lock(hashtext(${`schema_drift:${sourceId}:${resource}`}))`.execute(db);
+  if (paths.length > 0) await takeTurn(db, sourceId, resource);
   const inserted =
     paths.length === 0
       ? []
@@ -71,4 +70,19 @@ export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift
     .where('resource', '=', resource)
     .execute();
   return inserted.map((r) => r.field_path).sort();
+}
+
+/**
+ * The pair's turn: its row of schema_drift_turns (migration 0034), locked by this upsert until the
+ * caller's transaction ends. A row lock, not an advisory one: only a role that may update the
+ * table (the ones that write the ledger) can take it, so an analyst cannot hold the windows up.
+ * The upsert creates the row the first time; a second window inserting it waits for the first's
+ * commit, then takes the turn.
+ */
+async function takeTurn(db: Kysely<Database>, sourceId: string, resource: Resource): Promise<void> {
+  await db
+    .insertInto('schema_drift_turns')
+    .values({ source_id: sourceId, resource })
+    .onConflict((oc) => oc.columns(['source_id', 'resource']).doUpdateSet({ resource }))
+    .execute();
 }

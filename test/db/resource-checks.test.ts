@@ -19,6 +19,7 @@ const EXPECTED_BY_COLUMN: Record<string, readonly string[]> = {
 /** Tables whose column holds more than its default list: the inventory covers snapshots too. */
 const EXPECTED_BY_TABLE_COLUMN: Record<string, readonly string[]> = {
   'schema_drift.resource': ALL_RESOURCES,
+  'schema_drift_turns.resource': ALL_RESOURCES,
 };
 
 /**
@@ -100,6 +101,7 @@ describe('the CHECK constraints on resource names', () => {
       'late_arrivals',
       'reading_changes',
       'schema_drift',
+      'schema_drift_turns',
       'server_readings',
       'sync_windows',
       'watermarks',

@@ -15,6 +15,7 @@ export const BOOKKEEPING_TABLES: readonly string[] = [
   'request_budgets',
   'run_lock',
   'schema_drift',
+  'schema_drift_turns',
   'server_readings',
   'suppressed_visitors',
   'suppression_lock',

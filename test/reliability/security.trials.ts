@@ -10,6 +10,7 @@ import { createDb, createPool } from '../../src/db/connection.js';
 import { acquireRunLock } from '../../src/db/run-lock.js';
 import { CliError, LockError } from '../../src/errors.js';
 import { advanceWatermark } from '../../src/ledger/watermark.js';
+import { recordWindowDrift } from '../../src/load/schema-drift.js';
 import { lockSourceSnapshots } from '../../src/load/snapshot-versions.js';
 import { lockSuppressionList, suppressedVisitors } from '../../src/privacy/suppression.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -198,6 +199,25 @@ const MATRIX: readonly Row[] = [
   {
     kind: 'lock',
     statement: `select * from ${BOOKKEEPING}.run_lock for update nowait`,
+    allowed: ['owner', 'sync'],
+  },
+  // A window's turn at the inventory of unknown fields: a row lock only the writers may take.
+  {
+    kind: 'lock',
+    statement: `select * from ${BOOKKEEPING}.schema_drift_turns for update nowait`,
+    allowed: ['owner', 'sync'],
+  },
+  // The migration state is the owner's: pg-boss's maintenance stamps its times, nothing more.
+  { kind: 'delete', statement: `delete from ${BOOKKEEPING}.kysely_migration`, allowed: ['owner'] },
+  {
+    kind: 'update',
+    statement: `update ${BOOKKEEPING}.kysely_migration_lock set is_locked = 1`,
+    allowed: ['owner'],
+  },
+  { kind: 'update', statement: `update ${QUEUE}.version set version = 20`, allowed: ['owner'] },
+  {
+    kind: 'update',
+    statement: `update ${QUEUE}.version set maintained_on = now()`,
     allowed: ['owner', 'sync'],
   },
   { kind: 'temp', statement: 'create temporary table matrix_temp (x int)', allowed: ['sync'] },
@@ -512,9 +532,14 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
     'prepare h as select * from sources for update',
     `select pg_advisory_xact_lock(hashtext('insights-sync suppressed_visitors'), hashtext(current_schema()))`,
     `select pg_advisory_xact_lock(hashtext('insights-sync watermark main feedback'))`,
+    'lock table schema_drift_turns in access share mode',
+    'prepare h as insert into schema_drift_turns values ($$main$$, $$feedback$$)',
+    'prepare h as update schema_drift_turns set resource = resource',
+    'prepare h as select * from schema_drift_turns for update',
+    `select pg_advisory_xact_lock(hashtext('schema_drift:main:feedback'))`,
   ];
 
-  it(`the analyst cannot hold up a window, a delivery or a forget: ${WRITER_HOLDS.length} holds on suppression_lock, watermarks, sources and the old advisory keys, and the writers' locks are taken each time`, async () => {
+  it(`the analyst cannot hold up a window (its watermark or its turn at the inventory of unknown fields), a delivery or a forget: ${WRITER_HOLDS.length} holds on suppression_lock, watermarks, sources, schema_drift_turns and the old advisory keys, and the writers' locks are taken each time`, async () => {
     const session = (role: RoleName) => {
       const pool = createPool({ url: roles.url[role], schema: SCHEMA, max: 1 });
       return { pool, db: createDb(pool) };
@@ -543,6 +568,18 @@ describe('security: the roles of docs/roles.sql and the run lock', () => {
           );
           // A snapshot load's hold on its source's lists (the sources row FOR NO KEY UPDATE).
           await inTransaction(sync.db, (trx) => lockSourceSnapshots({ db: trx }, 'main'));
+          // A window with an unknown field: its turn at the inventory (its pair's row FOR UPDATE).
+          await inTransaction(sync.db, (trx) =>
+            recordWindowDrift(trx, {
+              sourceId: 'main',
+              resource: 'feedback',
+              day: '2026-01-01',
+              runId: null,
+              total: 1,
+              counts: new Map([['x_matrix', 1]]),
+              seenAt: new Date(),
+            }),
+          );
           taken += 1;
         } finally {
           await analyst.query('rollback').catch(() => {});

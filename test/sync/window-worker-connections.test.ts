@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueSchema } from '../../src/db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../../src/db/migrator.js';

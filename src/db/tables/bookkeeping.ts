@@ -71,6 +71,15 @@ export interface SchemaDriftTable {
   last_run_total: number;
 }
 
+/**
+ * schema_drift_turns (migration 0034): a row per source and resource, locked (never read) by the
+ * window whose turn it is to insert fields into schema_drift.
+ */
+export interface SchemaDriftTurnsTable {
+  source_id: string;
+  resource: Resource;
+}
+
 /** late_arrivals (migration 0029): items a run found new on days already loaded whole. */
 export interface LateArrivalsTable {
   run_id: Int8;
