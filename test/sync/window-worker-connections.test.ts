@@ -43,7 +43,7 @@ describe('a worker whose connections are killed', () => {
     await ensureSlots(t.db, ['main'], 2);
   });
   afterAll(async () => {
-    await boss?.stop({ graceful: false, wait: true, timeout: 1000 });
+    await boss?.stop({ graceful: false, timeout: 1000 });
     await sim?.stop();
     await t?.drop();
   });
