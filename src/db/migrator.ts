@@ -50,7 +50,7 @@ export async function migrateToLatest(db: Kysely<Database>, schema: string): Pro
  * included, and a runtime role that edits them breaks the owner's next migrate (a deleted row is
  * run again; a lowered pg-boss version replays its DDL) or makes it skip an upgrade. Taken back at
  * every migrate, for the tables migrate itself creates. pg-boss's maintenance, which runs in the
- * runtime processes, stamps when it last ran in three columns of `version`: those stay writable.
+ * runtime processes, stamps when it last ran in columns of `version`: those stay writable.
  */
 async function keepMigrationStateOwners(db: Kysely<Database>, schema: string): Promise<void> {
   const bookkeeping = bookkeepingSchema(schema);
@@ -58,8 +58,12 @@ async function keepMigrationStateOwners(db: Kysely<Database>, schema: string): P
   await revokeWrites(db, queueSchema(schema), 'version', PGBOSS_STAMPS);
 }
 
-/** Columns of pg-boss's `version` its maintenance writes (`UPDATE version SET maintained_on = now()`). */
-const PGBOSS_STAMPS = ['maintained_on', 'monitored_on', 'cron_on'];
+/**
+ * Columns of pg-boss's `version` that its runtime passes stamp (cron, the bam and flow pollers,
+ * the index maintenance, the monitor's backoff: pg-boss 12's plans.js), so the runtime roles keep
+ * UPDATE on them alone.
+ */
+const PGBOSS_STAMPS = ['cron_on', 'bam_on', 'flow_on', 'reindex_on', 'monitor_backoff_on'];
 
 /**
  * Revokes INSERT, UPDATE, DELETE and TRUNCATE on a table from every role but its owner; the roles

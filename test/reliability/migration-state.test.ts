@@ -143,7 +143,7 @@ describe('migration state: the owner writes it, the runtime roles read it', () =
       expect(await attempt(roles, role, `select name from ${BOOKKEEPING}.kysely_migration`), role).toBe('ok');
     // pg-boss's maintenance, in the runtime processes, stamps when it ran: that much stays.
     expect(
-      await attempt(roles, 'sync', `update ${QUEUE}.version set maintained_on = now(), monitored_on = now()`),
+      await attempt(roles, 'sync', `update ${QUEUE}.version set cron_on = now(), monitor_backoff_on = now()`),
     ).toBe('ok');
   });
 

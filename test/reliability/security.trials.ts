@@ -217,7 +217,7 @@ const MATRIX: readonly Row[] = [
   { kind: 'update', statement: `update ${QUEUE}.version set version = 20`, allowed: ['owner'] },
   {
     kind: 'update',
-    statement: `update ${QUEUE}.version set maintained_on = now()`,
+    statement: `update ${QUEUE}.version set cron_on = now()`,
     allowed: ['owner', 'sync'],
   },
   { kind: 'temp', statement: 'create temporary table matrix_temp (x int)', allowed: ['sync'] },
