@@ -6,6 +6,7 @@ import {
   CONNECT_TIMEOUT_MS,
   createDb,
   createPool,
+  describeServer,
   isConnectionLost,
   isDatabaseTimeout,
   maskPassword,
@@ -237,16 +238,6 @@ function userOf(url: string): string {
     return decodeURIComponent(new URL(url).username) || 'of DATABASE_URL';
   } catch {
     return 'of DATABASE_URL';
-  }
-}
-
-/** host:port/database of a connection string: names the server, never the user or password. */
-function describeServer(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.host}${parsed.pathname}`;
-  } catch {
-    return 'DATABASE_URL';
   }
 }
 

@@ -384,6 +384,12 @@ export interface RunResult {
   requests: Record<string, Record<string, number>>;
   /** INSIGHTS_METRICS_FILE could not be written (the run itself is loaded and recorded). */
   metricsFileError?: unknown;
+  /**
+   * The server ended the run lock's connection while the run went on (an operator's
+   * pg_terminate_backend, a server restart): one line naming the database and the lock. The run
+   * stopped taking windows and is recorded interrupted; the command ends as the database failed it.
+   */
+  lockLost?: string;
 }
 
 /** Counts one response by its HTTP status ('none' when no answer came). */

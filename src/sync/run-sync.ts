@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
+import { InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
@@ -160,7 +161,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   await storeRunReadings(deps.db, opened.readings, resources, runId, logger);
   await recordRunLateArrivals(deps.db, runId, readBefore, today, logger);
   const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
-  const { status, error } = runStatus(windows, snapshots, gate.fatal, deps.signal?.aborted === true);
+  const { status, error } = runStatus(windows, snapshots, gate.fatal, stopReason(deps.signal));
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
   logSummary(logger, summary, deps.summaryShown === true ? 'debug' : 'info');
@@ -444,11 +445,21 @@ async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
   return [first.value, second.value];
 }
 
+/**
+ * Why the run stopped early: undefined when it did not; '' for a signal (SIGINT, SIGTERM: the
+ * operator knows); the message of an error of ours that stopped it (the run lock's connection
+ * lost), which the run log keeps.
+ */
+function stopReason(signal: AbortSignal | undefined): string | undefined {
+  if (signal?.aborted !== true) return undefined;
+  return signal.reason instanceof InsightsError ? signal.reason.message : '';
+}
+
 function runStatus(
   windows: readonly WindowOutcome[],
   snapshots: readonly SnapshotOutcome[],
   fatal: ReadonlyMap<string, string>,
-  interrupted: boolean,
+  stopped: string | undefined,
 ): { status: Exclude<RunStatus, 'running'>; error: string | null } {
   const outcomes = [...windows, ...snapshots];
   const succeeded = outcomes.some((o) => o.status !== 'failed' && o.status !== 'skipped');
@@ -460,7 +471,11 @@ function runStatus(
       error:
         fatal.size === 1 ? firstFatal.value : `${firstFatal.value} (and ${fatal.size - 1} more source(s))`,
     };
-  if (interrupted) return { status: 'interrupted', error: 'interrupted before every window ran' };
+  if (stopped !== undefined)
+    return {
+      status: 'interrupted',
+      error: `interrupted before every window ran${stopped === '' ? '' : `: ${stopped}`}`,
+    };
   const failures = outcomes.filter((o) => o.status === 'failed');
   if (failures.length === 0) return { status: 'ok', error: null };
   const first = failures[0];

@@ -87,7 +87,7 @@ describe('a key revoked after its source loaded', () => {
     return {
       code: result.code,
       stderr: result.stderr,
-      json: JSON.parse(result.stdout) as { sources: JSON_SOURCES },
+      json: JSON.parse(result.stdout) as { sources: JsonSource[] },
     };
   };
 
