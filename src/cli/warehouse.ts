@@ -15,10 +15,12 @@ import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { type LockWatch, watchLockWaits } from '../db/lock-watch.js';
 import { migrateToLatest, migrationState, newerWarehouse, notMigrated } from '../db/migrator.js';
+import { describeShortage, resourceShortage } from '../db/resource-shortage.js';
 import { assertTrustedOwners } from '../db/trusted-owners.js';
 import {
   CliError,
   CommandFailedError,
+  DatabaseResourceError,
   DatabaseUnavailableError,
   errorMessage,
   InsightsError,
@@ -151,6 +153,14 @@ export async function usingWarehouse<T>(
     if (!(error instanceof InsightsError) && isDatabaseTimeout(error))
       throw new DatabaseUnavailableError(
         `the database at ${where} did not answer in time (${errorMessage(error)}); check that the server is running and not overloaded`,
+        {},
+        { cause: error },
+      );
+    // The database cannot take the work (a full disk, memory, connections, a limit): one line, exit code 5.
+    const shortage = error instanceof InsightsError ? undefined : resourceShortage(error);
+    if (shortage !== undefined)
+      throw new DatabaseResourceError(
+        `the database at ${where} cannot do what this command asks: ${describeShortage(shortage)}; ${shortage.next}`,
         {},
         { cause: error },
       );

@@ -4,9 +4,11 @@ import type pg from 'pg';
 import { type ApiClient, createApiClient, type Pace } from '../api/api-client.js';
 import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
+import { isConnectionLost } from '../db/connection.js';
 import type { Database } from '../db/database.js';
+import { describeShortage, resourceShortage } from '../db/resource-shortage.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
-import { InsightsError } from '../errors.js';
+import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
@@ -116,13 +118,60 @@ export interface ClientOptions {
  */
 export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<RunResult> {
   const started = Date.now();
-  const today = todayUtc(deps.now());
-  const resources = new Set(request.resources ?? ALL_RESOURCES);
   const runId = await startRun(deps.db, request.trigger, {
     from: request.range?.from ?? null,
     to: request.range?.to ?? null,
   });
   const logger = deps.logger.child({ runId });
+  const done: RunOutcomes = { windows: [], snapshots: [] };
+  try {
+    return await runStarted(deps, request, { runId, started, logger, done });
+  } catch (error) {
+    // Recorded where the database still takes the write (a full disk refuses a table's new
+    // rows, rarely the run's row): never left 'running'. Where it cannot, the next run's start
+    // marks it interrupted (interruptAbandonedRuns).
+    await recordRunFailure(deps.db, runId, error, done).catch((recording: unknown) =>
+      logger.warn({ err: errorMessage(recording) }, 'could not record the run as failed'),
+    );
+    throw error;
+  }
+}
+
+/** What the windows and snapshots of a run came to, as far as they ran. */
+interface RunOutcomes {
+  windows: WindowOutcome[];
+  snapshots: SnapshotOutcome[];
+}
+
+/**
+ * A run that ended on an error of the database (or a bug), with the counts of what it did: failed,
+ * or interrupted when the connection went away (the next run takes its days again either way).
+ */
+async function recordRunFailure(
+  db: Kysely<Database>,
+  runId: number,
+  error: unknown,
+  done: RunOutcomes,
+): Promise<void> {
+  const shortage = resourceShortage(error);
+  await finishRun(db, runId, {
+    status: isConnectionLost(error) ? 'interrupted' : 'failed',
+    summary: summarize(done.windows, done.snapshots),
+    error:
+      shortage === undefined
+        ? errorMessage(error)
+        : `the database failed the run: ${describeShortage(shortage)}`,
+  });
+}
+
+async function runStarted(
+  deps: SyncDeps,
+  request: SyncRequest,
+  run: { runId: number; started: number; logger: Logger; done: RunOutcomes },
+): Promise<RunResult> {
+  const { runId, started, logger } = run;
+  const today = todayUtc(deps.now());
+  const resources = new Set(request.resources ?? ALL_RESOURCES);
   const ctx = runContext(deps, runId, logger);
   const opened = await openSources(deps, chosenSources(deps.sources, request.sources), logger);
   const plans = await planWindows(deps, opened.handles, resources, request.range, today);
@@ -150,6 +199,8 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     handles: opened.handles,
     requests: opened.requests,
   });
+  run.done.windows = windows;
+  run.done.snapshots = snapshots;
   for (const { source, error } of gate.rejectForbiddenEverywhere(
     opened.handles.map((h) => ({ name: h.name, baseUrl: h.client.baseUrl })),
     windows,
