@@ -84,3 +84,17 @@ export function resourceShortage(error: unknown): ResourceShortage | undefined {
 export function describeShortage(shortage: ResourceShortage): string {
   return `${shortage.condition} (SQLSTATE ${shortage.sqlState}${shortage.detail === '' ? '' : `: ${shortage.detail}`})`;
 }
+
+/**
+ * The database's refusal raised again where the run stops on it: carries the SQLSTATE (`code`)
+ * and the server's message as pg's error does, so resourceShortage() and the CLI read it alike.
+ */
+export class ResourceShortageError extends Error {
+  readonly code: string;
+
+  constructor(shortage: ResourceShortage) {
+    super(shortage.detail);
+    this.name = 'ResourceShortageError';
+    this.code = shortage.sqlState;
+  }
+}

@@ -6,7 +6,7 @@ import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
 import { isConnectionLost } from '../db/connection.js';
 import type { Database } from '../db/database.js';
-import { describeShortage, resourceShortage } from '../db/resource-shortage.js';
+import { describeShortage, ResourceShortageError, resourceShortage } from '../db/resource-shortage.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
@@ -201,6 +201,8 @@ async function runStarted(
   });
   run.done.windows = windows;
   run.done.snapshots = snapshots;
+  // Nothing more can be written: the run is recorded failed and the command ends on it (runSync).
+  if (gate.shortage !== undefined) throw new ResourceShortageError(gate.shortage);
   for (const { source, error } of gate.rejectForbiddenEverywhere(
     opened.handles.map((h) => ({ name: h.name, baseUrl: h.client.baseUrl })),
     windows,

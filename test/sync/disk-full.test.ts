@@ -11,6 +11,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { RunSummary } from '../../src/sync/outcomes.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -69,16 +70,54 @@ describe('a full disk on the database', () => {
     expect(Object.keys(runs[0]?.summary as object)).toEqual(['main']);
   });
 
+  it('a window the database refuses stops the run: no other window is tried, each to fail alike', async () => {
+    await sql`create trigger disk_full before insert or update on feedback
+      for each row execute function public.disk_full()`.execute(t.db);
+    try {
+      // A month with items on every day: each window would write.
+      const month = await startSimulator({ seed: 4, from: addDays(TODAY, -30), to: TO });
+      const result = await runCli(
+        ['backfill', '--from', addDays(TODAY, -30), '--to', TO, '--resources', 'feedback'],
+        {
+          ...env,
+          INSIGHTS_API_URL: month.url,
+          INSIGHTS_API_KEY: month.apiKey,
+          INSIGHTS_CONCURRENCY: '1',
+          LOG_FORMAT: 'json',
+        },
+      ).finally(() => month.stop());
+      expect(result.code, result.stderr).toBe(5);
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toContain(
+        'cannot do what this command asks: disk full',
+      );
+      const failures = result.stderr.split('\n').filter((line) => line.includes('window failed'));
+      // The windows already in flight when the first was refused, no more.
+      expect(failures.length).toBeGreaterThanOrEqual(1);
+      expect(failures.length).toBeLessThanOrEqual(2);
+      const run = await t.db
+        .selectFrom('sync_runs')
+        .select(['status', 'summary'])
+        .orderBy('run_id', 'desc')
+        .executeTakeFirstOrThrow();
+      const feedback = (run.summary as RunSummary).main?.feedback;
+      expect(run.status).toBe('failed');
+      expect(feedback).toMatchObject({ windows: 30, failedWindows: failures.length });
+      expect(feedback?.skippedWindows).toBeGreaterThanOrEqual(25);
+    } finally {
+      await sql`drop trigger disk_full on feedback`.execute(t.db);
+    }
+  });
+
   it('status shows the run failed with why; the next run, with room again, ends ok', async () => {
     const status = await runCli(['status', '--json'], env);
     const report = JSON.parse(status.stdout) as { runs: { status: string; error: string | null }[] };
-    expect(report.runs[0]).toMatchObject({ status: 'failed' });
+    expect(report.runs.map((r) => r.status)).toEqual(['failed', 'failed']);
     expect(report.runs[0]?.error).toContain('disk full');
 
     await sql`drop trigger disk_full on server_readings`.execute(t.db);
     const again = await runCli(['sync'], env);
     expect(again.code, again.stderr).toBe(0);
     const statuses = await t.db.selectFrom('sync_runs').select('status').orderBy('run_id').execute();
-    expect(statuses.map((r) => r.status)).toEqual(['failed', 'ok']);
+    expect(statuses.map((r) => r.status)).toEqual(['failed', 'failed', 'ok']);
   });
 });
