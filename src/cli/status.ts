@@ -350,6 +350,10 @@ function renderQueue(queue: QueueStatus | null, columns: number | undefined): st
 /** A run's counts of day windows over all its sources (status --json has them per resource). */
 const RUN_COUNTS = [
   ['windows', 'windows'],
+  // Of the windows: failed (or not attempted because of a failure), and not run (a shutdown, or a
+  // stop on a database that cannot take writes). The others loaded.
+  ['failed', 'failed'],
+  ['notRun', 'not run'],
   ['fetched', 'fetched'],
   ['inserted', 'inserted'],
   ['updated', 'updated'],
@@ -362,6 +366,8 @@ const RUN_COUNTS = [
 function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number | string> {
   const totals = {
     windows: 0,
+    failed: 0,
+    notRun: 0,
     fetched: 0,
     inserted: 0,
     updated: 0,
@@ -374,6 +380,8 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
     return {
       ...totals,
       windows: '-',
+      failed: '-',
+      notRun: '-',
       fetched: '-',
       inserted: '-',
       updated: '-',
@@ -389,6 +397,8 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
       const s = resources[resource];
       if (!s) continue;
       totals.windows += s.windows;
+      totals.failed += s.failedWindows;
+      totals.notRun += s.skippedWindows;
       totals.fetched += s.fetched;
       totals.inserted += s.inserted;
       totals.updated += s.updated;
