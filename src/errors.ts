@@ -113,6 +113,13 @@ export class DatabaseUnavailableError extends InsightsError {
 }
 
 /**
+ * The database answered that it cannot do the work: a full disk, no memory, too many connections,
+ * a limit (SQLSTATE class 53 or 54, src/db/resource-shortage.ts). The database's exit code, as
+ * for one that cannot be reached: the warehouse needs its operator, not the command's input.
+ */
+export class DatabaseResourceError extends DatabaseUnavailableError {}
+
+/**
  * A usage or configuration error, found before the command does its work: a bad argument or
  * option, a missing setting, a warehouse not migrated. One line, exit code 2.
  */

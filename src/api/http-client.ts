@@ -3,7 +3,7 @@
  * throws for what the server did (that is an AttemptOutcome for the retry loop to judge); it
  * throws only when the caller's signal aborts.
  */
-import { RequestAbortedError } from './abort.js';
+import { ownSignal, RequestAbortedError } from './abort.js';
 import { bodySnippet, NetworkError, toNetworkError } from './sanitize.js';
 
 export type AttemptOutcome =
@@ -32,8 +32,8 @@ export async function getJsonArray(request: AttemptRequest): Promise<AttemptOutc
     timedOut = true;
     controller.abort();
   }, request.timeoutMs);
-  const onAbort = (): void => controller.abort();
-  signal?.addEventListener('abort', onAbort, { once: true });
+  // Not a listener on `signal`: it is shared by every request in flight (ownSignal).
+  const requestSignal = signal === undefined ? controller.signal : ownSignal(signal, controller.signal);
 
   try {
     const response = await request.fetch(request.url, {
@@ -41,7 +41,7 @@ export async function getJsonArray(request: AttemptRequest): Promise<AttemptOutc
       headers: { Authorization: apiKey, Accept: 'application/json' },
       // A redirect could carry the key to another host; the API documents none, so we stop.
       redirect: 'manual',
-      signal: controller.signal,
+      signal: requestSignal,
     });
     if (response.status < 200 || response.status > 299) {
       // Release the connection without waiting for a body we do not use.
@@ -61,7 +61,6 @@ export async function getJsonArray(request: AttemptRequest): Promise<AttemptOutc
     return { kind: 'network', error: toNetworkError(error, apiKey) };
   } finally {
     clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
   }
 }
 

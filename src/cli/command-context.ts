@@ -2,6 +2,7 @@ import { type Config, loadConfig, SCHEDULE_SETTINGS, SERVE_SETTINGS } from '../c
 import { loadDotEnv } from '../config/dotenv.js';
 import { describeUnknown, unknownVariables } from '../config/unknown-variables.js';
 import { createLogger, type Logger, loggerOptions } from '../log/logger.js';
+import { logProcessWarnings } from '../log/process-warnings.js';
 
 export interface CommandContext {
   config: Readonly<Config>;
@@ -42,6 +43,7 @@ export function commandContext(options: CommandContextOptions): CommandContext {
   });
   const config = options.embedded === true ? Object.freeze({ ...loaded, embedded: true }) : loaded;
   const logger = createLogger(loggerOptions(config));
+  logProcessWarnings(logger);
   if (dotEnvWarning !== undefined) logger.warn(dotEnvWarning);
   // A misspelt setting is otherwise ignored in silence, and its default stands.
   for (const unknown of unknownVariables(process.env)) logger.warn(describeUnknown(unknown));

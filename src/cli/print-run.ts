@@ -1,4 +1,10 @@
-import { type InsightsError, OutputWriteError, RunFailedError, writeFailureWins } from '../errors.js';
+import {
+  DatabaseUnavailableError,
+  type InsightsError,
+  OutputWriteError,
+  RunFailedError,
+  writeFailureWins,
+} from '../errors.js';
 import { printProse, terminalColumns } from '../log/terminal-text.js';
 import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary } from '../sync/outcomes.js';
 import { formatTable } from './format-table.js';
@@ -77,8 +83,13 @@ export function printRun(
  * that failure would end it 0 or 1 (writeFailureWins: the same rule as standard output's).
  */
 export function runFailure(
-  result: Pick<RunResult, 'status' | 'error' | 'windows' | 'snapshots' | 'metricsFileError' | 'runId'>,
+  result: Pick<
+    RunResult,
+    'status' | 'error' | 'windows' | 'snapshots' | 'metricsFileError' | 'runId' | 'lockLost'
+  >,
 ): InsightsError | undefined {
+  // The database ended the run (its lock's session): the database's code, whatever else happened.
+  if (result.lockLost !== undefined) return new DatabaseUnavailableError(result.lockLost);
   const own =
     result.status === 'ok'
       ? undefined

@@ -6,6 +6,7 @@ import { oneLine, printOut, printProse, terminalColumns } from '../log/terminal-
 import { isSnapshot, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import type { QueueStatus } from '../status/queue-status.js';
 import { describeReadingChange } from '../status/reading-history.js';
+import type { SourceRun } from '../status/source-runs.js';
 import type { RunRow, StatusReport } from '../status/status-report.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems } from '../sync/outcomes.js';
@@ -140,10 +141,11 @@ function sourceSummary(report: ShownReport, columns: number | undefined): string
       truncated,
       rejected,
       failed,
+      sourceRunCell(report, source),
       sourceState(report, source, truncated > 0),
     ];
   });
-  return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'state'], rows, columns)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
+  return `${formatTable(['source', 'worst lag (days)', 'truncated days', 'rejected', 'failed windows', 'last run', 'state'], rows, columns)}\n${sources.length} sources: \`status --source NAME\` shows one source's resources, \`status --details\` every source's\n`;
 }
 
 /** A source's state word; truncated days are shown as needing a look, though they are not unhealthy. */
@@ -160,8 +162,12 @@ function renderAttention(report: Pick<StatusReport, 'attention'>): string {
     .join('');
 }
 
-/** Sources that are not plainly loaded: configured but never loaded, or no longer configured. */
-function renderSourceNotes(report: ShownReport): string {
+/**
+ * Each source's last run (how it fared, its first error), and the sources that are not plainly
+ * loaded: configured but never loaded, or no longer configured. Above SUMMARY_ABOVE sources
+ * (`summary`), only the sources whose last run was not ok: the table has every source's.
+ */
+function renderSourceNotes(report: ShownReport, summary: boolean): string {
   const notes = report.sources.flatMap((s) => {
     if (s.state === 'never loaded')
       return [
@@ -169,9 +175,22 @@ function renderSourceNotes(report: ShownReport): string {
       ];
     if (s.state === 'not configured')
       return [`  ${oneLine(s.source)}: not configured (in the warehouse, no longer in the configuration)`];
-    return [];
+    if (s.lastRun === null || (summary && s.lastRun.outcome === 'ok')) return [];
+    return [`  ${oneLine(s.source)}: last run ${describeSourceRun(s.lastRun)}`];
   });
   return notes.length === 0 ? '' : `\nsources:\n${notes.join('\n')}\n`;
+}
+
+/** `8 (sync) failed: 14 failed; API key rejected ...`, or `9 (sync) ok`. */
+function describeSourceRun(run: SourceRun): string {
+  const head = `${run.runId} (${run.trigger}) ${run.outcome}`;
+  return run.error === null ? head : `${head}: ${run.failed} failed; ${oneLine(run.error)}`;
+}
+
+/** The summary table's cell: `8 failed`, `9 ok`, or `-` for a source no run has asked. */
+function sourceRunCell(report: ShownReport, source: string): string {
+  const run = report.sources.find((s) => s.source === source)?.lastRun;
+  return run == null ? '-' : `${run.runId} ${run.outcome}`;
 }
 
 export interface RenderOptions {
@@ -184,7 +203,8 @@ export interface RenderOptions {
 export function renderStatus(report: ShownReport, options: RenderOptions = {}): string {
   if (report.resources.length === 0)
     return `nothing loaded yet: run \`insights-sync sync\` or \`insights-sync backfill --from YYYY-MM-DD\`\n${renderAttention(report)}`;
-  return `${renderTables(report, options)}${renderSourceNotes(report)}${report.attention.length === 0 ? '' : `\n${renderAttention(report)}`}`;
+  const summary = options.details !== true && report.sources.length > SUMMARY_ABOVE;
+  return `${renderTables(report, options)}${renderSourceNotes(report, summary)}${report.attention.length === 0 ? '' : `\n${renderAttention(report)}`}`;
 }
 
 function renderTables(report: ShownReport, options: RenderOptions): string {
@@ -330,6 +350,10 @@ function renderQueue(queue: QueueStatus | null, columns: number | undefined): st
 /** A run's counts of day windows over all its sources (status --json has them per resource). */
 const RUN_COUNTS = [
   ['windows', 'windows'],
+  // Of the windows: failed (or not attempted because of a failure), and not run (a shutdown, or a
+  // stop on a database that cannot take writes). The others loaded.
+  ['failed', 'failed'],
+  ['notRun', 'not run'],
   ['fetched', 'fetched'],
   ['inserted', 'inserted'],
   ['updated', 'updated'],
@@ -342,6 +366,8 @@ const RUN_COUNTS = [
 function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number | string> {
   const totals = {
     windows: 0,
+    failed: 0,
+    notRun: 0,
     fetched: 0,
     inserted: 0,
     updated: 0,
@@ -354,6 +380,8 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
     return {
       ...totals,
       windows: '-',
+      failed: '-',
+      notRun: '-',
       fetched: '-',
       inserted: '-',
       updated: '-',
@@ -369,6 +397,8 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
       const s = resources[resource];
       if (!s) continue;
       totals.windows += s.windows;
+      totals.failed += s.failedWindows;
+      totals.notRun += s.skippedWindows;
       totals.fetched += s.fetched;
       totals.inserted += s.inserted;
       totals.updated += s.updated;

@@ -6,6 +6,7 @@ import {
   CONNECT_TIMEOUT_MS,
   createDb,
   createPool,
+  describeServer,
   isConnectionLost,
   isDatabaseTimeout,
   maskPassword,
@@ -14,10 +15,12 @@ import type { Database } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { type LockWatch, watchLockWaits } from '../db/lock-watch.js';
 import { migrateToLatest, migrationState, newerWarehouse, notMigrated } from '../db/migrator.js';
+import { describeShortage, resourceShortage } from '../db/resource-shortage.js';
 import { assertTrustedOwners } from '../db/trusted-owners.js';
 import {
   CliError,
   CommandFailedError,
+  DatabaseResourceError,
   DatabaseUnavailableError,
   errorMessage,
   InsightsError,
@@ -170,6 +173,14 @@ export async function usingWarehouse<T>(
         {},
         { cause: error },
       );
+    // The database cannot take the work (a full disk, memory, connections, a limit): one line, exit code 5.
+    const shortage = error instanceof InsightsError ? undefined : resourceShortage(error);
+    if (shortage !== undefined)
+      throw new DatabaseResourceError(
+        `the database at ${where} cannot do what this command asks: ${describeShortage(shortage)}; ${shortage.next}`,
+        {},
+        { cause: error },
+      );
     // The connection went away mid-command (server restarted, network cut): one line, exit code 5.
     // A run left 'running' is shown interrupted by status and recorded so by the next run.
     if (!(error instanceof InsightsError) && isConnectionLost(error))
@@ -254,16 +265,6 @@ function userOf(url: string): string {
     return decodeURIComponent(new URL(url).username) || 'of DATABASE_URL';
   } catch {
     return 'of DATABASE_URL';
-  }
-}
-
-/** host:port/database of a connection string: names the server, never the user or password. */
-function describeServer(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.host}${parsed.pathname}`;
-  } catch {
-    return 'DATABASE_URL';
   }
 }
 

@@ -238,6 +238,16 @@ export function isConnectionLost(error: unknown): boolean {
   );
 }
 
+/** host:port/database of a connection string: names the server, never the user or password. */
+export function describeServer(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
 /** `url` with its password replaced by `***`: for output, where a password must never appear. */
 export function maskPassword(url: string): string {
   try {

@@ -149,9 +149,11 @@ export interface SimulatorOptions {
   host?: string;
 }
 
+/** What a running simulator can change; `apiKeys` too, as a key revoked (or issued) while in use. */
 export type SimulatorPatch = Partial<
   Pick<
     SimulatorOptions,
+    | 'apiKeys'
     | 'startdate'
     | 'enddate'
     | 'instants'

@@ -1,3 +1,5 @@
+import type { SourceRun } from './source-runs.js';
+
 /**
  * What `status` says needs attention, and what to do about it: one entry per reason. `status` is
  * healthy exactly when this list is empty, so a monitor that sees exit 1 also sees why.
@@ -25,7 +27,9 @@ export interface SourceState {
   /** Has a row in the warehouse's sources table (something of it was ever written). */
   inWarehouse: boolean;
   state: 'ok' | 'needs attention' | 'never loaded' | 'not configured';
-  /** A never-loaded source: the error of the latest run that tried it; null when none did. */
+  /** How it fared in the last run that asked it; null when no run has. */
+  lastRun: SourceRun | null;
+  /** The first error of that run for it; null when nothing of it failed there (or no run asked it). */
   lastError: string | null;
 }
 
@@ -63,6 +67,7 @@ export function attentionReasons(input: AttentionInput): Attention[] {
           : `fix its key or URL (\`insights-sync check\` tests each source), then \`insights-sync sync --source ${s.source}\``,
     });
   }
+  out.push(...lastRunReasons(input.sources));
   for (const r of input.resources) {
     if (!watched(r.source)) continue;
     const last = r.failedWindows.at(-1);
@@ -83,6 +88,27 @@ export function attentionReasons(input: AttentionInput): Attention[] {
   }
   out.push(...runReasons(input.runs));
   return out;
+}
+
+/**
+ * A loaded source that failed in the last run that asked it: a key revoked since it loaded fails
+ * every window before any is written, so no failed window and no lag says so yet, and the next
+ * run of another source ends ok.
+ */
+function lastRunReasons(sources: AttentionInput['sources']): Attention[] {
+  return sources.flatMap((s) => {
+    const run = s.lastRun;
+    if (s.configured === false || !s.inWarehouse || run === null) return [];
+    if (run.outcome !== 'failed' && run.outcome !== 'partial') return [];
+    return [
+      {
+        source: s.source,
+        runId: run.runId,
+        reason: `${s.source}: ${run.outcome === 'failed' ? 'nothing loaded' : 'not everything loaded'} in its last run, ${run.runId} (${run.trigger}): ${run.failed} failed; ${run.error ?? 'unknown error'}`,
+        next: `fix what the error names (\`insights-sync check\` tests the key and each endpoint), then \`insights-sync sync --source ${s.source}\``,
+      },
+    ];
+  });
 }
 
 function runReasons(runs: AttentionInput['runs']): Attention[] {

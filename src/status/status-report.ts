@@ -12,6 +12,7 @@ import { type DayString, dayDiff } from '../time/days.js';
 import { type Attention, attentionReasons, type SourceState, sourceStates } from './attention.js';
 import { lastReadingChanges, type ReadingChangeStatus } from './reading-history.js';
 import { type SchemaDriftField, schemaDriftStatus } from './schema-drift-status.js';
+import { lastSourceRuns } from './source-runs.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {
@@ -110,16 +111,17 @@ export async function statusReport(
   const runLock = await runLockHolder(db);
   const runRows = await loadRunRows(db, lastRuns, runLock);
   const inWarehouse = new Set(stored);
-  const lastErrors = await lastSourceErrors(
-    db,
-    names.filter((n) => !inWarehouse.has(n)),
-  );
-  const known = names.map((source) => ({
-    source,
-    configured: configured === undefined ? null : configured.includes(source),
-    inWarehouse: inWarehouse.has(source),
-    lastError: lastErrors.get(source) ?? null,
-  }));
+  const sourceRuns = await lastSourceRuns(db, names);
+  const known = names.map((source) => {
+    const lastRun = sourceRuns.get(source) ?? null;
+    return {
+      source,
+      configured: configured === undefined ? null : configured.includes(source),
+      inWarehouse: inWarehouse.has(source),
+      lastRun,
+      lastError: lastRun?.error ?? null,
+    };
+  });
   const attention = attentionReasons({ sources: known, resources, runs: runRows });
   // Webhook-only rows are not a failure (they are what fills the days the API truncates): reported, not unhealthy.
   const webhookConfirmDays = webhookOptions.confirmDays ?? 2;
@@ -268,30 +270,6 @@ async function loadRunRows(
       orphaned: gone,
     };
   });
-}
-
-/**
- * Per source, the first error the latest run that summarized it recorded (a rejected key writes
- * nothing but the run's summary). Sources no run has tried are absent.
- */
-async function lastSourceErrors(
-  db: Kysely<Database>,
-  sources: readonly string[],
-): Promise<Map<string, string>> {
-  if (sources.length === 0) return new Map();
-  const rows = await sql<{ source: string; resources: Record<string, { errors?: unknown }> }>`
-    select distinct on (s.key) s.key as source, s.value as resources
-    from ${sql.table('sync_runs')} r cross join lateral jsonb_each(r.summary) s
-    where jsonb_typeof(r.summary) = 'object' and s.key = any(${[...sources]}::text[])
-    order by s.key, r.run_id desc`.execute(db);
-  const errors = new Map<string, string>();
-  for (const row of rows.rows) {
-    const first = Object.values(row.resources ?? {})
-      .flatMap((r) => (Array.isArray(r?.errors) ? r.errors : []))
-      .find((e): e is string => typeof e === 'string');
-    if (first !== undefined) errors.set(row.source, first);
-  }
-  return errors;
 }
 
 function readingStatus(row: Selectable<ServerReadingsTable> | undefined): ServerReadingStatus | null {

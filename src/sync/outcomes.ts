@@ -1,3 +1,4 @@
+import type { ResourceShortage } from '../db/resource-shortage.js';
 import type { RunStatus } from '../db/tables/bookkeeping.js';
 import {
   isWindowed,
@@ -90,6 +91,8 @@ export interface WindowOutcome extends WindowCounts {
   fatal?: boolean;
   /** 403 or 404: the endpoint refused this source; the resource's other windows are not attempted. */
   refused?: number;
+  /** The database cannot take writes (SQLSTATE class 53 or 54): the run takes no other window. */
+  shortage?: ResourceShortage;
   /**
    * A skipped window that was not attempted because of a failure (its source's key rejected, its
    * endpoint refused): it counts as failed in the summary, with `error` saying why. A window
@@ -384,6 +387,12 @@ export interface RunResult {
   requests: Record<string, Record<string, number>>;
   /** INSIGHTS_METRICS_FILE could not be written (the run itself is loaded and recorded). */
   metricsFileError?: unknown;
+  /**
+   * The server ended the run lock's connection while the run went on (an operator's
+   * pg_terminate_backend, a server restart): one line naming the database and the lock. The run
+   * stopped taking windows and is recorded interrupted; the command ends as the database failed it.
+   */
+  lockLost?: string;
 }
 
 /** Counts one response by its HTTP status ('none' when no answer came). */

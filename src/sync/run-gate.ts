@@ -1,3 +1,4 @@
+import type { ResourceShortage } from '../db/resource-shortage.js';
 import { AuthError } from '../errors.js';
 import type { Resource } from '../schemas/resources.js';
 import {
@@ -9,24 +10,32 @@ import {
 
 /**
  * What a run has learned stops its work: a rejected key (401) stops the source; an endpoint's
- * 403/404 stops that resource only; a shutdown stops everything not started yet. Decisions only:
- * the run logs what `settle` says is new.
+ * 403/404 stops that resource only; a database that cannot take writes (a full disk) and a
+ * shutdown stop everything not started yet. Decisions only: the run logs what `settle` says is new.
  */
 export class RunGate {
   /** The rejected key's line, per source. */
   readonly fatal = new Map<string, string>();
   readonly refusals = new EndpointRefusals();
+  /** The first window the database refused for want of resources: every other window would fail too. */
+  shortage: ResourceShortage | undefined;
 
   constructor(private readonly signal?: AbortSignal) {}
 
   /** Whether a window or snapshot of this source and resource is no longer worth running. */
   skipped(source: string, resource: Resource): boolean {
-    return this.fatal.has(source) || this.refusals.has(source, resource) || this.signal?.aborted === true;
+    return (
+      this.shortage !== undefined ||
+      this.fatal.has(source) ||
+      this.refusals.has(source, resource) ||
+      this.signal?.aborted === true
+    );
   }
 
   /** Learns from one outcome; true when it is the first refusal of its endpoint (the time to say so). */
   settle(outcome: WindowOutcome | SnapshotOutcome): boolean {
     if (outcome.fatal && outcome.error) this.fatal.set(outcome.source, outcome.error);
+    if ('shortage' in outcome && outcome.shortage !== undefined) this.shortage ??= outcome.shortage;
     if (!outcome.refused || !outcome.error) return false;
     return this.refusals.add(outcome.source, outcome.resource, outcome.refused, outcome.error);
   }

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../config/config.js';
+import { describeServer } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { describeHolder } from '../db/lock-holder.js';
 import { acquireRunLock } from '../db/run-lock.js';
+import { errorMessage } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowDispatch } from '../queue/contract.js';
 import type { SourceHandle } from './context.js';
@@ -95,7 +97,7 @@ export async function runLocked(
     const queued =
       options.queue === true ? await openDispatch(warehouse, config, request, logger, detach) : undefined;
     try {
-      return await runSync(
+      const result = await runSync(
         {
           pool: warehouse.pool,
           db: warehouse.db,
@@ -111,6 +113,10 @@ export async function runLocked(
         },
         request,
       );
+      // The lock went first (an operator ended its session): not a signal of this host's.
+      return lock.lost.aborted && options.signal?.aborted !== true
+        ? { ...result, lockLost: lockLoss(warehouse.url, config.schema, lock.lost.reason) }
+        : result;
     } finally {
       await queued?.close();
     }
@@ -119,6 +125,14 @@ export async function runLocked(
     options.onReleasing?.();
     await lock.release();
   }
+}
+
+/**
+ * The one line of a run whose lock's connection the server ended: which database (never its
+ * user or password), which lock, why, and that what the run committed stays.
+ */
+export function lockLoss(url: string, schema: string, reason: unknown): string {
+  return `lost the connection to the database at ${describeServer(url)} that held the run lock on schema ${schema} (${errorMessage(reason)}); the run stopped taking windows and is recorded interrupted: what it committed stays loaded, the next run takes the rest. If nobody ended that session (pg_terminate_backend), check the server's log`;
 }
 
 /**

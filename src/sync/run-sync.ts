@@ -4,8 +4,11 @@ import type pg from 'pg';
 import { type ApiClient, createApiClient, type Pace } from '../api/api-client.js';
 import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
+import { isConnectionLost } from '../db/connection.js';
 import type { Database } from '../db/database.js';
+import { describeShortage, ResourceShortageError, resourceShortage } from '../db/resource-shortage.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
+import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
@@ -115,13 +118,60 @@ export interface ClientOptions {
  */
 export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<RunResult> {
   const started = Date.now();
-  const today = todayUtc(deps.now());
-  const resources = new Set(request.resources ?? ALL_RESOURCES);
   const runId = await startRun(deps.db, request.trigger, {
     from: request.range?.from ?? null,
     to: request.range?.to ?? null,
   });
   const logger = deps.logger.child({ runId });
+  const done: RunOutcomes = { windows: [], snapshots: [] };
+  try {
+    return await runStarted(deps, request, { runId, started, logger, done });
+  } catch (error) {
+    // Recorded where the database still takes the write (a full disk refuses a table's new
+    // rows, rarely the run's row): never left 'running'. Where it cannot, the next run's start
+    // marks it interrupted (interruptAbandonedRuns).
+    await recordRunFailure(deps.db, runId, error, done).catch((recording: unknown) =>
+      logger.warn({ err: errorMessage(recording) }, 'could not record the run as failed'),
+    );
+    throw error;
+  }
+}
+
+/** What the windows and snapshots of a run came to, as far as they ran. */
+interface RunOutcomes {
+  windows: WindowOutcome[];
+  snapshots: SnapshotOutcome[];
+}
+
+/**
+ * A run that ended on an error of the database (or a bug), with the counts of what it did: failed,
+ * or interrupted when the connection went away (the next run takes its days again either way).
+ */
+async function recordRunFailure(
+  db: Kysely<Database>,
+  runId: number,
+  error: unknown,
+  done: RunOutcomes,
+): Promise<void> {
+  const shortage = resourceShortage(error);
+  await finishRun(db, runId, {
+    status: isConnectionLost(error) ? 'interrupted' : 'failed',
+    summary: summarize(done.windows, done.snapshots),
+    error:
+      shortage === undefined
+        ? errorMessage(error)
+        : `the database failed the run: ${describeShortage(shortage)}`,
+  });
+}
+
+async function runStarted(
+  deps: SyncDeps,
+  request: SyncRequest,
+  run: { runId: number; started: number; logger: Logger; done: RunOutcomes },
+): Promise<RunResult> {
+  const { runId, started, logger } = run;
+  const today = todayUtc(deps.now());
+  const resources = new Set(request.resources ?? ALL_RESOURCES);
   const ctx = runContext(deps, runId, logger);
   const opened = await openSources(deps, chosenSources(deps.sources, request.sources), logger);
   const plans = await planWindows(deps, opened.handles, resources, request.range, today);
@@ -149,6 +199,10 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
     handles: opened.handles,
     requests: opened.requests,
   });
+  run.done.windows = windows;
+  run.done.snapshots = snapshots;
+  // Nothing more can be written: the run is recorded failed and the command ends on it (runSync).
+  if (gate.shortage !== undefined) throw new ResourceShortageError(gate.shortage);
   for (const { source, error } of gate.rejectForbiddenEverywhere(
     opened.handles.map((h) => ({ name: h.name, baseUrl: h.client.baseUrl })),
     windows,
@@ -160,7 +214,7 @@ export async function runSync(deps: SyncDeps, request: SyncRequest): Promise<Run
   await storeRunReadings(deps.db, opened.readings, resources, runId, logger);
   await recordRunLateArrivals(deps.db, runId, readBefore, today, logger);
   const summary = withSetAside(summarize(windows, snapshots), await setAsideBy(deps.db, runId));
-  const { status, error } = runStatus(windows, snapshots, gate.fatal, deps.signal?.aborted === true);
+  const { status, error } = runStatus(windows, snapshots, gate.fatal, stopReason(deps.signal));
   await finishRun(deps.db, runId, { status, summary, error });
   const durationMs = Date.now() - started;
   logSummary(logger, summary, deps.summaryShown === true ? 'debug' : 'info');
@@ -444,11 +498,21 @@ async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
   return [first.value, second.value];
 }
 
+/**
+ * Why the run stopped early: undefined when it did not; '' for a signal (SIGINT, SIGTERM: the
+ * operator knows); the message of an error of ours that stopped it (the run lock's connection
+ * lost), which the run log keeps.
+ */
+function stopReason(signal: AbortSignal | undefined): string | undefined {
+  if (signal?.aborted !== true) return undefined;
+  return signal.reason instanceof InsightsError ? signal.reason.message : '';
+}
+
 function runStatus(
   windows: readonly WindowOutcome[],
   snapshots: readonly SnapshotOutcome[],
   fatal: ReadonlyMap<string, string>,
-  interrupted: boolean,
+  stopped: string | undefined,
 ): { status: Exclude<RunStatus, 'running'>; error: string | null } {
   const outcomes = [...windows, ...snapshots];
   const succeeded = outcomes.some((o) => o.status !== 'failed' && o.status !== 'skipped');
@@ -460,7 +524,11 @@ function runStatus(
       error:
         fatal.size === 1 ? firstFatal.value : `${firstFatal.value} (and ${fatal.size - 1} more source(s))`,
     };
-  if (interrupted) return { status: 'interrupted', error: 'interrupted before every window ran' };
+  if (stopped !== undefined)
+    return {
+      status: 'interrupted',
+      error: `interrupted before every window ran${stopped === '' ? '' : `: ${stopped}`}`,
+    };
   const failures = outcomes.filter((o) => o.status === 'failed');
   if (failures.length === 0) return { status: 'ok', error: null };
   const first = failures[0];

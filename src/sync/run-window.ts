@@ -1,5 +1,6 @@
 import { RequestAbortedError } from '../api/abort.js';
 import type { ApiClient } from '../api/api-client.js';
+import { resourceShortage } from '../db/resource-shortage.js';
 import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
@@ -267,6 +268,12 @@ async function windowFailure(
   const kind = failureKind(error, ctx.signal?.aborted === true);
   // The whole source is unusable: nothing is written, the caller stops the source's windows.
   if (kind === 'rejected key') return failedWindow(base, requests, message, { fatal: true });
+  // The database cannot take writes (a full disk): the run stops, and the ledger cannot say so either.
+  const shortage = resourceShortage(error);
+  if (shortage !== undefined) {
+    log.error({ err: message }, 'window failed: the database cannot take writes; the run stops');
+    return failedWindow(base, requests, message, { shortage });
+  }
   if (kind === 'shutdown') {
     // Shutdown cut its requests short: nothing of it was written, the next run takes the day.
     log.info('window not finished: shutting down');

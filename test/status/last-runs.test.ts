@@ -52,4 +52,30 @@ describe('status: the last runs', () => {
     expect(why).toBe(`  run 3: ${error}`);
     expect(Math.max(newest?.length ?? 0, older?.length ?? 0)).toBeLessThanOrEqual(header?.length ?? 0);
   });
+
+  it('count the windows that failed and those not run, beside all the run planned', async () => {
+    const counts = { fetched: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, truncatedDays: [] };
+    const summary = {
+      shop: {
+        feedback: { windows: 81, failedWindows: 2, skippedWindows: 60, ...counts },
+        recordings: { windows: 0, failedWindows: 0, skippedWindows: 0, ...counts },
+      },
+    };
+    await t.db
+      .insertInto('sync_runs')
+      .values({
+        trigger: 'backfill',
+        status: 'interrupted',
+        started_at: new Date('2026-03-12T04:00:00.000Z'),
+        finished_at: new Date('2026-03-12T04:00:30.000Z'),
+        summary: JSON.stringify(summary),
+        error: 'interrupted before every window ran',
+      })
+      .execute();
+    const screen = renderStatus(await statusReport(t.db, '2026-03-12', 1));
+    const runs = screen.slice(screen.indexOf('last runs:\n'));
+    const [, header, newest] = runs.split('\n');
+    expect(header).toMatch(/duration +windows +failed +not run +fetched/);
+    expect(newest).toMatch(/ 30\.0 s +81 +2 +60 +0 /);
+  });
 });
