@@ -9,9 +9,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  * The trials that time nothing and measure nothing: what they assert holds however slowly they
  * run, so they run two at a time (the `pairs` project). They wait on servers, worker processes,
  * job expiry and the registry far more than they compute, and the two cores fill up. Every other
- * trial runs alone (the `alone` project): it times processes or measures throughput, memory or
- * request pacing, which another trial's load would blur. A new trial runs alone until it is
- * listed here.
+ * trial runs alone (the `alone` project): it times processes or measures throughput, memory,
+ * heap limits or request pacing, which another trial's load would blur. A new trial runs alone
+ * until it is listed here.
  */
 const TWO_AT_A_TIME = [
   'test/queue/queue-instants.trials.ts',
@@ -25,7 +25,6 @@ const TWO_AT_A_TIME = [
   'test/reliability/completeness-matrix.trials.ts',
   'test/reliability/completeness.trials.ts',
   'test/reliability/crash-backfill.trials.ts',
-  'test/reliability/launcher.trials.ts',
   'test/reliability/package.trials.ts',
   'test/reliability/pii-key.trials.ts',
   'test/reliability/queue-kill.trials.ts',
@@ -47,8 +46,9 @@ for (const file of TWO_AT_A_TIME)
  * `npm test` to keep that one quick. First the trials that time something, one file at a time;
  * then the others, two files at a time.
  */
-// Each project names its own files: `extends` would add a list of the root's to theirs.
-const { include: _quickTests, ...shared } = base.test ?? {};
+// Each project names its own files and runs the global setup (a test database template, the CLI
+// transpiled) for itself: `extends` would add the root's to theirs, and the root would run it too.
+const { include: _quickTests, globalSetup, ...shared } = base.test ?? {};
 
 export default defineConfig({
   ...base,
@@ -64,6 +64,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'alone',
+          globalSetup,
           include: ['test/**/*.trials.ts'],
           exclude: [...configDefaults.exclude, ...TWO_AT_A_TIME],
           fileParallelism: false,
@@ -74,6 +75,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'pairs',
+          globalSetup,
           include: TWO_AT_A_TIME,
           fileParallelism: true,
           maxWorkers: 2,
