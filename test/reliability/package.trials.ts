@@ -89,19 +89,8 @@ describe('the packed tarball, installed', () => {
     // The README's command, with a prefix of its own instead of the machine's global one. The
     // dependencies come from npm's cache where `npm ci` left them, without asking the registry
     // whether each is still the newest: the same files, and no round trip per package.
-    install = await npm(
-      [
-        'install',
-        '-g',
-        '--prefix',
-        prefix,
-        './insights-sync-*.tgz',
-        '--no-audit',
-        '--no-fund',
-        '--prefer-offline',
-      ],
-      dir,
-    );
+    const offline = ['--no-audit', '--no-fund', '--prefer-offline'];
+    install = await npm(['install', '-g', '--prefix', prefix, './insights-sync-*.tgz', ...offline], dir);
     expect(install.code, install.stderr).toBe(0);
   }, 600_000);
   afterAll(() => {
