@@ -224,7 +224,7 @@ describe('the README', () => {
       // The sources, not the build (`node bin/insights-sync.js` runs dist/, which may be stale in a
       // checkout): the test run's transpiled CLI (test/helpers/test-cli-build.ts).
       // compiled-bin.trials.ts runs `node bin/insights-sync.js` on a fresh build, and
-      // test/reliability/package.trials.ts these very commands from the packed tarball.
+      // test/reliability/package.trials.ts `insights-sync demo` from the packed tarball, installed.
       // The example visitor id stands for one the warehouse holds (forget refuses an id no row holds).
       const text = await withStoredVisitor(
         command.text.replace(/^node bin\/insights-sync\.js/, `node '${inject('testCliBin')}'`),

@@ -14,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
  * the sources (bin/insights-sync-dev.js). This one builds the current sources as `npm run build`
  * does, into a package-shaped folder of its own (test-output/compiled: never the checkout's
  * dist/, which may be stale or in use), and runs the compiled bin: --help, status, a sync.
- * test/reliability/package.trials.ts does the same from the packed tarball, installed.
+ * test/reliability/package.trials.ts installs the packed tarball and runs `insights-sync demo` from it.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
