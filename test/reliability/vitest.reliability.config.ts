@@ -25,6 +25,7 @@ const TWO_AT_A_TIME = [
   'test/reliability/completeness-matrix.trials.ts',
   'test/reliability/completeness.trials.ts',
   'test/reliability/crash-backfill.trials.ts',
+  'test/reliability/image.trials.ts',
   'test/reliability/package.trials.ts',
   'test/reliability/pii-key.trials.ts',
   'test/reliability/queue-kill.trials.ts',
