@@ -61,7 +61,9 @@ export function startCluster(
     INSIGHTS_CONFIG: file,
     INSIGHTS_SOURCE_CONCURRENCY: '2',
     INSIGHTS_WORKER_CONCURRENCY: '4',
-    INSIGHTS_QUEUE_EXPIRE_SECONDS: '4',
+    // Long enough that a window slowed by a loaded machine is not taken for a dead worker's; the
+    // trials that kill workers set a short expiry themselves.
+    INSIGHTS_QUEUE_EXPIRE_SECONDS: '30',
     INSIGHTS_QUEUE_MAINTENANCE_SECONDS: '1',
     INSIGHTS_RETRY_BASE_MS: '0',
     INSIGHTS_RETRY_MAX_MS: '0',

@@ -68,7 +68,11 @@ describe(`SIGKILL of a worker mid-window, ${TRIALS} seeded trials, no re-run`, (
       const pick = random.int(0, 1);
       const replaced = random.next() < 0.5;
       const t = await createTestDatabase();
-      const cluster = startCluster(t, sim, { sources: SOURCES, workers: 2 });
+      const cluster = startCluster(t, sim, {
+        sources: SOURCES,
+        workers: 2,
+        env: { INSIGHTS_QUEUE_EXPIRE_SECONDS: '4' },
+      });
       try {
         const started = performance.now();
         const planner = startCli(['backfill', '--queue', '--from', FROM, '--to', TO], cluster.env);
