@@ -1,8 +1,9 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import pg from 'pg';
 import { CliError } from '../errors.js';
 import { SCHEMA_NAME, searchPath } from './bookkeeping.js';
 import type { Database } from './database.js';
+import { WarehouseDialect } from './migration-lock.js';
 
 const { Pool, types } = pg;
 
@@ -262,5 +263,5 @@ export function maskPassword(url: string): string {
 }
 
 export function createDb(pool: pg.Pool): Kysely<Database> {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new WarehouseDialect(pool) });
 }

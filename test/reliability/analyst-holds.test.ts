@@ -4,7 +4,13 @@ import { bookkeepingSchema, searchPath } from '../../src/db/bookkeeping.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { cliEnv, startCli } from '../helpers/cli.js';
-import { createRolesDatabase, type RoleName, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
+import {
+  createRolesDatabase,
+  migrateAsOwner,
+  type RoleName,
+  type RolesDatabase,
+  SCHEMA,
+} from './warehouse-roles.js';
 
 /**
  * No reader can hold a sync window up: whatever a window carrying fields the spec does not
@@ -107,6 +113,39 @@ describe('a reader cannot hold up a sync window', () => {
       expect(inventory.rows.map((r) => r.resource)).toEqual(['feedback', 'survey']);
     } finally {
       for (const { client } of sessions) await client.end().catch(() => {});
+    }
+  }, 120_000);
+});
+
+/** The key Kysely's migrator took before (its PostgresAdapter's LOCK_ID). */
+const KYSELY_MIGRATION_KEY = '3853314791062309107';
+
+describe("a reader cannot hold up the owner's migrate", () => {
+  let roles: RolesDatabase;
+  beforeAll(async () => {
+    roles = await createRolesDatabase({ migrate: false });
+  });
+  afterAll(() => roles?.drop());
+
+  it("an analyst and a monitor hold the migrator's old advisory key for the whole migrate: the owner's migrate still runs every migration", async () => {
+    const sessions: pg.Client[] = [];
+    try {
+      for (const role of ['analyst', 'monitor'] as const) {
+        const client = new pg.Client({ connectionString: roles.url[role] });
+        client.on('error', () => {});
+        await client.connect();
+        sessions.push(client);
+        await client.query(`select pg_try_advisory_lock(${KYSELY_MIGRATION_KEY})`);
+      }
+      const held = await sessions[0]?.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()`,
+      );
+      expect(held?.rows[0]?.n).toBe(1);
+      // Kysely waited up to an hour for the key; the test's own timeout is far shorter.
+      const applied = await migrateAsOwner(roles);
+      expect(applied.length).toBeGreaterThan(30);
+    } finally {
+      for (const client of sessions) await client.end().catch(() => {});
     }
   }, 120_000);
 });
