@@ -20,11 +20,11 @@ function sourceFiles(folder: string): string[] {
   });
 }
 
-/** The packages a source text names as a module: import/export from, import(), require(.resolve)(). */
+/** The packages a source text names as a module: import/export from, import(), require(), a require's resolve(). */
 function modulesNamed(text: string): Set<string> {
   const named = new Set<string>();
   const specifier =
-    /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire(?:\.resolve)?\s*\(\s*)['"]([^'"./][^'"]*)['"]/g;
+    /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\.resolve\s*\(\s*)['"]([^'"./][^'"]*)['"]/g;
   for (const match of text.matchAll(specifier)) {
     const parts = (match[1] ?? '').split('/');
     named.add(parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? ''));
@@ -40,6 +40,7 @@ describe('runtime dependencies', () => {
       "export * from '@scope/gamma/sub';",
       "const d = await import('delta');",
       "const e = require.resolve('epsilon');",
+      "const z = createRequire(import.meta.url).resolve('zeta');",
       "import x from './local.js';",
       "import fs from 'node:fs';",
     ].join('\n');
@@ -50,6 +51,7 @@ describe('runtime dependencies', () => {
       'delta',
       'epsilon',
       'node:fs',
+      'zeta',
     ]);
   });
 
