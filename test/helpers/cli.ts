@@ -37,3 +37,16 @@ export function startCli(
 export function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
   return startCli(args, env, cwd).done;
 }
+
+/** The base URL `serve` prints once it listens; rejects if it exits first. */
+export function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.on('close', (code) => reject(new Error(`serve exited with ${code} before listening`)));
+  });
+}

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_NAMES } from '../../src/simulator/endpoint-names.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
-import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
+import { type CliResult, cliEnv, listeningUrl, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { feedbackBody } from '../webhooks/webhook-helpers.js';
@@ -43,18 +43,6 @@ function freePort(): Promise<number> {
       const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
-  });
-}
-
-function listeningUrl(child: ReturnType<typeof startCli>['child']): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.on('close', (code) => reject(new Error(`serve exited with ${code} before listening`)));
   });
 }
 

@@ -5,7 +5,7 @@ import { bookkeepingSchema, queueSchema } from '../../src/db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../../src/db/migrator.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
-import { cliEnv, runCli, startCli } from '../helpers/cli.js';
+import { cliEnv, listeningUrl, runCli, startCli } from '../helpers/cli.js';
 import { feedbackBody, TOKEN } from '../webhooks/webhook-helpers.js';
 import {
   createRolesDatabase,
@@ -50,15 +50,7 @@ async function serveOnce(
   env: Record<string, string>,
 ): Promise<{ status: number; code: number | null; stderr: string }> {
   const { child, done } = startCli(['serve'], env);
-  const base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.on('close', (code) => reject(new Error(`serve exited with ${code} before listening`)));
-  });
+  const base = await listeningUrl(child);
   const response = await fetch(`${base}/webhooks/main/${TOKEN}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { RECEIVER_TIMEOUTS } from '../../src/webhooks/receiver-timeouts.js';
-import { cliEnv, startCli } from '../helpers/cli.js';
+import { cliEnv, listeningUrl, startCli } from '../helpers/cli.js';
 import { feedbackBody, TOKEN } from '../webhooks/webhook-helpers.js';
 import { createRolesDatabase, type RolesDatabase, SCHEMA } from './warehouse-roles.js';
 
@@ -48,15 +48,7 @@ describe("the receiver's timeouts are its own", () => {
       }),
     );
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout?.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /listening on (http:\/\/\S+)/.exec(out);
-          if (match?.[1]) resolve(match[1]);
-        });
-        child.on('close', (code) => reject(new Error(`serve exited with ${code} before listening`)));
-      });
+      const base = await listeningUrl(child);
       const longest = await withClient(roles.adminUrl, async (admin) => {
         // What every delivery writes first, locked by another session for the whole test.
         await admin.query('begin');

@@ -2,23 +2,11 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../scripts/dev-database/admin.js';
 import { searchPath } from '../../src/db/bookkeeping.js';
-import { cliEnv, runCli, startCli } from '../helpers/cli.js';
+import { cliEnv, listeningUrl, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { count, feedbackBody, TOKEN } from './webhook-helpers.js';
 
 /** Resolves with the receiver's base URL once `serve` prints it. */
-function listeningUrl(child: ReturnType<typeof startCli>['child']): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.on('close', (code) => reject(new Error(`serve exited with ${code} before listening`)));
-  });
-}
-
 function refusesConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
