@@ -9,7 +9,7 @@ import { type FixtureServer, json, rejectionOf, stall, startFixtureServer } from
  * sources on the queue path are 30 requests in flight on it at once. Node warns past 10 listeners
  * on one signal (MaxListenersExceededWarning), a line on stderr outside the log format; a request
  * or sleep must therefore put no listener on the shared signal at all. Node 22 and later no longer
- * warn for an AbortSignal by default; Node 20 (which the package supports) does, and each test
+ * warn for an AbortSignal by default; Node 20 did, and each test
  * gives its signal that limit of 10 explicitly, so that it warns on every Node.
  */
 let server: FixtureServer;
