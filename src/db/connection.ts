@@ -149,18 +149,26 @@ function warehouseClient(ms: number, expected: SessionTimeouts): typeof pg.Clien
     override connect(): Promise<pg.Client>;
     override connect(callback: ConnectCallback): void;
     override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
-      const checked = super.connect().then(async () => {
-        const { rows } = await super.query<{ name: string; setting: string }>(READ_TIMEOUTS, [
-          Object.keys(expected),
-        ]);
-        const found = Object.fromEntries(rows.map((r) => [r.name, Number(r.setting)]));
-        const differs = sessionTimeoutsDiffer(expected, found);
-        if (differs === undefined) return this;
-        await this.end().catch(() => {});
-        throw new CliError(
-          `the database session does not keep the timeouts insights-sync sets (${differs}): remove options from DATABASE_URL, or connect without a pooler or proxy that drops startup options`,
-        );
-      });
+      // pg's pool listens for a client's errors only once connect() has called back: until the
+      // check is done, a connection lost under it would be an 'error' nobody listens to (an
+      // uncaught exception). The check's own query rejects with that loss and reports it.
+      const untilChecked = () => {};
+      this.on('error', untilChecked);
+      const checked = super
+        .connect()
+        .then(async () => {
+          const { rows } = await super.query<{ name: string; setting: string }>(READ_TIMEOUTS, [
+            Object.keys(expected),
+          ]);
+          const found = Object.fromEntries(rows.map((r) => [r.name, Number(r.setting)]));
+          const differs = sessionTimeoutsDiffer(expected, found);
+          if (differs === undefined) return this;
+          await this.end().catch(() => {});
+          throw new CliError(
+            `the database session does not keep the timeouts insights-sync sets (${differs}): remove options from DATABASE_URL, or connect without a pooler or proxy that drops startup options`,
+          );
+        })
+        .finally(() => this.off('error', untilChecked));
       if (callback === undefined) return checked;
       // pg's pool passes a callback: (error) on failure, (null, client) once connected.
       const report = callback as (err: Error | null, client?: pg.Client) => void;

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, sessionTimeouts, sessionTimeoutsDiffer } from '../../src/db/connection.js';
 import { CliError } from '../../src/errors.js';
@@ -81,6 +82,65 @@ describe('the session timeouts, on a real server', () => {
       expect(pool.totalCount).toBe(0);
     } finally {
       await pool.end();
+    }
+  });
+});
+
+/**
+ * A proxy to the test server that drops a connection at the first query its client sends (a
+ * simple 'Q' or an extended 'P'): the moment a new connection reads its timeouts back.
+ */
+async function proxyDroppingFirstQuery(url: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const target = new URL(url);
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    let startup = true;
+    client.on('data', (chunk: Buffer) => {
+      if (!startup && (chunk[0] === 0x51 || chunk[0] === 0x50)) {
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      startup = false;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    for (const socket of [client, upstream]) socket.on('error', () => {});
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a connection lost while it reads its timeouts back', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('fails the query that wanted it, and throws nothing at the process', async () => {
+    const uncaught: Error[] = [];
+    const onUncaught = (error: Error) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    const proxy = await proxyDroppingFirstQuery(t.url);
+    const pool = createPool({ url: proxy.url, schema: t.schema });
+    try {
+      await expect(pool.query('select 1')).rejects.toThrow(/Connection terminated/);
+      // pg reports a lost connection on the client too, an event later.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await pool.end();
+      await proxy.close();
     }
   });
 });
