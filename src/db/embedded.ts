@@ -211,6 +211,9 @@ async function initialise(
   persistent: boolean,
   onLog: (text: string) => void,
 ): Promise<void> {
+  // The folders above it with the usual mode (a recursive mkdir gives each the mode it is given):
+  // the server's user must pass through them, ./.data of the demo included.
+  await fs.mkdir(path.dirname(dataDir), { recursive: true });
   await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   if (runAs !== undefined) await fs.chown(dataDir, runAs.uid, runAs.gid);
   await withPasswordFile(scratchDir, password, runAs, (passwordFile) =>

@@ -185,3 +185,28 @@ describe('as root, from a directory of mode 0700', () => {
     expect(statSync(initdb).uid).toBe(0);
   }, 120_000);
 });
+
+describe('as root, from an ordinary directory', () => {
+  test("a data directory whose folders do not exist yet (the demo's ./.data/postgres) is made where the server's user can reach it", async (context) => {
+    if (!requireTool(ROOT, process.getuid?.() === 0)) return context.skip();
+    const work = await fs.mkdtemp(path.join(os.tmpdir(), 'insights-sync-work-'));
+    cleanup.push(work);
+    await fs.chmod(work, 0o755);
+    const dataDir = path.join(work, '.data', 'postgres');
+    const paths = await rootPaths();
+    const server = await startEmbeddedPostgres({
+      dataDir,
+      port: await freePort(),
+      binaries: await locateBinaries(),
+      rootPaths: paths,
+      persistent: false,
+    });
+    try {
+      expect(server.dataDir).toBe(dataDir);
+      expect(statSync(path.join(work, '.data')).mode & 0o777).toBe(0o755);
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+});
