@@ -67,8 +67,13 @@ function start(args: string[], env: Record<string, string>, options: { detached?
   return { child, done, output: () => ({ stdout, stderr }) };
 }
 
+/**
+ * One report a process, in the order they came. Under tsx (bin/insights-sync-dev.js) the preload
+ * may also run in Node's module-hooks thread of the same process: a second line with that pid.
+ */
 function heapReports(stderr: string): HeapReport[] {
-  return [...stderr.matchAll(/^HEAP (.*)$/gm)].map((m) => JSON.parse(m[1] ?? '') as HeapReport);
+  const reports = [...stderr.matchAll(/^HEAP (.*)$/gm)].map((m) => JSON.parse(m[1] ?? '') as HeapReport);
+  return reports.filter((report, i) => reports.findIndex((r) => r.pid === report.pid) === i);
 }
 
 /** The heap limit (MB) this node gives a bare process started with `option`. */
