@@ -156,8 +156,14 @@ describe(`SIGKILL mid-backfill, ${TRIALS} seeded trials, each followed by a re-r
         const after = await t.db.selectFrom('watermarks').select('day').execute();
         expect(after.map((m) => m.day)).toEqual([TO, TO, TO]);
         const runs = await t.db.selectFrom('sync_runs').select('status').orderBy('run_id').execute();
+        // A run still `running` at the kill is marked interrupted by the next; one whose last
+        // COMMIT landed just before the kill (two trials running side by side make that likelier)
+        // keeps what it recorded.
         if (!finishedBeforeKill && killedRun !== undefined)
-          expect(runs.map((r) => r.status)).toEqual(['interrupted', 'ok']);
+          expect(runs.map((r) => r.status)).toEqual([
+            killedRun.status === 'running' ? 'interrupted' : killedRun.status,
+            'ok',
+          ]);
 
         trials.push({
           trial,
