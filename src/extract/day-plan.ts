@@ -5,19 +5,34 @@ import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
 import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
-import { quietAnswer, runRequest } from './quiet-mode.js';
+import { quietAnswer, runRequest, widestRequest } from './quiet-mode.js';
 import {
   checkByInstants,
   checkedByInstants,
   endQuiet,
   type ReadingCheckInput,
+  readingStale,
   staleReading,
 } from './reading-check.js';
+import {
+  newSession,
+  noteAnswer,
+  type ProofVerdict,
+  proveOnce,
+  proveRun,
+  type ReadingSession,
+  reopenUncapped,
+  settled,
+  shortOfSeen,
+  staleFound,
+  takeReopened,
+} from './reading-session.js';
 import {
   covers,
   cutSparesDay,
   type DayRange,
   halves,
+  heldWhole,
   itemDay,
   itemTime,
   learnFromAnswer,
@@ -27,7 +42,7 @@ import {
   type ServerReading,
   sameRange,
 } from './server-reading.js';
-import type { InstantRange } from './time-slices.js';
+import { daySlice, type InstantRange, sliceRequest } from './time-slices.js';
 
 /**
  * What to ask for one UTC day of a windowed resource, whatever the server's reading of the spec's
@@ -86,6 +101,10 @@ export interface DayFetch {
    * slice's answer, already given (time-slices.ts, slicesAfterDay).
    */
   dayAnswers: (readonly unknown[])[];
+  /** Answers that held none of the day's items: one alone never settles it (underProof). */
+  emptyAnswers: number;
+  /** Times the day came back short of what an answer of the run held of it. */
+  shortAnswers: number;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -128,7 +147,15 @@ export function newDayFetch(
     servedCount: 0,
     limit,
     dayAnswers: [],
+    emptyAnswers: 0,
+    shortAnswers: 0,
   };
+}
+
+/** The run's proofs of the reading (reading-session.ts), made on first use. */
+export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
+  knowledge.session ??= newSession();
+  return knowledge.session;
 }
 
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */
@@ -141,7 +168,9 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
     const range = runRequest(state.day, state.knowledge);
     asked = range;
     const outcome = yield* playRound(state, range);
-    if (outcome !== 'again') return outcome;
+    if (outcome === 'again') continue;
+    const settledDay = yield* underProof(state, outcome);
+    if (settledDay !== 'again') return settledDay;
   }
   throw new Error(
     `fetching ${state.resource} ${state.day} did not settle after ${MAX_ROUNDS} rounds (last asked ${asked?.startdate}..${asked?.enddate})`,
@@ -192,12 +221,121 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
   // honoured after all, the halves are asked as before.
   const slicedFirst = reading.instants === 'honoured';
   if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
-  const truncated = yield* split(state, range, 0);
+  const truncated = yield* split(state, range, 0, response);
+  if (truncated === 'stale') return stale(state);
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
   const now = runRequest(state.day, knowledge);
   if ((truncated && !sameRange(range, now)) || !covers(range, now)) return 'again';
   return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));
+}
+
+/** Short answers of one day before it is flagged rather than asked again (an item may have gone). */
+const MAX_SHORT_ANSWERS = 2;
+
+/**
+ * A day the plan would settle, under the run's proofs (reading-session.ts): short of what an
+ * answer of the run held of it, the reading is stale; empty of its own items, it is asked again
+ * and the canary asked at once; settled, it waits for the next proof, which is made here when due.
+ * A stale verdict learns the reading again and asks the day anew.
+ */
+function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'again'> {
+  if (fetched.truncated) return fetched;
+  const { knowledge } = state;
+  const session = sessionOf(knowledge);
+  const held = fetched.onDay.filter((item) => itemDay(item) === state.day);
+  if (shortOfSeen(session, state.day, held)) {
+    state.shortAnswers += 1;
+    // Asked again under a reading learned afresh and still short: flagged, never settled short.
+    if (state.shortAnswers >= MAX_SHORT_ANSWERS) return { ...fetched, truncated: true };
+    return stale(state);
+  }
+  if (held.length === 0 && knowledge.quiet !== true) {
+    state.emptyAnswers += 1;
+    if (state.emptyAnswers === 1) return 'again';
+    if (state.emptyAnswers === 2) {
+      const verdict = yield* emptyVerdict(state);
+      if (verdict === 'stale') return stale(state);
+      if (verdict === 'unproven') return { ...fetched, truncated: true };
+    }
+  }
+  const { cap } = knowledge.reading;
+  const answers = {
+    room: Math.min(state.limit, cap ?? state.limit),
+    served: state.servedCount,
+    capProved: cap !== null,
+  };
+  if (!settled(session, state.day, held, answers)) return fetched;
+  return (yield* proveReading(state)) === 'stale' ? stale(state) : fetched;
+}
+
+/**
+ * A day empty twice under the reading: the canary says whether the reading still holds. Without
+ * one, under a reading an earlier run learned, the request that holds the day under every reading
+ * does (or, cut by busy neighbours, the UTC day asked with instants where they are honoured);
+ * else the day is flagged, never settled empty on a reading nothing proved.
+ */
+function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
+  const verdict = yield* proveReading(state);
+  if (verdict === 'holds' || verdict === 'stale') return verdict;
+  // A reading learned this run: the day waits, unproved, for the run's next proof. One an earlier
+  // run learned may be stale from the start, with every day since as empty as this one.
+  if (state.knowledge.storedReading !== true) return 'holds';
+  const widest = widestRequest(state.day);
+  if (covers(state.dayAnswers.length > 0 ? runRequest(state.day, state.knowledge) : widest, widest))
+    return 'holds';
+  const { reading } = state.knowledge;
+  const wide = yield* ask(state, widest);
+  if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
+  if (!isCut(wide.length, state.limit, reading) || cutSparesDay(reading, wide, state.day)) return 'holds';
+  // Cut by busy neighbours: where instants are honoured, the UTC day alone settles it.
+  if (reading.instants !== 'honoured') return 'unproven';
+  const alone = yield* askInstants(state, sliceRequest(daySlice(state.day)));
+  if (alone === 'refused') return 'unproven';
+  return alone.some((item) => itemDay(item) === state.day) ? 'stale' : 'holds';
+}
+
+/** Asks the run's canary under the reading as it stands. */
+function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
+  const { knowledge } = state;
+  return proveOnce(
+    sessionOf(knowledge),
+    (day) => requestFor(day, knowledge.reading),
+    (range) => ask(state, range),
+    (count) => isCut(count, state.limit, knowledge.reading),
+  );
+}
+
+/** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
+function stale(state: DayFetch): 'again' {
+  readingStale(state.knowledge);
+  staleFound(sessionOf(state.knowledge), state.day);
+  state.emptyAnswers = 0;
+  return 'again';
+}
+
+/**
+ * The run's last proof of a resource's reading, once its windows are read (reading-session.ts,
+ * proveRun): the days it reopens. A stale verdict learns the reading again, as a day's would.
+ */
+export function* planRunProof(
+  resource: WindowedResource,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): Plan<DayString[]> {
+  const session = sessionOf(knowledge);
+  reopenUncapped(session, knowledge.reading.cap);
+  if (session.canary === undefined) return takeReopened(session);
+  const state = newDayFetch(resource, session.canary.day, policy, knowledge);
+  const failedBefore = session.proofs.failed;
+  const reopened = yield* proveRun(
+    session,
+    (day) => requestFor(day, knowledge.reading),
+    (range) => ask(state, range),
+    (count) => isCut(count, state.limit, knowledge.reading),
+  );
+  if (session.proofs.failed > failedBefore) readingStale(knowledge);
+  return reopened;
 }
 
 function quietEnds(state: DayFetch): 'again' {
@@ -287,6 +425,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
+      noteAnswer(sessionOf(knowledge), items);
       learnFromResponse(reading, range, items);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
       if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(items);
@@ -311,6 +450,7 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
   if (answer.kind === 'items') {
     knowledge.responses = (knowledge.responses ?? 0) + 1;
     hold(state, answer.items);
+    noteAnswer(sessionOf(knowledge), answer.items);
     learnFromAnswer(knowledge.reading, answer.items);
     return answer.items;
   }
@@ -387,7 +527,12 @@ function* cappedAt(
 }
 
 /** Asks each part of a cut request on its own, halving again while a part stays cut. */
-function* split(state: DayFetch, range: DayRange, depth: number): Plan<boolean> {
+function* split(
+  state: DayFetch,
+  range: DayRange,
+  depth: number,
+  whole: readonly unknown[] = [],
+): Plan<boolean | 'stale'> {
   const { reading } = state.knowledge;
   const parts = halves(range, reading);
   if (parts === undefined || depth > MAX_SPLIT_DEPTH) return true;
@@ -396,14 +541,30 @@ function* split(state: DayFetch, range: DayRange, depth: number): Plan<boolean> 
     // A neighbour's items often sit near a midnight: they may prove the server's day, after
     // which the caller asks again without that neighbour.
     const response = yield* served(state, part);
-    if (
-      isCut(response.length, state.limit, reading) &&
-      !cutSparesDay(reading, response, state.day) &&
-      (yield* split(state, part, depth + 1))
-    )
-      truncated = true;
+    const cut = isCut(response.length, state.limit, reading);
+    // A part that lacks what the whole served inside it, uncut, was not asked under the reading
+    // the whole was: the server changed it (an end bound gone exclusive answers the part empty).
+    if (!cut && lacksServed(part, reading, whole, response)) return 'stale';
+    if (!cut || cutSparesDay(reading, response, state.day)) continue;
+    const deeper = yield* split(state, part, depth + 1, response);
+    if (deeper === 'stale') return deeper;
+    if (deeper) truncated = true;
   }
   return truncated;
+}
+
+/** Whether `answer` to `part` lacks an item of `whole` the reading says `part` holds. */
+function lacksServed(
+  part: DayRange,
+  reading: ServerReading,
+  whole: readonly unknown[],
+  answer: readonly unknown[],
+): boolean {
+  const times = new Set(answer.map(itemTime));
+  return whole.some((item) => {
+    const time = itemTime(item);
+    return time !== undefined && heldWhole(part, reading, time) && !times.has(time);
+  });
 }
 
 /** Splits items into the day's (or unplaceable) and other days', dropping verbatim repeats. */

@@ -1,8 +1,8 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
-import { newDayFetch, planDay } from './day-plan.js';
-import type { Answer, FetchedDay, LimitPolicy, ResourceKnowledge } from './plan-steps.js';
+import { newDayFetch, planDay, planRunProof } from './day-plan.js';
+import type { Answer, FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
 
 // The day's vocabulary lives with the plan's; importers of fetchDay find it here too.
 export type { FetchedDay, LimitPolicy, ResourceKnowledge } from './plan-steps.js';
@@ -11,14 +11,37 @@ export type { FetchedDay, LimitPolicy, ResourceKnowledge } from './plan-steps.js
  * Fetches one UTC day of a windowed resource: sends the requests the day's plan (day-plan.ts)
  * decides on and feeds their answers back, until the plan settles the day.
  */
-export async function fetchDay(
+export function fetchDay(
   client: ApiClient,
   resource: WindowedResource,
   day: DayString,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
 ): Promise<FetchedDay> {
-  const plan = planDay(newDayFetch(resource, day, policy, knowledge));
+  return drive(client, resource, day, planDay(newDayFetch(resource, day, policy, knowledge)));
+}
+
+/**
+ * The run's last proof of a resource's reading, once its windows are read (day-plan.ts,
+ * planRunProof): the days it reopens, which the run reads again.
+ */
+export function proveRun(
+  client: ApiClient,
+  resource: WindowedResource,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): Promise<DayString[]> {
+  const canary = knowledge.session?.canary?.day ?? ('' as DayString);
+  return drive(client, resource, canary, planRunProof(resource, policy, knowledge));
+}
+
+/** Sends the requests a plan yields and feeds their answers back, until it finishes. */
+async function drive<T>(
+  client: ApiClient,
+  resource: WindowedResource,
+  day: DayString,
+  plan: Plan<T>,
+): Promise<T> {
   let step = plan.next();
   while (!step.done) {
     const wanted = step.value;

@@ -1,3 +1,4 @@
+import type { ReadingSession } from './reading-session.js';
 import type { DayRange, ServerReading } from './server-reading.js';
 import type { InstantRange } from './time-slices.js';
 
@@ -72,6 +73,8 @@ export interface ResourceKnowledge {
    * honoured, each quiet day is checked against its UTC day asked with instants (reading-check.ts).
    */
   storedReading?: boolean;
+  /** The run's proofs that the reading still holds, and the days they settle (reading-session.ts). */
+  session?: ReadingSession;
 }
 
 /**

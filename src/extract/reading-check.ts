@@ -257,6 +257,16 @@ export function readingChanged(knowledge: ResourceKnowledge, instants: InstantsR
   return true;
 }
 
+/**
+ * The run's proof found the reading stale (reading-session.ts): learned again from nothing, so
+ * every day is asked with its neighbours until answers prove the server's day again.
+ */
+export function readingStale(knowledge: ResourceKnowledge): void {
+  forgetReading(knowledge.reading);
+  knowledge.staleChecked = true;
+  startAfresh(knowledge);
+}
+
 /** What every re-learning of a run resets besides the reading itself. */
 function startAfresh(knowledge: ResourceKnowledge): void {
   knowledge.relearned = (knowledge.relearned ?? 0) + 1;

@@ -45,12 +45,17 @@ export async function recordWindow(trx: LoadTransaction, record: WindowRecord): 
         item_count: eb.ref('excluded.item_count'),
         requested_limit: eb.ref('excluded.requested_limit'),
         served_count: eb.ref('excluded.served_count'),
-        truncated: eb.ref('excluded.truncated'),
+        // A flag is never cleared by an answer that holds fewer of the day's items than the
+        // flagged read: that answer may come from a reading since changed (a proof reopens it).
+        truncated: sql<boolean>`excluded.truncated or (sync_windows.truncated and excluded.item_count < sync_windows.item_count)`,
         rejected_count: eb.ref('excluded.rejected_count'),
         attempts: sql<number>`sync_windows.attempts + 1`,
         last_error: null,
         fetched_at: sql<Date>`now()`,
         run_id: eb.ref('excluded.run_id'),
+        // Settled again: no longer reopened, and unproved until the run's next proof.
+        reopened_at: null,
+        proved_at: null,
       })),
     )
     .execute();
@@ -90,4 +95,25 @@ export async function recordWindowFailure(trx: LoadTransaction, failure: WindowF
       }),
     )
     .execute();
+}
+
+/**
+ * What the run's proofs found of days settled this run (src/extract/reading-session.ts): the
+ * reopened are read again first; the proved stand on a proof asked after them.
+ */
+export async function recordProofs(
+  trx: LoadTransaction,
+  key: { sourceId: string; resource: WindowedResource },
+  days: { reopened: readonly string[]; proved: readonly string[] },
+): Promise<void> {
+  const rows = (list: readonly string[]) =>
+    trx.db
+      .updateTable('sync_windows')
+      .where('source_id', '=', key.sourceId)
+      .where('resource', '=', key.resource)
+      .where('day', 'in', list);
+  if (days.reopened.length > 0)
+    await rows(days.reopened).set({ reopened_at: sql<Date>`now()`, proved_at: null }).execute();
+  if (days.proved.length > 0)
+    await rows(days.proved).where('reopened_at', 'is', null).set({ proved_at: sql<Date>`now()` }).execute();
 }

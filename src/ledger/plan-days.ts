@@ -45,7 +45,10 @@ export async function planDays(
     startDay,
     doneDays: new Set(doneRows.map((r) => r.day)),
     lookbackDays: settings.lookbackDays,
-    readFurther: new Set(await readableFurther(db, settings.maxLimit, sourceId, resource)),
+    readFurther: new Set([
+      ...(await readableFurther(db, settings.maxLimit, sourceId, resource)),
+      ...(await reopenedDays(db, sourceId, resource)),
+    ]),
   });
   return { days, startDay };
 }
@@ -89,4 +92,23 @@ async function readableFurther(
     .execute();
   const latest = await truncated.select(sql<DayString | null>`max(w.day)::text`.as('day')).executeTakeFirst();
   return [...rows.map((r) => r.day), ...(latest?.day ? [latest.day] : [])];
+}
+
+/**
+ * Days a proof reopened (the server reading they were settled under proved stale) that no run has
+ * read again yet: read first, whatever the watermark.
+ */
+async function reopenedDays(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+): Promise<DayString[]> {
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select('day')
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .where('reopened_at', 'is not', null)
+    .execute();
+  return rows.map((row) => row.day);
 }

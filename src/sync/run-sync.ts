@@ -10,6 +10,7 @@ import { describeShortage, ResourceShortageError, resourceShortage } from '../db
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
+import { proveRun } from '../extract/fetch-day.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong } from '../ledger/read.js';
@@ -375,7 +376,7 @@ async function runWindowsAndSnapshots(
 
 type Skipped = (source: string, resource: Resource) => boolean;
 
-function runWindowsHere(
+async function runWindowsHere(
   ctx: SyncContext,
   concurrency: number,
   run: RunPlan,
@@ -384,20 +385,80 @@ function runWindowsHere(
 ): Promise<WindowOutcome[]> {
   // Fetched-but-not-loaded windows hold memory: at most twice the request bound at once.
   const windowLimit = pLimit(concurrency * 2);
-  return settleAll(
-    run.plans.map((plan) =>
-      windowLimit(async (): Promise<WindowOutcome> => {
-        const outcome = skipped(plan.handle.name, plan.resource)
-          ? skippedWindow(plan.handle.name, plan.resource, plan.day)
-          : await runWindow(ctx, plan.handle, plan.resource, plan.day, {
-              today: run.today,
-              startDay: plan.startDay,
-            });
-        settle(outcome);
-        return outcome;
-      }),
-    ),
-  );
+  const runAll = (plans: readonly PlannedWindow<SourceHandle>[]) =>
+    settleAll(
+      plans.map((plan) =>
+        windowLimit(async (): Promise<WindowOutcome> => {
+          const outcome = skipped(plan.handle.name, plan.resource)
+            ? skippedWindow(plan.handle.name, plan.resource, plan.day)
+            : await runWindow(ctx, plan.handle, plan.resource, plan.day, {
+                today: run.today,
+                startDay: plan.startDay,
+              });
+          settle(outcome);
+          return outcome;
+        }),
+      ),
+    );
+  const outcomes = await runAll(run.plans);
+  // Days a proof reopened (the reading they were settled under proved stale) are read again,
+  // each pass closed by the run's last proof, while the run is not stopping.
+  for (let pass = 0; pass < REOPEN_PASSES && ctx.signal?.aborted !== true; pass++) {
+    const again = await reopenedPlans(ctx, run, skipped);
+    if (again.length === 0) break;
+    ctx.logger.warn(
+      { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] },
+      'server reading proved stale since days were settled: reading them again',
+    );
+    outcomes.push(...(await runAll(again)));
+  }
+  return latestPerWindow(outcomes);
+}
+
+/** Passes of reopened days a run reads again before it leaves the rest to the next run. */
+const REOPEN_PASSES = 3;
+
+/** Each source and resource's last proof of the run: the planned windows of the days it reopens. */
+async function reopenedPlans(
+  ctx: SyncContext,
+  run: RunPlan,
+  skipped: Skipped,
+): Promise<PlannedWindow<SourceHandle>[]> {
+  const again: PlannedWindow<SourceHandle>[] = [];
+  const seen = new Set<string>();
+  for (const plan of run.plans) {
+    const key = `${plan.handle.name}\u0000${plan.resource}`;
+    if (seen.has(key) || skipped(plan.handle.name, plan.resource)) continue;
+    seen.add(key);
+    const days = await proveRun(
+      plan.handle.client,
+      plan.resource,
+      ctx.limits,
+      plan.handle.knowledge[plan.resource],
+    ).catch((error: unknown) => {
+      ctx.logger.warn(
+        { source: plan.handle.name, resource: plan.resource, err: errorMessage(error) },
+        "the run's last proof of the server reading failed; its days stay unproved",
+      );
+      return [];
+    });
+    for (const day of days) if (day < run.today) again.push({ ...plan, day });
+  }
+  return oldestFirst(again);
+}
+
+/** One outcome per window: a day read again keeps its last outcome, with every request counted. */
+function latestPerWindow(outcomes: readonly WindowOutcome[]): WindowOutcome[] {
+  const latest = new Map<string, WindowOutcome>();
+  for (const outcome of outcomes) {
+    const key = `${outcome.source}\u0000${outcome.resource}\u0000${outcome.day}`;
+    const before = latest.get(key);
+    latest.set(
+      key,
+      before === undefined ? outcome : { ...outcome, requests: outcome.requests + before.requests },
+    );
+  }
+  return [...latest.values()];
 }
 
 function runSnapshots(

@@ -3,8 +3,10 @@ import type { ApiClient } from '../api/api-client.js';
 import { resourceShortage } from '../db/resource-shortage.js';
 import { inTransaction } from '../db/transaction.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
+import { sessionOf } from '../extract/day-plan.js';
 import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
+import { takeProofs } from '../extract/reading-session.js';
 import { itemDay } from '../extract/server-reading.js';
 import { validateItems } from '../extract/validate.js';
 import { recordWindowFailure } from '../ledger/ledger.js';
@@ -94,6 +96,7 @@ async function fetchAndStore(
       runId: ctx.runId,
       startDay: plan.startDay,
       today: plan.today,
+      proofs: takeProofs(sessionOf(source.knowledge[resource])),
     });
     await noteSchemaDrift(ctx, log, { sourceId: source.name, resource, day, valid });
     const neighboursAdded = await storeNeighbours(ctx, source, resource, rejectContext, items.others);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { inTransaction, type LoadTransaction } from '../db/transaction.js';
-import { recordWindow } from '../ledger/ledger.js';
+import { recordProofs, recordWindow } from '../ledger/ledger.js';
 import { advanceWatermark } from '../ledger/watermark.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
 import { loadRejects } from '../load/rejects.js';
@@ -29,6 +29,8 @@ export interface WindowToStore<R extends WindowedResource> {
   /** The watermark's range: the source's first day and today. */
   startDay: DayString;
   today: DayString;
+  /** What the run's proofs found since the last window stored (src/extract/reading-session.ts). */
+  proofs?: { reopened: readonly DayString[]; proved: readonly DayString[] };
 }
 
 /**
@@ -73,6 +75,7 @@ export async function storeWindow<R extends WindowedResource>(
       rejectedCount: window.rejected.length,
       runId,
     });
+    if (window.proofs !== undefined) await recordProofs(trx, { sourceId, resource }, window.proofs);
     if (window.status === 'done')
       await advanceWatermark(trx.db, sourceId, resource, window.startDay, window.today);
     return counts;

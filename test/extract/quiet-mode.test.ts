@@ -155,10 +155,18 @@ describe('quiet mode, in the day plan', () => {
     // again, D-2's request still holds it: stale.
     const { plan } = start(knowledge, DAY);
     expect(plan.next(items([])).value).toMatchObject({ kind: 'ask', range: widestRequest(before) });
-    const last = plan.next(items([edge]));
-    expect(last.done).toBe(true);
+    const again = plan.next(items([edge]));
     expect(knowledge.relearned).toBe(1);
     expect(knowledge.quiet).toBe(false);
+    // D held none of its own items: an empty answer never settles a day alone, it is asked again.
+    expect(again.value).toMatchObject({ kind: 'ask' });
+    // The server as it is now: the request for D-2 (D-4..D) holds the edge item, no other does.
+    const served = (range: { startdate: string }) =>
+      items(range.startdate === addDays(before, -2) ? [edge] : []);
+    let step = plan.next(items([]));
+    for (let asks = 0; !step.done && asks < 6; asks++)
+      step = plan.next(served((step.value as { range: { startdate: string } }).range));
+    expect(step.done).toBe(true);
   });
 
   it('an item that arrives between two widest answers costs one request again, not a reading learned again', () => {

@@ -32,6 +32,8 @@ export interface QuietItem {
  */
 export interface DaySizes {
   most: number;
+  /** Fewest items a day holds (0 unless said). */
+  least?: number;
   busy?: { share: number; least: number; busiest: number };
 }
 
@@ -65,7 +67,7 @@ export class QuietServer {
       const count =
         busy !== undefined && rng.chance(busy.share)
           ? rng.int(busy.least, busy.busiest)
-          : rng.int(0, sizes.most);
+          : rng.int(sizes.least ?? 0, sizes.most);
       const times = Array.from({ length: count }, () => rng.int(0, DAY_MS - 1)).sort((a, b) => a - b);
       this.days.set(
         day,

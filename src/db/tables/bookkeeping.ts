@@ -1,6 +1,6 @@
 import type { Generated, GeneratedAlways } from 'kysely';
 import type { Resource, WindowedResource } from '../../schemas/resource-names.js';
-import type { Day, DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
+import type { Day, DefaultTimestamp, Int8, Json, OptionalTimestamp, Timestamp } from './common.js';
 
 export type WindowStatus = 'done' | 'open' | 'failed';
 export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted';
@@ -21,6 +21,10 @@ export interface SyncWindowsTable {
   last_error: string | null;
   fetched_at: DefaultTimestamp;
   run_id: Int8 | null;
+  /** A proof found the reading the day was settled under stale: read it again first. */
+  reopened_at: OptionalTimestamp;
+  /** When a proof asked after the day was settled found the reading still held. */
+  proved_at: OptionalTimestamp;
 }
 
 /** The last day through which every day since start_day is done; moves forward only. */

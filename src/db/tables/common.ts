@@ -2,6 +2,12 @@ import type { ColumnType } from 'kysely';
 
 /** timestamptz: read as Date, written as Date or ISO string. */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A nullable timestamptz a row may be inserted without (null). */
+export type OptionalTimestamp = ColumnType<
+  Date | null,
+  Date | string | null | undefined,
+  Date | string | null
+>;
 /** A timestamptz with a default of now(). */
 export type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** date: read as 'YYYY-MM-DD' (see type parsers in connection.ts: no time-zone shifts). */

@@ -1,0 +1,34 @@
+import { type Kysely, sql } from 'kysely';
+
+/**
+ * A day settled under a reading a later proof found stale (src/extract/reading-session.ts) is
+ * reopened: it stays done (its rows are there, a watermark may have passed it), but it is read
+ * again first, in the same run where its budget allows, else by the next run. `reopened_at` says
+ * so, until a read settles the day again. `proved_at` is when a proof of the reading, asked after
+ * the day was settled, found the reading still held: the proof the day was settled under. Frozen
+ * once shipped.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and must not depend on the app's Database type.
+type AnyDb = Kysely<any>;
+
+const COMMENTS: Record<string, string> = {
+  reopened_at:
+    'When a proof found the server reading this day was settled under stale: the day is read again first (this run where its budget allows, else the next). Null once a read settles it again.',
+  proved_at:
+    'When a proof of the server reading, asked after this day was settled, found it still held (the proof the day stands on). Null: settled, not yet proved (a run that stopped before its last proof).',
+};
+
+export async function up(db: AnyDb): Promise<void> {
+  await db.schema
+    .alterTable('sync_windows')
+    .addColumn('reopened_at', 'timestamptz')
+    .addColumn('proved_at', 'timestamptz')
+    .execute();
+  for (const [column, comment] of Object.entries(COMMENTS))
+    await sql`comment on column ${sql.ref(`sync_windows.${column}`)} is ${sql.lit(comment)}`.execute(db);
+}
+
+export async function down(db: AnyDb): Promise<void> {
+  await db.schema.alterTable('sync_windows').dropColumn('reopened_at').dropColumn('proved_at').execute();
+}

@@ -1,0 +1,318 @@
+import type { DayString } from '../time/days.js';
+import type { Plan } from './plan-steps.js';
+import { type DayRange, itemDay, itemTime } from './server-reading.js';
+
+/**
+ * What a run knows of whether one source and resource's server still reads requests the way the
+ * run's reading says: the run's proofs. A reading is learned from items served (server-reading.ts)
+ * and only ever narrows requests, so a server that changes its reading while the tool reads (a
+ * deploy, a rolling deploy answering old and new readings at random) answers the narrow requests
+ * with less than their days, silently: an exclusive end bound answers (D, D) with nothing at all.
+ * No answer alone can tell a short day from a quiet one. So a day is settled under a proof:
+ *
+ *   settling --(STRETCH days settled, or the run's end)--> proving --(canary whole)--> settling
+ *                                                             |
+ *                                                    (canary short) --> stale: reading learned
+ *                                                    again, every day settled since the last
+ *                                                    passed proof reopened, back to settling
+ *
+ * The proof re-asks the canary, a day already held whole (the settled day with the most items),
+ * under the reading as it stands: every item it held must come back. Its cost is one request a
+ * stretch, not one a day. Beside the proofs, two checks cost nothing: a day's answer holding fewer
+ * of its items than one answer of the run already held (a neighbour's, an earlier one) is short;
+ * and an answer holding none of its day's items is never settled alone: it is asked again, and
+ * the canary is asked at once.
+ *
+ * Pure: the day's plan (day-plan.ts) asks what to request and reports answers here.
+ */
+export interface ReadingSession {
+  /** Per day, what the run's answers held of it: most items in one, earliest and latest item. */
+  seen: Map<DayString, DaySpan>;
+  /** Per day settled this run, what it held: a later answer holding more of it reopens it. */
+  held: Map<DayString, DaySpan>;
+  /**
+   * Days settled before the run proved a cap, with the most items one answer for them held: one
+   * that reached the cap proved since may have been cut (closeRun).
+   */
+  uncapped: Map<DayString, number>;
+  /** The day the proofs re-ask, and the times of the items it held whole. */
+  canary?: Canary;
+  /** Days settled since the last passed proof, oldest first; a failed proof reopens them. */
+  unproved: DayString[];
+  /** Days a failed proof reopened: the run reads them again (or the next run, first). */
+  reopened: DayString[];
+  /** Days a passed proof proved, not yet recorded in the ledger (takeProofs). */
+  proved: DayString[];
+  /** Reopened days already handed to the ledger. */
+  ledgered: Set<DayString>;
+  /** Days settled since the last proof was asked. */
+  sinceProof: number;
+  /** A stale verdict came this run: the server may still be answering two readings. */
+  turbulent: boolean;
+  /** Proofs passed in a row since the last stale verdict. */
+  passedInRow: number;
+  /** Proofs this run: passed, failed, and the requests they asked. */
+  proofs: { passed: number; failed: number; requests: number };
+}
+
+/** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
+export interface DaySpan {
+  count: number;
+  first: number;
+  last: number;
+}
+
+export interface Canary {
+  day: DayString;
+  times: readonly number[];
+}
+
+/** Days settled between two proofs: a proof's request is spread over this many days' requests. */
+export const STRETCH = 8;
+/** Items a canary may hold: small enough to keep, and to come back whole under any cap seen. */
+const CANARY_MOST = 500;
+
+export function newSession(): ReadingSession {
+  return {
+    seen: new Map(),
+    held: new Map(),
+    uncapped: new Map(),
+    unproved: [],
+    reopened: [],
+    proved: [],
+    ledgered: new Set(),
+    sinceProof: 0,
+    turbulent: false,
+    passedInRow: 0,
+    proofs: { passed: 0, failed: 0, requests: 0 },
+  };
+}
+
+/**
+ * Per day, the items one answer held: what the day's own answer must reach. A day settled this run
+ * that an answer shows held less (an item earlier or later than any it held, or more items) is
+ * reopened: its own request missed what a neighbour's served.
+ */
+export function noteAnswer(session: ReadingSession, items: readonly unknown[]): void {
+  for (const [day, span] of spansByDay(items)) {
+    const seen = session.seen.get(day);
+    session.seen.set(day, seen === undefined ? span : widest(seen, span));
+    const held = session.held.get(day);
+    if (held !== undefined && lacks(held, span)) {
+      session.held.delete(day);
+      session.unproved = session.unproved.filter((other) => other !== day);
+      session.proved = session.proved.filter((other) => other !== day);
+      if (!session.reopened.includes(day)) session.reopened.push(day);
+    }
+  }
+}
+
+/**
+ * Whether the day's items as held are short of what the run's answers held of it: the reading
+ * the day was asked under no longer serves all of it (or an item went, which a re-read settles).
+ */
+export function shortOfSeen(session: ReadingSession, day: DayString, held: readonly unknown[]): boolean {
+  const seen = session.seen.get(day);
+  if (seen === undefined) return false;
+  const span = spansByDay(held).get(day);
+  return span === undefined || lacks(span, seen);
+}
+
+/** Whether `held` lacks what `other` shows of the same day. */
+function lacks(held: DaySpan, other: DaySpan): boolean {
+  return other.count > held.count || other.first < held.first || other.last > held.last;
+}
+
+function widest(a: DaySpan, b: DaySpan): DaySpan {
+  return {
+    count: Math.max(a.count, b.count),
+    first: Math.min(a.first, b.first),
+    last: Math.max(a.last, b.last),
+  };
+}
+
+function spansByDay(items: readonly unknown[]): Map<DayString, DaySpan> {
+  const spans = new Map<DayString, DaySpan>();
+  for (const item of items) {
+    const time = itemTime(item);
+    if (time === undefined) continue;
+    const day = itemDay(item) as DayString;
+    const span = spans.get(day);
+    if (span === undefined) spans.set(day, { count: 1, first: time, last: time });
+    else {
+      span.count += 1;
+      if (time < span.first) span.first = time;
+      if (time > span.last) span.last = time;
+    }
+  }
+  return spans;
+}
+
+/**
+ * A day settled whole with `items` of its own: unproved until the next proof; true when one is
+ * due. `room`: most items one answer holds uncut (our limit, a cap proved).
+ */
+export function settled(
+  session: ReadingSession,
+  day: DayString,
+  items: readonly unknown[],
+  answers: { room: number; served: number; capProved: boolean },
+): boolean {
+  const { room } = answers;
+  if (!session.unproved.includes(day)) session.unproved.push(day);
+  session.ledgered.delete(day);
+  if (!answers.capProved) session.uncapped.set(day, answers.served);
+  const span = spansByDay(items).get(day);
+  if (span !== undefined) session.held.set(day, span);
+  session.sinceProof += 1;
+  // The canary's request may hold its neighbours too (a server day off UTC's): a third of the room.
+  if (items.length <= Math.floor(room / 3)) offerCanary(session, day, items);
+  return session.sinceProof >= STRETCH && session.canary !== undefined;
+}
+
+/**
+ * A day held whole becomes the canary if it holds more items than the canary (the more items, the
+ * more hours a short reading cannot hide), as long as no proof has passed on the canary yet: once
+ * proved, its items are known whole, and a day settled since may be short.
+ */
+function offerCanary(session: ReadingSession, day: DayString, items: readonly unknown[]): void {
+  if (session.proofs.passed > 0 && session.canary !== undefined) return;
+  const times = items.map(itemTime).filter((time): time is number => time !== undefined);
+  if (times.length === 0 || times.length > CANARY_MOST) return;
+  if (session.canary !== undefined && session.canary.times.length >= times.length) return;
+  session.canary = { day, times };
+}
+
+/** A proof is due at the run's end for days settled since the last one, if a canary can make it. */
+export function proofDue(session: ReadingSession): boolean {
+  return session.unproved.length > 0 && session.canary !== undefined;
+}
+
+/** What a proof holds: the days it proves, taken as it is asked (days settled meanwhile wait for the next). */
+export function startProof(session: ReadingSession): DayString[] {
+  session.sinceProof = 0;
+  session.proofs.requests += 1;
+  return [...session.unproved];
+}
+
+/**
+ * The canary's answer, asked under the run's reading: 'holds' when it held every item of the
+ * canary day it held before; 'stale' when it lacked one; 'unproven' when it lacked one but may
+ * have been cut (`cut`: at our limit or a proved cap), which proves nothing either way.
+ */
+export function proofVerdict(canary: Canary, answer: readonly unknown[], cut: boolean): ProofVerdict {
+  const times = new Set<number>();
+  for (const item of answer) {
+    const time = itemTime(item);
+    if (time !== undefined) times.add(time);
+  }
+  if (canary.times.every((time) => times.has(time))) return 'holds';
+  return cut ? 'unproven' : 'stale';
+}
+
+export type ProofVerdict = 'holds' | 'stale' | 'unproven';
+
+/**
+ * A proof's verdict on the days it proves. Passed: they are proved (after a stale verdict this
+ * run, only once two proofs in a row passed: a rolling deploy answers either reading). Failed:
+ * every unproved day is reopened, proved or not by this proof.
+ */
+export function proofAnswered(
+  session: ReadingSession,
+  proving: readonly DayString[],
+  verdict: ProofVerdict,
+): void {
+  if (verdict === 'unproven') {
+    // A canary too large for one answer now: a smaller day's takes its place.
+    delete session.canary;
+    return;
+  }
+  if (verdict === 'holds') {
+    session.proofs.passed += 1;
+    session.passedInRow += 1;
+    if (session.turbulent && session.passedInRow < 2) return;
+    session.unproved = session.unproved.filter((day) => !proving.includes(day));
+    for (const day of proving) if (!session.proved.includes(day)) session.proved.push(day);
+    return;
+  }
+  session.proofs.failed += 1;
+  staleFound(session);
+}
+
+/**
+ * The reading proved stale (a proof failed, or a day came back short of what the run saw of it):
+ * every day settled since the last passed proof is reopened, but `asking`, which its plan asks
+ * again at once.
+ */
+export function staleFound(session: ReadingSession, asking?: DayString): void {
+  session.passedInRow = 0;
+  session.turbulent = true;
+  for (const day of session.unproved) if (!session.reopened.includes(day)) session.reopened.push(day);
+  session.unproved = [];
+  session.reopened = session.reopened.filter((day) => day !== asking);
+  session.proved = session.proved.filter((day) => !session.reopened.includes(day));
+}
+
+/**
+ * At the run's end, with the cap the run proved (null: none): days settled before it was proved
+ * whose answers reached it may have been cut, and are reopened.
+ */
+export function reopenUncapped(session: ReadingSession, cap: number | null): void {
+  if (cap === null) return;
+  for (const [day, served] of session.uncapped)
+    if (served >= cap && !session.reopened.includes(day)) session.reopened.push(day);
+  session.uncapped.clear();
+}
+
+/** What the proofs found since last asked, for the ledger: days reopened and days proved. */
+export function takeProofs(session: ReadingSession): { reopened: DayString[]; proved: DayString[] } {
+  const reopened = session.reopened.filter((day) => !session.ledgered.has(day)).sort();
+  for (const day of reopened) session.ledgered.add(day);
+  const found = { reopened, proved: session.proved };
+  session.proved = [];
+  return found;
+}
+
+/** The days reopened so far, handed to the run once. */
+export function takeReopened(session: ReadingSession): DayString[] {
+  const days = session.reopened.sort();
+  session.reopened = [];
+  return days;
+}
+
+/**
+ * Asks the canary and records the verdict on the days settled so far. `ask` sends a request the
+ * way the day's plan does (items held, reading learned). Returns the verdict; on 'stale' the
+ * caller learns the reading again (reading-check.ts, readingStale).
+ */
+export function* proveOnce(
+  session: ReadingSession,
+  requestFor: (day: DayString) => DayRange,
+  ask: (range: DayRange) => Plan<unknown[]>,
+  cut: (count: number) => boolean,
+): Plan<ProofVerdict | 'no canary'> {
+  const { canary } = session;
+  if (canary === undefined) return 'no canary';
+  const proving = startProof(session);
+  const answer = yield* ask(requestFor(canary.day));
+  const verdict = proofVerdict(canary, answer, cut(answer.length));
+  proofAnswered(session, proving, verdict);
+  return verdict;
+}
+
+/**
+ * The run's last proof, once its days are read: the days it reopens (the run reads them again).
+ * After a stale verdict the reading must pass twice in a row, so it is asked up to three times.
+ */
+export function* proveRun(
+  session: ReadingSession,
+  requestFor: (day: DayString) => DayRange,
+  ask: (range: DayRange) => Plan<unknown[]>,
+  cut: (count: number) => boolean,
+): Plan<DayString[]> {
+  for (let asks = 0; asks < 3 && session.unproved.length > 0; asks++) {
+    const verdict = yield* proveOnce(session, requestFor, ask, cut);
+    if (verdict !== 'holds') break;
+  }
+  return takeReopened(session);
+}

@@ -1,0 +1,247 @@
+import fc from 'fast-check';
+import { planRunProof } from '../../src/extract/day-plan.js';
+import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import { emptyReading } from '../../src/extract/server-reading.js';
+import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
+import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
+import type { ServedReading } from '../helpers/sim-readings.js';
+import {
+  type DaySizes,
+  fetchDaySync,
+  type QuietItem,
+  QuietServer,
+  storedKnowledge,
+  TODAY,
+} from './reading-search.js';
+
+/**
+ * The search for days settled short, or flags lost, when a server changes its reading while the
+ * tool reads (SPEC-GAPS: "a reading that changes"). Three kinds of change, each on the day plan's
+ * own logic against the simulator's window logic, without HTTP or a database:
+ *  - mid-run: a deploy at a random request of a backfill;
+ *  - flapping: a rolling deploy, where old and new readings answer at random for a stretch of
+ *    requests before the new one stays;
+ *  - between runs: a first backfill learns one reading, the server is restarted with another, and
+ *    a backfill of older days follows.
+ * A run reads its days in order; days the run's reading session reopens (found settled under a
+ * reading since proved stale) are read again, as the sync does.
+ */
+
+export type ChangeKind = 'mid-run' | 'flapping' | 'between-runs';
+
+/** A server whose reading is `before` until request `switchAt`, then flaps until `steadyAt`, then `after`. */
+export class SwitchingServer extends QuietServer {
+  private readonly coin: Random;
+
+  constructor(
+    seed: number,
+    from: DayString,
+    to: DayString,
+    readonly before: ServedReading,
+    readonly after: ServedReading,
+    public switchAt: number,
+    public steadyAt: number,
+    sizes: DaySizes,
+  ) {
+    super(seed, from, to, before, sizes);
+    this.coin = createRandom(hashSeed(seed, 'flap'));
+  }
+
+  override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
+    const n = this.requests;
+    this.reading =
+      n < this.switchAt
+        ? this.before
+        : n >= this.steadyAt
+          ? this.after
+          : this.coin.chance(0.5)
+            ? this.before
+            : this.after;
+    return super.answer(range, limit);
+  }
+}
+
+export interface MidrunTally {
+  cases: number;
+  days: number;
+  /** Days settled whole (not flagged) with fewer items than the server holds for them. */
+  short: string[];
+  /** Of those, days above the cap: a flag the day should carry, lost. */
+  lostFlags: string[];
+  flagged: number;
+  requests: number;
+  /** Requests an ideal reader asks: one per day read. */
+  ideal: number;
+  reopened: number;
+}
+
+export function emptyTally(): MidrunTally {
+  return { cases: 0, days: 0, short: [], lostFlags: [], flagged: 0, requests: 0, ideal: 0, reopened: 0 };
+}
+
+/** What one read of a day left: settled whole, flagged, or reopened later by the session. */
+interface DayResult {
+  truncated: boolean;
+  ids: Set<string>;
+}
+
+/**
+ * Reads `days` in order on one knowledge, then reads again whatever the session reopens, as the
+ * sync's run does, until nothing is reopened (at most 4 passes). Returns the last result per day.
+ */
+export function readRun(
+  server: QuietServer,
+  days: readonly DayString[],
+  knowledge: ResourceKnowledge,
+): { results: Map<DayString, DayResult>; reopened: number } {
+  const results = new Map<DayString, DayResult>();
+  let pending = [...days];
+  let reopened = 0;
+  for (let pass = 0; pass < 4 && pending.length > 0; pass++) {
+    for (const day of pending) {
+      const fetched = fetchDaySync(server, day, knowledge);
+      results.set(day, {
+        truncated: fetched.truncated,
+        ids: new Set(fetched.onDay.map((item) => (item as QuietItem).id)),
+      });
+    }
+    pending = finishRun(server, knowledge);
+    reopened += pending.length;
+  }
+  return { results, reopened };
+}
+
+/** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
+function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
+  const plan = planRunProof('feedback', POLICY, knowledge);
+  let step = plan.next();
+  while (!step.done) {
+    const wanted = step.value;
+    if (wanted.kind === 'wait') throw new Error('one window at a time never waits');
+    step = plan.next(server.answer(wanted.range, wanted.limit));
+  }
+  return step.value;
+}
+
+const POLICY = { limit: 1000, maxLimit: 10_000 };
+
+function tallyRun(
+  server: QuietServer,
+  results: Map<DayString, DayResult>,
+  cap: number,
+  tally: MidrunTally,
+  label: string,
+): void {
+  for (const [day, result] of results) {
+    tally.days += 1;
+    tally.ideal += 1;
+    if (result.truncated) {
+      tally.flagged += 1;
+      continue;
+    }
+    const truth = server.itemsOn(day);
+    const lacks = truth.filter((id) => !result.ids.has(id)).length;
+    if (lacks === 0) continue;
+    const name = `${label} ${day}: ${result.ids.size} of ${truth.length}`;
+    tally.short.push(name);
+    if (truth.length > cap) tally.lostFlags.push(name);
+  }
+}
+
+export interface MidrunCase {
+  kind: ChangeKind;
+  before: ServedReading;
+  after: ServedReading;
+  sizes: DaySizes;
+  /** Where the change comes, as a share of the run's first reading's requests. */
+  at: number;
+}
+
+/** Plays one case; adds what it finds to `tally`, each short day named with its case. */
+export function playMidrun(seed: number, c: MidrunCase, tally: MidrunTally): void {
+  const rng = createRandom(hashSeed(seed, 'midrun'));
+  const from = addDays(TODAY, -60);
+  const to = addDays(TODAY, 5);
+  const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+  const label = `seed ${seed} ${c.kind} ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
+  // A first read on the steady `before` reading sizes the run: the change comes at a share of it.
+  const probe = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
+  readRun(probe, days, storedKnowledge(emptyReading()));
+  const length = Math.max(1, probe.requests);
+  const switchAt = c.kind === 'between-runs' ? 0 : Math.floor(c.at * length);
+  const steadyAt =
+    c.kind === 'flapping' ? switchAt + Math.max(8, Math.floor((length * rng.int(20, 60)) / 100)) : switchAt;
+  const cap = Math.min(c.before.cap, c.after.cap);
+  if (c.kind === 'between-runs') {
+    const first = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
+    const knowledge = storedKnowledge(emptyReading());
+    readRun(first, days, knowledge);
+    const server = new SwitchingServer(seed, from, to, c.before, c.after, 0, 0, c.sizes);
+    const older = daysFrom(addDays(TODAY, -45), addDays(TODAY, -21));
+    const run = readRun(server, older, storedKnowledge(knowledge.reading));
+    tallyRun(server, run.results, cap, tally, label);
+    tally.reopened += run.reopened;
+    tally.requests += server.requests;
+  } else {
+    const server = new SwitchingServer(seed, from, to, c.before, c.after, switchAt, steadyAt, c.sizes);
+    const run = readRun(server, days, storedKnowledge(emptyReading()));
+    tallyRun(server, run.results, cap, tally, label);
+    tally.reopened += run.reopened;
+    tally.requests += server.requests;
+  }
+  tally.cases += 1;
+}
+
+const bound = fc.constantFrom('inclusive' as const, 'exclusive' as const);
+const order = fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const);
+const instants = fc.constantFrom('honoured' as const, 'ignored' as const, 'refused' as const);
+const zone = fc.constantFrom(0, 0, -300, 330, 120);
+
+const reading: fc.Arbitrary<ServedReading> = fc.record({
+  startdate: bound,
+  enddate: bound,
+  order,
+  cap: fc.constantFrom(100, 1000),
+  maxLimit: fc.constantFrom(null, 300),
+  dayOffsetMinutes: zone,
+  instants,
+});
+
+/** Every switch kind: one of the gaps changed (a bound, order, cap, zone, instants), or several. */
+const changed: fc.Arbitrary<[ServedReading, ServedReading]> = fc
+  .tuple(reading, reading, fc.integer({ min: 0, max: 6 }))
+  .map(([a, b, field]): [ServedReading, ServedReading] => {
+    const keys = ['startdate', 'enddate', 'order', 'cap', 'dayOffsetMinutes', 'instants'] as const;
+    if (field === 6) return [a, b];
+    const key = keys[field] as (typeof keys)[number];
+    return [a, { ...a, [key]: b[key] }];
+  })
+  .filter(([a, b]) => JSON.stringify(a) !== JSON.stringify(b));
+
+export const SIZES: Record<'quiet' | 'normal' | 'busy', DaySizes> = {
+  quiet: { most: 3 },
+  normal: { least: 20, most: 100 },
+  busy: { least: 150, most: 400 },
+};
+
+export function midrunCases(count: number, seed: number): MidrunCase[] {
+  return fc
+    .sample(
+      fc.record({
+        kind: fc.constantFrom('mid-run' as const, 'flapping' as const, 'between-runs' as const),
+        pair: changed,
+        size: fc.constantFrom('quiet' as const, 'normal' as const, 'busy' as const),
+        at: fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+      }),
+      { seed, numRuns: count },
+    )
+    .map(({ kind, pair, size, at }) => ({ kind, before: pair[0], after: pair[1], sizes: SIZES[size], at }));
+}
+
+export function midrunSearch(count: number, seed: number, steady = false, only?: number): MidrunTally {
+  const tally = emptyTally();
+  midrunCases(count, seed).forEach((c, i) => {
+    if (only === undefined || only === i) playMidrun(seed + i, steady ? { ...c, after: c.before } : c, tally);
+  });
+  return tally;
+}

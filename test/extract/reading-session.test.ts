@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import {
+  newSession,
+  noteAnswer,
+  proofAnswered,
+  proofVerdict,
+  reopenUncapped,
+  STRETCH,
+  settled,
+  shortOfSeen,
+  staleFound,
+  startProof,
+  takeProofs,
+  takeReopened,
+} from '../../src/extract/reading-session.js';
+
+const at = (day: string, hour: number, id = `${day}@${hour}`) => ({
+  id,
+  dt: `${day}T${String(hour).padStart(2, '0')}:00:00.000Z`,
+});
+const ROOM = { room: 1000, served: 3, capProved: true };
+
+describe('the reading session: what a day must reach', () => {
+  it('a day holding fewer of its items than one answer of the run held is short', () => {
+    const session = newSession();
+    noteAnswer(session, [at('2026-03-01', 1), at('2026-03-01', 5), at('2026-03-02', 1)]);
+    expect(shortOfSeen(session, '2026-03-01', [at('2026-03-01', 1)])).toBe(true);
+    expect(shortOfSeen(session, '2026-03-01', [at('2026-03-01', 1), at('2026-03-01', 5)])).toBe(false);
+  });
+
+  it('a day missing an earlier or a later item than any answer showed is short, though as large', () => {
+    const session = newSession();
+    noteAnswer(session, [at('2026-03-01', 1), at('2026-03-01', 5)]);
+    noteAnswer(session, [at('2026-03-01', 23)]);
+    // Two items, as many as one answer held, but neither the 01:00 nor the 23:00 one.
+    expect(shortOfSeen(session, '2026-03-01', [at('2026-03-01', 5), at('2026-03-01', 6)])).toBe(true);
+    expect(shortOfSeen(session, '2026-03-01', [at('2026-03-01', 1), at('2026-03-01', 23)])).toBe(false);
+  });
+
+  it('an empty day nothing showed items of is not short; one that an answer showed items of is', () => {
+    const session = newSession();
+    noteAnswer(session, [at('2026-03-02', 1)]);
+    expect(shortOfSeen(session, '2026-03-01', [])).toBe(false);
+    expect(shortOfSeen(session, '2026-03-02', [])).toBe(true);
+  });
+
+  it('a settled day a later answer shows held less of is reopened', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 3)], ROOM);
+    noteAnswer(session, [at('2026-03-01', 3)]);
+    expect(session.reopened).toEqual([]);
+    noteAnswer(session, [at('2026-03-01', 22), at('2026-03-02', 1)]);
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
+    expect(session.unproved).toEqual([]);
+  });
+});
+
+describe('the reading session: proofs', () => {
+  it('is due once a stretch of days is settled, and only with a canary to ask', () => {
+    const session = newSession();
+    for (let i = 1; i < STRETCH; i++) expect(settled(session, `2026-03-0${i}`, [], ROOM)).toBe(false);
+    // No day held an item: nothing to re-ask.
+    expect(settled(session, '2026-03-09', [], ROOM)).toBe(false);
+    expect(settled(session, '2026-03-10', [at('2026-03-10', 4)], ROOM)).toBe(true);
+    expect(session.canary?.day).toBe('2026-03-10');
+  });
+
+  it('takes as canary the settled day with most items that fits a third of one answer', () => {
+    const session = newSession();
+    const many = (day: string, n: number) =>
+      Array.from({ length: n }, (_, i) => at(day, i % 24, `${day}#${i}`));
+    settled(session, '2026-03-01', many('2026-03-01', 5), { ...ROOM, room: 30 });
+    settled(session, '2026-03-02', many('2026-03-02', 12), { ...ROOM, room: 30 });
+    settled(session, '2026-03-03', many('2026-03-03', 8), { ...ROOM, room: 30 });
+    // 12 items do not fit a third of 30: 8 is the most that does.
+    expect(session.canary?.day).toBe('2026-03-03');
+    settled(session, '2026-03-04', many('2026-03-04', 9), { ...ROOM, room: 30 });
+    expect(session.canary?.day).toBe('2026-03-04');
+  });
+
+  it("holds when the canary's answer has every item it held, is stale when it lacks one, unproven when cut", () => {
+    const canary = {
+      day: '2026-03-01',
+      times: [Date.parse('2026-03-01T01:00:00Z'), Date.parse('2026-03-01T23:00:00Z')],
+    };
+    const both = [at('2026-03-01', 1), at('2026-03-01', 23), at('2026-03-01', 12)];
+    expect(proofVerdict(canary, both, false)).toBe('holds');
+    expect(proofVerdict(canary, [at('2026-03-01', 1)], false)).toBe('stale');
+    expect(proofVerdict(canary, [], false)).toBe('stale');
+    expect(proofVerdict(canary, [at('2026-03-01', 1)], true)).toBe('unproven');
+  });
+
+  it('a passed proof proves the days it was asked after; a failed one reopens every unproved day', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 2)], ROOM);
+    settled(session, '2026-03-02', [at('2026-03-02', 2)], ROOM);
+    const proving = startProof(session);
+    // Settled while the proof was out: not proved by it.
+    settled(session, '2026-03-03', [at('2026-03-03', 2)], ROOM);
+    proofAnswered(session, proving, 'holds');
+    expect(takeProofs(session)).toEqual({ reopened: [], proved: ['2026-03-01', '2026-03-02'] });
+    expect(session.unproved).toEqual(['2026-03-03']);
+    proofAnswered(session, startProof(session), 'stale');
+    expect(takeProofs(session)).toEqual({ reopened: ['2026-03-03'], proved: [] });
+    // Handed to the ledger once; still to be read again by the run.
+    expect(takeProofs(session).reopened).toEqual([]);
+    expect(takeReopened(session)).toEqual(['2026-03-03']);
+  });
+
+  it('after a stale verdict, days are proved only by two proofs in a row (a rolling deploy answers either reading)', () => {
+    const session = newSession();
+    staleFound(session);
+    settled(session, '2026-03-05', [at('2026-03-05', 2)], ROOM);
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual(['2026-03-05']);
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual([]);
+  });
+
+  it('a day asked again at once is not reopened by the stale verdict it met', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 2)], ROOM);
+    settled(session, '2026-03-02', [at('2026-03-02', 2)], ROOM);
+    staleFound(session, '2026-03-02');
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
+  });
+
+  it('days settled before a cap was proved, whose answers reached it, are reopened at the run end', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 2)], { room: 1000, served: 100, capProved: false });
+    settled(session, '2026-03-02', [at('2026-03-02', 2)], { room: 1000, served: 40, capProved: false });
+    settled(session, '2026-03-03', [at('2026-03-03', 2)], { room: 100, served: 100, capProved: true });
+    reopenUncapped(session, 100);
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
+  });
+});

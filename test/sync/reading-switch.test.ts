@@ -1,0 +1,76 @@
+/**
+ * SPEC-GAPS, "a reading that changes": a server deployed in the middle of a backfill starts to
+ * read enddate as exclusive. The narrow requests asked after that come back empty or short; a
+ * day settled on such an answer is short, silently, unless the run's proofs catch it. Compared
+ * with the simulator's ground truth: every day the ledger says complete holds every item.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../src/api/api-client.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { WINDOWED_RESOURCES } from '../../src/schemas/resources.js';
+import { compareWithTruth } from '../helpers/completeness-oracle.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runAgainst } from '../helpers/sync-harness.js';
+
+const FROM = '2026-03-01';
+const TO = '2026-03-20';
+const NIGHT = new Date('2026-03-22T03:00:00.000Z');
+
+/** A client that flips the simulator's enddate to exclusive after `after` window requests. */
+function deployAfter(sim: Simulator, after: number): { wrap: (client: ApiClient) => ApiClient; asked: () => number } {
+  let asked = 0;
+  return {
+    asked: () => asked,
+    wrap: (client) => ({
+      ...client,
+      source: client.source,
+      baseUrl: client.baseUrl,
+      window: async (resource, query, context) => {
+        asked += 1;
+        if (asked === after) sim.setOptions({ enddate: 'exclusive' });
+        return client.window(resource, query, context);
+      },
+    }),
+  };
+}
+
+describe('a server whose enddate turns exclusive in the middle of a backfill', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 4242, from: FROM, to: TO });
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+  });
+
+  it('settles no day short: every day not flagged holds every item, and the stale days are read again', async () => {
+    const deploy = deployAfter(sim, 40);
+    const result = await runAgainst(t, sim, {
+      now: NIGHT,
+      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+      settings: { concurrency: 1 },
+      wrapClient: deploy.wrap,
+    });
+    expect(deploy.asked()).toBeGreaterThan(40);
+    expect(result.status).toBe('ok');
+    const found = await compareWithTruth(t, 'main', sim.truth(), { from: FROM, to: TO });
+    const { busyDay } = sim.truth().meta;
+    for (const resource of WINDOWED_RESOURCES) {
+      const { missedFlags, flagged } = found[resource];
+      expect(missedFlags, `${resource}: days short but settled complete`).toEqual([]);
+      // Only the day above the cap (1,000, no instants) is flagged: the others are read whole.
+      expect(flagged.filter((day) => day !== busyDay), resource).toEqual([]);
+    }
+    // Nothing is left reopened: the run read every reopened day again, and proved it.
+    const reopened = await t.db
+      .selectFrom('sync_windows')
+      .select(['resource', 'day'])
+      .where('reopened_at', 'is not', null)
+      .execute();
+    expect(reopened).toEqual([]);
+  });
+});
