@@ -24,7 +24,8 @@
  *
  * Deletes on evidence: a row absent from its day's whole read in two runs in a row, whose key no
  * other day serves (it would have taken the row over), is marked missing_upstream_since. It is
- * never deleted, and a read of its day that holds it again clears both marks.
+ * never deleted, and a read of its day that holds it again clears both marks. That read need not
+ * be whole: serving an item proves it exists (clearServed), only proving it gone needs every item.
  */
 import { sql } from 'kysely';
 import type { LoadTransaction } from '../db/transaction.js';
@@ -70,7 +71,10 @@ function keyMatch(staged: StagedRows) {
   );
 }
 
-/** Rows the staged answer holds on their own day are served there: their absence ends. */
+/**
+ * Rows the staged answer holds on their own day are served there: their absence ends. Any answer
+ * is evidence of this, a truncated one or one holding a rejected item too (loadWindowItems).
+ */
 export async function clearServed(trx: LoadTransaction, staged: StagedRows): Promise<void> {
   await clearServedStatement(staged).execute(trx.db);
 }
