@@ -73,7 +73,8 @@ function keyMatch(staged: StagedRows) {
 
 /**
  * Rows the staged answer holds on their own day are served there: their absence ends. Any answer
- * is evidence of this, a truncated one or one holding a rejected item too (loadWindowItems).
+ * is evidence of this, a truncated one or one holding a rejected item too (loadWindowItems). A
+ * valid version served again also ends a rejected newer version's mark (src/load/superseded-rows.ts).
  */
 export async function clearServed(trx: LoadTransaction, staged: StagedRows): Promise<void> {
   await clearServedStatement(staged).execute(trx.db);
@@ -81,9 +82,11 @@ export async function clearServed(trx: LoadTransaction, staged: StagedRows): Pro
 
 function clearServedStatement(staged: StagedRows) {
   return sql`
-    update ${sql.table(staged.spec.table)} t set absent_since = null, missing_upstream_since = null
+    update ${sql.table(staged.spec.table)} t
+       set absent_since = null, missing_upstream_since = null, superseded_by_reject_at = null
       from ${sql.id(staged.stage)} s
-     where ${keyMatch(staged)} and (t.absent_since is not null or t.missing_upstream_since is not null)
+     where ${keyMatch(staged)}
+       and (t.absent_since is not null or t.missing_upstream_since is not null or t.superseded_by_reject_at is not null)
        and (t.dt at time zone 'UTC')::date = (s.dt at time zone 'UTC')::date`;
 }
 
