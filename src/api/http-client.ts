@@ -4,6 +4,7 @@
  * throws only when the caller's signal aborts.
  */
 import { ownSignal, RequestAbortedError } from './abort.js';
+import { cutDeepNesting } from './nesting-bound.js';
 import { bodySnippet, NetworkError, toNetworkError } from './sanitize.js';
 
 export type AttemptOutcome =
@@ -83,6 +84,8 @@ function parseArray(text: string, apiKey: string): AttemptOutcome {
   if (!Array.isArray(json)) {
     return { kind: 'bad-body', problem: `expected a JSON array, got ${jsonType(json)}` };
   }
+  // Before anything recurses into the items (sizing, identity, validation).
+  cutDeepNesting(json);
   return { kind: 'ok', items: json };
 }
 

@@ -24,7 +24,8 @@
  *
  * Deletes on evidence: a row absent from its day's whole read in two runs in a row, whose key no
  * other day serves (it would have taken the row over), is marked missing_upstream_since. It is
- * never deleted, and a read of its day that holds it again clears both marks.
+ * never deleted, and a read of its day that holds it again clears both marks. That read need not
+ * be whole: serving an item proves it exists (clearServed), only proving it gone needs every item.
  */
 import { sql } from 'kysely';
 import type { LoadTransaction } from '../db/transaction.js';
@@ -70,16 +71,22 @@ function keyMatch(staged: StagedRows) {
   );
 }
 
-/** Rows the staged answer holds on their own day are served there: their absence ends. */
+/**
+ * Rows the staged answer holds on their own day are served there: their absence ends. Any answer
+ * is evidence of this, a truncated one or one holding a rejected item too (loadWindowItems). A
+ * valid version served again also ends a rejected newer version's mark (src/load/superseded-rows.ts).
+ */
 export async function clearServed(trx: LoadTransaction, staged: StagedRows): Promise<void> {
   await clearServedStatement(staged).execute(trx.db);
 }
 
 function clearServedStatement(staged: StagedRows) {
   return sql`
-    update ${sql.table(staged.spec.table)} t set absent_since = null, missing_upstream_since = null
+    update ${sql.table(staged.spec.table)} t
+       set absent_since = null, missing_upstream_since = null, superseded_by_reject_at = null
       from ${sql.id(staged.stage)} s
-     where ${keyMatch(staged)} and (t.absent_since is not null or t.missing_upstream_since is not null)
+     where ${keyMatch(staged)}
+       and (t.absent_since is not null or t.missing_upstream_since is not null or t.superseded_by_reject_at is not null)
        and (t.dt at time zone 'UTC')::date = (s.dt at time zone 'UTC')::date`;
 }
 

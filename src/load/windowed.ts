@@ -128,6 +128,8 @@ export async function loadWindowItems<R extends WindowedResource>(
   // A visitor this window names is referenced by the rows just written: never removed here.
   await removeOrphanVisitors(trx, sourceId, contradicted);
   const whole = options.wholeDay;
+  // Serving an item proves it exists, whole read or not: only marking absence needs a whole one.
+  if (whole === undefined && staged.count > 0) await clearServed(trx, staged);
   const left =
     whole === undefined
       ? undefined

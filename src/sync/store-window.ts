@@ -5,7 +5,14 @@ import { advanceWatermark } from '../ledger/watermark.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
 import { loadRejects } from '../load/rejects.js';
 import { ensureSource } from '../load/sources.js';
-import { type ItemOf, loadWindowItems, useWindowSettings, type WindowLoad } from '../load/windowed.js';
+import { markSupersededByRejects } from '../load/superseded-rows.js';
+import {
+  type ItemOf,
+  loadWindowItems,
+  useWindowSettings,
+  type WindowLoad,
+  windowedSpec,
+} from '../load/windowed.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import type { Rejected } from '../schemas/rejected.js';
 import type { WindowedResource } from '../schemas/resources.js';
@@ -58,11 +65,10 @@ export async function storeWindow<R extends WindowedResource>(
       ...(whole ? { wholeDay: day } : {}),
     });
     // A forgotten visitor's items stay out of rejects too (the suppression list, forget).
-    await loadRejects(
-      trx,
-      { sourceId, resource, day, runId },
-      await withoutForgotten(trx, sourceId, window.rejected),
-    );
+    const rejected = await withoutForgotten(trx, sourceId, window.rejected);
+    await loadRejects(trx, { sourceId, resource, day, runId }, rejected);
+    // After the items: a row this read serves both valid and refused ends up marked stale.
+    await markSupersededByRejects(trx, windowedSpec(resource), sourceId, day, rejected);
     await recordWindow(trx, {
       sourceId,
       resource,

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as missingUpstreamViews from '../../migrations/0028-missing-upstream-views.js';
+import * as supersededByReject from '../../migrations/0038-superseded-by-reject.js';
 import type { GroundTruth, Simulator } from '../../src/simulator/server.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -121,11 +122,14 @@ describe('rows the service no longer has, in the analyst views', () => {
       sql<{ c: string }>`select obj_description('daily_activity'::regclass, 'pg_class') as c`.execute(t.db);
     const commented = (await comment()).rows[0]?.c;
     expect(commented).toContain('missing_upstream_since');
+    // Newest first, as a rollback goes: 0038 replaced these views after 0028.
+    await supersededByReject.down(t.db);
     await missingUpstreamViews.down(t.db);
     expect(await activity()).toMatchObject({ feedback_count: onDay(before.feedback) });
     expect((await comment()).rows[0]?.c).not.toContain('missing_upstream_since');
     await expect(t.db.selectFrom('missing_upstream').selectAll().execute()).rejects.toThrow(/does not exist/);
     await missingUpstreamViews.up(t.db);
+    await supersededByReject.up(t.db);
     expect(await activity()).toMatchObject({ feedback_count: onDay(sim.truth().feedback) });
     expect((await comment()).rows[0]?.c).toBe(commented);
   });

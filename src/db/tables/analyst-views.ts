@@ -85,6 +85,8 @@ export interface FeedbackEnrichedView extends VisitorColumns {
   origin: V<'api' | 'webhook' | 'both'>;
   /** Migration 0015: only the webhook has the row; day is its delivery's receipt day. */
   is_provisional: V<boolean>;
+  /** Migration 0038: a newer version of the item failed validation; this row is stale. */
+  superseded_by_reject_at: V<Date>;
 }
 
 export interface SurveyAnswersEnrichedView extends VisitorColumns {
@@ -100,6 +102,8 @@ export interface SurveyAnswersEnrichedView extends VisitorColumns {
   origin: V<'api' | 'webhook' | 'both'>;
   /** Migration 0015: only the webhook has the row; day is its delivery's receipt day. */
   is_provisional: V<boolean>;
+  /** Migration 0038: a newer version of the item failed validation; this row is stale. */
+  superseded_by_reject_at: V<Date>;
 }
 
 export interface DailyActivityView {
@@ -147,6 +151,8 @@ export interface MissingUpstreamView {
   day: V<string>;
   absent_since: V<Date>;
   missing_upstream_since: V<Date>;
+  /** Migration 0038: a newer version of the item failed validation. */
+  superseded_by_reject_at: V<Date>;
 }
 
 export interface SyncHealthView {

@@ -24,6 +24,8 @@ export interface FeedbackTable {
   absent_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** When a second whole read of its day in a later run still lacked it (migration 0026): kept, not deleted. */
   missing_upstream_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When a read of its day served a newer version that failed validation (migration 0038): the row is stale. */
+  superseded_by_reject_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Which path has seen the row (migration 0002): 'webhook' rows are provisional. */
   origin: Origin;
   /** When the webhook delivery that brought the row before the API did was received (migration 0015). */

@@ -1,0 +1,20 @@
+import type { Feedback } from '../../src/schemas/feedback.js';
+import type { DayString } from '../../src/time/days.js';
+import { visitor } from '../webhooks/webhook-helpers.js';
+
+/** A valid feedback item of the day, told apart by its id (its content follows from the id and `comment`). */
+export function feedbackItem(day: DayString, id: number, comment = `comment ${id}`): Feedback {
+  return {
+    id,
+    feedback_id: 1,
+    question: 'How was your visit?',
+    session: `s-${id}`,
+    comment,
+    rating: 4,
+    rating_text: 'good',
+    dt: `${day}T10:00:${String(id % 60).padStart(2, '0')}.000Z`,
+    url: 'https://shop.example.test/',
+    screenshot: `https://cdn.example.test/${id}.png`,
+    visitor: visitor(`v-${id}`),
+  };
+}
