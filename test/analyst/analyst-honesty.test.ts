@@ -162,4 +162,12 @@ describe('the analyst views say what they know, and no more', () => {
     const before = await dayOf(BEFORE_LEDGER);
     expect(days.get(before)).toMatchObject({ status: 'not loaded', items_read: null, rows_stored: 2 });
   });
+
+  it('day_completeness costs too little for PostgreSQL to JIT-compile it (seconds of compiling for a few hundred rows)', async () => {
+    const plan = await rows<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>(
+      `explain (format json) select * from ${SCHEMA}.day_completeness where day >= current_date - 30`,
+    );
+    const jit = await rows<{ cost: string }>(`select current_setting('jit_above_cost') as cost`);
+    expect(plan[0]?.['QUERY PLAN'][0].Plan['Total Cost']).toBeLessThan(Number(jit[0]?.cost));
+  });
 });
