@@ -34,6 +34,7 @@ import * as visitorIndexOrder from './0033-visitor-index-order.js';
 import * as driftTurns from './0034-drift-turns.js';
 import * as webhookMergeFunction from './0035-webhook-merge-function.js';
 import * as windowQueueJsonb from './0036-window-queue-jsonb.js';
+import * as analystHonesty from './0037-analyst-honesty.js';
 import * as supersededByReject from './0038-superseded-by-reject.js';
 import * as reopenedDays from './0039-reopened-days.js';
 
@@ -77,6 +78,7 @@ export const migrations: Record<string, Migration> = {
   '0034-drift-turns': driftTurns,
   '0035-webhook-merge-function': webhookMergeFunction,
   '0036-window-queue-jsonb': windowQueueJsonb,
+  '0037-analyst-honesty': analystHonesty,
   '0038-superseded-by-reject': supersededByReject,
   '0039-reopened-days': reopenedDays,
 };

@@ -48,12 +48,22 @@ const LOADED_AT_COLUMNS: readonly { column: string; meaning: string }[] = [
 ];
 
 /**
- * The day-windowed tables, whose rows record only their last change: their freshness is the last
- * successful read of their resource (sync_health.last_read_at, any source), a loaded_at_query.
+ * The relations whose freshness is when the tool last read their resources (sync_health's
+ * last_read_at): the tables of each resource (the day-windowed ones record only their last
+ * change), and the two views of the reads themselves.
  */
-const READ_BY_RESOURCE: Readonly<Record<string, string>> = Object.fromEntries(
-  WINDOWED_RESOURCES.map((resource) => [tableOf(resource), resource]),
-);
+const READ_RESOURCES: Readonly<Record<string, readonly string[]>> = {
+  ...Object.fromEntries(ALL_RESOURCES.map((resource) => [tableOf(resource), [resource]])),
+  test_results: ['abtesting', 'personalization'],
+  sync_health: ALL_RESOURCES,
+  day_completeness: WINDOWED_RESOURCES,
+};
+
+/**
+ * A loaded-at column that moves only when content changes: a quiet source would turn stale while
+ * the tool reads it every night, so such a relation gets no freshness check.
+ */
+const CHANGE_ONLY = 'last_changed_at';
 
 /**
  * Defaults for a nightly sync: 26 hours is a day plus the run and some slack, so one missed
@@ -235,8 +245,10 @@ function table(
 }
 
 /**
- * Where dbt reads when the tool last loaded the relation: the last read of its resource for a
- * day-windowed table, else the best column it has (LOADED_AT_COLUMNS), else no freshness check.
+ * Where dbt reads when the tool last loaded the relation, as the OLDEST of its sources' last
+ * loads: dbt checks one timestamp per relation, and the newest over all sources would keep a
+ * source that stopped syncing fresh while any other runs. The last read of its resources for a
+ * resource's table, else the best column it has (LOADED_AT_COLUMNS) per source, else none.
  */
 function freshnessOf(
   relation: CatalogRelation,
@@ -245,15 +257,44 @@ function freshnessOf(
   names: ReadonlySet<string>,
 ): Record<string, YamlValue> {
   const kind = relation.kind;
-  const resource = READ_BY_RESOURCE[relation.name];
-  if (resource !== undefined && names.has('sync_health'))
+  const resources = READ_RESOURCES[relation.name];
+  if (resources !== undefined && names.has('sync_health'))
     return {
-      meta: { kind, loaded_at_meaning: LOADED_AT_COLUMNS[0]?.meaning ?? '' },
-      loaded_at_query: `select max(last_read_at) from ${identifier(schema)}.sync_health where resource = '${resource}'`,
+      meta: { kind, loaded_at_meaning: `${LOADED_AT_COLUMNS[0]?.meaning ?? ''} ${OLDEST_SOURCE}` },
+      loaded_at_query: oldestRead(schema, resources),
     };
-  return loadedAt === undefined
-    ? { meta: { kind, freshness: 'none: no column records when the tool wrote a row' }, freshness: null }
-    : { meta: { kind, loaded_at_meaning: loadedAt.meaning }, loaded_at_field: loadedAt.column };
+  if (loadedAt === undefined)
+    return {
+      meta: { kind, freshness: 'none: no column records when the tool wrote a row' },
+      freshness: null,
+    };
+  if (loadedAt.column === CHANGE_ONLY)
+    return {
+      meta: {
+        kind,
+        freshness: `none: ${CHANGE_ONLY} moves only when a row changes, so a quiet source would turn stale although every run reads it; the freshness of feedback, survey_answers and recordings (whose items bring their visitors) tells whether the reads run.`,
+      },
+      freshness: null,
+    };
+  if (!relation.columns.some((c) => c.name === 'source_id'))
+    return { meta: { kind, loaded_at_meaning: loadedAt.meaning }, loaded_at_field: loadedAt.column };
+  const column = identifier(loadedAt.column);
+  return {
+    meta: { kind, loaded_at_meaning: `${loadedAt.meaning} ${OLDEST_SOURCE}` },
+    loaded_at_query: `select min(loaded_at) from (select max(${column}) as loaded_at from ${identifier(schema)}.${identifier(relation.name)} group by source_id) per_source`,
+  };
+}
+
+const OLDEST_SOURCE =
+  "Taken per source, and the oldest source's counts: one source that stops syncing makes the relation stale, whatever the others do.";
+
+/**
+ * The oldest last read of these resources over every source; a source never read counts as read
+ * at the epoch, so it is stale rather than left out.
+ */
+export function oldestRead(schema: string, resources: readonly string[]): string {
+  const list = resources.map((r) => `'${r.replaceAll("'", "''")}'`).join(', ');
+  return `select min(coalesce(last_read_at, timestamptz 'epoch')) from ${identifier(schema)}.sync_health where resource in (${list})`;
 }
 
 /**

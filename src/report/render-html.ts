@@ -158,7 +158,7 @@ function resultsSection(heading: string, name: string, rows: VariantResult[]): s
         <td class="n">${r.isControl ? '' : interval(r.liftLow, r.liftHigh, true)}</td>
         <td class="n">${r.relativeLift === null ? '–' : `${signed(r.relativeLift * 100, 1)}%`}</td>
         <td class="n">${pValue(r.pValue)}</td><td class="n">${pValue(r.pValueHolm)}</td>
-        <td class="n">${r.srmStatus === 'allocation unknown' ? 'allocation unknown' : pValue(r.srmPValue)}</td>
+        <td class="n">${r.srmStatus?.startsWith('allocation ') ? escapeHtml(r.srmStatus) : pValue(r.srmPValue)}</td>
         <td>${r.verdict ?? (r.isControl ? 'control' : '–')}</td></tr>`;
     })
     .join('\n');
@@ -173,7 +173,7 @@ function resultsSection(heading: string, name: string, rows: VariantResult[]): s
   <p class="note">Green (winner): better than the control at the 5% level after Holm's adjustment for the test's several comparisons; red (loser): worse.
     Two-proportion z-test against the control; intervals are 95%. SRM (untrustworthy, yellow): the variants' totals are too far from the
     split declared in the config (p &lt; 0.001): do not trust any result of that test. The API gives no allocation: a test without a
-    declared split is not checked (allocation unknown).</p>
+    declared split is not checked (allocation unknown), nor one that names a weight for only some variants (allocation incomplete).</p>
 </section>`;
 }
 

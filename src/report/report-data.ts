@@ -40,7 +40,10 @@ export interface VariantResult {
   srmPValue: number | null;
   /** The variants' totals are too far from the declared split: the test's results are suspect. */
   sampleRatioMismatch: boolean;
-  /** 'allocation unknown' when no split is declared for the test (migration 0024): not checked. */
+  /**
+   * 'allocation unknown' when no split is declared for the test (migration 0024), 'allocation
+   * incomplete' when it names only some variants (0037): not checked either way.
+   */
   srmStatus: string | null;
   /** winner, loser, inconclusive or untrustworthy (an SRM); null for the control. */
   verdict: 'winner' | 'loser' | 'inconclusive' | 'untrustworthy' | null;

@@ -32,6 +32,18 @@ export const BENCHMARK_SIZE: BenchmarkSize = {
 };
 
 const DAYS = 365;
+/**
+ * Two sources, their rows interleaved day by day, as a warehouse that loads several sites has
+ * them: main, the site the examples query, and a small one, holding 1 of every 300 blocks of 10
+ * feedback items, survey answers and recordings (about 3,300 feedback items in the year, a block
+ * every few days). Its
+ * last days through the dt index would read main's index entries too, 300 for each of its own;
+ * (source_id, dt) reads its own only. The other tables are main's.
+ */
+export const BENCHMARK_SOURCES = ['main', 'small'] as const;
+export const SMALL_SOURCE = 'small';
+const SOURCE_OF = (g: string) => `(case when (${g} / 10) % 300 = 150 then '${SMALL_SOURCE}' else 'main' end)`;
+
 /** The tables the benchmark makes big; the EXPLAIN test watches their scans. */
 export const BIG_TABLES = ['feedback', 'survey_answers', 'recordings', 'visitors', 'test_result_history'];
 
@@ -58,7 +70,7 @@ export async function fillBenchmarkWarehouse(
     // g runs in day order: day (g * DAYS / n) ascends with g, the time of day scatters.
     `insert into feedback (source_id, id, feedback_id, question, session, comment, rating, rating_text, dt, url,
                            screenshot, visitor_id, raw, origin)
-       select 'main', g, 101 + g % 3,
+       select ${SOURCE_OF('g')}, g, 101 + g % 3,
               (array['How would you rate this page?', 'Did you find what you were looking for?',
                      'How likely are you to recommend us to a friend?'])[g % 3 + 1],
               's-' || g, (array['Great selection, fast checkout.', 'The size guide is hard to find.', '',
@@ -85,7 +97,7 @@ export async function fillBenchmarkWarehouse(
        from generate_series(0, ${size.visitors - 1}) g
        cross join lateral (select * from bench_agents a where a.i = g % 6) a`,
     `insert into survey_answers (source_id, id, question_id, question, session, comment, dt, url, visitor_id, raw)
-       select 'main', g, 11 + q, coalesce((array['What brought you to our site today?', 'Did you find what you needed?',
+       select ${SOURCE_OF('g')}, g, 11 + q, coalesce((array['What brought you to our site today?', 'Did you find what you needed?',
                      'What almost stopped you from buying?', 'How did you hear about us?',
                      'Anything else you want to tell us?'])[q + 1], 'Question ' || (11 + q)),
               's-' || g, (array['Yes', 'No', 'Partly', 'Price', ''])[1 + (g * 3) % 5],
@@ -97,7 +109,7 @@ export async function fillBenchmarkWarehouse(
        cross join lateral (select g % ${size.questions} as q) question`,
     `insert into recordings (source_id, id, duration, landing_page, referral, country, city, user_ip, user_agent,
                              dt, video_link, raw)
-       select 'main', 'rec-' || lpad(g::text, 7, '0'), 3 + (g * 37) % 1800, pg_temp.bench_page((g * 3) % ${size.pages}), '',
+       select ${SOURCE_OF('g')}, 'rec-' || lpad(g::text, 7, '0'), 3 + (g * 37) % 1800, pg_temp.bench_page((g * 3) % ${size.pages}), '',
               (array['Germany', 'France', 'United States', 'Japan', 'Brazil', 'Nigeria', 'Sweden'])[1 + g % 7],
               (array['Berlin', 'Lyon', 'Austin', 'Osaka', 'Recife', 'Lagos', 'Göteborg'])[1 + g % 7],
               '198.51.100.' || (g % 254 + 1), 'Mozilla/5.0',
@@ -142,7 +154,10 @@ export async function fillBenchmarkWarehouse(
        from unnest(array['feedback', 'survey', 'recordings']) r`,
   ];
 
-  await pool.query(`insert into sources (source_id, base_url) values ('main', 'https://api.example.com')`);
+  for (const source of BENCHMARK_SOURCES)
+    await pool.query(`insert into sources (source_id, base_url) values ($1, 'https://api.example.com')`, [
+      source,
+    ]);
   // Building an index once is far cheaper than maintaining it through a million random inserts:
   // the migration's indexes are set aside and made again, from their own definitions, after.
   const { rows: indexes } = await pool.query<{ table: string; name: string; definition: string }>(

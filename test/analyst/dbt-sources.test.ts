@@ -254,16 +254,21 @@ describe('dbt sources.yml from the live schema', () => {
   it('freshness is when the tool last read a resource, whatever changed, not when its content last changed', async () => {
     const tables = file.sources[0]?.tables ?? [];
     const config = (name: string) => tables.find((x) => x.name === name)?.config;
-    expect(config('ab_tests')?.loaded_at_field).toBe('last_seen_at');
-    expect(config('test_results')?.loaded_at_field).toBe('last_seen_at');
-    expect(config('heatmaps')?.loaded_at_field).toBe('last_seen_at');
-    expect(config('sync_health')?.loaded_at_field).toBe('last_read_at');
-    expect(config('day_completeness')?.loaded_at_field).toBe('last_read_at');
+    // The last read of the relation's resources, the oldest over the sources (dbt-freshness.test.ts).
+    expect(config('ab_tests')?.loaded_at_query).toContain("resource in ('abtesting')");
+    expect(config('test_results')?.loaded_at_query).toContain("resource in ('abtesting', 'personalization')");
+    expect(config('heatmaps')?.loaded_at_query).toContain("resource in ('heatmaps')");
+    expect(config('sync_health')?.loaded_at_query).toContain(`from ${t.schema}.sync_health`);
+    expect(config('day_completeness')?.loaded_at_query).toContain(
+      "resource in ('feedback', 'survey', 'recordings')",
+    );
     expect(config('feedback')?.loaded_at_field).toBeUndefined();
     const query = config('feedback')?.loaded_at_query ?? '';
-    expect(query).toBe(`select max(last_read_at) from ${t.schema}.sync_health where resource = 'feedback'`);
-    expect(config('survey_answers')?.loaded_at_query).toContain("resource = 'survey'");
-    expect(config('recordings')?.loaded_at_query).toContain("resource = 'recordings'");
+    expect(query).toBe(
+      `select min(coalesce(last_read_at, timestamptz 'epoch')) from ${t.schema}.sync_health where resource in ('feedback')`,
+    );
+    expect(config('survey_answers')?.loaded_at_query).toContain("resource in ('survey')");
+    expect(config('recordings')?.loaded_at_query).toContain("resource in ('recordings')");
     // No column says when: no freshness check rather than a wrong one.
     expect(config('feedback_enriched')?.freshness).toBeNull();
     expect(config('feedback_enriched')?.loaded_at_field).toBeUndefined();
@@ -272,7 +277,7 @@ describe('dbt sources.yml from the live schema', () => {
     const read = async () => {
       const { rows } = await sql<{ read: Date; changed: Date; seen: Date }>`
         select (${sql.raw(query)}) as read, (select max(last_changed_at) from feedback) as changed,
-               (select last_read_at from sync_health where resource = 'abtesting') as seen`.execute(t.db);
+               (${sql.raw(config('ab_tests')?.loaded_at_query ?? '')}) as seen`.execute(t.db);
       const row = rows[0];
       if (row === undefined) throw new Error('no row');
       return row;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as experimentChecks from '../../migrations/0012-experiment-checks.js';
 import * as expectedAllocations from '../../migrations/0024-expected-allocations.js';
+import * as analystHonesty from '../../migrations/0037-analyst-honesty.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -205,20 +206,25 @@ describe('sample-ratio mismatch and Holm-adjusted p-values', () => {
     }
   });
 
-  it('down (0024, then 0012) takes the new columns away and keeps the others with their comments; up brings them back', async () => {
+  it('down (0037, 0024, then 0012) takes the new columns away and keeps the others with their comments; up brings them back', async () => {
     const snapshot = () =>
       sql<{ name: string; comment: string | null }>`
         select a.attname as name, col_description(a.attrelid, a.attnum) as comment from pg_attribute a
          where a.attrelid = 'ab_test_results'::regclass and a.attnum > 0 order by a.attnum`.execute(t.db);
     const before = (await snapshot()).rows;
     const values = await sql`select * from ab_test_results order by test_id, variant`.execute(t.db);
+    // As the migrator goes down: 0037 wraps the view that 0024 reads back.
+    await t.db.transaction().execute((trx) => analystHonesty.down(trx));
+    const before0037 = (await snapshot()).rows;
+    expect(before0037.map((c) => c.name)).toEqual(before.map((c) => c.name));
     await t.db.transaction().execute((trx) => expectedAllocations.down(trx));
     expect((await snapshot()).rows.map((c) => c.name)).toEqual(before.slice(0, -3).map((c) => c.name));
     await t.db.transaction().execute((trx) => experimentChecks.down(trx));
     const down = (await snapshot()).rows;
-    expect(down).toEqual(before.slice(0, -7));
+    expect(down).toEqual(before0037.slice(0, -7));
     await t.db.transaction().execute((trx) => experimentChecks.up(trx));
     await t.db.transaction().execute((trx) => expectedAllocations.up(trx));
+    await t.db.transaction().execute((trx) => analystHonesty.up(trx));
     await declareEqualSplit(t);
     expect((await snapshot()).rows).toEqual(before);
     expect((await sql`select * from ab_test_results order by test_id, variant`.execute(t.db)).rows).toEqual(

@@ -206,6 +206,7 @@ describe('the report page', () => {
             srmStatus: 'mismatch',
             verdict: 'untrustworthy',
           }),
+          variant({ testId: 'ab-3', testName: 'Half declared', srmStatus: 'allocation incomplete' }),
         ],
       }),
       '',
@@ -214,7 +215,9 @@ describe('the report page', () => {
       cls: m[1],
       text: m[2] ?? '',
     }));
-    expect(rows).toHaveLength(2);
+    expect(rows).toHaveLength(3);
+    // A split declared for some variants only is not checked either, and says so.
+    expect(rows[2]?.text).toContain('allocation incomplete');
     expect(rows[0]?.cls).toBe('win');
     expect(rows[0]?.text).toContain('allocation unknown');
     expect(rows[0]?.text).toContain('winner');

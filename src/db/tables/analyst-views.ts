@@ -39,7 +39,8 @@ export interface TestResultsView {
   p_value_holm: V<number>;
   /** Migration 0024: the declared split, its check and the row's verdict. */
   expected_share: V<number>;
-  srm_status: V<'allocation unknown' | 'mismatch' | 'ok' | 'not computable'>;
+  /** Migration 0037: 'allocation incomplete', a split declared for some of the variants only. */
+  srm_status: V<'allocation unknown' | 'allocation incomplete' | 'mismatch' | 'ok' | 'not computable'>;
   verdict: V<'winner' | 'loser' | 'inconclusive' | 'untrustworthy'>;
 }
 
@@ -140,6 +141,13 @@ export interface DayCompletenessView {
   requested_limit: V<number>;
   cap_learned: V<number>;
   last_read_at: V<Date>;
+  /**
+   * Migration 0037: items_stored under its honest name (the items the last read returned); the
+   * rows the table holds on the day; the day's versions kept in key_collisions instead.
+   */
+  items_read: V<number>;
+  rows_stored: V<number>;
+  items_set_aside: V<number>;
 }
 
 /** missing_upstream (migration 0028): windowed rows the service no longer has, left out of the other views. */
