@@ -1,5 +1,4 @@
-import wrapAnsi from 'wrap-ansi';
-import { oneLine } from '../log/terminal-text.js';
+import { oneLine, wrapAnsi } from '../log/terminal-text.js';
 
 /**
  * Left-aligned text columns, numbers right-aligned: enough for a terminal summary. On a terminal

@@ -12,7 +12,7 @@ import {
   maskPassword,
 } from '../db/connection.js';
 import type { Database } from '../db/database.js';
-import { startEmbeddedPostgres } from '../db/embedded.js';
+import type { startEmbeddedPostgres } from '../db/embedded.js';
 import { type LockWatch, watchLockWaits } from '../db/lock-watch.js';
 import { migrateToLatest, migrationState, newerWarehouse, notMigrated } from '../db/migrator.js';
 import { describeShortage, resourceShortage } from '../db/resource-shortage.js';
@@ -99,6 +99,8 @@ export async function usingWarehouse<T>(
     );
   if (url === undefined) {
     const dataDir = resolve(config.dataDir);
+    // Only without DATABASE_URL: a command on a server never loads the embedded server's code.
+    const { startEmbeddedPostgres } = await import('../db/embedded.js');
     embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPort, logger }).catch(
       (error: unknown) => {
         throw embeddedStartError(dataDir, error);

@@ -1,4 +1,5 @@
-import wrapAnsi from 'wrap-ansi';
+import { createRequire } from 'node:module';
+import type WrapAnsi from 'wrap-ansi';
 
 /**
  * What reaches a terminal from the database or the API is text a stranger may have written: a
@@ -15,6 +16,17 @@ import wrapAnsi from 'wrap-ansi';
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL_OR_LINE_BREAK = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * wrap-ansi builds an Intl.Segmenter when it loads (ICU data: tens of ms of every command's
+ * start-up): it loads on the first line wrapped, so output to a file or a pipe, and --help, never
+ * pay for it. `require` because printing is synchronous.
+ */
+let wrapAnsiLoaded: typeof WrapAnsi | undefined;
+export function wrapAnsi(...args: Parameters<typeof WrapAnsi>): string {
+  wrapAnsiLoaded ??= (createRequire(import.meta.url)('wrap-ansi') as { default: typeof WrapAnsi }).default;
+  return wrapAnsiLoaded(...args);
+}
 
 const visible = (character: string) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
