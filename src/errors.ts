@@ -28,6 +28,13 @@ export interface ConfigProblem {
   variable: string;
   /** What was expected; never the value that was given, which may be a secret. */
   expected: string;
+  /** Not set at all (or empty): said as such, before what it should hold. */
+  missing?: boolean;
+}
+
+/** `INSIGHTS_API_KEY is not set (the API key of the source)`, or `INSIGHTS_LIMIT: an integer 1-1000000`. */
+export function describeConfigProblem(p: ConfigProblem): string {
+  return p.missing === true ? `${p.variable} is not set (${p.expected})` : `${p.variable}: ${p.expected}`;
 }
 
 export class ConfigError extends InsightsError {
@@ -35,7 +42,7 @@ export class ConfigError extends InsightsError {
   readonly problems: ConfigProblem[];
 
   constructor(problems: ConfigProblem[]) {
-    super(`invalid configuration: ${problems.map((p) => `${p.variable}: ${p.expected}`).join('; ')}`);
+    super(`invalid configuration: ${problems.map(describeConfigProblem).join('; ')}`);
     this.problems = problems;
   }
 }

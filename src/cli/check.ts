@@ -45,6 +45,17 @@ function renderChecks(report: CheckReport & { passedHidden?: number }): string {
           terminalColumns(process.stdout),
         )}\n\n`;
   const hidden = report.passedHidden ? `; ${report.passedHidden} passed, not shown` : '';
-  const verdict = report.ok ? 'all checks passed' : `some checks failed (exit code ${report.exitCode})`;
-  return `${table}${verdict}${hidden}\n`;
+  return `${table}${checkVerdict(report)}${hidden}\n`;
+}
+
+/** The line under the checks: "all" only when every row passed; warnings and skipped rows counted. */
+export function checkVerdict(report: Pick<CheckReport, 'ok' | 'exitCode' | 'checks'>): string {
+  const count = (status: CheckReport['checks'][number]['status'], one: string, many: string) => {
+    const n = report.checks.filter((row) => row.status === status).length;
+    return n === 0 ? [] : [`${n} ${n === 1 ? one : many}`];
+  };
+  const notes = [...count('warning', 'warning', 'warnings'), ...count('skipped', 'skipped', 'skipped')];
+  if (!report.ok)
+    return `some checks failed (exit code ${report.exitCode})${notes.length === 0 ? '' : `; ${notes.join(', ')}`}`;
+  return notes.length === 0 ? 'all checks passed' : `checks passed with ${notes.join(', ')}`;
 }

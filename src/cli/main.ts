@@ -100,7 +100,12 @@ export function buildProgram(): Command {
  * this because it is set before they are registered.
  */
 export function usageLine(text: string): string {
-  return `insights-sync: ${oneLine(text.replace(/^error: /, '').replace(/\n$/, ''))}\n`;
+  // Commander puts its suggestion on a line of its own: it joins this one, so the line stays one.
+  const joined = text
+    .replace(/^error: /, '')
+    .replace(/\n$/, '')
+    .replace(/\n\(Did you mean ([^\n]*)\)$/, ' (did you mean $1)');
+  return `insights-sync: ${oneLine(joined)}\n`;
 }
 
 /** Commander's ends that are not errors. */

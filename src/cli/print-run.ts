@@ -6,8 +6,9 @@ import {
   writeFailureWins,
 } from '../errors.js';
 import { printProse, terminalColumns } from '../log/terminal-text.js';
-import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary } from '../sync/outcomes.js';
-import { formatTable } from './format-table.js';
+import { isWindowed } from '../schemas/resource-names.js';
+import { ITEM_IDENTITY, otherItems, type RunResult, type RunSummary, windowsRun } from '../sync/outcomes.js';
+import { formatTable, type Heading } from './format-table.js';
 
 /** Where the summary goes; `columns`, a terminal's width, turns a table too wide into records. */
 export interface RunOutput {
@@ -20,27 +21,15 @@ export function printRun(
   result: RunResult,
   out: RunOutput = { write: printProse, columns: terminalColumns(process.stdout) },
 ): void {
-  const rows: (string | number)[][] = [];
-  for (const [source, resources] of Object.entries(result.summary)) {
-    for (const [resource, s] of Object.entries(resources)) {
-      if (!s) continue;
-      rows.push([
-        source,
-        resource,
-        s.windows,
-        s.fetched,
-        s.inserted,
-        s.updated,
-        s.unchanged,
-        s.rejected,
-        otherItems(s),
-        s.truncatedDays.length,
-        s.failedWindows,
-      ]);
-    }
-  }
+  const sources = Object.keys(result.summary).length;
   out.write(
-    `${formatTable(['source', 'resource', 'windows', 'fetched', 'inserted', 'updated', 'unchanged', 'rejected', 'other', 'truncated', 'failed'], rows, out.columns)}\n`,
+    sources > PER_SOURCE_ABOVE
+      ? `${formatTable(
+          RUN_HEADINGS.filter((h) => h !== 'resource'),
+          sourceRows(result.summary),
+          out.columns,
+        )}\n${sources} sources, a line each, their day windows summed (\`status --json\` has each resource of each run)\n`
+      : `${formatTable(RUN_HEADINGS, summaryRows(result.summary), out.columns)}\n`,
   );
   out.write(
     `day windows: ${ITEM_IDENTITY.replace('setAside + duplicates + suppressed + discarded', 'other')} (other: set aside in key_collisions, duplicates in a response, forgotten visitors, items of a failed day); tests and heatmaps count items read and rows written\n`,
@@ -74,8 +63,106 @@ export function printRun(
   const evidence = evidenceCounts(result.summary);
   if (evidence.length > 0) out.write(`${EVIDENCE_HEADING}: ${evidence.join('; ')}\n`);
   out.write(`run ${result.runId}: ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s\n`);
+  out.write(`${totalsLine(result.summary)}\n`);
   const failure = runFailure(result);
   if (failure !== undefined) throw failure;
+}
+
+/** The run summary's headings, each with the abbreviation it takes on a narrow terminal. */
+const RUN_HEADINGS: readonly Heading[] = [
+  'source',
+  'resource',
+  { name: 'windows run', short: 'ran' },
+  { name: 'failed', short: 'fail' },
+  'not run',
+  { name: 'fetched', short: 'fetch' },
+  { name: 'inserted', short: 'ins' },
+  { name: 'updated', short: 'upd' },
+  { name: 'unchanged', short: 'same' },
+  { name: 'rejected', short: 'rej' },
+  'other',
+  { name: 'truncated', short: 'trunc' },
+];
+
+/** Above this many sources, the run summary shows a line per source (as `status` does). */
+export const PER_SOURCE_ABOVE = 10;
+
+/** A row per source: its day windows' counts summed over its resources. */
+export function sourceRows(summary: RunSummary): (string | number)[][] {
+  return Object.keys(summary).map((source) => {
+    const rows = summaryRows({ [source]: summary[source] ?? {} }).filter(([, resource]) =>
+      isWindowed(String(resource)),
+    );
+    const counts = RUN_HEADINGS.slice(2).map((_, i) =>
+      rows.reduce((n, row) => n + Number(row[i + 2] ?? 0), 0),
+    );
+    return [source, ...counts];
+  });
+}
+
+/**
+ * A row per source and resource: the windows it ran (failed ones among them) and those it did not
+ * run add up to those it planned; the items, as ITEM_IDENTITY.
+ */
+export function summaryRows(summary: RunSummary): (string | number)[][] {
+  return Object.entries(summary).flatMap(([source, resources]) =>
+    Object.entries(resources).flatMap(([resource, s]) =>
+      s
+        ? [
+            [
+              source,
+              resource,
+              windowsRun(s),
+              s.failedWindows,
+              s.skippedWindows,
+              s.fetched,
+              s.inserted,
+              s.updated,
+              s.unchanged,
+              s.rejected,
+              otherItems(s),
+              s.truncatedDays.length,
+            ],
+          ]
+        : [],
+    ),
+  );
+}
+
+/**
+ * The run's one totals line, last, as dbt ends its runs: over many sources the table is long, and
+ * this is what a glance reads. Windows and items of the day windows (written: inserted or
+ * updated); snapshots that failed.
+ */
+export function totalsLine(summary: RunSummary): string {
+  const sums = {
+    sources: 0,
+    ran: 0,
+    failed: 0,
+    notRun: 0,
+    fetched: 0,
+    stored: 0,
+    truncated: 0,
+    snapshotsFailed: 0,
+  };
+  for (const resources of Object.values(summary)) {
+    sums.sources += 1;
+    for (const [resource, s] of Object.entries(resources)) {
+      if (!s) continue;
+      if (!isWindowed(resource)) {
+        sums.snapshotsFailed += s.failedWindows;
+        continue;
+      }
+      sums.ran += windowsRun(s);
+      sums.failed += s.failedWindows;
+      sums.notRun += s.skippedWindows;
+      sums.fetched += s.fetched;
+      sums.stored += s.inserted + s.updated;
+      sums.truncated += s.truncatedDays.length;
+    }
+  }
+  const snapshots = sums.snapshotsFailed === 0 ? '' : ` snapshots_failed=${sums.snapshotsFailed}`;
+  return `totals: sources=${sums.sources} windows_run=${sums.ran} failed=${sums.failed} not_run=${sums.notRun} fetched=${sums.fetched} written=${sums.stored} truncated_days=${sums.truncated}${snapshots}`;
 }
 
 /**

@@ -9,9 +9,9 @@ import { describeReadingChange } from '../status/reading-history.js';
 import type { SourceRun } from '../status/source-runs.js';
 import type { RunRow, StatusReport } from '../status/status-report.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
-import { otherItems } from '../sync/outcomes.js';
+import { otherItems, windowsRun } from '../sync/outcomes.js';
 import { utcSeconds } from '../time/instant-text.js';
-import { formatTable } from './format-table.js';
+import { fitTable, formatTable, type Heading } from './format-table.js';
 import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
 import { embeddedOption } from './run-options.js';
 
@@ -209,57 +209,8 @@ export function renderStatus(report: ShownReport, options: RenderOptions = {}): 
 
 function renderTables(report: ShownReport, options: RenderOptions): string {
   const summary = options.details !== true && report.sources.length > SUMMARY_ABOVE;
-  const table = summary
-    ? sourceSummary(report, options.columns)
-    : formatTable(
-        [
-          'source',
-          'resource',
-          'watermark',
-          'lag (days)',
-          'truncated days',
-          'rejected',
-          'key collisions',
-          'missing upstream',
-          'failed windows',
-        ],
-        report.resources.map((r) => [
-          r.source,
-          r.resource,
-          r.watermark ??
-            (report.sources.find((s) => s.source === r.source)?.state === 'never loaded'
-              ? 'never loaded'
-              : r.lagDays === null && isSnapshot(r.resource)
-                ? 'snapshot'
-                : 'none'),
-          r.lagDays ?? '-',
-          r.truncatedDays.length === 0
-            ? '0'
-            : `${r.truncatedDays.length} (${r.truncatedDays.slice(-3).join(', ')})`,
-          r.rejectedItems,
-          r.keyCollisions,
-          r.missingUpstream,
-          r.failedWindows.length === 0
-            ? '0'
-            : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
-        ]),
-        options.columns,
-      );
-  const runs = formatTable(
-    ['run', 'trigger', 'status', 'started (UTC)', 'duration', ...RUN_COUNTS.map(([, label]) => label)],
-    report.runs.map((r) => {
-      const totals = runTotals(r);
-      return [
-        r.runId,
-        r.fromDay === null ? r.trigger : `${r.trigger} ${r.fromDay}..${r.toDay ?? ''}`,
-        r.status,
-        utcSeconds(r.startedAt),
-        r.durationMs === null ? '-' : `${(r.durationMs / 1000).toFixed(1)} s`,
-        ...RUN_COUNTS.map(([key]) => totals[key]),
-      ];
-    }),
-    options.columns,
-  );
+  const table = summary ? sourceSummary(report, options.columns) : resourceTable(report, options.columns);
+  const runs = renderRuns(report.runs, options.columns);
   // A run's error is a sentence: under the table it keeps the columns of every other run narrow.
   const runErrors = report.runs.flatMap((r) => (r.error ? [`  run ${r.runId}: ${oneLine(r.error)}`] : []));
   const changes = report.runs.flatMap((r) => {
@@ -285,6 +236,76 @@ function renderTables(report: ShownReport, options: RenderOptions): string {
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
   return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${runErrors.length === 0 ? '' : `${runErrors.join('\n')}\n`}${lock}${snapshots}${evidence}${renderWebhooks(report, options.columns)}${renderQueue(report.queue ?? null, options.columns)}`;
+}
+
+/** The headings of the resource table, with the abbreviations it takes on a narrow terminal. */
+const RESOURCE_HEADINGS: readonly Heading[] = [
+  'source',
+  'resource',
+  'watermark',
+  { name: 'lag (days)', short: 'lag' },
+  { name: 'truncated days', short: 'trunc' },
+  { name: 'rejected', short: 'rej' },
+  { name: 'key collisions', short: 'coll' },
+  { name: 'missing upstream', short: 'miss' },
+  { name: 'failed windows', short: 'fail' },
+];
+
+/**
+ * A row per source and resource. Its truncated days and last failure in the row where that fits;
+ * on a terminal too narrow, counts in the rows and those under the table, a line each.
+ */
+function resourceTable(report: ShownReport, columns: number | undefined): string {
+  const whole = fitTable(
+    RESOURCE_HEADINGS,
+    report.resources.map((r) => resourceRow(report, r, true)),
+    columns,
+  );
+  if (whole.form === 'table') return whole.text;
+  const counts = formatTable(
+    RESOURCE_HEADINGS,
+    report.resources.map((r) => resourceRow(report, r, false)),
+    columns,
+  );
+  const notes = report.resources.flatMap((r) => [
+    ...(r.truncatedDays.length === 0
+      ? []
+      : [`  ${oneLine(r.source)}/${r.resource}: truncated ${r.truncatedDays.slice(-3).join(', ')}`]),
+    ...(r.failedWindows.length === 0
+      ? []
+      : [
+          `  ${oneLine(r.source)}/${r.resource}: last failed window: ${oneLine(r.failedWindows.at(-1)?.error ?? '')}`,
+        ]),
+  ]);
+  return notes.length === 0 ? counts : `${counts}\n${notes.join('\n')}`;
+}
+
+/** One resource's row; `inline`: its last truncated days and last failure in the cells. */
+function resourceRow(
+  report: ShownReport,
+  r: ShownReport['resources'][number],
+  inline: boolean,
+): (string | number)[] {
+  return [
+    r.source,
+    r.resource,
+    r.watermark ??
+      (report.sources.find((s) => s.source === r.source)?.state === 'never loaded'
+        ? 'never loaded'
+        : r.lagDays === null && isSnapshot(r.resource)
+          ? 'snapshot'
+          : 'none'),
+    r.lagDays ?? '-',
+    r.truncatedDays.length === 0 || !inline
+      ? r.truncatedDays.length
+      : `${r.truncatedDays.length} (${r.truncatedDays.slice(-3).join(', ')})`,
+    r.rejectedItems,
+    r.keyCollisions,
+    r.missingUpstream,
+    r.failedWindows.length === 0 || !inline
+      ? r.failedWindows.length
+      : `${r.failedWindows.length} (last: ${r.failedWindows.at(-1)?.error ?? ''})`,
+  ];
 }
 
 /** The last change of a server reading, per source that had one. */
@@ -347,24 +368,73 @@ function renderQueue(queue: QueueStatus | null, columns: number | undefined): st
   return `\nqueue: ${queue.workersAlive} worker(s) alive, ${queue.perMinute.toFixed(1)} windows per minute (last 5 minutes)\n${workers}\nwindow jobs:\n${jobs}\n`;
 }
 
-/** A run's counts of day windows over all its sources (status --json has them per resource). */
-const RUN_COUNTS = [
-  ['windows', 'windows'],
-  // Of the windows: failed (or not attempted because of a failure), and not run (a shutdown, or a
-  // stop on a database that cannot take writes). The others loaded.
-  ['failed', 'failed'],
-  ['notRun', 'not run'],
-  ['fetched', 'fetched'],
-  ['inserted', 'inserted'],
-  ['updated', 'updated'],
-  ['unchanged', 'unchanged'],
-  ['rejected', 'rejected'],
-  ['other', 'other'],
-  ['truncated', 'truncated'],
-] as const;
+/**
+ * The last runs: one table where the terminal is wide enough (or unknown), else two, their windows
+ * and their items, each fitted (formatTable): fifteen columns of a run do not fit 80.
+ */
+export function renderRuns(runs: readonly RunRow[], columns: number | undefined): string {
+  const rows = runs.map((r) => {
+    const totals = runTotals(r);
+    return {
+      head: [
+        r.runId,
+        r.fromDay === null ? r.trigger : `${r.trigger} ${r.fromDay}..${r.toDay ?? ''}`,
+        r.status,
+        utcSeconds(r.startedAt),
+        r.durationMs === null ? '-' : `${(r.durationMs / 1000).toFixed(1)} s`,
+      ],
+      windows: WINDOW_COUNTS.map(([key]) => totals[key]),
+      items: ITEM_COUNTS.map(([key]) => totals[key]),
+    };
+  });
+  const heads = ['run', 'trigger', 'status', 'started (UTC)', 'duration'];
+  const windowHeads = WINDOW_COUNTS.map(([, heading]) => heading);
+  const itemHeads = ITEM_COUNTS.map(([, heading]) => heading);
+  const one = fitTable(
+    [...heads, ...windowHeads, ...itemHeads],
+    rows.map((r) => [...r.head, ...r.windows, ...r.items]),
+    columns,
+  );
+  if (one.form === 'table') return one.text;
+  const windows = formatTable(
+    [...heads, ...windowHeads],
+    rows.map((r) => [...r.head, ...r.windows]),
+    columns,
+  );
+  const items = formatTable(
+    ['run', ...itemHeads],
+    rows.map((r) => [r.head[0] ?? '', ...r.items]),
+    columns,
+  );
+  return `${windows}\nitems of their day windows:\n${items}`;
+}
 
-function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number | string> {
-  const totals = {
+/**
+ * A run's counts of day windows over all its sources (status --json has them per resource): the
+ * windows it ran (failed ones too, and those not attempted because of a failure), and those it did
+ * not run (a shutdown, or a stop on a database that cannot take writes).
+ */
+const WINDOW_COUNTS = [
+  ['windows', { name: 'windows run', short: 'ran' }],
+  ['failed', { name: 'failed', short: 'fail' }],
+  ['notRun', 'not run'],
+] as const satisfies readonly (readonly [string, Heading])[];
+
+/** What the items its windows fetched became (ITEM_IDENTITY), and its truncated days. */
+const ITEM_COUNTS = [
+  ['fetched', 'fetched'],
+  ['inserted', { name: 'inserted', short: 'ins' }],
+  ['updated', { name: 'updated', short: 'upd' }],
+  ['unchanged', { name: 'unchanged', short: 'same' }],
+  ['rejected', { name: 'rejected', short: 'rej' }],
+  ['other', 'other'],
+  ['truncated', { name: 'truncated days', short: 'trunc' }],
+] as const satisfies readonly (readonly [string, Heading])[];
+
+type RunCount = (typeof WINDOW_COUNTS)[number][0] | (typeof ITEM_COUNTS)[number][0];
+
+function runTotals(run: RunRow): Record<RunCount, number | string> {
+  const totals: Record<RunCount, number> = {
     windows: 0,
     failed: 0,
     notRun: 0,
@@ -377,26 +447,14 @@ function runTotals(run: RunRow): Record<(typeof RUN_COUNTS)[number][0], number |
     truncated: 0,
   };
   if (run.summary === null)
-    return {
-      ...totals,
-      windows: '-',
-      failed: '-',
-      notRun: '-',
-      fetched: '-',
-      inserted: '-',
-      updated: '-',
-      unchanged: '-',
-      rejected: '-',
-      other: '-',
-      truncated: '-',
-    };
+    return Object.fromEntries(Object.keys(totals).map((key) => [key, '-'])) as Record<RunCount, string>;
   // The day windows' counts, which add up (ITEM_IDENTITY); snapshots count items read and rows
   // of several tables, and show as their changes below the runs.
   for (const resources of Object.values(run.summary)) {
     for (const resource of WINDOWED_RESOURCES) {
       const s = resources[resource];
       if (!s) continue;
-      totals.windows += s.windows;
+      totals.windows += windowsRun(s);
       totals.failed += s.failedWindows;
       totals.notRun += s.skippedWindows;
       totals.fetched += s.fetched;

@@ -102,6 +102,7 @@ export function readSourcesFile(
       problems.push({
         variable: source.api_key_env ? source.api_key_env : `${where}.api_key`,
         expected: 'the API key of the source (api_key, or api_key_env naming a set variable)',
+        missing: true,
       });
       return;
     } else if (!isApiKeyValue(apiKey)) {

@@ -49,12 +49,14 @@ export function readSources(
       variable: 'INSIGHTS_API_URL',
       expected:
         'the base URL of the API, e.g. https://api.example.com (or INSIGHTS_CONFIG for several sources)',
+      missing: true,
     });
   } else {
     const expected = baseUrlExpected(baseUrl);
     if (expected !== undefined) problems.push({ variable: 'INSIGHTS_API_URL', expected });
   }
-  if (!apiKey) problems.push({ variable: 'INSIGHTS_API_KEY', expected: 'the API key of the source' });
+  if (!apiKey)
+    problems.push({ variable: 'INSIGHTS_API_KEY', expected: 'the API key of the source', missing: true });
   else if (!isApiKeyValue(apiKey))
     problems.push({ variable: 'INSIGHTS_API_KEY', expected: API_KEY_CHARACTERS });
   const webhook = webhookSettings(

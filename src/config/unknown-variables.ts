@@ -28,15 +28,37 @@ export interface UnknownVariable {
   closest: string;
 }
 
+/** The settings without the INSIGHTS_ prefix: a variable a typo away from one is taken for that typo. */
+export const UNPREFIXED_SETTINGS: readonly string[] = [
+  'DATABASE_URL',
+  ...ENV_SETTING_NAMES.filter((name) => !name.startsWith('INSIGHTS_')),
+];
+
 /**
- * INSIGHTS_* variables that nothing reads: a typo (INSIGHTS_CONCURENCY) is otherwise silently
- * ignored and its default stands. Each with the known name fewest edits away. Sorted by name.
+ * INSIGHTS_* variables that nothing reads, and variables a typo away from a setting without the
+ * prefix (DATABSE_URL): a typo is otherwise silently ignored and its default stands (or the
+ * setting is reported unset). Each with the known name fewest edits away. Sorted by name.
  */
 export function unknownVariables(env: Readonly<Record<string, string | undefined>>): UnknownVariable[] {
   return Object.keys(env)
-    .filter((name) => name.startsWith('INSIGHTS_') && !KNOWN_INSIGHTS_VARIABLES.includes(name))
     .sort()
-    .map((name) => ({ name, closest: closestName(name) }));
+    .flatMap((name) => {
+      if (name.startsWith('INSIGHTS_'))
+        return KNOWN_INSIGHTS_VARIABLES.includes(name) ? [] : [{ name, closest: closestName(name) }];
+      const near = nearSetting(name);
+      return near === undefined ? [] : [{ name, closest: near }];
+    });
+}
+
+/**
+ * The unprefixed setting `name` is a typo of: at most 2 edits from it (1 from a name shorter than
+ * 10, where 2 edits reach other tools' variables), and not that setting itself.
+ */
+export function nearSetting(name: string): string | undefined {
+  return UNPREFIXED_SETTINGS.find((known) => {
+    if (name === known) return false;
+    return editDistance(name, known) <= (known.length < 10 ? 1 : 2);
+  });
 }
 
 /** The line that warns about one. */

@@ -19,7 +19,7 @@ export interface SourceRun {
   outcome: 'ok' | 'partial' | 'failed' | 'interrupted';
   /** Its day windows in that run. */
   windows: number;
-  /** Its windows and snapshot resources that failed or were not attempted because of a failure. */
+  /** Its windows and snapshot resources that failed (those a failure kept from running are not run). */
   failed: number;
   /** The first error that run recorded for it; null when nothing failed. */
   error: string | null;

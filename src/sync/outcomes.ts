@@ -95,8 +95,8 @@ export interface WindowOutcome extends WindowCounts {
   shortage?: ResourceShortage;
   /**
    * A skipped window that was not attempted because of a failure (its source's key rejected, its
-   * endpoint refused): it counts as failed in the summary, with `error` saying why. A window
-   * skipped at shutdown has none.
+   * endpoint refused): not run in the summary, with `error` saying why. A window skipped at
+   * shutdown has none.
    */
   notAttempted?: boolean;
 }
@@ -159,9 +159,12 @@ export function unwrittenSnapshot(
 /** Per source and resource totals; day windows sum WindowCounts, snapshot resources SnapshotCounts. */
 export interface ResourceSummary extends WindowCounts, SnapshotCounts {
   windows: number;
-  /** Failed, and not attempted because of a failure (key rejected, endpoint refused). */
+  /** Attempted and failed (as the ledger records them). */
   failedWindows: number;
-  /** Not attempted because the run was stopping (shutdown). */
+  /**
+   * Not run: not attempted because the run was stopping (shutdown), or because of a failure (key
+   * rejected, endpoint refused: those outcomes are marked notAttempted and say why).
+   */
   skippedWindows: number;
   truncatedDays: string[];
   fetched: number;
@@ -205,6 +208,14 @@ export function otherItems(
   s: Partial<Pick<ResourceSummary, 'setAside' | 'duplicates' | 'suppressed' | 'discarded'>>,
 ): number {
   return (s.setAside ?? 0) + (s.duplicates ?? 0) + (s.suppressed ?? 0) + (s.discarded ?? 0);
+}
+
+/**
+ * The windows of a resource the run ran: its planned windows less those it did not run (a
+ * shutdown, or not attempted because of a failure). Failed windows count as run.
+ */
+export function windowsRun(s: Pick<ResourceSummary, 'windows' | 'skippedWindows'>): number {
+  return s.windows - s.skippedWindows;
 }
 
 export type RunSummary = Record<string, Partial<Record<Resource, ResourceSummary>>>;
@@ -270,12 +281,13 @@ function keysOf<T extends object>(record: T): (keyof T)[] {
   return Object.keys(record) as (keyof T)[];
 }
 
-/** A skipped outcome that was not attempted because of a failure counts as failed: it did not load. */
-function countStatus(
-  e: ResourceSummary,
-  o: Pick<WindowOutcome | SnapshotOutcome, 'status' | 'notAttempted'>,
-): void {
-  if (o.status === 'failed' || (o.status === 'skipped' && o.notAttempted === true)) e.failedWindows += 1;
+/**
+ * Failed: attempted, and failed (what the ledger records as failed). A window not attempted, at a
+ * shutdown or because of a failure (its key rejected, its endpoint refused), is not run: counted
+ * so, the run summary, its last line and the ledger give one number of failed windows.
+ */
+function countStatus(e: ResourceSummary, o: Pick<WindowOutcome | SnapshotOutcome, 'status'>): void {
+  if (o.status === 'failed') e.failedWindows += 1;
   else if (o.status === 'skipped') e.skippedWindows += 1;
 }
 

@@ -62,7 +62,7 @@ export class RunGate {
 
   /**
    * Windows and snapshots skipped because their source's key was rejected or their endpoint refused
-   * did not load for a reason the operator must fix: they say why, and count as failed.
+   * did not load for a reason the operator must fix: they say why (and count as not run).
    */
   markNotAttempted(outcomes: readonly (WindowOutcome | SnapshotOutcome)[]): void {
     for (const o of outcomes) {

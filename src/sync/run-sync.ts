@@ -597,9 +597,11 @@ function runStatus(
     first && 'day' in first
       ? `${first.source}/${first.resource}/${first.day}`
       : `${first?.source}/${first?.resource}`;
+  // The windows a refusal kept from running: the summary counts them as not run, so does this line.
+  const notRun = outcomes.filter((o) => o.status === 'skipped' && o.notAttempted === true).length;
   return {
     status: succeeded ? 'partial' : 'failed',
-    error: `${failures.length} window(s) failed; first ${where}: ${first?.error ?? 'unknown error'}`,
+    error: `${failures.length} window(s) failed${notRun === 0 ? '' : `, ${notRun} not run because of it`}; first ${where}: ${first?.error ?? 'unknown error'}`,
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { usageLine } from '../../src/cli/main.js';
 import { describeMigrate } from '../../src/cli/migrate.js';
+import { cliEnv, runCli } from '../helpers/cli.js';
 
 describe('migrate says what it did in one line', () => {
   it('nothing pending', () => {
@@ -28,9 +29,24 @@ describe("commander's usage errors", () => {
     );
   });
 
+  it("join commander's suggestion to the line, not as an escaped line break", () => {
+    expect(usageLine("error: unknown command 'sycn'\n(Did you mean sync?)\n")).toBe(
+      "insights-sync: unknown command 'sycn' (did you mean sync?)\n",
+    );
+  });
+
   it('cannot forge a line with what the user typed', () => {
     expect(usageLine("error: unknown command 'a\nb\u001b[2J'\n")).toBe(
       "insights-sync: unknown command 'a\\u000ab\\u001b[2J'\n",
     );
+  });
+});
+
+describe('a mistyped command, run', () => {
+  it('gets one line with the suggestion, exit 2', async () => {
+    const result = await runCli(['sycn'], cliEnv({}));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("insights-sync: unknown command 'sycn' (did you mean sync?)\n");
+    expect(result.stderr).not.toContain('\\u000a');
   });
 });

@@ -62,9 +62,9 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
       'personalization',
       'heatmaps',
     ]);
-    // Columns: source, resource, windows, fetched, inserted, ...
-    expect(backfill.find((row) => row[1] === 'feedback')?.[2]).toBe('30');
-    expect(backfill.every((row) => Number(row[4]) > 0)).toBe(true);
+    // Columns: source, resource, windows run, failed, not run, fetched, inserted, updated, ...
+    expect(backfill.find((row) => row[1] === 'feedback')?.slice(2, 5)).toEqual(['30', '0', '0']);
+    expect(backfill.every((row) => Number(row[6]) > 0)).toBe(true);
     expect(result.stdout).toMatch(/run 1: ok/);
     expect(result.stdout).toMatch(/run 2: ok/);
     expect(result.stdout).toMatch(
@@ -114,6 +114,6 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     // Idempotent: the second backfill inserted and updated nothing.
     const backfill = summaryRows(result.stdout, '2. Backfill');
     expect(backfill).toHaveLength(6);
-    expect(backfill.map((row) => [row[4], row[5]])).toEqual(Array(6).fill(['0', '0']));
+    expect(backfill.map((row) => [row[6], row[7]])).toEqual(Array(6).fill(['0', '0']));
   }, 90_000);
 });

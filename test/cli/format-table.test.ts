@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatTable } from '../../src/cli/format-table.js';
+import { fitTable, formatTable } from '../../src/cli/format-table.js';
 
 describe('formatTable', () => {
   it('pads text left-aligned and numbers right-aligned, two spaces between columns', () => {
@@ -54,19 +54,51 @@ describe('formatTable on a terminal too narrow for it', () => {
     expect(formatTable(header, rows, undefined)).toBe(formatTable(header, rows));
   });
 
-  it('shows each row as a record, a line per column, as psql -x does', () => {
-    expect(formatTable(header, rows, 60).split('\n')).toEqual([
+  it('wraps the widest text column before it turns rows into records', () => {
+    const fitted = fitTable(header, rows, 60);
+    expect(fitted.form).toBe('table');
+    expect(fitted.text.split('\n')).toEqual([
+      'source   resource  fetched  failed windows',
+      'shop     feedback     1234  0',
+      'blog-eu  survey          7  1 (last: the server answered 503',
+      '                            three times in a row)',
+    ]);
+  });
+
+  it('breaks headings between their words, then abbreviates them and says what each stands for', () => {
+    const counts: [string, number, number, number][] = [['shop', 12, 3, 0]];
+    const heading = ['source', 'windows run', { name: 'rejected items', short: 'rej' }, 'not run'];
+    expect(formatTable(heading, counts, 40).split('\n')).toEqual([
+      'source  windows  rejected  not',
+      '        run      items     run',
+      'shop         12         3    0',
+    ]);
+    expect(formatTable(heading, counts, 28).split('\n')).toEqual([
+      'source  windows  rej  not',
+      '        run           run',
+      'shop         12    3    0',
+      'abbreviations: rej =',
+      'rejected items',
+    ]);
+  });
+
+  it('shows each row as a record, a line per column, as psql -x does, when even that does not fit', () => {
+    const fitted = fitTable(header, rows, 34);
+    expect(fitted.form).toBe('records');
+    expect(fitted.text.split('\n')).toEqual([
       '-[ RECORD 1 ]------------',
       'source         | shop',
       'resource       | feedback',
       'fetched        | 1234',
       'failed windows | 0',
-      '-[ RECORD 2 ]------------------------------------------',
+      '-[ RECORD 2 ]-------------------',
       'source         | blog-eu',
       'resource       | survey',
       'fetched        | 7',
-      'failed windows | 1 (last: the server answered 503 three',
-      '               | times in a row)',
+      'failed windows | 1 (last: the',
+      '               | server answered',
+      '               | 503 three times',
+      '               | in a row)',
     ]);
   });
 

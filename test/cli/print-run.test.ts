@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EVIDENCE_HEADING, evidenceCounts, printRun } from '../../src/cli/print-run.js';
+import { wrapProse } from '../../src/log/terminal-text.js';
 import type { ResourceSummary, RunResult, RunSummary } from '../../src/sync/outcomes.js';
 
 const quiet: ResourceSummary = {
@@ -69,5 +70,80 @@ describe('the run summary counts what the run judged on evidence', () => {
     expect(text).toContain('run 7: ok');
     expect(text).not.toContain('missing upstream');
     expect(text).not.toContain('re-asked');
+  });
+});
+
+describe('the run summary of many sources on an 80-column terminal', () => {
+  const sources = Array.from({ length: 30 }, (_, i) => `agency-site-${String(i + 1).padStart(2, '0')}`);
+  // Interrupted: of 81 planned windows 19 ran (2 failed), 62 not run.
+  const big = {
+    ...quiet,
+    windows: 81,
+    failedWindows: 2,
+    skippedWindows: 62,
+    fetched: 123456,
+    inserted: 123456,
+  };
+  const summary: RunSummary = Object.fromEntries(
+    sources.map((s) => [
+      s,
+      { feedback: big, survey: big, recordings: big, heatmaps: { ...quiet, windows: 0 } },
+    ]),
+  );
+
+  function shown(columns: number): string {
+    const result: RunResult = {
+      runId: 8,
+      status: 'ok',
+      summary,
+      windows: [],
+      snapshots: [],
+      error: null,
+      durationMs: 1000,
+      requests: {},
+    };
+    let text = '';
+    printRun(result, { write: (chunk: string) => (text += chunk), columns });
+    return text;
+  }
+
+  it('keeps a table row per source, its day windows summed, none wider than the terminal', () => {
+    // As the command prints it: sentences broken between words, table rows left whole.
+    const lines = wrapProse(shown(80), 80).split('\n');
+    const table = lines.slice(
+      0,
+      lines.findIndex((line) => line.startsWith('day windows:')),
+    );
+    expect(table.filter((line) => line.length > 80)).toEqual([]);
+    expect(table.join('\n')).not.toContain('RECORD');
+    const rows = table.filter((line) => /^agency-site-\d\d /.test(line));
+    expect(rows).toHaveLength(30);
+    expect(rows[0]).toMatch(/^agency-site-01 +57 +6 +186 +370368 +370368 +0 +0 +0 +0 +0$/);
+  });
+
+  it('shows the windows run and those not run, not the windows planned', () => {
+    const one = { main: summary['agency-site-01'] ?? {} };
+    let text = '';
+    const result: RunResult = {
+      runId: 9,
+      status: 'interrupted',
+      summary: one,
+      windows: [],
+      snapshots: [],
+      error: null,
+      durationMs: 1,
+      requests: {},
+    };
+    expect(() => printRun(result, { write: (chunk: string) => (text += chunk) })).toThrow('run interrupted');
+    expect(text).toMatch(/^source +resource +windows run +failed +not run +fetched/m);
+    expect(text).toMatch(/^main +feedback +19 +2 +62 +123456 /m);
+  });
+
+  it('ends with one totals line over every source', () => {
+    const lines = shown(80).trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(
+      `totals: sources=30 windows_run=${30 * 3 * 19} failed=${30 * 3 * 2} not_run=${30 * 3 * 62} fetched=${30 * 3 * 123456} written=${30 * 3 * 123456} truncated_days=0`,
+    );
+    expect(lines.at(-2)).toBe('run 8: ok in 1.0 s');
   });
 });

@@ -12,7 +12,7 @@ const TO = addDays(TODAY, -1);
 const BACKFILL = ['backfill', '--from', FROM, '--to', TO, '--resources', 'feedback,survey,recordings'];
 const BAR =
   /^backfill \|[█░]{30}\| (\d+)\/30 days \| \d+ items \| \d+ items\/s \| (ETA \S+|(\d+) windows not run)$/;
-const TABLE_HEADER = /^source +resource +windows +fetched +inserted/;
+const TABLE_HEADER = /^source +resource +windows run +failed +not run +fetched +inserted/;
 
 /** The screen line starting with `start` and the continuation lines below it (indented further). */
 function paragraph(screen: string[], start: string): string[] {
@@ -73,7 +73,8 @@ describe('backfill and status on a terminal (140 x 45 unless said, as a user see
     expect(run.screen.slice(0, barAt).some((line) => line.includes('INFO: run finished'))).toBe(true);
     expect(run.screen.slice(0, barAt).filter((line) => TABLE_HEADER.test(line))).toEqual([]);
     expect(run.screen[barAt + 1]).toMatch(TABLE_HEADER);
-    expect(run.screen.at(-1)).toMatch(/^run \d+: ok in [\d.]+ s$/);
+    expect(run.screen.at(-2)).toMatch(/^run \d+: ok in [\d.]+ s$/);
+    expect(run.screen.at(-1)).toMatch(/^totals: sources=1 windows_run=90 failed=0 not_run=0 fetched=\d+ /);
     // The counts are in the table; the log on the same screen does not repeat them.
     expect(run.screen.filter((line) => line.includes('resource summary'))).toEqual([]);
     // The sentence under the table is broken between words, not where the terminal ends.
@@ -97,27 +98,28 @@ describe('backfill and status on a terminal (140 x 45 unless said, as a user see
     );
   }, 90_000);
 
-  it('status on an 80-column terminal: tables wider than it are shown as records, none broken', async () => {
+  it('status on an 80-column terminal: its tables fit, none shown as records, none broken', async () => {
     const run = await runOnTerminal(['status'], env, { cols: 80 });
     const screen = run.screen.join('\n');
-    // Six resources and one run (the backfill above): each a record, each column a line of its own.
-    const records = run.screen.filter((line) => /^-\[ RECORD \d+ \]-*$/.test(line));
-    expect(records, screen).toHaveLength(7);
-    const resources = run.screen
-      .filter((line) => /^resource +\| /.test(line))
-      .map((line) => line.split('| ')[1]);
-    expect(resources).toEqual([...ALL_RESOURCES]);
-    const loaded = run.screen.filter((line) => new RegExp(`^watermark +\\| ${TO}$`).test(line));
-    expect(loaded, screen).toHaveLength(3);
+    expect(screen).not.toContain('RECORD');
+    // A row per resource and one per run (the backfill above), each on one line.
+    for (const resource of ALL_RESOURCES)
+      expect(
+        run.screen.filter((line) => new RegExp(`^default +${resource} `).test(line)),
+        screen,
+      ).toHaveLength(1);
     expect(
-      run.screen.filter((line) => /^status +\| ok$/.test(line)),
+      run.screen.filter((line) => new RegExp(`^default +feedback +${TO} `).test(line)),
       screen,
     ).toHaveLength(1);
-    // No table row the terminal broke: the headers of both tables are gone.
     expect(
-      run.screen.filter((line) => /^source +resource|^run +trigger/.test(line)),
+      run.screen.filter((line) => /^ +\d+ +backfill +ok +/.test(line)),
       screen,
-    ).toEqual([]);
+    ).toHaveLength(1);
+    expect(
+      run.screen.filter((line) => /^source +resource +watermark/.test(line)),
+      screen,
+    ).toHaveLength(1);
   }, 90_000);
 
   it('after Ctrl+C, the bar shows the days the ledger holds and the windows not run', async () => {
@@ -136,5 +138,18 @@ describe('backfill and status on a terminal (140 x 45 unless said, as a user see
     expect(Number(match?.[1])).toBeGreaterThanOrEqual(5);
     expect(Number(match?.[1])).toBeLessThan(30);
     expect(Number(match?.[3]), screen).toBeGreaterThan(0);
+    // The summary: the windows run (the ledger's) and those not run add up to the 90 planned.
+    const rows = run.screen
+      .map((line) => /^default +(?:feedback|survey|recordings) +(\d+) +(\d+) +(\d+) /.exec(line))
+      .filter((m) => m !== null);
+    expect(rows, screen).toHaveLength(3);
+    const ran = rows.reduce((n, m) => n + Number(m[1]), 0);
+    const notRun = rows.reduce((n, m) => n + Number(m[3]), 0);
+    const { rows: ledger } = await sql<{ n: number }>`select count(*)::int as n from sync_windows`.execute(
+      t.db,
+    );
+    expect(ran, screen).toBe(ledger[0]?.n);
+    expect(ran + notRun).toBe(90);
+    expect(notRun).toBe(Number(match?.[3]));
   }, 90_000);
 });

@@ -185,6 +185,18 @@ describe('loadConfig sources from the environment', () => {
     expect(error.problems.map((p) => p.variable)).toEqual(['INSIGHTS_API_URL', 'INSIGHTS_API_KEY']);
   });
 
+  it('names a setting that is missing as not set, not only what it should hold', () => {
+    const error = configError(() =>
+      load({ INSIGHTS_API_URL: 'https://api.example.com', INSIGHTS_CONCURRENCY: 'many' }),
+    );
+    expect(error.message).toBe(
+      'invalid configuration: INSIGHTS_API_KEY is not set (the API key of the source); INSIGHTS_CONCURRENCY: an integer 1-64',
+    );
+    expect(configError(() => load({ INSIGHTS_API_KEY: 'key-123' })).message).toMatch(
+      /^invalid configuration: INSIGHTS_API_URL is not set \(the base URL of the API/,
+    );
+  });
+
   it('needs no source when requireSources is false', () => {
     expect(load({}, { requireSources: false }).sources).toEqual([]);
   });

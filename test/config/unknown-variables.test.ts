@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  describeUnknown,
   editDistance,
   KNOWN_INSIGHTS_VARIABLES,
   unknownVariables,
@@ -21,6 +22,28 @@ describe('unknown INSIGHTS_ variables', () => {
       { name: 'INSIGHTS_LOOKBACK_DAY', closest: 'INSIGHTS_LOOKBACK_DAYS' },
       { name: 'INSIGHTS_SOURCE_RSP', closest: 'INSIGHTS_SOURCE_RPS' },
     ]);
+  });
+
+  it('also name a variable a typo away from DATABASE_URL, LOG_LEVEL or LOG_FORMAT, and no other', () => {
+    expect(
+      unknownVariables({
+        DATABSE_URL: 'postgres://x',
+        DATABASE_URL: 'postgres://y',
+        LOG_LEVL: 'debug',
+        LOGFORMAT: 'json',
+        TEST_DATABASE_URL: 'postgres://z',
+        LOGNAME: 'me',
+        HOME: '/home/me',
+        LANG: 'C',
+      }),
+    ).toEqual([
+      { name: 'DATABSE_URL', closest: 'DATABASE_URL' },
+      { name: 'LOGFORMAT', closest: 'LOG_FORMAT' },
+      { name: 'LOG_LEVL', closest: 'LOG_LEVEL' },
+    ]);
+    expect(describeUnknown({ name: 'DATABSE_URL', closest: 'DATABASE_URL' })).toBe(
+      'DATABSE_URL is not a setting of insights-sync and is ignored: did you mean DATABASE_URL?',
+    );
   });
 
   it('know every setting, the source variables and the docker set-up passwords', () => {

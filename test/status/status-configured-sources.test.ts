@@ -62,14 +62,17 @@ describe('status of the configured sources', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('one rejected key among loaded sources: the run is partial, and its days count as failed', () => {
+  it('one rejected key among loaded sources: the run is partial, its days failed or not run because of it', () => {
     expect(run.status).toBe('partial');
     expect(run.error).toContain('API key rejected');
+    let failed = 0;
     for (const [resource, s] of Object.entries(run.summary.client03 ?? {})) {
-      expect(s?.failedWindows, resource).toBeGreaterThan(0);
-      expect(s?.skippedWindows, resource).toBe(0);
+      // As the ledger has them: failed if asked, else not run; none loaded.
+      expect((s?.failedWindows ?? 0) + (s?.skippedWindows ?? 0), resource).toBe(Math.max(1, s?.windows ?? 0));
       expect(s?.errors.join(), resource).toContain('API key rejected');
+      failed += s?.failedWindows ?? 0;
     }
+    expect(failed).toBeGreaterThan(0);
     expect(run.summary.client01?.feedback?.failedWindows).toBe(0);
   });
 

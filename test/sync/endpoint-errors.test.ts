@@ -97,6 +97,35 @@ describe('a 403 or 404 on one endpoint', () => {
     expect(exitOf(result).code).toBe(1);
   });
 
+  it('403 on recordings in a backfill: the summary, its last line and the ledger count the same failed windows', async () => {
+    sim.setOptions({ forbidden: ['recordings'] });
+    const result = await runAgainst(t, sim, {
+      now: NOW,
+      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+    });
+
+    const ledger = await t.db
+      .selectFrom('sync_windows')
+      .select('day')
+      .where('resource', '=', 'recordings')
+      .where('status', '=', 'failed')
+      .execute();
+    const recordings = result.summary.main?.recordings;
+    const { text } = exitOf(result);
+    const lastLine = /(\d+) window\(s\) failed, (\d+) not run because of it/.exec(result.error ?? '');
+    const row = /^main +recordings +(\d+) +(\d+) +(\d+) /m.exec(text);
+
+    expect(ledger.length).toBeGreaterThanOrEqual(1);
+    expect(recordings?.failedWindows).toBe(ledger.length);
+    expect(Number(lastLine?.[1])).toBe(ledger.length);
+    // The days a refusal kept from running: not run, in the summary and in the line alike.
+    expect(recordings?.skippedWindows).toBe(6 - ledger.length);
+    expect(Number(lastLine?.[2])).toBe(6 - ledger.length);
+    // windows run, failed, not run.
+    expect(row?.slice(1).map(Number)).toEqual([ledger.length, ledger.length, 6 - ledger.length]);
+    expect(text).toMatch(new RegExp(`failed=${ledger.length} not_run=${6 - ledger.length} `));
+  });
+
   it('404 on heatmaps: that snapshot fails with one line, the rest loads', async () => {
     sim.setOptions({ missing: ['heatmaps'] });
     const { lines, logger } = captureLogger();

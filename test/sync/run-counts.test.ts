@@ -81,7 +81,7 @@ describe('the run summary adds up', () => {
     let text = '';
     printRun(first, { write: (chunk: string) => (text += chunk) });
     expect(text).toMatch(
-      /^source\s+resource\s+windows\s+fetched\s+inserted\s+updated\s+unchanged\s+rejected\s+other\s/,
+      /^source\s+resource\s+windows run\s+failed\s+not run\s+fetched\s+inserted\s+updated\s+unchanged\s+rejected\s+other\s/,
     );
     expect(text).toContain('day windows: fetched = inserted + updated + unchanged + rejected + other');
     expect(text).toMatch(/items of neighbouring days that came along \(not in fetched\): \d+/);

@@ -8,7 +8,7 @@ import { checkBody } from '../../src/webhooks/check-body.js';
 import { jsonDepth, storableText, unstorableStringPath } from '../../src/webhooks/json-limits.js';
 import { maskUrl } from '../../src/webhooks/mask-url.js';
 import { tokensMatch } from '../../src/webhooks/token.js';
-import { feedbackBody, surveyBody } from './webhook-helpers.js';
+import { feedbackBody, surveyBody, visitor } from './webhook-helpers.js';
 
 describe('tokensMatch', () => {
   it('is true only for the very same token, whatever the lengths', () => {
@@ -97,6 +97,31 @@ describe('checkBody', () => {
       ok: false,
       type: 'survey',
       issues: [{ field: 'question_id' }, { field: 'visitor.id' }],
+    });
+  });
+  it('says a timestamp lacks its milliseconds, and only that (the date itself is real)', () => {
+    const result = checkBody({
+      ...feedbackBody(),
+      visitor: { ...visitor(), created_at: '2026-03-10T12:00:00Z' },
+    });
+    expect(result).toEqual({
+      ok: false,
+      type: 'feedback',
+      issues: [
+        {
+          field: 'visitor.created_at',
+          message: 'has no milliseconds: the spec requires YYYY-MM-DDThh:mm:ss.sssZ (e.g. 12:00:00.000Z)',
+        },
+      ],
+    });
+  });
+  it('calls a timestamp in the right shape on a day that does not exist not a real calendar date/time', () => {
+    const result = checkBody({
+      ...feedbackBody(),
+      visitor: { ...visitor(), created_at: '2026-02-30T12:00:00.000Z' },
+    });
+    expect(result).toMatchObject({
+      issues: [{ field: 'visitor.created_at', message: 'not a real calendar date/time' }],
     });
   });
 });
