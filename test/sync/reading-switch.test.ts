@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resources.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
@@ -17,7 +17,10 @@ const TO = '2026-03-20';
 const NIGHT = new Date('2026-03-22T03:00:00.000Z');
 
 /** A client that flips the simulator's enddate to exclusive after `after` window requests. */
-function deployAfter(sim: Simulator, after: number): { wrap: (client: ApiClient) => ApiClient; asked: () => number } {
+function deployAfter(
+  sim: Simulator,
+  after: number,
+): { wrap: (client: ApiClient) => ApiClient; asked: () => number } {
   let asked = 0;
   return {
     asked: () => asked,
@@ -63,7 +66,10 @@ describe('a server whose enddate turns exclusive in the middle of a backfill', (
       const { missedFlags, flagged } = found[resource];
       expect(missedFlags, `${resource}: days short but settled complete`).toEqual([]);
       // Only the day above the cap (1,000, no instants) is flagged: the others are read whole.
-      expect(flagged.filter((day) => day !== busyDay), resource).toEqual([]);
+      expect(
+        flagged.filter((day) => day !== busyDay),
+        resource,
+      ).toEqual([]);
     }
     // Nothing is left reopened: the run read every reopened day again, and proved it.
     const reopened = await t.db
