@@ -1,5 +1,4 @@
 import type { DayString } from '../time/days.js';
-import type { Plan } from './plan-steps.js';
 import { type DayRange, itemDay, itemTime } from './server-reading.js';
 
 /**
@@ -278,41 +277,4 @@ export function takeReopened(session: ReadingSession): DayString[] {
   const days = session.reopened.sort();
   session.reopened = [];
   return days;
-}
-
-/**
- * Asks the canary and records the verdict on the days settled so far. `ask` sends a request the
- * way the day's plan does (items held, reading learned). Returns the verdict; on 'stale' the
- * caller learns the reading again (reading-check.ts, readingStale).
- */
-export function* proveOnce(
-  session: ReadingSession,
-  requestFor: (day: DayString) => DayRange,
-  ask: (range: DayRange) => Plan<unknown[]>,
-  cut: (count: number) => boolean,
-): Plan<ProofVerdict | 'no canary'> {
-  const { canary } = session;
-  if (canary === undefined) return 'no canary';
-  const proving = startProof(session);
-  const answer = yield* ask(requestFor(canary.day));
-  const verdict = proofVerdict(canary, answer, cut(answer.length));
-  proofAnswered(session, proving, verdict);
-  return verdict;
-}
-
-/**
- * The run's last proof, once its days are read: the days it reopens (the run reads them again).
- * After a stale verdict the reading must pass twice in a row, so it is asked up to three times.
- */
-export function* proveRun(
-  session: ReadingSession,
-  requestFor: (day: DayString) => DayRange,
-  ask: (range: DayRange) => Plan<unknown[]>,
-  cut: (count: number) => boolean,
-): Plan<DayString[]> {
-  for (let asks = 0; asks < 3 && session.unproved.length > 0; asks++) {
-    const verdict = yield* proveOnce(session, requestFor, ask, cut);
-    if (verdict !== 'holds') break;
-  }
-  return takeReopened(session);
 }
