@@ -7,6 +7,9 @@ import { type Kysely, sql } from 'kysely';
  * so, until a read settles the day again. `proved_at` is when a proof of the reading, asked after
  * the day was settled, found the reading still held: the proof the day was settled under. Frozen
  * once shipped.
+ *
+ * A queued run's workers share their stale verdicts through queue_run_checks.stale_verdicts, so
+ * that no worker settles a day under a reading another has proved stale.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and must not depend on the app's Database type.
@@ -19,6 +22,9 @@ const COMMENTS: Record<string, string> = {
     'When a proof of the server reading, asked after this day was settled, found it still held (the proof the day stands on). Null: settled, not yet proved (a run that stopped before its last proof).',
 };
 
+const VERDICTS =
+  "Stale verdicts this run's workers found on the source's server reading for the resource: a worker that sees the count rise learns the reading again and reopens the days it settled since its last proof.";
+
 export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .alterTable('sync_windows')
@@ -27,8 +33,14 @@ export async function up(db: AnyDb): Promise<void> {
     .execute();
   for (const [column, comment] of Object.entries(COMMENTS))
     await sql`comment on column ${sql.ref(`sync_windows.${column}`)} is ${sql.lit(comment)}`.execute(db);
+  await db.schema
+    .alterTable('queue_run_checks')
+    .addColumn('stale_verdicts', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await sql`comment on column queue_run_checks.stale_verdicts is ${sql.lit(VERDICTS)}`.execute(db);
 }
 
 export async function down(db: AnyDb): Promise<void> {
+  await db.schema.alterTable('queue_run_checks').dropColumn('stale_verdicts').execute();
   await db.schema.alterTable('sync_windows').dropColumn('reopened_at').dropColumn('proved_at').execute();
 }

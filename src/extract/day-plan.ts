@@ -153,6 +153,15 @@ export function newDayFetch(
   };
 }
 
+/**
+ * Another writer of the run (a queued run's worker) found the reading stale: it is learned again
+ * here too, and every day this writer settled since its last proof is reopened.
+ */
+export function staleElsewhere(knowledge: ResourceKnowledge): void {
+  readingStale(knowledge);
+  staleFound(sessionOf(knowledge));
+}
+
 /** The run's proofs of the reading (reading-session.ts), made on first use. */
 export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
   knowledge.session ??= newSession();

@@ -29,6 +29,19 @@ export async function doneDaysAmong(db: Kysely<Database>, days: readonly DayRead
   return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
 }
 
+/** Of the given days, those a proof reopened and no read has settled since (reopened_at). */
+export async function reopenedDaysAmong(db: Kysely<Database>, days: readonly DayRead[]): Promise<DayRead[]> {
+  if (days.length === 0) return [];
+  const { rows } = await sql<{ source_id: string; resource: WindowedResource; day: string }>`
+    select w.source_id, w.resource, w.day::text as day
+      from sync_windows w
+      join unnest(${days.map((p) => p.source)}::text[], ${days.map((p) => p.resource)}::text[],
+                  ${days.map((p) => p.day)}::date[]) as p(source_id, resource, day)
+        on w.source_id = p.source_id and w.resource = p.resource and w.day = p.day
+     where w.reopened_at is not null`.execute(db);
+  return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
+}
+
 /** Every watermark row. */
 export function allWatermarks(db: Kysely<Database>) {
   return db.selectFrom('watermarks').selectAll().execute();

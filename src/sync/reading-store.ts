@@ -41,6 +41,11 @@ export interface SourceReadings {
   seen: Map<WindowedResource, { reading: ServerReading; relearned: number }>;
   /** Resources whose check this writer recorded in queue_run_checks, or found there. */
   checkShared: Set<WindowedResource>;
+  /**
+   * Per resource, the run's stale verdicts as this worker last saw them (all workers'), and how
+   * many of its own re-learnings it has told (exchangeVerdicts).
+   */
+  verdicts: Map<WindowedResource, { seen: number; told: number }>;
 }
 
 /**
@@ -72,7 +77,7 @@ export async function loadReadings(
   const seen: SourceReadings['seen'] = new Map();
   for (const [resource, reading] of stored) seen.set(resource, { reading: { ...reading }, relearned: 0 });
   const shared = WINDOWED_RESOURCES.filter((r) => checked.has(r));
-  return { source, knowledge, seen, checkShared: new Set(shared) };
+  return { source, knowledge, seen, checkShared: new Set(shared), verdicts: new Map() };
 }
 
 /** What a writer's store is compared with: a reading, none (nothing stored yet), or anything. */
@@ -130,6 +135,46 @@ export async function shareCheck(
     .values({ run_id: run.runId, source_id: readings.source, resource })
     .onConflict((oc) => oc.doNothing())
     .execute();
+}
+
+/**
+ * A queued run's workers share their stale verdicts (reading-session.ts): this worker tells the
+ * re-learnings it made since it last told, and hears the others'. Returns whether another worker
+ * found the reading stale since this one last asked: its own reading is then stale too.
+ */
+export async function exchangeVerdicts(
+  db: Kysely<Database>,
+  readings: SourceReadings,
+  resource: WindowedResource,
+  runId: number,
+): Promise<boolean> {
+  const own = readings.knowledge[resource].relearned ?? 0;
+  const known = readings.verdicts.get(resource) ?? { seen: 0, told: 0 };
+  const add = own - known.told;
+  const key = { run_id: runId, source_id: readings.source, resource };
+  // Told by the row's upsert, which also makes it the run's check (a re-learning is one); heard by a read.
+  const row =
+    add > 0
+      ? await db
+          .insertInto('queue_run_checks')
+          .values({ ...key, stale_verdicts: add })
+          .onConflict((oc) =>
+            oc
+              .columns(['run_id', 'source_id', 'resource'])
+              .doUpdateSet({ stale_verdicts: sql<number>`queue_run_checks.stale_verdicts + ${add}` }),
+          )
+          .returning('stale_verdicts')
+          .executeTakeFirst()
+      : await db
+          .selectFrom('queue_run_checks')
+          .select('stale_verdicts')
+          .where('run_id', '=', runId)
+          .where('source_id', '=', readings.source)
+          .where('resource', '=', resource)
+          .executeTakeFirst();
+  const total = row?.stale_verdicts ?? 0;
+  readings.verdicts.set(resource, { seen: total, told: own });
+  return total > known.seen + add;
 }
 
 /** What earlier runs learned about a source's server, per windowed resource, as a run starts from it. */

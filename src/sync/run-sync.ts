@@ -13,7 +13,7 @@ import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
-import { type DayRead, doneDaysAmong } from '../ledger/read.js';
+import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
 import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
 import {
@@ -361,7 +361,7 @@ async function runWindowsAndSnapshots(
     );
     return { windows, snapshots };
   }
-  const windows = await dispatch.runWindows(run.plans, {
+  const dispatchRun = {
     runId: run.runId,
     trigger: run.request.trigger,
     today: run.today,
@@ -370,8 +370,17 @@ async function runWindowsAndSnapshots(
     skipped,
     settle: settleWindow,
     requests: run.requests,
-  });
-  return { windows, snapshots: await snapshotsOf() };
+  };
+  const windows = await dispatch.runWindows(run.plans, dispatchRun);
+  // Days a worker reopened (it, or another, proved the reading they were settled under stale)
+  // are queued again, a few passes at most.
+  for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
+    const again = await reopenedInLedger(deps.db, run.plans);
+    if (again.length === 0) break;
+    logReopened(logger, again);
+    windows.push(...(await dispatch.runWindows(again, dispatchRun)));
+  }
+  return { windows: latestPerWindow(windows), snapshots: await snapshotsOf() };
 }
 
 type Skipped = (source: string, resource: Resource) => boolean;
@@ -406,13 +415,30 @@ async function runWindowsHere(
   for (let pass = 0; pass < REOPEN_PASSES && ctx.signal?.aborted !== true; pass++) {
     const again = await reopenedPlans(ctx, run, skipped);
     if (again.length === 0) break;
-    ctx.logger.warn(
-      { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] },
-      'server reading proved stale since days were settled: reading them again',
-    );
+    logReopened(ctx.logger, again);
     outcomes.push(...(await runAll(again)));
   }
   return latestPerWindow(outcomes);
+}
+
+function logReopened(logger: Logger, again: readonly PlannedWindow<SourceHandle>[]): void {
+  logger.warn(
+    { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] },
+    'server reading proved stale since days were settled: reading them again',
+  );
+}
+
+/** The planned windows of days the ledger holds reopened (queued runs: the workers reopened them). */
+async function reopenedInLedger(
+  db: Kysely<Database>,
+  plans: readonly PlannedWindow<SourceHandle>[],
+): Promise<PlannedWindow<SourceHandle>[]> {
+  const found = await reopenedDaysAmong(
+    db,
+    plans.map((plan) => ({ source: plan.handle.name, resource: plan.resource, day: plan.day })),
+  );
+  const wanted = new Set(found.map((d) => `${d.source}\u0000${d.resource}\u0000${d.day}`));
+  return plans.filter((plan) => wanted.has(`${plan.handle.name}\u0000${plan.resource}\u0000${plan.day}`));
 }
 
 /** Passes of reopened days a run reads again before it leaves the rest to the next run. */

@@ -7,7 +7,11 @@ import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
+import { inTransaction } from '../db/transaction.js';
 import { CliError, errorMessage } from '../errors.js';
+import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
+import { takeProofs } from '../extract/reading-session.js';
+import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowJobOutput } from '../queue/contract.js';
 import { sourcesWithWaitingJobs } from '../queue/job-table.js';
@@ -17,7 +21,13 @@ import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { countResponse, skippedWindow, type WindowOutcome } from './outcomes.js';
-import { loadReadings, type SourceReadings, shareCheck, storeReading } from './reading-store.js';
+import {
+  exchangeVerdicts,
+  loadReadings,
+  type SourceReadings,
+  shareCheck,
+  storeReading,
+} from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { defaultClient, type SyncDeps, type SyncSettings } from './run-sync.js';
 import { runWindow } from './run-window.js';
@@ -295,10 +305,13 @@ async function runJobWindow(
     runId: data.runId,
     memory: worker.memory,
   };
+  // A reading another worker proved stale settles nothing here: heard before and after the window.
+  await shareVerdicts(ctx, state.readings, data.resource);
   const outcome = await runWindow(ctx, handle, data.resource, data.day, {
     today: data.today,
     startDay: data.startDay,
   });
+  await shareVerdicts(ctx, state.readings, data.resource);
   if (outcome.fatal) state.fatal = true;
   if (outcome.refused !== undefined) state.refused.add(data.resource);
   // Stored when a window taught something (most windows of a run change nothing), under the
@@ -307,6 +320,36 @@ async function runJobWindow(
   // This worker made the run's check of the stored reading: the run's other workers need not.
   await shareCheck(db, state.readings, data.resource, { runId: data.runId, logger: log });
   return outcome;
+}
+
+/**
+ * Tells the run's other workers this one's stale verdicts and hears theirs (reading-store.ts): on
+ * another's, the reading is learned again here and the days this worker settled since its last
+ * proof are reopened in the ledger (the run reads them again).
+ */
+async function shareVerdicts(
+  ctx: SyncContext,
+  readings: SourceReadings,
+  resource: WindowedResource,
+): Promise<void> {
+  const runId = ctx.runId;
+  if (runId === null || !(await exchangeVerdicts(ctx.db, readings, resource, runId))) return;
+  const knowledge = readings.knowledge[resource];
+  staleElsewhere(knowledge);
+  // Learned again because another said so: not this worker's verdict to tell.
+  readings.verdicts.set(resource, {
+    seen: readings.verdicts.get(resource)?.seen ?? 0,
+    told: knowledge.relearned ?? 0,
+  });
+  const proofs = takeProofs(sessionOf(knowledge));
+  ctx.logger.warn(
+    { source: readings.source, resource, reopened: proofs.reopened.length },
+    'another worker found the server reading stale: learned again, the days settled since reopened',
+  );
+  if (proofs.reopened.length + proofs.proved.length > 0)
+    await inTransaction(ctx.pool, (trx) =>
+      recordProofs(trx, { sourceId: readings.source, resource }, proofs),
+    );
 }
 
 /**

@@ -160,7 +160,8 @@ export async function checkWatermarkProperty(t: TestDatabase, numRuns: number): 
       );
       const expected = new Set([...closed.filter((day) => !done.has(day)), today]);
       for (let k = 1; k <= s.lookbackDays && s.days - k >= 0; k++) expected.add(dayAt(s.days - k));
-      expect([...asked].sort()).toEqual([...expected].sort());
+      // Which days, not how often: an empty day is asked twice (one empty answer settles nothing).
+      expect([...new Set(asked)].sort()).toEqual([...expected].sort());
       expect(second.status).toBe('ok');
       const after = await t.db
         .selectFrom('watermarks')

@@ -25,4 +25,6 @@ export interface QueueRunChecksTable {
   source_id: string;
   resource: string;
   checked_at: Generated<Date>;
+  /** Stale verdicts the run's workers found on this reading; a rise tells the others. */
+  stale_verdicts: Generated<number>;
 }
