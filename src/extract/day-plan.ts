@@ -102,6 +102,8 @@ export interface DayFetch {
    * slice's answer, already given (time-slices.ts, slicesAfterDay).
    */
   dayAnswers: (readonly unknown[])[];
+  /** A day not over yet (today): read again by every run, it settles nothing and proves nothing. */
+  open: boolean;
   /** Answers that held none of the day's items: one alone never settles it (underProof). */
   emptyAnswers: number;
   /** Times the day came back short of what an answer of the run held of it. */
@@ -135,6 +137,7 @@ export function newDayFetch(
   day: DayString,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
+  open = false,
 ): DayFetch {
   const limit = startLimit(policy, knowledge);
   return {
@@ -148,6 +151,7 @@ export function newDayFetch(
     servedCount: 0,
     limit,
     dayAnswers: [],
+    open,
     emptyAnswers: 0,
     shortAnswers: 0,
   };
@@ -250,7 +254,7 @@ const MAX_SHORT_ANSWERS = 2;
  * A stale verdict learns the reading again and asks the day anew.
  */
 function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'again'> {
-  if (fetched.truncated) return fetched;
+  if (fetched.truncated || state.open) return fetched;
   const { knowledge } = state;
   const session = sessionOf(knowledge);
   const held = fetched.onDay.filter((item) => itemDay(item) === state.day);

@@ -17,8 +17,10 @@ export function fetchDay(
   day: DayString,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
+  /** The day is not over (today): its answer settles nothing (day-plan.ts, underProof). */
+  open = false,
 ): Promise<FetchedDay> {
-  return drive(client, resource, day, planDay(newDayFetch(resource, day, policy, knowledge)));
+  return drive(client, resource, day, planDay(newDayFetch(resource, day, policy, knowledge, open)));
 }
 
 /**

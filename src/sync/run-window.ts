@@ -63,6 +63,7 @@ async function fetchAndStore(
       day,
       ctx.limits,
       source.knowledge[resource],
+      day >= plan.today,
     );
     requests = fetched.requests;
     const items = await validateFetched(fetched, lease, source, resource);

@@ -1,0 +1,56 @@
+/**
+ * What a nightly sync of a normal source costs once its warehouse is loaded: each planned day (the
+ * lookback and today) once per windowed resource, the snapshots, and the run's proofs of the server
+ * reading, amortised per run (reading-session.ts): one canary request a resource at the run's end.
+ * Today, not over, is read but settles and proves nothing. The ideal is one request a day and
+ * resource plus the snapshots; the checks and proofs may add at most half of it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runAgainst } from '../helpers/sync-harness.js';
+
+const FROM = '2026-03-01';
+const TO = '2026-03-24';
+const NIGHT = new Date('2026-03-25T03:00:00.000Z');
+/** 20-100 items a day of each resource: a normal source. */
+const VOLUME = { feedbackPerDay: 60, surveyPerDay: 40, recordingsPerDay: 30, busyDayFeedback: 90 };
+
+describe('a nightly sync of a normal source, nothing new since', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 77, from: FROM, to: TO, volume: VOLUME });
+    const first = await runAgainst(t, sim, {
+      now: NIGHT,
+      request: { trigger: 'backfill', range: { from: FROM, to: '2026-03-24' } },
+    });
+    expect(first.status).toBe('ok');
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+  });
+
+  it('asks at most 1.5 times the ideal: one request a planned day and resource, and the snapshots', async () => {
+    const before = sim.stats();
+    const night = await runAgainst(t, sim, { now: NIGHT, request: { trigger: 'sync' } });
+    expect(night.status).toBe('ok');
+    const after = sim.stats();
+    const asked = after.requests - before.requests;
+    const windows = night.windows.length;
+    const snapshots = Object.entries(after.byPath).reduce(
+      (sum, [path, n]) =>
+        /(feedback|survey|recordings)$/.test(path) ? sum : sum + n - (before.byPath[path] ?? 0),
+      0,
+    );
+    const ideal = windows + snapshots;
+    console.info(
+      `nightly no-op: ${windows} windows, ${snapshots} snapshot requests, ${asked} requests in all (ideal ${ideal}, at most ${Math.floor(1.5 * ideal)})`,
+    );
+    expect(windows).toBeGreaterThan(0);
+    expect(asked).toBeLessThanOrEqual(Math.floor(1.5 * ideal));
+  });
+});
