@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
@@ -17,20 +17,20 @@ export interface DayRead {
 }
 
 /** Of the given days, those the ledger holds as done. */
-export async function doneDaysAmong(db: Kysely<Database>, days: readonly DayRead[]): Promise<DayRead[]> {
-  if (days.length === 0) return [];
-  const { rows } = await sql<{ source_id: string; resource: WindowedResource; day: string }>`
-    select w.source_id, w.resource, w.day::text as day
-      from sync_windows w
-      join unnest(${days.map((p) => p.source)}::text[], ${days.map((p) => p.resource)}::text[],
-                  ${days.map((p) => p.day)}::date[]) as p(source_id, resource, day)
-        on w.source_id = p.source_id and w.resource = p.resource and w.day = p.day
-     where w.status = 'done'`.execute(db);
-  return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
+export function doneDaysAmong(db: Kysely<Database>, days: readonly DayRead[]): Promise<DayRead[]> {
+  return daysAmong(db, days, sql<boolean>`w.status = 'done'`);
 }
 
 /** Of the given days, those a proof reopened and no read has settled since (reopened_at). */
-export async function reopenedDaysAmong(db: Kysely<Database>, days: readonly DayRead[]): Promise<DayRead[]> {
+export function reopenedDaysAmong(db: Kysely<Database>, days: readonly DayRead[]): Promise<DayRead[]> {
+  return daysAmong(db, days, sql<boolean>`w.reopened_at is not null`);
+}
+
+async function daysAmong(
+  db: Kysely<Database>,
+  days: readonly DayRead[],
+  which: RawBuilder<boolean>,
+): Promise<DayRead[]> {
   if (days.length === 0) return [];
   const { rows } = await sql<{ source_id: string; resource: WindowedResource; day: string }>`
     select w.source_id, w.resource, w.day::text as day
@@ -38,7 +38,7 @@ export async function reopenedDaysAmong(db: Kysely<Database>, days: readonly Day
       join unnest(${days.map((p) => p.source)}::text[], ${days.map((p) => p.resource)}::text[],
                   ${days.map((p) => p.day)}::date[]) as p(source_id, resource, day)
         on w.source_id = p.source_id and w.resource = p.resource and w.day = p.day
-     where w.reopened_at is not null`.execute(db);
+     where ${which}`.execute(db);
   return rows.map((r) => ({ source: r.source_id, resource: r.resource, day: r.day }));
 }
 

@@ -6,8 +6,10 @@ import { createRandom, hashSeed, type Random } from '../../src/simulator/random.
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
 import {
+  answerPlan,
   type DaySizes,
   fetchDaySync,
+  POLICY,
   type QuietItem,
   QuietServer,
   storedKnowledge,
@@ -113,17 +115,8 @@ export function readRun(
 
 /** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
 function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
-  const plan = planRunProof('feedback', POLICY, knowledge);
-  let step = plan.next();
-  while (!step.done) {
-    const wanted = step.value;
-    if (wanted.kind === 'wait') throw new Error('one window at a time never waits');
-    step = plan.next(server.answer(wanted.range, wanted.limit));
-  }
-  return step.value;
+  return answerPlan(server, planRunProof('feedback', POLICY, knowledge));
 }
-
-const POLICY = { limit: 1000, maxLimit: 10_000 };
 
 function tallyRun(
   server: QuietServer,

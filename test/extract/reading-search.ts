@@ -1,6 +1,12 @@
 import { ApiError } from '../../src/errors.js';
 import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
-import type { Answer, FetchedDay, LimitPolicy, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import type {
+  Answer,
+  FetchedDay,
+  LimitPolicy,
+  Plan,
+  ResourceKnowledge,
+} from '../../src/extract/plan-steps.js';
 import {
   emptyReading,
   endInclusive,
@@ -109,11 +115,15 @@ export class QuietServer {
   }
 }
 
-const POLICY: LimitPolicy = { limit: 1000, maxLimit: 10_000 };
+export const POLICY: LimitPolicy = { limit: 1000, maxLimit: 10_000 };
 
 /** Fetches one day by its plan against the server, sending every request it yields. */
 export function fetchDaySync(server: QuietServer, day: DayString, knowledge: ResourceKnowledge): FetchedDay {
-  const plan = planDay(newDayFetch('feedback', day, POLICY, knowledge));
+  return answerPlan(server, planDay(newDayFetch('feedback', day, POLICY, knowledge)));
+}
+
+/** Sends every request a plan yields to the server, one at a time, until the plan finishes. */
+export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
   let step = plan.next();
   while (!step.done) {
     const wanted = step.value;

@@ -110,3 +110,12 @@ export async function compareWithTruth(
   }
   return result;
 }
+
+/** Days the ledger holds reopened (a proof found the reading they were settled under stale). */
+export function reopenedDays(t: TestDatabase): Promise<{ resource: string; day: string }[]> {
+  return t.db
+    .selectFrom('sync_windows')
+    .select(['resource', 'day'])
+    .where('reopened_at', 'is not', null)
+    .execute();
+}
