@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { newDayFetch, planDay, sessionOf } from '../../src/extract/day-plan.js';
+import type { Answer, LimitPolicy, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import { noteAnswer } from '../../src/extract/reading-session.js';
+import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+
+/** A day is settled only under a proof of the reading: the day's plan, fed answers by hand. */
+
+const DAY = '2026-03-10';
+const DAY_MS = 86_400_000;
+const POLICY: LimitPolicy = { limit: 1000, maxLimit: 4000 };
+
+/** Inclusive bounds on UTC days, learned this run: each day is asked alone. */
+function provedUtc(): ServerReading {
+  return { ...emptyReading(), headMs: 60_000, tailMs: DAY_MS - 60_000, largestResponse: 500 };
+}
+
+const items = (list: unknown[]): Answer => ({ kind: 'items', items: list });
+const dayItems = (count: number) =>
+  Array.from({ length: count }, (_, i) => ({
+    id: `f${i}`,
+    dt: new Date(Date.parse(`${DAY}T00:00:00.000Z`) + i * 250_000).toISOString(),
+  }));
+
+/** An inclusive UTC server holding `count` items of the day: what a request's range covers of them. */
+function serving(count: number) {
+  return (step: { value: unknown }): Answer => {
+    const { range } = step.value as { range: { startdate: string; enddate: string } };
+    const from = Date.parse(`${range.startdate.slice(0, 10)}T00:00:00.000Z`);
+    const to = Date.parse(`${range.enddate.slice(0, 10)}T00:00:00.000Z`) + DAY_MS;
+    return items(dayItems(count).filter((item) => Date.parse(item.dt) >= from && Date.parse(item.dt) < to));
+  };
+}
+
+function start(knowledge: ResourceKnowledge) {
+  const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
+  return { plan, first: plan.next() };
+}
+
+describe('a day settled under the run’s proofs', () => {
+  it('one transient empty answer settles nothing: the day is asked again and holds its items', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: false };
+    const { plan, first } = start(knowledge);
+    expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    const again = plan.next(items([]));
+    expect(again.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    const done = plan.next(items(dayItems(300)));
+    expect(done.done).toBe(true);
+    expect(done.value).toMatchObject({ truncated: false });
+    expect((done.value as { onDay: unknown[] }).onDay).toHaveLength(300);
+  });
+
+  it('a day answered with fewer of its items than a neighbour’s answer held is asked again, and flagged if it stays short', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: false };
+    // A neighbour's answer held 300 items of the day (its request reached into it).
+    noteAnswer(sessionOf(knowledge), dayItems(300));
+    const { plan } = start(knowledge);
+    let step = plan.next(items(dayItems(120)));
+    // The reading is learned again: the day is asked anew, whatever request that takes; the
+    // server still serves 120 of the 300 items an earlier answer held.
+    const short = serving(120);
+    for (let asks = 0; !step.done && asks < 20; asks++) step = plan.next(short(step));
+    expect(step.done).toBe(true);
+    // Never settled short: flagged for what it could not read whole.
+    expect(step.value).toMatchObject({ truncated: true });
+    expect(knowledge.relearned).toBe(1);
+  });
+
+  it('the same day answered whole after the reading is learned again settles, with every item', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: false };
+    noteAnswer(sessionOf(knowledge), dayItems(300));
+    const { plan } = start(knowledge);
+    let step = plan.next(items(dayItems(120)));
+    const whole = serving(300);
+    for (let asks = 0; !step.done && asks < 20; asks++) step = plan.next(whole(step));
+    expect(step.done).toBe(true);
+    expect(step.value).toMatchObject({ truncated: false });
+    expect((step.value as { onDay: unknown[] }).onDay).toHaveLength(300);
+  });
+});
