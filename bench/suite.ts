@@ -11,6 +11,7 @@ import { type LoadOptions, load, runLoad } from './load.js';
 import { loadAverage } from './machine.js';
 import { type MemoryOptions, memory, runMemory } from './memory.js';
 import { type QueueBenchOptions, queue, runQueue } from './queue.js';
+import type { ReadingProofsOptions } from './reading-proofs.js';
 import { runStartup, type StartupOptions, startup } from './startup.js';
 import { runTimeSlices, type TimeSlicesOptions, timeSlices } from './time-slices.js';
 import { runWebhooks, type WebhookOptions, webhooks } from './webhooks.js';
@@ -24,6 +25,7 @@ export interface SuiteOptions {
   queue: QueueBenchOptions;
   busySite: BusySiteOptions;
   timeSlices: TimeSlicesOptions;
+  readingProofs: ReadingProofsOptions;
 }
 
 export const FULL: SuiteOptions = {
@@ -38,6 +40,9 @@ export const FULL: SuiteOptions = {
   // Three weeks of days of none to 149 items of each resource behind a cap of 30: two windows in
   // three above the cap, the largest five times it.
   timeSlices: { days: 21, perDay: 45, cap: 30 },
+  // The day plans alone, against the simulator's window logic: counts, the same on any machine.
+  // Ten data sets of each source, so that a figure is not one draw's.
+  readingProofs: { backfillDays: 20, nightlyDays: 4, seeds: 10 },
 };
 
 /** Seconds, not minutes: every code path of the full run, on tiny sizes (CI, `npm run bench:smoke`). */
@@ -54,6 +59,8 @@ export const SMOKE: SuiteOptions = {
   busySite: { days: 2, perDay: 25_000, cap: 10_000 },
   // A week: days above the cap of each resource, so that every reading probes and slices.
   timeSlices: { days: 7, perDay: 45, cap: 30 },
+  // Ten days and two nights of two data sets: proofs, empty quiet days, days a deploy reopens.
+  readingProofs: { backfillDays: 10, nightlyDays: 2, seeds: 2 },
 };
 
 export const BENCHMARK_NAMES = [

@@ -87,21 +87,35 @@ interface DayResult {
   ids: Set<string>;
 }
 
+/** What one read of a day cost: every request its plan asked, and of those, the session's proofs. */
+export interface DayCost {
+  requests: number;
+  proofRequests: number;
+}
+
 /**
  * Reads `days` in order on one knowledge, then reads again whatever the session reopens, as the
- * sync's run does, until nothing is reopened (at most 4 passes). Returns the last result per day.
+ * sync's run does, until nothing is reopened (at most 4 passes). Returns the last result per day;
+ * `onDay` hears what each read cost (a benchmark counts the requests of empty days).
  */
 export function readRun(
   server: QuietServer,
   days: readonly DayString[],
   knowledge: ResourceKnowledge,
+  onDay?: (day: DayString, cost: DayCost) => void,
 ): { results: Map<DayString, DayResult>; reopened: number } {
   const results = new Map<DayString, DayResult>();
   let pending = [...days];
   let reopened = 0;
+  const proofRequests = () => knowledge.session?.proofs.requests ?? 0;
   for (let pass = 0; pass < 4 && pending.length > 0; pass++) {
     for (const day of pending) {
+      const before = { requests: server.requests, proofRequests: proofRequests() };
       const fetched = fetchDaySync(server, day, knowledge);
+      onDay?.(day, {
+        requests: server.requests - before.requests,
+        proofRequests: proofRequests() - before.proofRequests,
+      });
       results.set(day, {
         truncated: fetched.truncated,
         ids: new Set(fetched.onDay.map((item) => (item as QuietItem).id)),
