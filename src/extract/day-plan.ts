@@ -43,7 +43,7 @@ import {
   type ServerReading,
   sameRange,
 } from './server-reading.js';
-import { daySlice, type InstantRange, sliceRequest } from './time-slices.js';
+import { daySlice, type InstantRange, instantsVerdict, type Slice, sliceRequest } from './time-slices.js';
 
 /**
  * What to ask for one UTC day of a windowed resource, whatever the server's reading of the spec's
@@ -285,28 +285,46 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
 
 /**
  * A day empty twice under the reading: the canary says whether the reading still holds. Without
- * one, under a reading an earlier run learned, the request that holds the day under every reading
- * does (or, cut by busy neighbours, the UTC day asked with instants where they are honoured);
- * else the day is flagged, never settled empty on a reading nothing proved.
+ * one, the request that holds the day under every reading does; cut by busy neighbours, the day
+ * asked with instants from the last item held before it (which tells whether instants are
+ * honoured); else the day is flagged, never settled empty on a reading nothing proved.
  */
 function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const verdict = yield* proveReading(state);
   if (verdict === 'holds' || verdict === 'stale') return verdict;
-  // A reading learned this run: the day waits, unproved, for the run's next proof. One an earlier
-  // run learned may be stale from the start, with every day since as empty as this one.
-  if (state.knowledge.storedReading !== true) return 'holds';
   const widest = widestRequest(state.day);
-  if (covers(state.dayAnswers.length > 0 ? runRequest(state.day, state.knowledge) : widest, widest))
-    return 'holds';
+  if (covers(runRequest(state.day, state.knowledge), widest)) return 'holds';
   const { reading } = state.knowledge;
   const wide = yield* ask(state, widest);
   if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
   if (!isCut(wide.length, state.limit, reading) || cutSparesDay(reading, wide, state.day)) return 'holds';
-  // Cut by busy neighbours: where instants are honoured, the UTC day alone settles it.
-  if (reading.instants !== 'honoured') return 'unproven';
-  const alone = yield* askInstants(state, sliceRequest(daySlice(state.day)));
+  if (reading.instants === 'refused' || reading.instants === 'ignored') return 'unproven';
+  const slice = sliceToDayEnd(state);
+  const alone = yield* askInstants(state, sliceRequest(slice));
   if (alone === 'refused') return 'unproven';
-  return alone.some((item) => itemDay(item) === state.day) ? 'stale' : 'holds';
+  if (alone.some((item) => itemDay(item) === state.day)) return 'stale';
+  const cut = isCut(alone.length, state.limit, reading);
+  const known = state.items;
+  return instantsVerdict({ slice, answer: alone, known, cut }) === 'honoured' ? 'holds' : 'unproven';
+}
+
+/**
+ * A slice holding the day and, where the plan holds one, an item next to it: from the last item
+ * held before the day, else the day's midnight, to just past the first held after it, else the
+ * day's end. A known item inside tells whether instants are honoured.
+ */
+function sliceToDayEnd(state: DayFetch): Slice {
+  const day = daySlice(state.day);
+  let before = Number.NEGATIVE_INFINITY;
+  let after = Number.POSITIVE_INFINITY;
+  for (const item of state.items) {
+    const time = itemTime(item);
+    if (time === undefined) continue;
+    if (time < day.startMs && time > before) before = time;
+    if (time >= day.endMs && time < after) after = time;
+  }
+  if (before > Number.NEGATIVE_INFINITY) return { startMs: before, endMs: day.endMs };
+  return { startMs: day.startMs, endMs: after < Number.POSITIVE_INFINITY ? after + 1 : day.endMs };
 }
 
 /** Asks the run's canary under the reading as it stands. */

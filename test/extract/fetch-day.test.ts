@@ -488,11 +488,13 @@ describe('fetchDay property: nothing missing unless flagged, under random readin
     // False alarms (a day of exactly the cap, or a split server day) stay a small share of the flags.
     // False alarms here come from days next to a cut day while the server's day is not yet proved
     // UTC (cap 20 against days of up to 300 items is harsher than any real server); on the
-    // simulator's realistic data the matrix test counts them near 0.
+    // simulator's realistic data the matrix test counts them near 0. An empty day beside a cut one,
+    // where no instants can ask it alone, is flagged rather than settled on an answer nothing
+    // proved (the reading session): a few more false alarms, never a day settled short.
     console.info(
       `fetchDay property: ${flagged} days flagged, ${falseAlarms} false alarms, ${undecidable} undecidable`,
     );
-    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.15));
+    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.17));
     expect(undecidable).toBeLessThan(flagged);
   }, 60_000);
 });

@@ -119,17 +119,16 @@ describe('benchmarks, smoke sizes', () => {
         expect(measures[`${source}${run}EmptyExtra`], `${source} ${run}`).toBeGreaterThanOrEqual(0);
       }
     }
-    for (const source of ['quiet', 'normal']) {
+    for (const source of ['quiet', 'normal'])
       expect(measures[`${source}BackfillProofs`], source).toBeGreaterThan(0);
+    // A busy source has no day small enough for a canary: its empty answers are checked one by one.
+    for (const source of ['quiet', 'normal', 'busy'])
       expect(measures[`${source}DeployShort`], source).toBe(0);
-    }
     // Empty days exist on the quiet source, none on the others: the figure measures what it says.
     expect(measures.quietEmptyDays).toBeGreaterThan(0);
     expect(measures.normalBackfillEmptyExtra).toBe(0);
     expect(measures.normalDeployReopened).toBeGreaterThan(0);
-    // The busy source's deploy is not asserted: today its days, read in time slices, are settled
-    // outside the proofs, and the deploy leaves some short (the benchmark names them as failures).
-    expect(failures.filter((f) => !f.includes('busy seed') || !f.includes(' deploy '))).toEqual([]);
+    expect(failures).toEqual([]);
   });
 
   it('the runner summarises runs and writes the table and the document', async () => {
