@@ -8,17 +8,21 @@ import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
- * Every row of the README's exit-code table, checked by running the CLI.
+ * Every row of the exit-code tables (the README's short one, docs/operating.md's in full), checked
+ * by running the CLI.
  */
 
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const read = (file: string) => readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), 'utf8');
 const TODAY = todayUtc(new Date());
 const FROM = addDays(TODAY, -6);
 const TO = addDays(TODAY, -1);
 
-/** The codes of the README's table ("| `N` | meaning |" under "### Exit codes"). */
-function documentedCodes(): number[] {
-  const section = README.slice(README.indexOf('### Exit codes'));
+/** The codes of a file's table ("| `N` | meaning |" under its "Exit codes" heading). */
+function documentedCodes(file: string): number[] {
+  const text = read(file);
+  const heading = /^#+ Exit codes$/m.exec(text);
+  if (heading === null) return [];
+  const section = text.slice(heading.index);
   const table = section.slice(0, section.indexOf('\n\n', section.indexOf('|')));
   return [...table.matchAll(/^\| `(\d+)` \|/gm)].map((m) => Number(m[1]));
 }
@@ -117,8 +121,8 @@ describe('exit codes', () => {
     { code: 130, what: 'a backfill stopped by SIGTERM', run: () => interrupted('SIGTERM') },
   ];
 
-  it('the README documents exactly the codes tested here', () => {
-    expect(documentedCodes()).toEqual([...new Set(rows.map((r) => r.code))]);
+  it.each(['README.md', 'docs/operating.md'])('%s documents exactly the codes tested here', (file) => {
+    expect(documentedCodes(file)).toEqual([...new Set(rows.map((r) => r.code))]);
   });
 
   it.each(rows)(

@@ -19,6 +19,19 @@ import { withStoredVisitor } from '../helpers/readme-visitor.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
 const README = read('README.md');
+/**
+ * The user's guide: the README and the docs it sends each task to, in reading order. Their
+ * commands run in this order (the README's first: migrate, check, sync, ...).
+ */
+const GUIDE_FILES = [
+  'README.md',
+  'docs/operating.md',
+  'docs/configuration.md',
+  'docs/analysts.md',
+  'docs/privacy.md',
+  'docs/webhooks.md',
+];
+const GUIDE = GUIDE_FILES.map(read).join('\n');
 
 interface Block {
   lang: string;
@@ -40,7 +53,7 @@ interface Command {
 
 /** The commands of the README's sh blocks, without comments, `a && b` split in two. */
 function shellCommands(): Command[] {
-  return codeBlocks(README)
+  return codeBlocks(GUIDE)
     .filter((b) => b.lang === 'sh')
     .flatMap((b) => {
       const lines = b.body
@@ -55,7 +68,7 @@ function shellCommands(): Command[] {
 
 /** What the crontab line and the systemd service run. */
 function scheduledCommands(): Command[] {
-  return codeBlocks(README)
+  return codeBlocks(GUIDE)
     .filter((b) => b.lang === 'crontab' || b.lang === 'ini')
     .flatMap((b) => [...b.body.matchAll(/bin\/insights-sync\.js [^>&\n]*/g)])
     .map((m) => ({ text: `node ${m[0].trim()}`, exports: [] }));
@@ -268,7 +281,7 @@ describe('the README', () => {
 
   it('its crontab line and systemd units run `sync --wait` at a valid time', () => {
     const cron =
-      codeBlocks(README)
+      codeBlocks(GUIDE)
         .find((b) => b.lang === 'crontab')
         ?.body.trim() ?? '';
     const fields = cron.split(/\s+/);
@@ -278,24 +291,46 @@ describe('the README', () => {
       'node bin/insights-sync.js sync --wait',
       'node bin/insights-sync.js sync --wait',
     ]);
-    const systemd = codeBlocks(README).find((b) => b.lang === 'ini')?.body ?? '';
+    const systemd = codeBlocks(GUIDE).find((b) => b.lang === 'ini')?.body ?? '';
     expect(systemd).toContain('ExecStart=/usr/bin/node /srv/insights-sync/bin/insights-sync.js sync --wait');
     expect(systemd).toMatch(/OnCalendar=\*-\*-\* 03:00:00/);
   });
 
-  it('its sources file example is a valid configuration', () => {
-    const json = codeBlocks(README).find((b) => b.lang === 'json')?.body ?? '';
-    const config = loadConfig({
-      env: { INSIGHTS_CONFIG: 'sources.json', SHOP_KEY: 'k1', BLOG_KEY: 'k2' },
+  it('its sources file examples are valid configurations', () => {
+    const files = codeBlocks(GUIDE)
+      .filter((b) => b.lang === 'json')
+      .map((b) => b.body);
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    const env = { INSIGHTS_CONFIG: 'sources.json', INSIGHTS_API_KEY: 'k0', SHOP_KEY: 'k1', BLOG_KEY: 'k2' };
+    const names = files.map((json) => loadConfig({ env, readFile: () => json }).sources.map((s) => s.name));
+    expect(names).toContainEqual(['shop', 'blog']);
+  });
+
+  it('adds a second site as it says: the source of the environment is `default`, and the example keeps it', () => {
+    const single = loadConfig({
+      env: { INSIGHTS_API_URL: 'https://api.example.com', INSIGHTS_API_KEY: 'k0' },
+    });
+    expect(single.sources.map((s) => s.name)).toEqual(['default']);
+    expect(README).toMatch(/named\s+`default`/);
+    const section = README.slice(README.indexOf('### Add a second site'));
+    const json = codeBlocks(section).find((b) => b.lang === 'json')?.body ?? '';
+    const file = loadConfig({
+      env: { INSIGHTS_CONFIG: 'sources.json', INSIGHTS_API_KEY: 'k0', BLOG_KEY: 'k2' },
       readFile: () => json,
     });
-    expect(config.sources.map((s) => s.name)).toEqual(['shop', 'blog']);
+    // The loaded source keeps its name, so its rows and watermarks carry on; the key is the one it had.
+    expect(file.sources[0]).toMatchObject({
+      name: single.sources[0]?.name,
+      baseUrl: single.sources[0]?.baseUrl,
+      apiKey: single.sources[0]?.apiKey,
+    });
+    expect(file.sources.map((s) => s.name)).toEqual(['default', 'blog']);
   });
 
   it('documents every setting, and .env.example lists each with its true default', () => {
     const example = envFile('.env.example');
     for (const variable of configVariables()) {
-      expect(README, `${variable} in the README's configuration table`).toMatch(
+      expect(read('docs/configuration.md'), `${variable} in docs/configuration.md's table`).toMatch(
         new RegExp(`^\\|[^\\n|]*\`${variable}\`[^\\n]*\\|`, 'm'),
       );
       expect(Object.keys(example), `${variable} in .env.example`).toContain(variable);

@@ -90,7 +90,7 @@ describe('logs', () => {
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.length).toBeGreaterThan(10);
-    // The level by name and the time in ISO 8601 UTC, on every line (README, "Log lines").
+    // The level by name and the time in ISO 8601 UTC, on every line (docs/configuration.md, "Log lines").
     expect(
       lines.filter(
         (l) =>

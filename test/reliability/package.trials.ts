@@ -10,9 +10,9 @@ import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
 
 /**
  * An installable package: `npm pack` of the checkout, installed from the tarball into a temporary
- * prefix as the README says (`npm install -g`), and the README's next command, `insights-sync
+ * prefix as docs/operating.md says (`npm install -g`), and its next command, `insights-sync
  * demo`, run from the installed binary: the simulator, the migrations, a backfill and a sync on
- * the embedded database, nothing from the checkout. One command: every other README command runs
+ * the embedded database, nothing from the checkout. One command: every other command of the guide runs
  * from the sources in test/docs/readme.test.ts and from a fresh build in compiled-bin.trials.ts;
  * what only the package can get wrong (a file left out of it, a module imported from a package
  * it does not install) is checked on the installed files. Slow (the build, the registry), so a
@@ -20,7 +20,8 @@ import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** Where the install from the package is documented. */
+const OPERATING = readFileSync(path.join(ROOT, 'docs', 'operating.md'), 'utf8');
 
 function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
   const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -86,7 +87,7 @@ describe('the packed tarball, installed', () => {
     installed = path.join(prefix, 'lib', 'node_modules', 'insights-sync');
     const pack = await npm(['pack', '--pack-destination', dir], ROOT);
     expect(pack.code, pack.stderr).toBe(0);
-    // The README's command, with a prefix of its own instead of the machine's global one. The
+    // docs/operating.md's command, with a prefix of its own instead of the machine's global one. The
     // dependencies come from npm's cache where `npm ci` left them, without asking the registry
     // whether each is still the newest: the same files, and no round trip per package.
     const offline = ['--no-audit', '--no-fund', '--prefer-offline'];
@@ -125,7 +126,7 @@ describe('the packed tarball, installed', () => {
   });
 
   it('`insights-sync demo` runs from the installed binary: the simulator, a backfill and a sync on the embedded database under ./.data', async () => {
-    expect(README).toMatch(/^insights-sync demo\b/m);
+    expect(OPERATING).toMatch(/^insights-sync demo\b/m);
     const work = path.join(dir, 'demo');
     mkdirSync(work, { recursive: true });
     // A port of its own: other runs on this machine may hold the default one.
