@@ -22,8 +22,9 @@ const COMMENTS: Record<string, string> = {
     'When a proof of the server reading, asked after this day was settled, found it still held (the proof the day stands on). Null: settled, not yet proved (a run that stopped before its last proof).',
 };
 
-const VERDICTS =
-  "Stale verdicts this run's workers found on the source's server reading for the resource: a worker that sees the count rise learns the reading again and reopens the days it settled since its last proof.";
+const VERDICTS = "Stale verdicts this run's workers found on the source's server reading for the resource.";
+const LAST_STALE =
+  'When a worker of this run last found the reading stale: a worker that learned its reading before that learns it again and reopens the days it settled since its last proof.';
 
 export async function up(db: AnyDb): Promise<void> {
   await db.schema
@@ -36,11 +37,17 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .alterTable('queue_run_checks')
     .addColumn('stale_verdicts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('last_stale_at', 'timestamptz')
     .execute();
   await sql`comment on column queue_run_checks.stale_verdicts is ${sql.lit(VERDICTS)}`.execute(db);
+  await sql`comment on column queue_run_checks.last_stale_at is ${sql.lit(LAST_STALE)}`.execute(db);
 }
 
 export async function down(db: AnyDb): Promise<void> {
-  await db.schema.alterTable('queue_run_checks').dropColumn('stale_verdicts').execute();
+  await db.schema
+    .alterTable('queue_run_checks')
+    .dropColumn('stale_verdicts')
+    .dropColumn('last_stale_at')
+    .execute();
   await db.schema.alterTable('sync_windows').dropColumn('reopened_at').dropColumn('proved_at').execute();
 }

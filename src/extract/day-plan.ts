@@ -108,6 +108,8 @@ export interface DayFetch {
   emptyAnswers: number;
   /** Times the day came back short of what an answer of the run held of it. */
   shortAnswers: number;
+  /** Stale verdicts met while settling the day: past a few, the day is flagged (MAX_STALE). */
+  staleVerdicts: number;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -154,6 +156,7 @@ export function newDayFetch(
     open,
     emptyAnswers: 0,
     shortAnswers: 0,
+    staleVerdicts: 0,
   };
 }
 
@@ -179,11 +182,13 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
   state.knowledge.storedReading ??= reading.headMs !== null || reading.tailMs !== null;
   let asked: DayRange | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
+    // A server that keeps changing (a rolling deploy) would keep the day asking: flagged instead.
+    if (state.staleVerdicts >= MAX_STALE) return outcome(state, true);
     const range = runRequest(state.day, state.knowledge);
     asked = range;
-    const outcome = yield* playRound(state, range);
-    if (outcome === 'again') continue;
-    const settledDay = yield* underProof(state, outcome);
+    const played = yield* playRound(state, range);
+    if (played === 'again') continue;
+    const settledDay = yield* underProof(state, played);
     if (settledDay !== 'again') return settledDay;
   }
   throw new Error(
@@ -244,6 +249,8 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
   return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));
 }
 
+/** Stale verdicts one day meets before it is flagged rather than asked again. */
+const MAX_STALE = 4;
 /** Short answers of one day before it is flagged rather than asked again (an item may have gone). */
 const MAX_SHORT_ANSWERS = 2;
 
@@ -340,6 +347,7 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
 
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
 function stale(state: DayFetch): 'again' {
+  state.staleVerdicts += 1;
   readingStale(state.knowledge);
   staleFound(sessionOf(state.knowledge), state.day);
   state.emptyAnswers = 0;

@@ -42,10 +42,10 @@ export interface SourceReadings {
   /** Resources whose check this writer recorded in queue_run_checks, or found there. */
   checkShared: Set<WindowedResource>;
   /**
-   * Per resource, the run's stale verdicts as this worker last saw them (all workers'), and how
-   * many of its own re-learnings it has told (exchangeVerdicts).
+   * Per resource, how many of its own re-learnings this worker has told, and the time of the
+   * latest stale verdict its reading accounts for (exchangeVerdicts).
    */
-  verdicts: Map<WindowedResource, { seen: number; told: number }>;
+  verdicts: Map<WindowedResource, { told: number; heard: number }>;
 }
 
 /**
@@ -139,8 +139,10 @@ export async function shareCheck(
 
 /**
  * A queued run's workers share their stale verdicts (reading-session.ts): this worker tells the
- * re-learnings it made since it last told, and hears the others'. Returns whether another worker
- * found the reading stale since this one last asked: its own reading is then stale too.
+ * re-learnings it made since it last told (stamped with the database's time), and hears when the
+ * latest verdict of any worker was. Returns whether a verdict came later than this worker's
+ * reading was learned: its own reading is then stale too. A verdict older than this worker's own
+ * re-learning is the same change, already handled.
  */
 export async function exchangeVerdicts(
   db: Kysely<Database>,
@@ -149,7 +151,7 @@ export async function exchangeVerdicts(
   runId: number,
 ): Promise<boolean> {
   const own = readings.knowledge[resource].relearned ?? 0;
-  const known = readings.verdicts.get(resource) ?? { seen: 0, told: 0 };
+  const known = readings.verdicts.get(resource) ?? { told: 0, heard: 0 };
   const add = own - known.told;
   const key = { run_id: runId, source_id: readings.source, resource };
   // Told by the row's upsert, which also makes it the run's check (a re-learning is one); heard by a read.
@@ -157,24 +159,26 @@ export async function exchangeVerdicts(
     add > 0
       ? await db
           .insertInto('queue_run_checks')
-          .values({ ...key, stale_verdicts: add })
+          .values({ ...key, stale_verdicts: add, last_stale_at: sql<Date>`now()` })
           .onConflict((oc) =>
-            oc
-              .columns(['run_id', 'source_id', 'resource'])
-              .doUpdateSet({ stale_verdicts: sql<number>`queue_run_checks.stale_verdicts + ${add}` }),
+            oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({
+              stale_verdicts: sql<number>`queue_run_checks.stale_verdicts + ${add}`,
+              last_stale_at: sql<Date>`now()`,
+            }),
           )
-          .returning('stale_verdicts')
+          .returning('last_stale_at')
           .executeTakeFirst()
       : await db
           .selectFrom('queue_run_checks')
-          .select('stale_verdicts')
+          .select('last_stale_at')
           .where('run_id', '=', runId)
           .where('source_id', '=', readings.source)
           .where('resource', '=', resource)
           .executeTakeFirst();
-  const total = row?.stale_verdicts ?? 0;
-  readings.verdicts.set(resource, { seen: total, told: own });
-  return total > known.seen + add;
+  const latest = row?.last_stale_at?.getTime() ?? 0;
+  readings.verdicts.set(resource, { told: own, heard: Math.max(known.heard, latest) });
+  // This worker's own verdict is as new as any: only a later one, from another, is news.
+  return add === 0 && latest > known.heard;
 }
 
 /** What earlier runs learned about a source's server, per windowed resource, as a run starts from it. */

@@ -338,8 +338,8 @@ async function shareVerdicts(
   staleElsewhere(knowledge);
   // Learned again because another said so: not this worker's verdict to tell.
   readings.verdicts.set(resource, {
-    seen: readings.verdicts.get(resource)?.seen ?? 0,
     told: knowledge.relearned ?? 0,
+    heard: readings.verdicts.get(resource)?.heard ?? 0,
   });
   const proofs = takeProofs(sessionOf(knowledge));
   ctx.logger.warn(

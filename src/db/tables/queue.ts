@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { OptionalTimestamp } from './common.js';
 
 /** Per-source slots of the window queue (migration 0014): locked FOR UPDATE, never written by a run. */
 export interface QueueSlotsTable {
@@ -25,6 +26,8 @@ export interface QueueRunChecksTable {
   source_id: string;
   resource: string;
   checked_at: Generated<Date>;
-  /** Stale verdicts the run's workers found on this reading; a rise tells the others. */
+  /** Stale verdicts the run's workers found on this reading. */
   stale_verdicts: Generated<number>;
+  /** When a worker last found it stale: a worker whose reading is older learns it again. */
+  last_stale_at: OptionalTimestamp;
 }
