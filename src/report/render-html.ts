@@ -266,7 +266,7 @@ function commentsSection(data: ReportData): string {
   const rows = data.comments
     .map(
       (c) => `<tr data-source="${escapeHtml(c.source)}" data-day="${escapeHtml(c.day)}">
-        <td>${escapeHtml(shortTime(c.dt))}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
+        <td>${escapeHtml(commentTime(c))}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
         <td>${escapeHtml(c.question ?? '')}</td><td class="n">${c.rating ?? ''}</td><td>${escapeHtml(c.device ?? '')}</td>
         <td class="comment">${escapeHtml(c.comment)}${cutNote(c)}</td></tr>`,
     )
@@ -285,6 +285,14 @@ function commentsSection(data: ReportData): string {
   </table></div>
   <p class="note">The most recent first.${partial}</p>
 </section>`;
+}
+
+/**
+ * When a comment was given. A row only a webhook has delivered has no time (the webhook body
+ * carries none): it says so, and names the day it counts on until the API's time replaces it.
+ */
+function commentTime(c: FeedbackComment): string {
+  return c.dt === null ? `webhook only, not yet read from the API (received ${c.day})` : shortTime(c.dt);
 }
 
 /** What the reader sees at the end of a comment cut at COMMENT_CHARS. */

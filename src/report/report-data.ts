@@ -135,7 +135,11 @@ export interface DayMark {
 export interface FeedbackComment {
   source: string;
   day: DayString;
-  dt: string;
+  /**
+   * When the feedback was given (ISO, UTC); null while only a webhook has delivered it: the
+   * webhook body carries no time, and `day` is then the day the delivery was received.
+   */
+  dt: string | null;
   url: string | null;
   question: string | null;
   rating: number | null;
@@ -562,7 +566,7 @@ async function loadComments(
     comments: rows.map((r) => ({
       source: r.source_id ?? '',
       day: r.day ?? '',
-      dt: r.dt?.toISOString() ?? '',
+      dt: r.dt?.toISOString() ?? null,
       url: r.url,
       question: r.question,
       rating: r.rating,

@@ -168,6 +168,31 @@ describe('the report page', () => {
     expect((JSON.parse(json) as ReportData).survey[0]?.question).toBe(HOSTILE);
   });
 
+  it('gives a comment only the webhook has delivered no time: it says so and names its receipt day', () => {
+    const comment = (dt: string | null) => ({
+      source: 'main',
+      day: '2026-03-09',
+      dt,
+      url: '/cart',
+      question: 'How was it?',
+      rating: null,
+      device: null,
+      comment: 'Where is the basket?',
+      commentChars: 20,
+    });
+    const html = renderReportHtml(
+      reportData({ comments: [comment(null), comment('2026-03-08T22:15:09.000Z')], commentCount: 2 }),
+      '',
+    );
+    const when = [...html.matchAll(/<tr data-source="main" data-day="2026-03-09">\s*<td>([^<]*)<\/td>/g)].map(
+      (m) => m[1],
+    );
+    expect(when).toEqual([
+      'webhook only, not yet read from the API (received 2026-03-09)',
+      '2026-03-08 22:15 UTC',
+    ]);
+  });
+
   it('colours a result row by its verdict: an SRM row is never green or red, an unchecked test says allocation unknown', () => {
     const variant = (overrides: Partial<VariantResult>): VariantResult => ({
       source: 'main',
