@@ -272,7 +272,7 @@ function commentsSection(data: ReportData): string {
   const rows = data.comments
     .map(
       (c) => `<tr data-source="${escapeHtml(c.source)}" data-day="${escapeHtml(c.day)}">
-        <td>${escapeHtml(commentTime(c))}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
+        <td class="when">${commentTime(c)}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
         <td>${escapeHtml(c.question ?? '')}</td><td class="n">${c.rating ?? ''}</td><td>${escapeHtml(c.device ?? '')}</td>
         <td class="comment">${escapeHtml(c.comment)}${cutNote(c)}</td></tr>`,
     )
@@ -294,11 +294,12 @@ function commentsSection(data: ReportData): string {
 }
 
 /**
- * When a comment was given. A row only a webhook has delivered has no time (the webhook body
- * carries none): it says so, and names the day it counts on until the API's time replaces it.
+ * When a comment was given (HTML). A row only a webhook has delivered has no time (the webhook
+ * body carries none): it says so, and names the day it counts on until the API's time replaces it.
  */
 function commentTime(c: FeedbackComment): string {
-  return c.dt === null ? `webhook only, not yet read from the API (received ${c.day})` : shortTime(c.dt);
+  if (c.dt !== null) return escapeHtml(shortTime(c.dt));
+  return `webhook only, not yet read from the API <span class="nowrap">(received ${escapeHtml(c.day)})</span>`;
 }
 
 /** What the reader sees at the end of a comment cut at COMMENT_CHARS. */
@@ -478,6 +479,9 @@ tr.mark-not-loaded td { background: #eef0f3; }
 td.comment { white-space: pre-wrap; max-width: 420px; }
 td.comment .cut { color: var(--muted); font-style: italic; }
 td.url { word-break: break-all; max-width: 260px; }
+/* A time fits on one line; a webhook-only row's longer note wraps instead of widening the column. */
+td.when { min-width: 13em; max-width: 13em; }
+.nowrap { white-space: nowrap; }
 .scroll { max-height: 480px; overflow: auto; }
 /* A table wider than its card scrolls inside it; a grid cell may shrink below its content's width. */
 .wide { overflow-x: auto; }

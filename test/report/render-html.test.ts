@@ -239,9 +239,9 @@ describe('the report page', () => {
       reportData({ comments: [comment(null), comment('2026-03-08T22:15:09.000Z')], commentCount: 2 }),
       '',
     );
-    const when = [...html.matchAll(/<tr data-source="main" data-day="2026-03-09">\s*<td>([^<]*)<\/td>/g)].map(
-      (m) => m[1],
-    );
+    const when = [
+      ...html.matchAll(/<tr data-source="main" data-day="2026-03-09">\s*<td class="when">(.*?)<\/td>/g),
+    ].map((m) => m[1]?.replace(/<[^>]*>/g, ''));
     expect(when).toEqual([
       'webhook only, not yet read from the API (received 2026-03-09)',
       '2026-03-08 22:15 UTC',
