@@ -49,8 +49,8 @@ export function renderReportHtml(data: ReportData, chartJs: string): string {
   </div>
 </header>
 <main>
-${resultsSection('A/B tests', 'ab-results', data.abResults)}
-${resultsSection('Personalization tests', 'personalization-results', data.personalizationResults)}
+${resultsSection('A/B tests', 'ab-results', data.abResults, data.sources.length > 1)}
+${resultsSection('Personalization tests', 'personalization-results', data.personalizationResults, data.sources.length > 1)}
 ${trendSection(data)}
 ${gapsSection(data.dayMarks)}
 <section>
@@ -141,7 +141,12 @@ function filterBar(data: ReportData): string {
 
 const VERDICT_CLASS: Record<string, string> = { winner: 'win', loser: 'loss', untrustworthy: 'suspect' };
 
-function resultsSection(heading: string, name: string, rows: VariantResult[]): string {
+/**
+ * A results table: one row per variant. With several sources a source column says whose test a
+ * row is (two sources may run tests of the same name). Its 13 or 14 columns fit the card from
+ * 1024 px up (class results in STYLE): intervals and "allocation unknown" may wrap at a space.
+ */
+function resultsSection(heading: string, name: string, rows: VariantResult[], manySources: boolean): string {
   if (rows.length === 0)
     return `<section><h2>${escapeHtml(heading)}</h2>${empty('No tests of this kind in the warehouse.')}</section>`;
   const body = rows
@@ -149,24 +154,25 @@ function resultsSection(heading: string, name: string, rows: VariantResult[]): s
       // The view's verdict alone colours the row: an untrustworthy test (SRM) is never a winner,
       // so a row never shows the SRM flag beside a green or red cell.
       const cls = VERDICT_CLASS[r.verdict ?? ''] ?? (r.isControl ? 'control' : '');
-      return `<tr class="${cls}" data-source="${escapeHtml(r.source)}"><td>${escapeHtml(r.testName)}${
+      const source = manySources ? `<td>${escapeHtml(r.source)}</td>` : '';
+      return `<tr class="${cls}" data-source="${escapeHtml(r.source)}">${source}<td class="test">${escapeHtml(r.testName)}${
         r.verdict === 'untrustworthy' ? ' <span class="flag" title="sample ratio mismatch">SRM</span>' : ''
       }</td><td>${escapeHtml(r.variant)}</td>
         <td class="n">${r.total}</td><td class="n">${r.complete}</td>
-        <td class="n">${pct(r.conversion)}</td><td class="n">${interval(r.conversionLow, r.conversionHigh)}</td>
+        <td class="n">${pct(r.conversion)}</td><td class="n range">${interval(r.conversionLow, r.conversionHigh)}</td>
         <td class="n">${r.isControl ? 'control' : pct(r.absoluteLift, true)}</td>
-        <td class="n">${r.isControl ? '' : interval(r.liftLow, r.liftHigh, true)}</td>
+        <td class="n range">${r.isControl ? '' : interval(r.liftLow, r.liftHigh, true)}</td>
         <td class="n">${r.relativeLift === null ? '–' : `${signed(r.relativeLift * 100, 1)}%`}</td>
         <td class="n">${pValue(r.pValue)}</td><td class="n">${pValue(r.pValueHolm)}</td>
-        <td class="n">${r.srmStatus?.startsWith('allocation ') ? escapeHtml(r.srmStatus) : pValue(r.srmPValue)}</td>
+        <td class="n range">${r.srmStatus?.startsWith('allocation ') ? escapeHtml(r.srmStatus) : pValue(r.srmPValue)}</td>
         <td>${r.verdict ?? (r.isControl ? 'control' : '–')}</td></tr>`;
     })
     .join('\n');
   return `<section>
   <h2>${escapeHtml(heading)}</h2>
   ${chart(name)}
-  <div class="wide"><table data-csv="${escapeHtml(name)}">
-    <thead><tr><th>test</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>95% interval</th>
+  <div class="wide"><table class="results" data-csv="${escapeHtml(name)}">
+    <thead><tr>${manySources ? '<th>source</th>' : ''}<th>test</th><th>variant</th><th>total</th><th>complete</th><th>conversion</th><th>95% interval</th>
       <th>lift (points)</th><th>95% interval of lift</th><th>relative lift</th><th>p-value</th><th>Holm p</th><th>SRM p</th><th>verdict</th></tr></thead>
     <tbody>${body}</tbody>
   </table></div>
@@ -266,7 +272,7 @@ function commentsSection(data: ReportData): string {
   const rows = data.comments
     .map(
       (c) => `<tr data-source="${escapeHtml(c.source)}" data-day="${escapeHtml(c.day)}">
-        <td>${escapeHtml(shortTime(c.dt))}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
+        <td class="when">${commentTime(c)}</td><td>${escapeHtml(c.source)}</td><td class="url">${escapeHtml(c.url ?? '')}</td>
         <td>${escapeHtml(c.question ?? '')}</td><td class="n">${c.rating ?? ''}</td><td>${escapeHtml(c.device ?? '')}</td>
         <td class="comment">${escapeHtml(c.comment)}${cutNote(c)}</td></tr>`,
     )
@@ -285,6 +291,15 @@ function commentsSection(data: ReportData): string {
   </table></div>
   <p class="note">The most recent first.${partial}</p>
 </section>`;
+}
+
+/**
+ * When a comment was given (HTML). A row only a webhook has delivered has no time (the webhook
+ * body carries none): it says so, and names the day it counts on until the API's time replaces it.
+ */
+function commentTime(c: FeedbackComment): string {
+  if (c.dt !== null) return escapeHtml(shortTime(c.dt));
+  return `webhook only, not yet read from the API <span class="nowrap">(received ${escapeHtml(c.day)})</span>`;
 }
 
 /** What the reader sees at the end of a comment cut at COMMENT_CHARS. */
@@ -464,10 +479,19 @@ tr.mark-not-loaded td { background: #eef0f3; }
 td.comment { white-space: pre-wrap; max-width: 420px; }
 td.comment .cut { color: var(--muted); font-style: italic; }
 td.url { word-break: break-all; max-width: 260px; }
+/* A time fits on one line; a webhook-only row's longer note wraps instead of widening the column. */
+td.when { min-width: 13em; max-width: 13em; }
+.nowrap { white-space: nowrap; }
 .scroll { max-height: 480px; overflow: auto; }
 /* A table wider than its card scrolls inside it; a grid cell may shrink below its content's width. */
 .wide { overflow-x: auto; }
 .grid > * { min-width: 0; }
+/* A results table has 13 or 14 columns: smaller type and padding, and an interval or "allocation
+   unknown" wraps at its space, so that the verdict and SRM columns fit the card from 1024 px up. */
+table.results { font-size: 12px; }
+table.results th, table.results td { padding: 4px 4px; }
+table.results td.range { white-space: normal; }
+table.results td.test { min-width: 7em; }
 button.csv { font: inherit; font-size: 12px; margin-top: 6px; }
 details { margin-top: 8px; }
 select { font: inherit; padding: 2px 4px; }

@@ -135,7 +135,11 @@ export interface DayMark {
 export interface FeedbackComment {
   source: string;
   day: DayString;
-  dt: string;
+  /**
+   * When the feedback was given (ISO, UTC); null while only a webhook has delivered it: the
+   * webhook body carries no time, and `day` is then the day the delivery was received.
+   */
+  dt: string | null;
   url: string | null;
   question: string | null;
   rating: number | null;
@@ -492,6 +496,9 @@ export async function loadDayMarks(
   if (sources.length === 0) return [];
   const today = todayUtc(now);
   const rows = await unfinishedDays(db, sources, from, to);
+  const responses = rows.some((r) => r.truncated === true)
+    ? await truncatedResponses(db, sources, from, to)
+    : new Map<string, TruncatedResponse>();
   return rows.map((r): DayMark => {
     const mark = { source: r.source_id, resource: r.resource, day: r.day };
     if (r.status === null)
@@ -511,7 +518,13 @@ export async function loadDayMarks(
       return {
         ...mark,
         status: 'truncated',
-        detail: `${r.item_count ?? 0} items, as many as one response returns: items may be missing`,
+        detail: truncatedDetail(
+          responses.get(dayKey(r.source_id, r.resource, r.day)) ?? {
+            served: null,
+            stored: r.item_count ?? 0,
+            rejected: 0,
+          },
+        ),
       };
     return r.day >= today
       ? { ...mark, status: 'open', detail: 'today: loaded so far, fetched again by the next run' }
@@ -521,6 +534,58 @@ export async function loadDayMarks(
           detail: 'last fetched before the day ended: items may be missing; fetched again by the next run',
         };
   });
+}
+
+/** What the ledger knows of a truncated day's fullest response. */
+export interface TruncatedResponse {
+  /** Most items one response for the day returned, valid or not; null in windows older than that count. */
+  served: number | null;
+  /** The day's items that passed validation and were stored. */
+  stored: number;
+  /** The day's items that failed validation (in rejects). */
+  rejected: number;
+}
+
+/**
+ * A truncated day in words. The count is what the response returned, valid and invalid items
+ * alike: that is the number that reached the server's cap, while the stored count is lower by
+ * the rejects (a cap of 200 with 3 invalid items stores 197, which read as "197, the most one
+ * response returns" is untrue).
+ */
+export function truncatedDetail({ served, stored, rejected }: TruncatedResponse): string {
+  const returned = served ?? stored + rejected;
+  const kept = rejected > 0 ? `${stored} stored, ${rejected} invalid` : `${stored} stored`;
+  return `a response returned ${returned} items, as many as one returns: items may be missing (${kept})`;
+}
+
+const dayKey = (source: string, resource: string, day: string) => JSON.stringify([source, resource, day]);
+
+/**
+ * The counts of the range's truncated windows that unfinishedDays leaves out, by dayKey: how
+ * many items the fullest response returned and how many of them were rejected. Read here rather
+ * than through src/ledger/read.ts, whose unfinishedDays returns neither count; adding the two
+ * columns there would make this query redundant.
+ */
+async function truncatedResponses(
+  db: Kysely<Database>,
+  sources: readonly string[],
+  from: DayString,
+  to: DayString,
+): Promise<Map<string, TruncatedResponse>> {
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select(['source_id', 'resource', 'day', 'served_count', 'item_count', 'rejected_count'])
+    .where('truncated', '=', true)
+    .where('source_id', 'in', [...sources])
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .execute();
+  return new Map(
+    rows.map((w) => [
+      dayKey(w.source_id, w.resource, w.day),
+      { served: w.served_count, stored: w.item_count, rejected: w.rejected_count },
+    ]),
+  );
 }
 
 async function loadNewFields(db: Kysely<Database>, source: string | undefined): Promise<NewField[]> {
@@ -562,7 +627,7 @@ async function loadComments(
     comments: rows.map((r) => ({
       source: r.source_id ?? '',
       day: r.day ?? '',
-      dt: r.dt?.toISOString() ?? '',
+      dt: r.dt?.toISOString() ?? null,
       url: r.url,
       question: r.question,
       rating: r.rating,

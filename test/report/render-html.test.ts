@@ -168,6 +168,86 @@ describe('the report page', () => {
     expect((JSON.parse(json) as ReportData).survey[0]?.question).toBe(HOSTILE);
   });
 
+  it('has a source column in the results tables when several sources are shown, and none for one', () => {
+    const row = (source: string, testId: string): VariantResult => ({
+      source,
+      testId,
+      testName: 'Checkout button',
+      url: null,
+      variant: 'control',
+      isControl: true,
+      complete: 10,
+      total: 100,
+      conversion: 0.1,
+      conversionLow: 0.05,
+      conversionHigh: 0.17,
+      absoluteLift: null,
+      relativeLift: null,
+      liftLow: null,
+      liftHigh: null,
+      pValue: null,
+      pValueHolm: null,
+      srmPValue: null,
+      sampleRatioMismatch: false,
+      srmStatus: 'allocation unknown',
+      verdict: null,
+    });
+    const tableOf = (html: string, name: string) => {
+      const table = new RegExp(`<table[^>]* data-csv="${name}">([\\s\\S]*?)</table>`).exec(html)?.[1] ?? '';
+      const headers = [...table.matchAll(/<th>([^<]*)<\/th>/g)].map((m) => m[1]);
+      const firstCells = [...table.matchAll(/<tr class="[^"]*" data-source="[^"]*"><td[^>]*>([^<]*)/g)].map(
+        (m) => m[1],
+      );
+      return { headers, firstCells };
+    };
+    const two = renderReportHtml(
+      reportData({
+        sources: ['main', 'shop'],
+        abResults: [row('main', 'ab-1'), row('shop', 'ab-1')],
+        personalizationResults: [row('shop', 'p-1')],
+      }),
+      '',
+    );
+    for (const [name, sources] of [
+      ['ab-results', ['main', 'shop']],
+      ['personalization-results', ['shop']],
+    ] as const) {
+      const table = tableOf(two, name);
+      expect(table.headers[0], name).toBe('source');
+      expect(table.headers).toHaveLength(14);
+      expect(table.firstCells, name).toEqual(sources);
+    }
+    const one = tableOf(renderReportHtml(reportData({ abResults: [row('main', 'ab-1')] }), ''), 'ab-results');
+    expect(one.headers[0]).toBe('test');
+    expect(one.headers).toHaveLength(13);
+    expect(one.firstCells).toEqual(['Checkout button']);
+  });
+
+  it('gives a comment only the webhook has delivered no time: it says so and names its receipt day', () => {
+    const comment = (dt: string | null) => ({
+      source: 'main',
+      day: '2026-03-09',
+      dt,
+      url: '/cart',
+      question: 'How was it?',
+      rating: null,
+      device: null,
+      comment: 'Where is the basket?',
+      commentChars: 20,
+    });
+    const html = renderReportHtml(
+      reportData({ comments: [comment(null), comment('2026-03-08T22:15:09.000Z')], commentCount: 2 }),
+      '',
+    );
+    const when = [
+      ...html.matchAll(/<tr data-source="main" data-day="2026-03-09">\s*<td class="when">(.*?)<\/td>/g),
+    ].map((m) => m[1]?.replace(/<[^>]*>/g, ''));
+    expect(when).toEqual([
+      'webhook only, not yet read from the API (received 2026-03-09)',
+      '2026-03-08 22:15 UTC',
+    ]);
+  });
+
   it('colours a result row by its verdict: an SRM row is never green or red, an unchecked test says allocation unknown', () => {
     const variant = (overrides: Partial<VariantResult>): VariantResult => ({
       source: 'main',

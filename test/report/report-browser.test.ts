@@ -314,6 +314,15 @@ describe.runIf(RUN)('the HTML report, in a browser', () => {
     }
   });
 
+  it('fits every table cell inside its card at 1024 and 1440 px: the verdict and SRM p columns are not cut', async () => {
+    try {
+      for (const width of [1024, 1440])
+        expect(await cellsPastTheirCard(page, width), `${width} px`).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   it('has a sync health row per resource; the three with a failed day need attention', async () => {
     const rows = await page.locator('section:has(h2:text("Sync health")) tbody tr').allTextContents();
     expect(rows).toHaveLength(6);
@@ -347,7 +356,9 @@ describe.runIf(RUN)('the HTML report, in a browser', () => {
     }
     const gaps = await visibleRows(page, '#gaps-table');
     const error = 'HTTP 503 from the API after 4 attempts';
-    const truncatedWhy = expect.stringMatching(/^\d+ items, as many as one response returns/);
+    const truncatedWhy = expect.stringMatching(
+      /^a response returned \d+ items, as many as one returns: items may be missing \(\d+ stored/,
+    );
     expect(gaps).toEqual(
       expect.arrayContaining([
         [failedDay, failedDay, '1', 'main', 'feedback', 'failed', error],
@@ -552,6 +563,35 @@ describe.runIf(RUN)('the HTML report, in a browser', () => {
       expect(await visibleRows(all, '#comments-table')).toHaveLength(before);
     });
 
+    it('says whose test each result row is in a source column, and fits it in the card at 1024 and 1440 px', async () => {
+      for (const name of ['ab-results', 'personalization-results']) {
+        const header = await all.locator(`table[data-csv="${name}"] thead th`).allTextContents();
+        expect(header.slice(0, 2), name).toEqual(['source', 'test']);
+        const sources = await all.locator(`table[data-csv="${name}"] tbody tr`).evaluateAll((rows) =>
+          rows.map((r) => {
+            const row = r as unknown as {
+              dataset: { source: string };
+              cells: ArrayLike<{ textContent: string }>;
+            };
+            return [row.dataset.source, row.cells[0]?.textContent];
+          }),
+        );
+        expect(sources.length, name).toBeGreaterThan(0);
+        for (const [source, cell] of sources) expect(cell).toBe(source);
+      }
+      try {
+        for (const width of [1024, 1440]) {
+          expect(await cellsPastTheirCard(all, width), `${width} px`).toEqual([]);
+          await all.screenshot({
+            path: path.join(OUTPUT, `report-all-sources-${width}.png`),
+            fullPage: true,
+          });
+        }
+      } finally {
+        await all.setViewportSize({ width: 1280, height: 900 });
+      }
+    });
+
     it('Test results day by day: one captured day is a bar per variant and a table, not dots', async () => {
       const key = await all.locator('#trend-test option').first().getAttribute('value');
       const [kind, source, testId] = JSON.parse(key ?? '[]') as [string, string, string];
@@ -682,6 +722,48 @@ function chartState(page: Page, name: string): Promise<ChartState> {
       })),
     };
   }, name);
+}
+
+/**
+ * At a viewport width, the table cells (with every <details> opened) whose right edge lies past
+ * the content box of their card: a cell there is cut off, or hidden behind a sideways scroll.
+ */
+async function cellsPastTheirCard(page: Page, width: number): Promise<string[]> {
+  await page.setViewportSize({ width, height: 900 });
+  return page.evaluate(() => {
+    interface Rect {
+      right: number;
+      width: number;
+    }
+    interface Element {
+      textContent: string | null;
+      open?: boolean;
+      closest(selector: string): Element | null;
+      querySelector(selector: string): Element | null;
+      getBoundingClientRect(): Rect;
+    }
+    const win = globalThis as unknown as {
+      document: { querySelectorAll(selector: string): ArrayLike<Element> };
+      getComputedStyle(element: Element): { paddingRight: string; borderRightWidth: string };
+    };
+    for (const details of Array.from(win.document.querySelectorAll('details'))) details.open = true;
+    const past: string[] = [];
+    for (const cell of Array.from(win.document.querySelectorAll('table th, table td'))) {
+      const box = cell.getBoundingClientRect();
+      const card = cell.closest('section');
+      if (box.width === 0 || card === null) continue;
+      const style = win.getComputedStyle(card);
+      const inside =
+        card.getBoundingClientRect().right -
+        parseFloat(style.paddingRight) -
+        parseFloat(style.borderRightWidth);
+      if (box.right > inside + 0.5)
+        past.push(
+          `${card.querySelector('h2')?.textContent}: "${cell.textContent?.trim()}" ends at ${Math.round(box.right)} px, the card's content at ${Math.round(inside)}`,
+        );
+    }
+    return past;
+  });
 }
 
 /** The text of each cell of the rows a table shows now. */

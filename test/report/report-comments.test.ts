@@ -54,4 +54,23 @@ describe('long comments in the report', () => {
     // Three comments of 200 KB: the page stays far below what they would weigh whole (1.2 MB).
     expect(html.length).toBeLessThan(150_000);
   });
+
+  it('shows a comment only the webhook has delivered without a time: webhook only, and its receipt day', async () => {
+    const received = '2026-03-03';
+    await sql`insert into feedback (source_id, id, feedback_id, question, comment, dt, raw, origin, webhook_received_at)
+              values ('shop', 99, 1, 'Why?', 'Sent from the webhook', null, '{}', 'webhook', ${`${received}T08:30:00Z`})`.execute(
+      t.db,
+    );
+    const data = await loadReportData(t.db, { from: day, to: received });
+    const comment = data.comments.find((c) => c.comment === 'Sent from the webhook');
+    expect(comment).toMatchObject({ day: received, dt: null });
+    const html = renderReportHtml(data, '');
+    const when = new RegExp(
+      `<tr data-source="shop" data-day="${received}">\\s*<td class="when">(.*?)</td>`,
+    ).exec(html)?.[1];
+    expect(when?.replace(/<[^>]*>/g, '')).toBe(
+      `webhook only, not yet read from the API (received ${received})`,
+    );
+    expect(html).not.toMatch(/<td[^>]*> UTC<\/td>/);
+  });
 });
