@@ -1,5 +1,5 @@
 import type { DayString } from '../time/days.js';
-import { type DayRange, itemDay, itemTime } from './server-reading.js';
+import { itemDay, itemTime } from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the

@@ -66,6 +66,9 @@ export interface UnfinishedDay {
   status: 'done' | 'open' | 'failed' | null;
   truncated: boolean | null;
   item_count: number | null;
+  /** Most items one response for the day returned, valid and invalid; null before it was kept. */
+  served_count: number | null;
+  rejected_count: number | null;
   last_error: string | null;
   /** The watermark's start day; null when nothing was loaded for the resource yet. */
   start_day: string | null;
@@ -80,7 +83,7 @@ export async function unfinishedDays(
 ): Promise<UnfinishedDay[]> {
   const rows = await sql<UnfinishedDay>`
     select s.source_id, r.resource, d.day::date::text as day, w.status, w.truncated, w.item_count,
-      w.last_error, wm.start_day::text as start_day
+      w.served_count, w.rejected_count, w.last_error, wm.start_day::text as start_day
     from unnest(${sql.val([...sources])}::text[]) as s(source_id)
     cross join unnest(${sql.val([...WINDOWED_RESOURCES])}::text[]) as r(resource)
     cross join generate_series(${from}::date, ${to}::date, interval '1 day') as d(day)

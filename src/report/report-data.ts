@@ -496,9 +496,6 @@ export async function loadDayMarks(
   if (sources.length === 0) return [];
   const today = todayUtc(now);
   const rows = await unfinishedDays(db, sources, from, to);
-  const responses = rows.some((r) => r.truncated === true)
-    ? await truncatedResponses(db, sources, from, to)
-    : new Map<string, TruncatedResponse>();
   return rows.map((r): DayMark => {
     const mark = { source: r.source_id, resource: r.resource, day: r.day };
     if (r.status === null)
@@ -518,13 +515,11 @@ export async function loadDayMarks(
       return {
         ...mark,
         status: 'truncated',
-        detail: truncatedDetail(
-          responses.get(dayKey(r.source_id, r.resource, r.day)) ?? {
-            served: null,
-            stored: r.item_count ?? 0,
-            rejected: 0,
-          },
-        ),
+        detail: truncatedDetail({
+          served: r.served_count,
+          stored: r.item_count ?? 0,
+          rejected: r.rejected_count ?? 0,
+        }),
       };
     return r.day >= today
       ? { ...mark, status: 'open', detail: 'today: loaded so far, fetched again by the next run' }
@@ -556,36 +551,6 @@ export function truncatedDetail({ served, stored, rejected }: TruncatedResponse)
   const returned = served ?? stored + rejected;
   const kept = rejected > 0 ? `${stored} stored, ${rejected} invalid` : `${stored} stored`;
   return `a response returned ${returned} items, as many as one returns: items may be missing (${kept})`;
-}
-
-const dayKey = (source: string, resource: string, day: string) => JSON.stringify([source, resource, day]);
-
-/**
- * The counts of the range's truncated windows that unfinishedDays leaves out, by dayKey: how
- * many items the fullest response returned and how many of them were rejected. Read here rather
- * than through src/ledger/read.ts, whose unfinishedDays returns neither count; adding the two
- * columns there would make this query redundant.
- */
-async function truncatedResponses(
-  db: Kysely<Database>,
-  sources: readonly string[],
-  from: DayString,
-  to: DayString,
-): Promise<Map<string, TruncatedResponse>> {
-  const rows = await db
-    .selectFrom('sync_windows')
-    .select(['source_id', 'resource', 'day', 'served_count', 'item_count', 'rejected_count'])
-    .where('truncated', '=', true)
-    .where('source_id', 'in', [...sources])
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .execute();
-  return new Map(
-    rows.map((w) => [
-      dayKey(w.source_id, w.resource, w.day),
-      { served: w.served_count, stored: w.item_count, rejected: w.rejected_count },
-    ]),
-  );
 }
 
 async function loadNewFields(db: Kysely<Database>, source: string | undefined): Promise<NewField[]> {
