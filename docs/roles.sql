@@ -181,6 +181,7 @@ alter role insights_serve set idle_in_transaction_session_timeout = '15s';
 -- and those who run `status` or `report`, or a monitoring check, in the monitor group:
 --   create role alice login in role insights_monitor;  then \password alice
 --
--- With `pii: keep` (the default) analysts read the visitors' personal data (visitors, raw,
--- rejects, webhook_events). To keep it out of the warehouse altogether, set INSIGHTS_PII=hash or
--- drop before the first sync (README, "Privacy").
+-- With `pii: keep` (the default) analysts read the visitors' personal data (visitors, raw), and
+-- members of insights_monitor also rejects and webhook_events (docs/analysts.md, "Who sees
+-- what"). To keep it out of the warehouse altogether, set INSIGHTS_PII=hash or drop before the
+-- first sync (docs/privacy.md).
