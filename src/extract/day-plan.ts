@@ -11,6 +11,7 @@ import {
   checkedByInstants,
   endQuiet,
   type ReadingCheckInput,
+  readingChanged,
   readingStale,
   staleReading,
 } from './reading-check.js';
@@ -305,14 +306,32 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const wide = yield* ask(state, widest);
   if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
   if (!isCut(wide.length, state.limit, reading) || cutSparesDay(reading, wide, state.day)) return 'holds';
-  if (reading.instants === 'refused' || reading.instants === 'ignored') return 'unproven';
+  // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS).
+  const session = sessionOf(state.knowledge);
+  if (reading.instants !== 'honoured' && (reading.instants !== null || session.instantAsks > 0))
+    return 'unproven';
+  session.instantAsks += 1;
   const slice = sliceToDayEnd(state);
   const alone = yield* askInstants(state, sliceRequest(slice));
-  if (alone === 'refused') return 'unproven';
+  if (alone === 'refused') return instantsNot(state, 'refused');
   if (alone.some((item) => itemDay(item) === state.day)) return 'stale';
   const cut = isCut(alone.length, state.limit, reading);
-  const known = state.items;
-  return instantsVerdict({ slice, answer: alone, known, cut }) === 'honoured' ? 'holds' : 'unproven';
+  const evidence = instantsVerdict({ slice, answer: alone, known: state.items, cut });
+  if (evidence === 'ignored') return instantsNot(state, 'ignored');
+  return evidence === 'honoured' ? 'holds' : 'unproven';
+}
+
+/**
+ * Instants proved not honoured by an empty day's check: the run's probe is made (day-slices.ts);
+ * where a reading an earlier run learned said honoured, the reading changed and is learned again.
+ */
+function instantsNot(state: DayFetch, instants: 'refused' | 'ignored'): 'unproven' {
+  const { knowledge } = state;
+  knowledge.instantsProbed = true;
+  if (knowledge.reading.instants === 'honoured' && knowledge.storedReading === true)
+    readingChanged(knowledge, instants);
+  else knowledge.reading.instants = instants;
+  return 'unproven';
 }
 
 /**

@@ -50,6 +50,8 @@ export interface ReadingSession {
   turbulent: boolean;
   /** Proofs passed in a row since the last stale verdict. */
   passedInRow: number;
+  /** Requests with instants an empty day's check asked while the run did not know them honoured. */
+  instantAsks: number;
   /** Proofs this run: passed, failed, and the requests they asked. */
   proofs: { passed: number; failed: number; requests: number };
 }
@@ -83,6 +85,7 @@ export function newSession(): ReadingSession {
     sinceProof: 0,
     turbulent: false,
     passedInRow: 0,
+    instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
   };
 }

@@ -118,8 +118,10 @@ describe('completeness on random servers and data sets', () => {
     );
     // A day exactly at the cap cannot be told from a cut one: flagging it is the safe side. Since
     // the servers draw instants too, the draw holds more such days (8 of 87 and 12 of 90 flags in
-    // two runs of this seed, the windows' timing decides some): the same 15% the unit property allows.
-    expect(flags.utc.falseAlarms).toBeLessThanOrEqual(Math.ceil(flags.utc.flagged * 0.15));
+    // two runs of this seed, the windows' timing decides some). An empty day beside a cut one that
+    // no request can prove empty (instants refused or ignored) is flagged too, never settled on an
+    // answer nothing proved (the reading session): 18 of the flags in one run.
+    expect(flags.utc.falseAlarms).toBeLessThanOrEqual(Math.ceil(flags.utc.flagged * 0.2));
     // A server day straddles two UTC days: when it is cut, in an order that does not tell which
     // end, either day may miss items, and both are flagged.
     expect(flags.shifted.falseAlarms).toBeLessThanOrEqual(Math.ceil(flags.shifted.flagged * 0.4));
