@@ -42,8 +42,8 @@ export interface ReadingSession {
   reopened: DayString[];
   /** Days a passed proof proved, not yet recorded in the ledger (takeProofs). */
   proved: DayString[];
-  /** Reopened days already handed to the ledger. */
-  ledgered: Set<DayString>;
+  /** Reopened days the ledger has not recorded yet (takeProofs, ledgerTook). */
+  unledgered: Set<DayString>;
   /** Days settled since the last proof was asked. */
   sinceProof: number;
   /** A stale verdict came this run: the server may still be answering two readings. */
@@ -81,7 +81,7 @@ export function newSession(): ReadingSession {
     unproved: [],
     reopened: [],
     proved: [],
-    ledgered: new Set(),
+    unledgered: new Set(),
     sinceProof: 0,
     turbulent: false,
     passedInRow: 0,
@@ -104,7 +104,7 @@ export function noteAnswer(session: ReadingSession, items: readonly unknown[]): 
       session.held.delete(day);
       session.unproved = session.unproved.filter((other) => other !== day);
       session.proved = session.proved.filter((other) => other !== day);
-      if (!session.reopened.includes(day)) session.reopened.push(day);
+      reopen(session, day);
     }
   }
 }
@@ -162,7 +162,6 @@ export function settled(
 ): boolean {
   const { room } = answers;
   if (!session.unproved.includes(day)) session.unproved.push(day);
-  session.ledgered.delete(day);
   if (!answers.capProved) session.uncapped.set(day, answers.served);
   const span = spansByDay(items).get(day);
   if (span !== undefined) session.held.set(day, span);
@@ -249,7 +248,7 @@ export function proofAnswered(
 export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.passedInRow = 0;
   session.turbulent = true;
-  for (const day of session.unproved) if (!session.reopened.includes(day)) session.reopened.push(day);
+  for (const day of session.unproved) if (day !== asking) reopen(session, day);
   session.unproved = [];
   session.reopened = session.reopened.filter((day) => day !== asking);
   session.proved = session.proved.filter((day) => !session.reopened.includes(day));
@@ -261,18 +260,44 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
  */
 export function reopenUncapped(session: ReadingSession, cap: number | null): void {
   if (cap === null) return;
-  for (const [day, served] of session.uncapped)
-    if (served >= cap && !session.reopened.includes(day)) session.reopened.push(day);
+  for (const [day, served] of session.uncapped) if (served >= cap) reopen(session, day);
   session.uncapped.clear();
 }
 
-/** What the proofs found since last asked, for the ledger: days reopened and days proved. */
-export function takeProofs(session: ReadingSession): { reopened: DayString[]; proved: DayString[] } {
-  const reopened = session.reopened.filter((day) => !session.ledgered.has(day)).sort();
-  for (const day of reopened) session.ledgered.add(day);
+/** A day to read again (the run, takeReopened) and to record reopened (the ledger, takeProofs). */
+function reopen(session: ReadingSession, day: DayString): void {
+  if (!session.reopened.includes(day)) session.reopened.push(day);
+  session.unledgered.add(day);
+}
+
+/**
+ * What the proofs found for the ledger, with the window of `current` (settled now, so not
+ * reopened): the days reopened it has not recorded, and the days proved. Reopened days stay due
+ * until the ledger took them (ledgerTook); proved days go back if it did not (giveBackProofs).
+ */
+export function takeProofs(
+  session: ReadingSession,
+  current?: DayString,
+): { reopened: DayString[]; proved: DayString[] } {
+  const reopened = [...session.unledgered].filter((day) => day !== current).sort();
   const found = { reopened, proved: session.proved };
   session.proved = [];
   return found;
+}
+
+/** The ledger recorded what takeProofs found, and settled `current`: none of it is due any more. */
+export function ledgerTook(
+  session: ReadingSession,
+  found: { reopened: readonly DayString[] },
+  current?: DayString,
+): void {
+  for (const day of found.reopened) session.unledgered.delete(day);
+  if (current !== undefined) session.unledgered.delete(current);
+}
+
+/** The ledger did not take what takeProofs found (its transaction failed): the proved are kept for the next. */
+export function giveBackProofs(session: ReadingSession, found: { proved: readonly DayString[] }): void {
+  for (const day of found.proved) if (!session.proved.includes(day)) session.proved.push(day);
 }
 
 /** The days reopened so far, handed to the run once. */

@@ -8,10 +8,13 @@ import { isConnectionLost } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { describeShortage, ResourceShortageError, resourceShortage } from '../db/resource-shortage.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
+import { inTransaction } from '../db/transaction.js';
 import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
+import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
 import { describeReading } from '../extract/server-reading.js';
+import { recordProofs } from '../ledger/ledger.js';
 import { planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
@@ -418,7 +421,33 @@ async function runWindowsHere(
     logReopened(ctx.logger, again);
     outcomes.push(...(await runAll(again)));
   }
+  await recordLeftProofs(ctx, run);
   return latestPerWindow(outcomes);
+}
+
+/**
+ * What the proofs found that no window's transaction recorded (the last pass's windows failed, the
+ * database was away): recorded now, so that the next run reads the reopened days first.
+ */
+async function recordLeftProofs(ctx: SyncContext, run: RunPlan): Promise<void> {
+  for (const handle of run.handles)
+    for (const resource of WINDOWED_RESOURCES) {
+      const session = handle.knowledge[resource].session;
+      if (session === undefined) continue;
+      const found = takeProofs(session);
+      if (found.reopened.length + found.proved.length === 0) continue;
+      const key = { sourceId: handle.name, resource };
+      await inTransaction(ctx.pool, (trx) => recordProofs(trx, key, found)).then(
+        () => ledgerTook(session, found),
+        (error: unknown) => {
+          giveBackProofs(session, found);
+          ctx.logger.warn(
+            { source: handle.name, resource, err: errorMessage(error) },
+            'could not record the reopened days',
+          );
+        },
+      );
+    }
 }
 
 function logReopened(logger: Logger, again: readonly PlannedWindow<SourceHandle>[]): void {

@@ -6,7 +6,7 @@ import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import { sessionOf } from '../extract/day-plan.js';
 import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
-import { takeProofs } from '../extract/reading-session.js';
+import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
 import { itemDay } from '../extract/server-reading.js';
 import { validateItems } from '../extract/validate.js';
 import { recordWindowFailure } from '../ledger/ledger.js';
@@ -83,6 +83,8 @@ async function fetchAndStore(
     }
 
     const status = day < plan.today ? 'done' : 'open';
+    const session = sessionOf(source.knowledge[resource]);
+    const proofs = takeProofs(session, day);
     const loaded = await storeWindow(ctx.pool, {
       sourceId: source.name,
       baseUrl: source.baseUrl,
@@ -97,8 +99,13 @@ async function fetchAndStore(
       runId: ctx.runId,
       startDay: plan.startDay,
       today: plan.today,
-      proofs: takeProofs(sessionOf(source.knowledge[resource])),
+      proofs,
+    }).catch((error: unknown) => {
+      // Not written: what the proofs found goes with the next window that is.
+      giveBackProofs(session, proofs);
+      throw error;
     });
+    ledgerTook(session, proofs, day);
     await noteSchemaDrift(ctx, log, { sourceId: source.name, resource, day, valid });
     const neighboursAdded = await storeNeighbours(ctx, source, resource, rejectContext, items.others);
     logLoad(log, fetched, total, loaded);

@@ -10,7 +10,7 @@ import { LATEST_MIGRATION } from '../db/migrator.js';
 import { inTransaction } from '../db/transaction.js';
 import { CliError, errorMessage } from '../errors.js';
 import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
-import { takeProofs } from '../extract/reading-session.js';
+import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
 import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowJobOutput } from '../queue/contract.js';
@@ -341,15 +341,19 @@ async function shareVerdicts(
     told: knowledge.relearned ?? 0,
     heard: readings.verdicts.get(resource)?.heard ?? 0,
   });
-  const proofs = takeProofs(sessionOf(knowledge));
+  const session = sessionOf(knowledge);
+  const proofs = takeProofs(session);
   ctx.logger.warn(
     { source: readings.source, resource, reopened: proofs.reopened.length },
     'another worker found the server reading stale: learned again, the days settled since reopened',
   );
-  if (proofs.reopened.length + proofs.proved.length > 0)
-    await inTransaction(ctx.pool, (trx) =>
-      recordProofs(trx, { sourceId: readings.source, resource }, proofs),
-    );
+  if (proofs.reopened.length + proofs.proved.length === 0) return;
+  const key = { sourceId: readings.source, resource };
+  await inTransaction(ctx.pool, (trx) => recordProofs(trx, key, proofs)).catch((error: unknown) => {
+    giveBackProofs(session, proofs);
+    throw error;
+  });
+  ledgerTook(session, proofs);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ledgerTook,
   newSession,
   noteAnswer,
   proofAnswered,
@@ -101,9 +102,13 @@ describe('the reading session: proofs', () => {
     expect(takeProofs(session)).toEqual({ reopened: [], proved: ['2026-03-01', '2026-03-02'] });
     expect(session.unproved).toEqual(['2026-03-03']);
     proofAnswered(session, startProof(session), 'stale');
-    expect(takeProofs(session)).toEqual({ reopened: ['2026-03-03'], proved: [] });
-    // Handed to the ledger once; still to be read again by the run.
+    const found = takeProofs(session);
+    expect(found).toEqual({ reopened: ['2026-03-03'], proved: [] });
+    // Still due until the ledger took it (its transaction may fail); then handed once.
+    expect(takeProofs(session).reopened).toEqual(['2026-03-03']);
+    ledgerTook(session, found);
     expect(takeProofs(session).reopened).toEqual([]);
+    // And still to be read again by the run.
     expect(takeReopened(session)).toEqual(['2026-03-03']);
   });
 
