@@ -1,9 +1,11 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import type pg from 'pg';
 import type { Database } from '../db/database.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
-import { inDbTransaction } from '../db/transaction.js';
+import { inDbTransaction, inTransaction } from '../db/transaction.js';
 import type { ResourceKnowledge } from '../extract/plan-steps.js';
 import { readingChanges } from '../extract/reading-changes.js';
+import { giveBackProofs, ledgerTook, type ReadingSession, takeProofs } from '../extract/reading-session.js';
 import {
   emptyReading,
   endInclusive,
@@ -11,6 +13,7 @@ import {
   serverDay,
   startInclusive,
 } from '../extract/server-reading.js';
+import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import { knowledgeOfEach } from './context.js';
@@ -319,4 +322,24 @@ async function writeReading(
     })
     .executeTakeFirst();
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+/**
+ * Records in the ledger what a writer's proofs found since it last did (days reopened, days
+ * proved), in a transaction of its own; what the ledger did not take stays due. Returns the days
+ * reopened it recorded.
+ */
+export async function recordSessionProofs(
+  pool: pg.Pool,
+  key: { sourceId: string; resource: WindowedResource },
+  session: ReadingSession,
+): Promise<number> {
+  const found = takeProofs(session);
+  if (found.reopened.length + found.proved.length === 0) return 0;
+  await inTransaction(pool, (trx) => recordProofs(trx, key, found)).catch((error: unknown) => {
+    giveBackProofs(session, found);
+    throw error;
+  });
+  ledgerTook(session, found);
+  return found.reopened.length;
 }

@@ -8,13 +8,10 @@ import { isConnectionLost } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { describeShortage, ResourceShortageError, resourceShortage } from '../db/resource-shortage.js';
 import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
-import { inTransaction } from '../db/transaction.js';
 import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
-import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
 import { describeReading } from '../extract/server-reading.js';
-import { recordProofs } from '../ledger/ledger.js';
 import { planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
@@ -42,7 +39,7 @@ import {
   type WindowOutcome,
   withSetAside,
 } from './outcomes.js';
-import { loadReadings, type SourceReadings, storeReading } from './reading-store.js';
+import { loadReadings, recordSessionProofs, type SourceReadings, storeReading } from './reading-store.js';
 import { budgetPace } from './request-budget.js';
 import { RunGate } from './run-gate.js';
 import { finishRun, startRun } from './run-log.js';
@@ -434,18 +431,12 @@ async function recordLeftProofs(ctx: SyncContext, run: RunPlan): Promise<void> {
     for (const resource of WINDOWED_RESOURCES) {
       const session = handle.knowledge[resource].session;
       if (session === undefined) continue;
-      const found = takeProofs(session);
-      if (found.reopened.length + found.proved.length === 0) continue;
       const key = { sourceId: handle.name, resource };
-      await inTransaction(ctx.pool, (trx) => recordProofs(trx, key, found)).then(
-        () => ledgerTook(session, found),
-        (error: unknown) => {
-          giveBackProofs(session, found);
-          ctx.logger.warn(
-            { source: handle.name, resource, err: errorMessage(error) },
-            'could not record the reopened days',
-          );
-        },
+      await recordSessionProofs(ctx.pool, key, session).catch((error: unknown) =>
+        ctx.logger.warn(
+          { source: handle.name, resource, err: errorMessage(error) },
+          'could not record the reopened days',
+        ),
       );
     }
 }

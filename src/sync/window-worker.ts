@@ -7,11 +7,8 @@ import type { Config } from '../config/config.js';
 import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
-import { inTransaction } from '../db/transaction.js';
 import { CliError, errorMessage } from '../errors.js';
 import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
-import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
-import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowJobOutput } from '../queue/contract.js';
 import { sourcesWithWaitingJobs } from '../queue/job-table.js';
@@ -24,6 +21,7 @@ import { countResponse, skippedWindow, type WindowOutcome } from './outcomes.js'
 import {
   exchangeVerdicts,
   loadReadings,
+  recordSessionProofs,
   type SourceReadings,
   shareCheck,
   storeReading,
@@ -341,19 +339,12 @@ async function shareVerdicts(
     told: knowledge.relearned ?? 0,
     heard: readings.verdicts.get(resource)?.heard ?? 0,
   });
-  const session = sessionOf(knowledge);
-  const proofs = takeProofs(session);
+  const key = { sourceId: readings.source, resource };
+  const reopened = await recordSessionProofs(ctx.pool, key, sessionOf(knowledge));
   ctx.logger.warn(
-    { source: readings.source, resource, reopened: proofs.reopened.length },
+    { source: readings.source, resource, reopened },
     'another worker found the server reading stale: learned again, the days settled since reopened',
   );
-  if (proofs.reopened.length + proofs.proved.length === 0) return;
-  const key = { sourceId: readings.source, resource };
-  await inTransaction(ctx.pool, (trx) => recordProofs(trx, key, proofs)).catch((error: unknown) => {
-    giveBackProofs(session, proofs);
-    throw error;
-  });
-  ledgerTook(session, proofs);
 }
 
 /**
