@@ -13,6 +13,8 @@ import type { Database } from './database.js';
 export interface LoadTransaction {
   db: Kysely<Database>;
   copyRows(table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>): Promise<void>;
+  /** One statement of fixed text, without Kysely: a text marked by preparedStatement goes as a named one. */
+  query(text: string, values: readonly unknown[]): Promise<pg.QueryResult>;
   /**
    * What this connection is known to hold beyond the transaction (a temporary table, say), so a
    * loader can skip a statement per window. A note added here is kept only if the transaction
@@ -132,6 +134,7 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
         await opening.begin();
         await copyRows(client, table, columns, rows);
       },
+      query: (text, values) => opening.query(text, [...values]),
       connection: {
         has: (note) => committedNotes.has(note) || pendingNotes.has(note),
         add: (note) => pendingNotes.add(note),
@@ -151,6 +154,36 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
     // A connection that could not even roll back is discarded, not returned to the pool.
     client.release(broken);
   }
+}
+
+/**
+ * One statement that is a whole transaction by itself (a call of a function that does all the
+ * writes): no `begin` and `commit` around it, so the unit of work is one round trip. Run again,
+ * as inTransaction does, when PostgreSQL aborted it as a deadlock victim or serialization failure.
+ */
+export async function inOneStatement(
+  pool: pg.Pool,
+  text: string,
+  values: readonly unknown[],
+): Promise<pg.QueryResult> {
+  return rerunning(async () => {
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      return await sendPrepared(client, text, [...values]);
+    } catch (error) {
+      // An error of the server leaves the connection usable; one of the socket does not.
+      broken = !(error instanceof pg.DatabaseError);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  });
+}
+
+function sendPrepared(client: pg.PoolClient, text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  const name = preparedNames.get(text);
+  return name === undefined ? client.query(text, values) : client.query({ name, text, values });
 }
 
 /** Texts of the statements sent as named (prepared) statements, and their names. */
@@ -191,10 +224,8 @@ function openingLazily(client: pg.PoolClient): {
     begun = true;
     await client.query('begin');
   };
-  const send = (text: string, values?: unknown[]): Promise<pg.QueryResult> => {
-    const name = preparedNames.get(text);
-    return name === undefined ? client.query(text, values) : client.query({ name, text, values });
-  };
+  const send = (text: string, values?: unknown[]): Promise<pg.QueryResult> =>
+    sendPrepared(client, text, values);
   const query = async (text: string, values?: unknown[]): Promise<pg.QueryResult> => {
     if (begun) return send(text, values);
     if (values !== undefined && values.length > 0) {

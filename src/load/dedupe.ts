@@ -38,3 +38,32 @@ export function dedupeByKey<T>(items: readonly T[], keyOf: (item: T) => string):
   }
   return { items: [...byKey.values()].map((entry) => entry.item), conflicts, duplicates };
 }
+
+/**
+ * The items with the copies of each key next to each other, best first: the copy dedupeByKey
+ * would keep (its canonical JSON sorts last) before the others. The window's merge keeps the first
+ * copy of each key whose visitor is not forgotten (migration 0041), as dedupeByKey would after the
+ * forgotten visitors' items are dropped. Items without a repeated key come back as they are, and
+ * only the copies of a repeated key are rendered as canonical JSON.
+ */
+export function bestCopyFirst<T>(items: readonly T[], keyOf: (item: T) => string): readonly T[] {
+  const byKey = new Map<string, T[]>();
+  let repeated = false;
+  for (const item of items) {
+    const key = keyOf(item);
+    const copies = byKey.get(key);
+    if (copies === undefined) byKey.set(key, [item]);
+    else {
+      copies.push(item);
+      repeated = true;
+    }
+  }
+  if (!repeated) return items;
+  return [...byKey.values()].flatMap((copies) => {
+    if (copies.length === 1) return copies;
+    const rendered = copies.map((item) => ({ item, json: canonicalJson(item) }));
+    // Stable: equal copies keep their order.
+    rendered.sort((a, b) => (a.json > b.json ? -1 : a.json < b.json ? 1 : 0));
+    return rendered.map((copy) => copy.item);
+  });
+}

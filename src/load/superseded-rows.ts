@@ -1,7 +1,4 @@
-import { sql } from 'kysely';
-import type { LoadTransaction } from '../db/transaction.js';
 import type { Rejected } from '../schemas/rejected.js';
-import { addDays, type DayString } from '../time/days.js';
 import type { CheckedUpsertSpec } from './upsert.js';
 
 /**
@@ -9,9 +6,10 @@ import type { CheckedUpsertSpec } from './upsert.js';
  * stored row of that day holds, and the item fails validation, the item goes to rejects and the
  * row stays as it was: the last valid version, no longer what the service holds. The row gets
  * superseded_by_reject_at (migration 0038), kept from the first such read on, so an analyst can
- * tell it is stale; a read that serves a valid version of it again clears the mark (clearServed,
- * src/load/moved-items.ts). Only the row's own UTC day counts: keys may repeat across days
- * (spec 2.3-2.5), so a rejected item on another day may be another item.
+ * tell it is stale; a read that serves a valid version of it again clears the mark
+ * (src/load/moved-items.ts). Only the row's own UTC day counts: keys may repeat across days
+ * (spec 2.3-2.5), so a rejected item on another day may be another item. The window's merge sets
+ * the marks (migration 0041), from the keys found here.
  */
 
 /** A key column's value as a rejected item gives it: an integer, or none (the key is unreadable). */
@@ -22,47 +20,26 @@ function keyValue(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The keys (without the source) of the rejected items whose key fields are all readable, one array per column. */
-export function rejectedKeys(spec: CheckedUpsertSpec, rejected: readonly Rejected[]): string[][] {
-  const columns = spec.key.filter((c) => c !== 'source_id');
-  const keys: string[][] = columns.map(() => []);
-  for (const { item } of rejected) {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) continue;
-    const values = columns.map((c) =>
-      keyValue(Object.hasOwn(item, c) ? (item as Record<string, unknown>)[c] : undefined),
-    );
-    if (values.some((v) => v === undefined)) continue;
-    values.forEach((v, i) => {
-      keys[i]?.push(v as string);
-    });
+/** The key (without the source) a rejected item names, when all its key fields are readable. */
+export function rejectedKey(spec: CheckedUpsertSpec, rejected: Rejected): string[] | undefined {
+  const { item } = rejected;
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return undefined;
+  const values: string[] = [];
+  for (const c of spec.key) {
+    if (c === 'source_id') continue;
+    const value = keyValue(Object.hasOwn(item, c) ? (item as Record<string, unknown>)[c] : undefined);
+    if (value === undefined) return undefined;
+    values.push(value);
   }
-  return keys;
+  return values;
 }
 
-/** Marks the day's rows whose key a rejected item of the day's read holds. Returns how many it newly marked. */
-export async function markSupersededByRejects(
-  trx: LoadTransaction,
-  spec: CheckedUpsertSpec,
-  sourceId: string,
-  day: DayString,
-  rejected: readonly Rejected[],
-): Promise<number> {
-  const columns = spec.key.filter((c) => c !== 'source_id');
-  const keys = rejectedKeys(spec, rejected);
-  if ((keys[0]?.length ?? 0) === 0) return 0;
-  // One array per key column: one statement, whatever the number of rejects.
-  const arrays = sql.join(keys.map((values) => sql`${values}::bigint[]`));
-  const names = sql.join(columns.map((c) => sql.id(c)));
-  const match = sql.join(
-    columns.map((c) => sql`t.${sql.id(c)} = r.${sql.id(c)}`),
-    sql` and `,
-  );
-  const result = await sql`
-    update ${sql.table(spec.table)} t set superseded_by_reject_at = now()
-      from unnest(${arrays}) as r(${names})
-     where t.source_id = ${sourceId} and ${match} and t.superseded_by_reject_at is null
-       and t.dt >= (${day}::timestamp at time zone 'UTC') and t.dt < (${addDays(day, 1)}::timestamp at time zone 'UTC')`.execute(
-    trx.db,
-  );
-  return Number(result.numAffectedRows ?? 0);
+/** The keys (without the source) of the rejected items whose key fields are all readable, one array per column. */
+export function rejectedKeys(spec: CheckedUpsertSpec, rejected: readonly Rejected[]): string[][] {
+  const keys: string[][] = spec.key.filter((c) => c !== 'source_id').map(() => []);
+  for (const reject of rejected)
+    rejectedKey(spec, reject)?.forEach((v, i) => {
+      keys[i]?.push(v);
+    });
+  return keys;
 }

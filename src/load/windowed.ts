@@ -1,37 +1,15 @@
-import { sql } from 'kysely';
-import type { CopyValue } from '../db/copy-text.js';
-import type { LoadTransaction } from '../db/transaction.js';
-import { suppressedVisitors } from '../privacy/suppression.js';
+import { type LoadTransaction, preparedStatement } from '../db/transaction.js';
 import type { ResourceTable, WindowedItem, WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
-import { dedupeByKey } from './dedupe.js';
-import { feedbackKey, feedbackRow, feedbackSpec } from './feedback.js';
-import {
-  clearServed,
-  clearServedMarkLacked,
-  forgetPromoted,
-  missingMarkedNow,
-  settleLeftVersions,
-} from './moved-items.js';
-import { recordingKey, recordingRow, recordingSpec } from './recordings.js';
-import { surveyAnswerKey, surveyAnswerRow, surveyAnswerSpec } from './survey-answers.js';
-import {
-  type CheckedUpsertSpec,
-  type StagedRows,
-  stageRows,
-  type UpsertCounts,
-  type UpsertOptions,
-  upsertStaged,
-  upsertStagedReading,
-} from './upsert.js';
-import { loadVisitors, removeOrphanVisitors, type VisitorObservation } from './visitors.js';
+import { bestCopyFirst } from './dedupe.js';
+import { feedbackKey, feedbackSpec } from './feedback.js';
+import { recordingKey, recordingSpec } from './recordings.js';
+import { surveyAnswerKey, surveyAnswerSpec } from './survey-answers.js';
+import type { CheckedUpsertSpec, UpsertCounts, UpsertOptions } from './upsert.js';
 
 interface WindowedTable<T> {
   spec: CheckedUpsertSpec;
   key: (item: T) => string;
-  row: (sourceId: string, item: T) => CopyValue[];
-  /** The visitor object an item carries, observed at the item's dt. */
-  visitor?: (item: T) => VisitorObservation;
 }
 
 /** The item type of each windowed resource. */
@@ -40,19 +18,9 @@ export type ItemOf = { [R in WindowedResource]: WindowedItem<R> };
 /** The loader of each windowed resource, writing the registry's table (src/schemas/resource-names.ts). */
 const tables: { [R in WindowedResource]: WindowedTable<ItemOf[R]> & { spec: { table: ResourceTable<R> } } } =
   {
-    feedback: {
-      spec: feedbackSpec,
-      key: feedbackKey,
-      row: feedbackRow,
-      visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
-    },
-    survey: {
-      spec: surveyAnswerSpec,
-      key: surveyAnswerKey,
-      row: surveyAnswerRow,
-      visitor: (item) => ({ visitor: item.visitor, observedAt: item.dt }),
-    },
-    recordings: { spec: recordingSpec, key: recordingKey, row: recordingRow },
+    feedback: { spec: feedbackSpec, key: feedbackKey },
+    survey: { spec: surveyAnswerSpec, key: surveyAnswerKey },
+    recordings: { spec: recordingSpec, key: recordingKey },
   };
 
 /** How a windowed resource's table is written (its columns, key, whether rows record their origin). */
@@ -81,28 +49,59 @@ export interface WindowLoad extends UpsertCounts {
 }
 
 /**
- * The window transaction's own planner settings, one statement.
- * - work_mem: the statements sort the window's rows by key (the lock order): 10,000 rows of a
- *   busy day take about 25 MB, and with the default 4MB each sort spilled to disk.
- * - no hash or merge joins: the staging tables are never analyzed, so the planner guesses their
- *   size and joined them with a whole scan (and sort) of the stored table, a cost that grew with
- *   the warehouse (a 10,000-item window into 80,000 stored rows took 40% longer than into 10,000).
- *   A nested loop probes the key's index once per staged row: the window's size, not the table's.
+ * The window's merge, one call of the owner's function store_window() (migration 0041), which
+ * runs the loader's statements on the server in the caller's transaction:
+ * - a forgotten visitor's items are dropped before anything of them (the visitor included) is
+ *   written (src/privacy/suppression.ts);
+ * - the items are upserted, in key order, a row only a webhook had seen completed, cross-day key
+ *   collisions set aside (src/load/upsert.ts); webhook visitors the API contradicts and no row
+ *   names any more removed (src/load/visitors.ts);
+ * - a whole day's answer marks the rows it lacks absent and promotes the versions other days
+ *   serve; any answer clears the marks of the rows it serves (src/load/moved-items.ts);
+ * - the visitors last, read from the staged answer: every window of a run names the same busy
+ *   visitors, and a row a window writes stays locked until it commits, so the shorter that tail,
+ *   the more windows load at once;
+ * - its planner settings are the function's own: work_mem for sorting 10,000 rows by key (the
+ *   lock order) without spilling; no hash or merge joins, since the staging tables are never
+ *   analyzed and a guess joined them with a whole scan of the stored table, a cost that grew with
+ *   the warehouse. A nested loop probes the key's index once per staged row.
+ * The statement's text is the same for every window: prepared once per connection.
  */
-export const WINDOW_SETTINGS =
-  "set local work_mem = '32MB'; set local enable_hashjoin = off; set local enable_mergejoin = off";
+export const WINDOW_MERGE = preparedStatement(
+  'select store_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as load',
+);
 
-/** Transactions whose settings are made. */
-const settled = new WeakSet<LoadTransaction>();
+/** What store_window() takes besides the items: the ledger's part (storeWindow) and the rejects. */
+export interface WindowMergeExtras {
+  /** The source's row is made when missing (its base URL), before rows that reference it. */
+  baseUrl: string | null;
+  day: DayString | null;
+  rejects: string | null;
+  ledger: string | null;
+}
 
-/**
- * Makes the window's settings once per transaction. Called first, it opens the transaction in the
- * same round trip as `begin` (a statement without parameters, src/db/transaction.ts).
- */
-export async function useWindowSettings(trx: LoadTransaction): Promise<void> {
-  if (settled.has(trx)) return;
-  settled.add(trx);
-  await sql.raw(WINDOW_SETTINGS).execute(trx.db);
+/** The parameters of WINDOW_MERGE. */
+export function windowMergeValues<R extends WindowedResource>(
+  resource: R,
+  sourceId: string,
+  items: readonly ItemOf[R][],
+  options: WindowLoadOptions,
+  extras: WindowMergeExtras,
+): unknown[] {
+  const table = tables[resource] as WindowedTable<ItemOf[R]>;
+  return [
+    sourceId,
+    extras.baseUrl,
+    resource,
+    extras.day ?? options.wholeDay ?? null,
+    // One serialisation of the whole answer: each item's own JSON is its row's raw copy.
+    JSON.stringify(bestCopyFirst(items, table.key)),
+    options.wholeDay !== undefined,
+    options.mode ?? 'update',
+    options.runId ?? null,
+    extras.rejects,
+    extras.ledger,
+  ];
 }
 
 /** Loads one day's valid items (and their visitors) of a windowed resource. */
@@ -113,106 +112,12 @@ export async function loadWindowItems<R extends WindowedResource>(
   items: readonly ItemOf[R][],
   options: WindowLoadOptions = {},
 ): Promise<WindowLoad> {
-  const table = tables[resource] as WindowedTable<ItemOf[R]>;
-  const visitorOf = table.visitor;
-  if (items.length > 0) await useWindowSettings(trx);
-  // A forgotten visitor's items are dropped before anything of them (the visitor included) is written.
-  const idOf = (item: ItemOf[R]) => (visitorOf ? visitorOf(item).visitor.id : '');
-  const suppressed = visitorOf ? await suppressedVisitors(trx, sourceId, items.map(idOf)) : new Set<string>();
-  const kept = suppressed.size === 0 ? items : items.filter((item) => !suppressed.has(idOf(item)));
-  const deduped = dedupeByKey(kept, table.key);
-  const rows = deduped.items.map((item) => table.row(sourceId, item));
-  const staged = await stageRows(trx, table.spec, rows);
-  // Webhook-only rows whose visitor the API's copy contradicts, read by the upsert before it writes.
-  const { contradicted, ...counts } = await upsertStagedReading(trx, staged, options);
-  // A visitor this window names is referenced by the rows just written: never removed here.
-  await removeOrphanVisitors(trx, sourceId, contradicted);
-  const whole = options.wholeDay;
-  // Serving an item proves it exists, whole read or not: only marking absence needs a whole one.
-  if (whole === undefined && staged.count > 0) await clearServed(trx, staged);
-  const left =
-    whole === undefined
-      ? undefined
-      : await findMoves(trx, table, staged, sourceId, whole, options.runId ?? null);
-  // Visitors last, read from the staged answer before a promotion stages other rows. Every window
-  // of a run names the same busy visitors: a row a window writes stays locked until it commits,
-  // and the next window's upsert of it waits that long, so the shorter that tail, the more
-  // windows load at once. No foreign key ties the items to their visitor rows.
-  const visitors = visitorOf
-    ? await loadVisitors(trx, staged, deduped.items.map(visitorOf))
-    : { inserted: 0, updated: 0, unchanged: 0, conflicts: 0 };
-  const settled =
-    left === undefined || whole === undefined
-      ? { moves: 0, missingUpstream: 0 }
-      : await promoteVersions(trx, table, left, sourceId, whole, options.runId ?? null);
-  return {
-    ...counts,
-    moves: (counts.moves ?? 0) + settled.moves,
-    missingUpstream: settled.missingUpstream,
-    duplicates: deduped.duplicates,
-    conflicts: deduped.conflicts,
-    visitors,
-    suppressed: items.length - kept.length,
-  };
-}
-
-/** What a whole day's answer showed of moved items, before the versions other days serve are promoted. */
-interface FoundMoves {
-  reclassified: number;
-  markedMissing: number;
-  versions: unknown[];
-}
-
-/**
- * After a whole day's answer is loaded: rows it holds are served, rows of the day it lacks are
- * absent (missing upstream when a run before found them absent too), and the versions other days
- * serve of those keys (set aside earlier as collisions) are read, to take the keys over
- * (promoteVersions). Undefined for a table without collisions.
- */
-async function findMoves<T>(
-  trx: LoadTransaction,
-  table: WindowedTable<T>,
-  staged: StagedRows,
-  sourceId: string,
-  day: DayString,
-  runId: number | null,
-): Promise<FoundMoves | undefined> {
-  const resource = table.spec.collisions?.resource;
-  if (resource === undefined) return undefined;
-  const markedMissing = await clearServedMarkLacked(trx, staged, sourceId, day);
-  const { reclassified, versions } = await settleLeftVersions(trx, staged, resource, sourceId, day, runId);
-  return { reclassified, markedMissing, versions };
-}
-
-/**
- * The versions findMoves read take their keys over. Returns the moves and the rows newly missing;
- * the staged answer is replaced by the promoted versions.
- */
-async function promoteVersions<T>(
-  trx: LoadTransaction,
-  table: WindowedTable<T>,
-  found: FoundMoves,
-  sourceId: string,
-  day: DayString,
-  runId: number | null,
-): Promise<{ moves: number; missingUpstream: number }> {
-  const { reclassified, markedMissing, versions } = found;
-  const resource = table.spec.collisions?.resource;
-  // Nothing promoted: every row marked missing is still there, no count needed.
-  if (versions.length === 0 || resource === undefined)
-    return { moves: reclassified, missingUpstream: markedMissing };
-  // Our own copies of items validated when they were first read (after the pii setting): the
-  // row is built from them exactly as it was built then.
-  const promoted = await stageRows(
-    trx,
-    table.spec,
-    versions.map((raw) => table.row(sourceId, raw as T)),
-  );
-  const counts = await upsertStaged(trx, promoted, { runId });
-  await forgetPromoted(trx, promoted, resource);
-  await clearServed(trx, promoted);
-  return {
-    moves: reclassified + (counts.moves ?? 0),
-    missingUpstream: await missingMarkedNow(trx, promoted, sourceId, day),
-  };
+  const values = windowMergeValues(resource, sourceId, items, options, {
+    baseUrl: null,
+    day: null,
+    rejects: null,
+    ledger: null,
+  });
+  const { rows } = await trx.query(WINDOW_MERGE, values);
+  return (rows[0] as { load: WindowLoad }).load;
 }

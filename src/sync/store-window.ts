@@ -1,17 +1,13 @@
 import type pg from 'pg';
-import { inTransaction, type LoadTransaction } from '../db/transaction.js';
-import { recordProofs, recordWindow } from '../ledger/ledger.js';
-import { advanceWatermark } from '../ledger/watermark.js';
+import { inOneStatement, type LoadTransaction } from '../db/transaction.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
-import { loadRejects } from '../load/rejects.js';
-import { ensureSource } from '../load/sources.js';
-import { markSupersededByRejects } from '../load/superseded-rows.js';
+import { rejectedVisitor, rejectsParameter } from '../load/rejects.js';
 import {
   type ItemOf,
-  loadWindowItems,
-  useWindowSettings,
+  WINDOW_MERGE,
   type WindowLoad,
   windowedSpec,
+  windowMergeValues,
 } from '../load/windowed.js';
 import { suppressedVisitors } from '../privacy/suppression.js';
 import type { Rejected } from '../schemas/rejected.js';
@@ -41,51 +37,49 @@ export interface WindowToStore<R extends WindowedResource> {
 }
 
 /**
- * The window transaction: in ONE transaction its items, their visitors, its rejects, its ledger
- * row and the watermark. A crash anywhere leaves either all of it or none of it, and the next
- * run takes the day again. The sync runs it for each window, the load benchmark measures it.
+ * The window's write: its items, their visitors, its rejects, its ledger row and the watermark, in
+ * ONE statement, the owner's function store_window() (migration 0041) given the day's items once
+ * as one parameter. A statement is a transaction by itself: a crash anywhere leaves either all of
+ * it or none of it, and the next run takes the day again. One round trip a window, no `begin` or
+ * `commit`, and a text prepared once per connection. The sync runs it for each window, the load
+ * benchmark measures it.
  */
 export async function storeWindow<R extends WindowedResource>(
   pool: pg.Pool,
   window: WindowToStore<R>,
 ): Promise<WindowLoad> {
   const { sourceId, resource, day, runId } = window;
-  return inTransaction(pool, async (trx) => {
-    // Before anything with parameters: it goes in one round trip with the transaction's begin.
-    if (window.valid.length > 0) await useWindowSettings(trx);
-    await ensureSource(trx, sourceId, window.baseUrl);
-    // Only a whole answer of the day can show that an item left it (src/load/moved-items.ts).
-    const whole = isWholeDayEvidence({
-      truncated: window.truncated,
-      rejected: window.rejected.length,
-      valid: window.valid.length,
-    });
-    const counts = await loadWindowItems(trx, resource, sourceId, window.valid, {
-      runId,
-      ...(whole ? { wholeDay: day } : {}),
-    });
-    // A forgotten visitor's items stay out of rejects too (the suppression list, forget).
-    const rejected = await withoutForgotten(trx, sourceId, window.rejected);
-    await loadRejects(trx, { sourceId, resource, day, runId }, rejected);
-    // After the items: a row this read serves both valid and refused ends up marked stale.
-    await markSupersededByRejects(trx, windowedSpec(resource), sourceId, day, rejected);
-    await recordWindow(trx, {
-      sourceId,
-      resource,
-      day,
-      status: window.status,
-      itemCount: window.valid.length,
-      requestedLimit: window.requestedLimit,
-      servedCount: window.servedCount,
-      truncated: window.truncated,
-      rejectedCount: window.rejected.length,
-      runId,
-    });
-    if (window.proofs !== undefined) await recordProofs(trx, { sourceId, resource }, window.proofs);
-    if (window.status === 'done')
-      await advanceWatermark(trx.db, sourceId, resource, window.startDay, window.today);
-    return counts;
+  // Only a whole answer of the day can show that an item left it (src/load/moved-items.ts).
+  const whole = isWholeDayEvidence({
+    truncated: window.truncated,
+    rejected: window.rejected.length,
+    valid: window.valid.length,
   });
+  const values = windowMergeValues(
+    resource,
+    sourceId,
+    window.valid,
+    { runId, ...(whole ? { wholeDay: day } : {}) },
+    {
+      baseUrl: window.baseUrl,
+      day,
+      rejects: rejectsParameter(windowedSpec(resource), window.rejected),
+      ledger: JSON.stringify({
+        status: window.status,
+        item_count: window.valid.length,
+        requested_limit: window.requestedLimit,
+        served_count: window.servedCount,
+        truncated: window.truncated,
+        rejected_count: window.rejected.length,
+        reopened: window.proofs?.reopened ?? [],
+        proved: window.proofs?.proved ?? [],
+        start_day: window.startDay,
+        today: window.today,
+      }),
+    },
+  );
+  const { rows } = await inOneStatement(pool, WINDOW_MERGE, values);
+  return (rows[0] as { load: WindowLoad }).load;
 }
 
 /** Rejects whose item names a visitor on the source's suppression list are dropped. */
@@ -94,12 +88,8 @@ export async function withoutForgotten(
   sourceId: string,
   rejected: readonly Rejected[],
 ): Promise<Rejected[]> {
-  const visitorOf = (reject: Rejected): string | undefined => {
-    const visitor = (reject.item as { visitor?: { id?: unknown } } | null)?.visitor;
-    return typeof visitor?.id === 'string' ? visitor.id : undefined;
-  };
-  const ids = rejected.map(visitorOf).filter((id): id is string => id !== undefined);
+  const ids = rejected.map(rejectedVisitor).filter((id): id is string => id !== undefined);
   if (ids.length === 0) return [...rejected];
   const forgotten = await suppressedVisitors(trx, sourceId, ids);
-  return rejected.filter((reject) => !forgotten.has(visitorOf(reject) ?? ''));
+  return rejected.filter((reject) => !forgotten.has(rejectedVisitor(reject) ?? ''));
 }

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isPreparedStatement } from '../../src/db/transaction.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import { noteSchemaDrift } from '../../src/sync/schema-drift.js';
@@ -72,45 +74,45 @@ describe('the statements of one window', () => {
     });
   };
 
-  it('a whole day without unknown fields: one transaction for the window, one statement for the inventory', async () => {
+  it('a whole day without unknown fields: one statement for the window, one for the inventory', async () => {
     // The pool hands the idle connection back (last in, first out): it has its staging tables.
     await oneWindow(day('2026-03-01' as DayString, 1), '2026-03-01' as DayString);
     counting = true;
     await oneWindow(day(DAY, 100), DAY);
     counting = false;
-    // `begin` goes with the window's settings, its first statement without parameters.
-    const begins = statements.filter((s) => /^begin\b/.test(s)).length;
-    expect(begins).toBe(1);
-    expect(statements.filter((s) => s === 'begin')).toEqual([]);
+    // The window: one call of store_window() (migration 0041), a transaction by itself: no
+    // `begin`, no `commit`, no COPY, no settings of its own. 15 statements on b05cd51, and the
+    // settings that opened its transaction.
+    const window = statements.filter((s) => !/"schema_drift"/.test(s));
+    expect(window, window.map((s) => s.slice(0, 80)).join('\n')).toEqual([
+      'select store_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as load',
+    ]);
+    expect(window.length).toBeLessThanOrEqual(4);
+    expect(statements.filter((s) => /^(begin|commit)\b/.test(s))).toEqual([]);
     expect(statements.filter((s) => /pg_advisory_xact_lock/.test(s))).toEqual([]);
     expect(statements.filter((s) => /update "schema_drift"/.test(s))).toHaveLength(1);
-    // absent and missing upstream marked by one statement, and no count after it.
-    expect(statements.filter((s) => /set (absent_since|missing_upstream_since) = now\(\)/.test(s))).toEqual(
-      [],
+    expect(statements, statements.map((s) => s.slice(0, 80)).join('\n')).toHaveLength(2);
+  });
+
+  it("the window's statement is a named one: each connection parses it once", () => {
+    expect(isPreparedStatement('select store_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as load')).toBe(
+      true,
     );
-    expect(statements.filter((s) => /count\(\*\)::int as n from "feedback"/.test(s))).toEqual([]);
+  });
 
-    // Neither a separate read of the webhook rows the API contradicts (the upsert reads them), nor
-    // separate statements to clear and to mark the day's rows, nor to reclassify the day's set-aside
-    // versions and to read the versions other days serve.
-    expect(
-      statements.filter((s) => /select distinct t.visitor_id/.test(s) && !/insert into/.test(s)),
-    ).toEqual([]);
-    expect(statements.filter((s) => /set absent_since = null/.test(s) && !/marked as/.test(s))).toEqual([]);
-    expect(statements.filter((s) => /set reason = 'moved'/.test(s) && !/distinct on/.test(s))).toEqual([]);
-    expect(statements.filter((s) => /stage_visitor_observations/.test(s))).toEqual([]);
-
-    // The visitors' upsert comes after every write of the items and their moves: a busy
-    // visitor's row it locks waits for this window's commit in every other window naming it.
-    const visitorsAt = statements.findIndex((s) => /insert into visitors/.test(s));
-    const itemWrites = statements
-      .map((s, i) => (/insert into "feedback"|update "feedback"|update key_collisions/.test(s) ? i : -1))
-      .filter((i) => i >= 0);
-    expect(itemWrites).toHaveLength(4);
-    expect(visitorsAt).toBeGreaterThan(Math.max(...itemWrites));
-
-    // 15, and the window's settings (its own work_mem and joins) that open the transaction. The
-    // visitors are read from the staged items: no COPY of their own.
-    expect(statements, statements.map((s) => s.slice(0, 80)).join('\n')).toHaveLength(16);
+  it("in the function, the visitors' upsert comes after every write of the items and their moves", async () => {
+    // A busy visitor's row it locks waits for this window's end in every other window naming it.
+    const { rows } = await sql<{ body: string }>`
+      select prosrc as body from pg_proc where proname = 'merge_window_feedback'`.execute(t.db);
+    const body = rows[0]?.body ?? '';
+    const visitorsAt = body.indexOf('insert into visitors');
+    const answerWrites = [...body.matchAll(/insert into feedback|update feedback|update key_collisions/g)]
+      .map((m) => m.index ?? 0)
+      // The promoted versions' writes come after: the visitors are read from the answer itself.
+      .filter((i) => i < body.indexOf('-- Our own copies'));
+    expect(visitorsAt).toBeGreaterThan(0);
+    // The upsert (two forms), the collisions set aside, the marks cleared or set, the versions moved.
+    expect(answerWrites).toHaveLength(7);
+    expect(visitorsAt).toBeGreaterThan(Math.max(...answerWrites));
   });
 });
