@@ -1,11 +1,26 @@
 import { createHash } from 'node:crypto';
 
+/** Identities already computed, per item object: answers are parsed JSON, never changed after. */
+const known = new WeakMap<object, string>();
+
 /**
  * An item's identity as its JSON text tells it, in 44 characters: what finds verbatim repeats
  * across a day's answers without keeping every item's text beside the item (10,000 feedback
- * items are 5 to 15 MB of text, a two-byte string as soon as a name is not Latin-1).
+ * items are 5 to 15 MB of text, a two-byte string as soon as a name is not Latin-1). A day's plan
+ * asks it of the same items several times (repeats within an answer, the items a proof must find
+ * again, a slice's answer): each item is serialised and hashed once.
  */
 export function itemIdentity(item: unknown): string {
+  if (typeof item !== 'object' || item === null) return identityOf(item);
+  let identity = known.get(item);
+  if (identity === undefined) {
+    identity = identityOf(item);
+    known.set(item, identity);
+  }
+  return identity;
+}
+
+function identityOf(item: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify(item) ?? 'undefined')
     .digest('base64');

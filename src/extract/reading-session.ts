@@ -1,5 +1,5 @@
-import type { DayString } from '../time/days.js';
-import { itemDay, itemTime } from './server-reading.js';
+import { type DayString, dayOfTime } from '../time/days.js';
+import { itemTime } from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the
@@ -138,7 +138,7 @@ function spansByDay(items: readonly unknown[]): Map<DayString, DaySpan> {
   for (const item of items) {
     const time = itemTime(item);
     if (time === undefined) continue;
-    const day = itemDay(item) as DayString;
+    const day = dayOfTime(time);
     const span = spans.get(day);
     if (span === undefined) spans.set(day, { count: 1, first: time, last: time });
     else {

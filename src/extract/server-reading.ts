@@ -1,4 +1,4 @@
-import { addDays, type DayString } from '../time/days.js';
+import { addDays, type DayString, dayOfTime } from '../time/days.js';
 
 /**
  * What a run knows about how one source's server reads a windowed resource where the spec is
@@ -179,7 +179,7 @@ export function itemTime(item: unknown): number | undefined {
 /** The UTC day of an item's dt, or undefined when it has no readable one. */
 export function itemDay(item: unknown): DayString | undefined {
   const time = itemTime(item);
-  return time === undefined ? undefined : new Date(time).toISOString().slice(0, 10);
+  return time === undefined ? undefined : dayOfTime(time);
 }
 
 /**

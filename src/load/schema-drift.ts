@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import { preparedStatement } from '../db/transaction.js';
 import type { Resource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 
@@ -29,9 +30,8 @@ export interface WindowDrift {
  * `counts` is not empty (the lock is held until commit); without, a statement of its own will do.
  */
 export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift): Promise<string[]> {
-  const { sourceId, resource, runId, total, seenAt } = drift;
+  const { sourceId, resource, runId, seenAt } = drift;
   const paths = [...drift.counts.keys()].sort();
-  const counts = paths.map((path) => drift.counts.get(path) ?? 0);
   // Without fields to insert, the UPDATE alone needs no turn: its row locks order it against the
   // others, and READ COMMITTED re-reads a row another window updated meanwhile. Rows another
   // window is inserting now are not seen: as if this window had taken its turn first. A window
@@ -50,26 +50,33 @@ export async function recordWindowDrift(db: Kysely<Database>, drift: WindowDrift
             on conflict (source_id, resource, field_path) do nothing
             returning field_path`.execute(db)
         ).rows;
-  const sameRun = sql`schema_drift.last_run_id is not distinct from ${runId}::bigint`;
-  const carried = sql<
-    number | null
-  >`(select f.n from unnest(${sql.val(paths)}::text[], ${sql.val(counts)}::int[])
-                             as f(field_path, n) where f.field_path = schema_drift.field_path)`;
-  await db
-    .updateTable('schema_drift')
-    .set({
-      last_run_items: sql`(case when ${sameRun} then last_run_items else 0 end) + coalesce(${carried}, 0)`,
-      last_run_total: sql`(case when ${sameRun} then last_run_total else 0 end) + ${total}::int`,
-      last_run_id: sql`${runId}::bigint`,
-      last_seen_at: sql`case when ${carried} is null then last_seen_at else ${seenAt}::timestamptz end`,
-      // The earliest day carrying it, whichever of a run's parallel windows got here first.
-      first_seen_day: sql`case when ${carried} is null then first_seen_day
-                               else least(first_seen_day, ${drift.day}::date) end`,
-    })
-    .where('source_id', '=', sourceId)
-    .where('resource', '=', resource)
-    .execute();
+  await db.executeQuery(CompiledQuery.raw(DRIFT_UPDATE, driftUpdateValues(drift)));
   return inserted.map((r) => r.field_path).sort();
+}
+
+/**
+ * The inventory's update for one window: every field of the source and resource counts the
+ * window's items (those carrying it) and total in the run's figures. Its text is the same for
+ * every window (the fields go as arrays): compiled once, and prepared once per connection where
+ * it is sent as a named statement. `carried` is the window's count of the row's field, null for
+ * a field it lacks.
+ */
+const CARRIED = `(select f.n from unnest($4::text[], $5::int[]) as f(field_path, n)
+                   where f.field_path = schema_drift.field_path)`;
+const SAME_RUN = 'schema_drift.last_run_id is not distinct from $3::bigint';
+export const DRIFT_UPDATE = preparedStatement(`update "schema_drift" set
+  "last_run_items" = (case when ${SAME_RUN} then last_run_items else 0 end) + coalesce(${CARRIED}, 0),
+  "last_run_total" = (case when ${SAME_RUN} then last_run_total else 0 end) + $6::int,
+  "last_run_id" = $3::bigint,
+  "last_seen_at" = case when ${CARRIED} is null then last_seen_at else $7::timestamptz end,
+  "first_seen_day" = case when ${CARRIED} is null then first_seen_day else least(first_seen_day, $8::date) end
+  where "source_id" = $1 and "resource" = $2`);
+
+/** The parameters of DRIFT_UPDATE. */
+export function driftUpdateValues(drift: WindowDrift): unknown[] {
+  const paths = [...drift.counts.keys()].sort();
+  const counts = paths.map((path) => drift.counts.get(path) ?? 0);
+  return [drift.sourceId, drift.resource, drift.runId, paths, counts, drift.total, drift.seenAt, drift.day];
 }
 
 /**

@@ -1,6 +1,11 @@
-import { inTransaction } from '../db/transaction.js';
+import { inOneStatement, inTransaction } from '../db/transaction.js';
 import { errorMessage } from '../errors.js';
-import { recordWindowDrift, type WindowDrift } from '../load/schema-drift.js';
+import {
+  DRIFT_UPDATE,
+  driftUpdateValues,
+  recordWindowDrift,
+  type WindowDrift,
+} from '../load/schema-drift.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotResource } from '../schemas/resource-names.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
@@ -55,9 +60,10 @@ async function record(ctx: DriftContext, log: Logger, drift: WindowDrift): Promi
   try {
     // No unknown field: one UPDATE, no lock to hold, so no transaction of its own (a round trip
     // for begin, one for commit and a pooled connection less per window).
+    // The common case, a window without unknown fields, is the update alone: a named statement.
     const firstSeen =
       drift.counts.size === 0
-        ? await recordWindowDrift(ctx.db, drift)
+        ? await inOneStatement(ctx.pool, DRIFT_UPDATE, driftUpdateValues(drift)).then(() => [])
         : await inTransaction(ctx.pool, (trx) => recordWindowDrift(trx.db, drift));
     if (firstSeen.length > 0)
       log.warn(

@@ -32,6 +32,20 @@ export function addDays(day: DayString, days: number): DayString {
   return new Date(dayStartMs(day) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
+/** The last day dayOfTime rendered: a day's items are looked at one after the other. */
+let lastDay: { index: number; day: DayString } = { index: Number.NaN, day: '' };
+
+/**
+ * The UTC day of an instant (ms since the epoch), as `new Date(ms).toISOString().slice(0, 10)`
+ * says it: rendered once per day in a row, not once per item (10,000 items of one day, several
+ * times a window).
+ */
+export function dayOfTime(ms: number): DayString {
+  const index = Math.floor(ms / DAY_MS);
+  if (index !== lastDay.index) lastDay = { index, day: new Date(index * DAY_MS).toISOString().slice(0, 10) };
+  return lastDay.day;
+}
+
 export function todayUtc(now: Date = new Date()): DayString {
   return now.toISOString().slice(0, 10);
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays, dayDiff, daysFrom, maxDay, minDay, todayUtc } from '../../src/time/days.js';
+import { addDays, dayDiff, dayOfTime, daysFrom, maxDay, minDay, todayUtc } from '../../src/time/days.js';
 
 describe('addDays', () => {
   it.each([
@@ -107,5 +107,22 @@ describe('todayUtc', () => {
     expect(new Date('2026-03-10T23:30:00.000Z').getDate()).toBe(11);
     process.env.TZ = 'America/Adak';
     expect(new Date('2026-03-11T00:30:00.000Z').getDate()).toBe(10);
+  });
+});
+
+describe('dayOfTime', () => {
+  it('is the UTC day toISOString gives, for instants in any order, across midnights and before 1970', () => {
+    const instants = [
+      Date.parse('2026-03-01T00:00:00.000Z'),
+      Date.parse('2026-03-01T23:59:59.999Z'),
+      Date.parse('2026-03-02T00:00:00.000Z'),
+      Date.parse('2026-03-01T12:00:00.000Z'),
+      Date.parse('1969-12-31T23:59:59.999Z'),
+      Date.parse('1970-01-01T00:00:00.000Z'),
+      Date.parse('0001-01-01T00:00:00.000Z'),
+    ];
+    for (let i = 0; i < 2_000; i++) instants.push(Math.round((Math.random() - 0.3) * 4e12));
+    for (const ms of instants)
+      expect(dayOfTime(ms), String(ms)).toBe(new Date(ms).toISOString().slice(0, 10));
   });
 });

@@ -1,0 +1,22 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { itemIdentity } from '../../src/extract/item-identity.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
+
+describe('itemIdentity', () => {
+  it('is the hash of the JSON text, asked once or again, of one object or of an equal one', () => {
+    const item = { id: 1, dt: '2026-03-01T10:00:00.000Z', visitor: { id: 'v-1' } };
+    const expected = sha256(JSON.stringify(item));
+    expect(itemIdentity(item)).toBe(expected);
+    expect(itemIdentity(item)).toBe(expected);
+    expect(itemIdentity(JSON.parse(JSON.stringify(item)))).toBe(expected);
+  });
+
+  it('tells items apart by their text, keys in their order', () => {
+    expect(itemIdentity({ id: 1, a: 2 })).not.toBe(itemIdentity({ id: 1, a: 3 }));
+    expect(itemIdentity({ a: 1, b: 2 })).not.toBe(itemIdentity({ b: 2, a: 1 }));
+    expect(itemIdentity('text')).toBe(sha256('"text"'));
+    expect(itemIdentity(null)).toBe(sha256('null'));
+  });
+});
