@@ -3,10 +3,15 @@
  * since they were loaded: late items, edits, deletions, moves. It reports exactly those, per day
  * and resource, and afterwards the warehouse holds what the server serves.
  */
+
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { VerifyProgress } from '../../src/ledger/read.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { verifyStatus } from '../../src/status/verify-status.js';
+import { describeVerifyProgress } from '../../src/status/verify-text.js';
 import type { SyncRequest } from '../../src/sync/run-sync.js';
-import { type DayVerdict, runVerify, type VerifyRequest } from '../../src/sync/verify.js';
+import { type DayVerdict, foundShort, runVerify, type VerifyRequest } from '../../src/sync/verify.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 
@@ -195,5 +200,52 @@ describe('verify', () => {
     const again = await verify();
     expect(differences(again.days)).toEqual([]);
     expect(again.runs).toHaveLength(1);
+  });
+
+  it('finds a day settled short, repairs it, and status names it', async () => {
+    expect((await backfill()).status).toBe('ok');
+    // What a load under a reading that went stale leaves (SPEC-GAPS, "a reading that changes"):
+    // the ledger holds the day complete, its rows lack the items the narrowed requests missed.
+    const day = busyDay('feedback', 2);
+    const lost = await sql<{ n: number }>`
+      with gone as (
+        delete from feedback where dt >= ${`${day}T12:00:00Z`}::timestamptz and dt < ${`${day}T00:00:00Z`}::timestamptz + interval '1 day'
+        returning 1)
+      select count(*)::int as n from gone`.execute(t.db);
+    const missing = lost.rows[0]?.n ?? 0;
+    expect(missing).toBeGreaterThan(0);
+    const ledger = await t.db
+      .selectFrom('day_completeness')
+      .select('status')
+      .where('resource', '=', 'feedback')
+      .where('day', '=', day)
+      .executeTakeFirst();
+    expect(ledger?.status).toBe('complete');
+
+    const result = await verify({ resources: ['feedback'] });
+    expect(differences(result.days)).toEqual([
+      `feedback ${day}: lacked ${missing}, changed 0, gone 0, moved 0`,
+    ]);
+    expect(result.days.filter(foundShort).map((d) => d.day)).toEqual([day]);
+    expect((await served()).feedback).toEqual(truth().feedback);
+
+    const [progress] = await verifyStatus(t.db, new Date());
+    expect(progress).toMatchObject({
+      source: 'main',
+      lacked: missing,
+      short: [{ resource: 'feedback', day }],
+    });
+    expect(progress?.verifiedSince).toBe(10);
+    expect(progress?.oldestUnverifiedDay).toBe(FROM);
+    expect(describeVerifyProgress(progress as VerifyProgress)).toContain(`found short: feedback/${day}`);
+    const view = await t.db
+      .selectFrom('day_completeness')
+      .select(['last_verified_at', 'last_verify_lacked', 'reopened_at'])
+      .where('resource', '=', 'feedback')
+      .where('day', '=', day)
+      .executeTakeFirst();
+    expect(view?.last_verified_at).not.toBeNull();
+    expect(view?.last_verify_lacked).toBe(missing);
+    expect(view?.reopened_at).toBeNull();
   });
 });
