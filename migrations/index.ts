@@ -37,6 +37,7 @@ import * as windowQueueJsonb from './0036-window-queue-jsonb.js';
 import * as analystHonesty from './0037-analyst-honesty.js';
 import * as supersededByReject from './0038-superseded-by-reject.js';
 import * as reopenedDays from './0039-reopened-days.js';
+import * as verify from './0040-verify.js';
 import * as windowMerge from './0041-window-merge.js';
 
 /**
@@ -82,5 +83,6 @@ export const migrations: Record<string, Migration> = {
   '0037-analyst-honesty': analystHonesty,
   '0038-superseded-by-reject': supersededByReject,
   '0039-reopened-days': reopenedDays,
+  '0040-verify': verify,
   '0041-window-merge': windowMerge,
 };

@@ -12,6 +12,7 @@ import { registerSimulate } from './simulate.js';
 import { registerStatus } from './status.js';
 import { registerSync } from './sync.js';
 import { registerUnforget } from './unforget.js';
+import { registerVerify } from './verify.js';
 import { registerWebhooks } from './webhooks.js';
 import { registerWorker } from './worker.js';
 
@@ -20,6 +21,7 @@ export function registerCommands(program: Command): void {
   registerMigrate(program);
   registerSync(program);
   registerBackfill(program);
+  registerVerify(program);
   registerStatus(program);
   registerCheck(program);
   registerReport(program);

@@ -5,6 +5,7 @@ import { printOut } from '../log/terminal-text.js';
 import { systemClock } from '../schedule/clock.js';
 import { startScheduler } from '../schedule/scheduler.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
+import { runNight } from '../sync/scrub.js';
 import { shutdownSignal } from '../sync/shutdown.js';
 import { cronSchedule } from '../time/cron-schedule.js';
 import type { CommandContext } from './command-context.js';
@@ -40,17 +41,38 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
         runNow: options.runNow,
         run: async (tick) => {
           try {
-            const result = await runLocked(warehouse, { config, logger: jobLogger }, job.request, {
+            const runContext = { config, logger: jobLogger };
+            const locked = { signal: shutdown.signal, busyHint: '; this slot is skipped', ...recorder.hooks };
+            await runNight({
+              db: warehouse.db,
+              sync: async () => {
+                const result = await runLocked(warehouse, runContext, job.request, {
+                  ...locked,
+                  queue: config.scheduleQueue,
+                });
+                if (result.status !== 'ok')
+                  jobLogger.warn(
+                    { runId: result.runId, status: result.status, error: result.error },
+                    'scheduled run did not end ok; `insights-sync status` shows why',
+                  );
+                return result;
+              },
+              // The scrub's verify runs in this process, queued or not: a night's slice is small.
+              run: (request, onWindow) =>
+                runLocked(warehouse, runContext, request, {
+                  ...locked,
+                  onWindow: (outcome) => {
+                    recorder.hooks.onWindow(outcome);
+                    onWindow(outcome);
+                  },
+                }),
+              budget: config.scrubRequestsPerNight,
               signal: shutdown.signal,
-              busyHint: '; this slot is skipped',
-              queue: config.scheduleQueue,
-              ...recorder.hooks,
+              sources: config.sources.map((s) => s.name),
+              lookbackDays: config.lookbackDays,
+              now: () => new Date(),
+              logger: jobLogger,
             });
-            if (result.status !== 'ok')
-              jobLogger.warn(
-                { runId: result.runId, status: result.status, error: result.error },
-                'scheduled run did not end ok; `insights-sync status` shows why',
-              );
           } catch (error) {
             if (!(error instanceof LockError)) throw error;
             jobLogger.warn({ slot: tick.slot.toISOString() }, error.message);

@@ -5,7 +5,7 @@ export function registerSchedule(program: Command): void {
   program
     .command('schedule')
     .description(
-      'Run the nightly sync until stopped: at INSIGHTS_SCHEDULE (cron, default "0 3 * * *") in INSIGHTS_TIMEZONE (default UTC). One run at a time: a slot that comes during a run, or while another process holds the warehouse lock, is skipped and logged. SIGTERM/SIGINT stop it within INSIGHTS_SHUTDOWN_GRACE_MS.',
+      'Run the nightly sync until stopped: at INSIGHTS_SCHEDULE (cron, default "0 3 * * *") in INSIGHTS_TIMEZONE (default UTC), then the scrub: it verifies the least recently verified older days with what the sync left of INSIGHTS_SCRUB_REQUESTS_PER_NIGHT. One run at a time: a slot that comes during a run, or while another process holds the warehouse lock, is skipped and logged. SIGTERM/SIGINT stop it within INSIGHTS_SHUTDOWN_GRACE_MS.',
     )
     .option('--run-now', 'also run once at start, e.g. when a container starts')
     .addOption(embeddedOption())

@@ -2,12 +2,14 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { describeHolderOnly } from '../db/lock-holder.js';
 import { CliError } from '../errors.js';
+import type { VerifyProgress } from '../ledger/read.js';
 import { oneLine, printOut, printProse, terminalColumns } from '../log/terminal-text.js';
 import { isSnapshot, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import type { QueueStatus } from '../status/queue-status.js';
 import { describeReadingChange } from '../status/reading-history.js';
 import type { SourceRun } from '../status/source-runs.js';
 import type { RunRow, StatusReport } from '../status/status-report.js';
+import { describeVerifyProgress } from '../status/verify-text.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems, windowsRun } from '../sync/outcomes.js';
 import { utcSeconds } from '../time/instant-text.js';
@@ -48,6 +50,7 @@ export function registerStatus(program: Command): void {
           { todayUtc },
           { queueStatus },
           { lateArrivalStatus },
+          { verifyStatus },
         ] = await Promise.all([
           import('./command-context.js'),
           import('./warehouse.js'),
@@ -56,6 +59,7 @@ export function registerStatus(program: Command): void {
           import('../time/days.js'),
           import('../status/queue-status.js'),
           import('../status/late-arrival-status.js'),
+          import('../status/verify-status.js'),
         ]);
         const { config, logger } = commandContext({
           requireSources: false,
@@ -76,6 +80,7 @@ export function registerStatus(program: Command): void {
               })),
               queue: await queueStatus(db, config.schema),
               lateArrivals: await lateArrivalStatus(db, config.lookbackDays, now),
+              verify: await verifyStatus(db, now),
             },
             warehouse: { url: displayUrl, schema: config.schema },
           }),
@@ -100,7 +105,11 @@ export function registerStatus(program: Command): void {
 /** Above this many sources, the text shows one line per source unless --details or --source. */
 export const SUMMARY_ABOVE = 10;
 
-type ShownReport = StatusReport & { queue?: QueueStatus | null; lateArrivals?: LateArrivalStatus[] };
+type ShownReport = StatusReport & {
+  queue?: QueueStatus | null;
+  lateArrivals?: LateArrivalStatus[];
+  verify?: VerifyProgress[];
+};
 
 /** The report of one source: its resources, deliveries and jobs (the runs and the lock are shared). */
 function forSource(report: ShownReport, source: string): ShownReport {
@@ -235,7 +244,7 @@ function renderTables(report: ShownReport, options: RenderOptions): string {
       ? ''
       : `\nwhat the servers do (learned from their answers):\n${learned.join('\n')}\n`;
   const lock = report.runLock === null ? '' : `\nrun in progress: ${describeHolderOnly(report.runLock)}\n`;
-  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}\nlast runs:\n${runs}\n${runErrors.length === 0 ? '' : `${runErrors.join('\n')}\n`}${lock}${snapshots}${evidence}${renderWebhooks(report, options.columns)}${renderQueue(report.queue ?? null, options.columns)}`;
+  return `${table}\n${readings}${renderReadingChanges(report)}${renderSchemaDrift(report, summary)}${renderLateArrivals(report.lateArrivals ?? [])}${renderVerify(report.verify ?? [])}\nlast runs:\n${runs}\n${runErrors.length === 0 ? '' : `${runErrors.join('\n')}\n`}${lock}${snapshots}${evidence}${renderWebhooks(report, options.columns)}${renderQueue(report.queue ?? null, options.columns)}`;
 }
 
 /** The headings of the resource table, with the abbreviations it takes on a narrow terminal. */
@@ -334,6 +343,13 @@ function renderLateArrivals(late: readonly LateArrivalStatus[]): string {
   if (late.length === 0) return '';
   const lines = late.map((s) => `  ${oneLine(s.source)}/${s.resource}: ${describeLateArrivals(s)}`);
   return `\nlate data (last ${LATE_PERIOD_DAYS} days: items new on days already loaded whole):\n${lines.join('\n')}\n`;
+}
+
+/** What the verifies found (the `verify` command, the scrub), for the sources verified at least once. */
+function renderVerify(progress: readonly VerifyProgress[]): string {
+  if (progress.length === 0) return '';
+  const lines = progress.map((p) => `  ${oneLine(p.source)}: ${describeVerifyProgress(p)}`);
+  return `\nverified days (verify and the nightly scrub; lacked, changed, gone, moved: what the last verify of each day found and repaired):\n${lines.join('\n')}\n`;
 }
 
 /** The queue part, shown once the warehouse has used the queue (`--queue`, `worker`). */

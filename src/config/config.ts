@@ -94,6 +94,11 @@ export interface Config {
   queueRetryLimit: number;
   /** `schedule`: run the nightly sync through the queue (as `sync --queue`). */
   scheduleQueue: boolean;
+  /**
+   * `schedule`: requests per source each night shares between the nightly sync and the scrub
+   * that verifies older days (src/sync/scrub.ts); the scrub uses what the sync left. 0: no scrub.
+   */
+  scrubRequestsPerNight: number;
 }
 
 export interface LoadConfigOptions {
@@ -129,6 +134,7 @@ export const SCHEDULE_SETTINGS = [
   'INSIGHTS_SCHEDULE',
   'INSIGHTS_TIMEZONE',
   'INSIGHTS_SCHEDULE_QUEUE',
+  'INSIGHTS_SCRUB_REQUESTS_PER_NIGHT',
 ] as const satisfies readonly EnvName[];
 
 /**
@@ -310,6 +316,9 @@ function runtimeSettings({ given, setting }: SettingReader, sourceRps: number) {
     queueMaintenanceSeconds: setting('INSIGHTS_QUEUE_MAINTENANCE_SECONDS', 60),
     queueRetryLimit: setting('INSIGHTS_QUEUE_RETRY_LIMIT', 3),
     scheduleQueue: setting('INSIGHTS_SCHEDULE_QUEUE', false),
+    // 200: a nightly sync takes about 40 of them per source; the 160 left verify some 108 day
+    // windows a night, a two-year warehouse in 21 nights (docs/operating.md, "The scrub").
+    scrubRequestsPerNight: setting('INSIGHTS_SCRUB_REQUESTS_PER_NIGHT', 200),
   };
 }
 

@@ -126,6 +126,7 @@ export const ENV_SETTINGS = {
   INSIGHTS_QUEUE_EXPIRE_SECONDS: { schema: int(1, 86_399), expected: 'seconds 1-86399' },
   INSIGHTS_QUEUE_MAINTENANCE_SECONDS: { schema: int(1, 3_600), expected: 'seconds 1-3600' },
   INSIGHTS_QUEUE_RETRY_LIMIT: { schema: int(0, 100), expected: 'an integer 0-100' },
+  INSIGHTS_SCRUB_REQUESTS_PER_NIGHT: { schema: int(0, 1_000_000), expected: 'an integer 0-1000000' },
   INSIGHTS_SCHEDULE_QUEUE: {
     schema: z.enum(['1', 'true', '0', 'false']).transform((value) => value === '1' || value === 'true'),
     expected: '1 or true (the nightly sync runs through the queue), 0 or false',

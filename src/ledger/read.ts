@@ -113,3 +113,70 @@ export function schemaDriftRows(
     .orderBy('field_path')
     .execute();
 }
+
+/** What the verifies (the `verify` command, the scrub) have done of one source's settled days. */
+export interface VerifyProgress {
+  source: string;
+  /** Settled (done) day windows, and those never verified. */
+  settled: number;
+  neverVerified: number;
+  /** The oldest day with a window never verified; null when every one has been. */
+  oldestUnverifiedDay: string | null;
+  /** The oldest last_verified_at of a settled window once verified: how far behind the scrub is. */
+  leastRecentlyVerifiedAt: Date | null;
+  /** Windows verified since `since`, and what their last verify found. */
+  verifiedSince: number;
+  lacked: number;
+  changed: number;
+  gone: number;
+  moved: number;
+  /** Windows whose last verify since `since` found items the warehouse lacked (the day was short), newest first, at most 10. */
+  short: { resource: WindowedResource; day: string }[];
+}
+
+export async function verifyProgress(db: Kysely<Database>, since: Date): Promise<VerifyProgress[]> {
+  const { rows } = await sql<{
+    source: string;
+    settled: number;
+    never_verified: number;
+    oldest_unverified_day: string | null;
+    least_recently_verified_at: Date | null;
+    verified_since: number;
+    lacked: number;
+    changed: number;
+    gone: number;
+    moved: number;
+    short: { resource: WindowedResource; day: string }[] | null;
+  }>`
+    select w.source_id as source,
+           count(*) filter (where w.status = 'done')::int as settled,
+           count(*) filter (where w.status = 'done' and w.last_verified_at is null)::int as never_verified,
+           min(w.day) filter (where w.status = 'done' and w.last_verified_at is null)::text as oldest_unverified_day,
+           min(w.last_verified_at) filter (where w.status = 'done') as least_recently_verified_at,
+           count(*) filter (where w.last_verified_at >= ${since})::int as verified_since,
+           coalesce(sum(w.last_verify_lacked) filter (where w.last_verified_at >= ${since}), 0)::int as lacked,
+           coalesce(sum(w.last_verify_changed) filter (where w.last_verified_at >= ${since}), 0)::int as changed,
+           coalesce(sum(w.last_verify_gone) filter (where w.last_verified_at >= ${since}), 0)::int as gone,
+           coalesce(sum(w.last_verify_moved) filter (where w.last_verified_at >= ${since}), 0)::int as moved,
+           (select json_agg(json_build_object('resource', s.resource, 'day', s.day::text) order by s.day desc)
+              from (select x.resource, x.day from sync_windows x
+                     where x.source_id = w.source_id and x.last_verified_at >= ${since} and x.last_verify_lacked > 0
+                     order by x.day desc limit 10) s) as short
+      from sync_windows w
+     group by w.source_id
+    having count(*) filter (where w.last_verified_at is not null) > 0
+     order by w.source_id`.execute(db);
+  return rows.map((r) => ({
+    source: r.source,
+    settled: r.settled,
+    neverVerified: r.never_verified,
+    oldestUnverifiedDay: r.oldest_unverified_day,
+    leastRecentlyVerifiedAt: r.least_recently_verified_at,
+    verifiedSince: r.verified_since,
+    lacked: r.lacked,
+    changed: r.changed,
+    gone: r.gone,
+    moved: r.moved,
+    short: r.short ?? [],
+  }));
+}

@@ -59,7 +59,8 @@ export function windowQueueName(source: string): string {
  */
 export function windowPriority(trigger: RunTrigger, day: DayString): number {
   const dayNumber = Math.floor(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
-  return trigger === 'backfill' ? dayNumber : SYNC_BAND + (SYNC_BAND - 1 - dayNumber);
+  // A verify re-reads settled days: it waits behind every sync, as a backfill does.
+  return trigger === 'backfill' || trigger === 'verify' ? dayNumber : SYNC_BAND + (SYNC_BAND - 1 - dayNumber);
 }
 /** Above any day number until the year 4700; int4 holds twice it. */
 const SYNC_BAND = 1_000_000;

@@ -14,6 +14,7 @@ import { proveRun } from '../extract/fetch-day.js';
 import { describeReading } from '../extract/server-reading.js';
 import { planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
+import { windowKey } from '../ledger/verified.js';
 import type { Logger } from '../log/logger.js';
 import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
 import {
@@ -71,6 +72,11 @@ export interface SyncRequest {
   resources?: readonly Resource[];
   /** Source names; default: every configured source. */
   sources?: readonly string[];
+  /**
+   * Only these windows of the range (windowKey of source, resource and day): a verify's
+   * confirming pass, or the scrub's slice of a night. Default: every window of the plan.
+   */
+  only?: ReadonlySet<string>;
 }
 
 export interface SyncDeps {
@@ -175,7 +181,9 @@ async function runStarted(
   const resources = new Set(request.resources ?? ALL_RESOURCES);
   const ctx = runContext(deps, runId, logger);
   const opened = await openSources(deps, chosenSources(deps.sources, request.sources), logger);
-  const plans = await planWindows(deps, opened.handles, resources, request.range, today);
+  const plans = (await planWindows(deps, opened.handles, resources, request.range, today)).filter(
+    (p) => request.only === undefined || request.only.has(windowKey(p.handle.name, p.resource, p.day)),
+  );
   deps.onPlan?.(plans.length, runId);
   // A sync's lookback re-reads are what late data is measured by; a backfill's range is the
   // operator's choice (a year read again would say nothing of the lookback).

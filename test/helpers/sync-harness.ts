@@ -3,7 +3,13 @@ import type { SourceConfig } from '../../src/config/source-config.js';
 import { type Logger, silentLogger } from '../../src/log/logger.js';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resource-names.js';
 import type { Simulator } from '../../src/simulator/server.js';
-import { ITEM_IDENTITY, otherItems, type RunResult, unaccountedItems } from '../../src/sync/outcomes.js';
+import {
+  ITEM_IDENTITY,
+  otherItems,
+  type RunResult,
+  unaccountedItems,
+  type WindowOutcome,
+} from '../../src/sync/outcomes.js';
 import { runSync, type SyncRequest, type SyncSettings } from '../../src/sync/run-sync.js';
 import type { TestDatabase } from './database.js';
 
@@ -30,6 +36,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Wraps each source's client, e.g. to rewrite or fail some responses. */
   wrapClient?: (client: ApiClient) => ApiClient;
+  /** Called with each window's outcome (SyncDeps.onWindow). */
+  onWindow?: (outcome: WindowOutcome) => void;
 }
 
 export function simulatorSource(sim: Simulator, name = 'main', apiKey = sim.apiKey): SourceConfig {
@@ -64,6 +72,7 @@ export async function runAgainst(t: TestDatabase, sim: Simulator, options: RunOp
         return options.wrapClient ? options.wrapClient(client) : client;
       },
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.onWindow === undefined ? {} : { onWindow: options.onWindow }),
     },
     { trigger: 'sync', ...options.request },
   );

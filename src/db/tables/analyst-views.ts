@@ -148,6 +148,13 @@ export interface DayCompletenessView {
   items_read: V<number>;
   rows_stored: V<number>;
   items_set_aside: V<number>;
+  /** Migration 0040: the day reopened (0039), and when a verify last read it and what it found. */
+  reopened_at: V<Date>;
+  last_verified_at: V<Date>;
+  last_verify_lacked: V<number>;
+  last_verify_changed: V<number>;
+  last_verify_gone: V<number>;
+  last_verify_moved: V<number>;
 }
 
 /** missing_upstream (migration 0028): windowed rows the service no longer has, left out of the other views. */

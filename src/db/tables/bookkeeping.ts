@@ -4,7 +4,8 @@ import type { Day, DefaultTimestamp, Int8, Json, OptionalTimestamp, Timestamp } 
 
 export type WindowStatus = 'done' | 'open' | 'failed';
 export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted';
-export type RunTrigger = 'sync' | 'backfill' | 'schedule';
+/** verify: settled days read again and compared (`verify`, or the schedule's scrub). */
+export type RunTrigger = 'sync' | 'backfill' | 'schedule' | 'verify';
 
 /** The ledger: one row per source, windowed resource and UTC day. */
 export interface SyncWindowsTable {
@@ -25,6 +26,13 @@ export interface SyncWindowsTable {
   reopened_at: OptionalTimestamp;
   /** When a proof asked after the day was settled found the reading still held. */
   proved_at: OptionalTimestamp;
+  /** When a verify last read the settled day again (src/sync/verify.ts); null: never. */
+  last_verified_at: OptionalTimestamp;
+  /** What that verify found: items stored the warehouse lacked, changed, no longer served, moved. */
+  last_verify_lacked: number | null;
+  last_verify_changed: number | null;
+  last_verify_gone: number | null;
+  last_verify_moved: number | null;
 }
 
 /** The last day through which every day since start_day is done; moves forward only. */

@@ -1,0 +1,80 @@
+import { scrubSlice } from '../ledger/scrub-plan.js';
+import { type ScrubCandidate, scrubCandidates, windowKey } from '../ledger/verified.js';
+import type { Logger } from '../log/logger.js';
+import { addDays, type DayString } from '../time/days.js';
+import type { RunResult } from './outcomes.js';
+import { runVerify, type VerifyDeps, type VerifyResult } from './verify.js';
+
+/**
+ * The schedule's night: the nightly sync first, then the scrub, which verifies the least recently
+ * verified older days (src/sync/verify.ts) with the requests the sync left of each source's
+ * nightly budget (INSIGHTS_SCRUB_REQUESTS_PER_NIGHT). Storage systems scrub so (ZFS, Ceph): read
+ * everything again on a schedule, within a budget, and repair from the source of truth. The sync
+ * never waits for the scrub: it runs whole first, and the scrub takes only what is left.
+ */
+export interface NightDeps extends VerifyDeps {
+  /** The nightly sync (runLocked of the job's request for the schedule). */
+  sync: () => Promise<RunResult>;
+  /** Requests per source a night, shared by the sync and the scrub; 0: no scrub. */
+  budget: number;
+  /** The configured sources. */
+  sources: readonly string[];
+  /** The days the sync reads every night (its lookback and today) are not the scrub's. */
+  lookbackDays: number;
+  now: () => Date;
+  logger: Logger;
+  /** Shutdown: a scrub not begun is not begun. */
+  signal?: AbortSignal;
+}
+
+export interface NightResult {
+  sync: RunResult;
+  /** The windows the scrub chose, and what their verify found; none when nothing was left. */
+  scrubbed: ScrubCandidate[];
+  scrub?: VerifyResult;
+}
+
+export async function runNight(deps: NightDeps): Promise<NightResult> {
+  const sync = await deps.sync();
+  if (deps.budget === 0 || deps.signal?.aborted === true) return { sync, scrubbed: [] };
+  const left = new Map(deps.sources.map((source) => [source, deps.budget - requestsOf(sync, source)]));
+  const today = deps.now().toISOString().slice(0, 10);
+  const before: DayString = addDays(today, -deps.lookbackDays);
+  const scrubbed = scrubSlice(await scrubCandidates(deps.db, deps.sources, before), left);
+  if (scrubbed.length === 0) {
+    deps.logger.info(
+      { left: Object.fromEntries(left) },
+      'scrub: nothing to verify within what the sync left',
+    );
+    return { sync, scrubbed };
+  }
+  const days = scrubbed.map((c) => c.day).sort();
+  const scrub = await runVerify(deps, {
+    from: days[0] ?? before,
+    to: days[days.length - 1] ?? before,
+    sources: [...new Set(scrubbed.map((c) => c.source))],
+    only: new Set(scrubbed.map((c) => windowKey(c.source, c.resource, c.day))),
+  });
+  deps.logger.info(
+    { windows: scrubbed.length, runs: scrub.runs.map((r) => r.runId), found: totals(scrub) },
+    'scrub: older days verified',
+  );
+  return { sync, scrubbed, scrub };
+}
+
+/** The requests a run made to a source (every response, and every attempt that got none). */
+export function requestsOf(run: RunResult, source: string): number {
+  return Object.values(run.requests[source] ?? {}).reduce((n, c) => n + c, 0);
+}
+
+function totals(scrub: VerifyResult) {
+  return scrub.days.reduce(
+    (t, d) => ({
+      lacked: t.lacked + d.lacked,
+      changed: t.changed + d.changed,
+      gone: t.gone + d.gone,
+      moved: t.moved + d.moved,
+    }),
+    { lacked: 0, changed: 0, gone: 0, moved: 0 },
+  );
+}
