@@ -128,8 +128,8 @@ const newer = (a: string, b: string) => `(${a}.observed_at is not null and (
       ${b}.observed_at is null or ${a}.observed_at > ${b}.observed_at
       or (${a}.observed_at = ${b}.observed_at and (${a}.raw::text collate "C") > (${b}.raw::text collate "C"))))`;
 
-/** The items' merge of one table: the loader's statements, in its order (src/load/windowed.ts). */
-function itemsBody(t: WindowTable): string {
+/** The statements of one table's merge, as the loader wrote them (src/load/upsert.ts, moved-items.ts). */
+function statementsOf(t: WindowTable) {
   const stage = `pg_temp.window_${t.table}`;
   const key = ['source_id', ...t.key];
   const keyList = key.join(', ');
@@ -199,10 +199,29 @@ function itemsBody(t: WindowTable): string {
   const stageRows = (source: string) => `
     insert into ${stage} (${columns.join(', ')})
     select ${columns.map(fromItem).join(', ')} from ${source}`;
+  return {
+    stage,
+    key,
+    keyList,
+    match,
+    itemKey,
+    fields,
+    upsert,
+    updating,
+    contradicted,
+    setAside,
+    clearServed,
+    stageRows,
+    visitors: visitorsMerge(stage),
+  };
+}
+
+/** The visitors' merge from a table's staged items (src/load/visitors.ts). */
+function visitorsMerge(stage: string): string {
   const visitorUpdates = VISITOR_COLUMNS.filter((c) => c !== 'source_id' && c !== 'id')
     .map((c) => `${c} = excluded.${c}`)
     .join(', ');
-  const visitors = `
+  return `
     with timed as (
       select x.source_id, x.visitor_id, x.dt, x.raw,
              max(x.dt) over (partition by x.source_id, x.visitor_id) as latest_dt
@@ -229,7 +248,14 @@ function itemsBody(t: WindowTable): string {
     )
     select count(*) filter (where is_insert)::int, count(*) filter (where not is_insert and changed)::int
       from written`;
+}
 
+type Statements = ReturnType<typeof statementsOf>;
+
+/** The items' merge of one table: the loader's statements, in its order (src/load/windowed.ts). */
+function itemsBody(t: WindowTable): string {
+  const s = statementsOf(t);
+  const parts = [stagePart, writePart, movesPart, visitorsPart, promotePart].map((part) => part(t, s));
   return `
   declare
     v_items integer := 0;
@@ -255,7 +281,20 @@ function itemsBody(t: WindowTable): string {
     v_visitor_ids integer := 0;
     v_visitor_conflicts integer := 0;
   begin
-    if to_regclass('${stage}') is null then
+${parts.join('')}    return jsonb_build_object(
+      'inserted', v_inserted, 'updated', v_updated,
+      'unchanged', v_staged - v_inserted - v_updated - v_withheld,
+      'collisions', v_withheld + v_replaced, 'withheld', v_withheld,
+      'moves', v_moves + v_reclassified + v_promoted_moves, 'missingUpstream', v_missing,
+      'duplicates', v_kept - v_staged, 'conflicts', v_conflicts, 'visitors', v_visitors,
+      'suppressed', v_items - v_kept);
+  end`;
+}
+
+/** The staging table, the suppression list's lock, the answer staged (best copy of a key, no forgotten visitor). */
+function stagePart(t: WindowTable, s: Statements): string {
+  const { stage, keyList, fields, stageRows } = s;
+  return `    if to_regclass('${stage}') is null then
       -- Keyed like the table: a statement joining from the stored table's side finds each staged row by its key.
       create temp table window_${t.table} (like ${t.table} including defaults, primary key (${keyList}))
         on commit delete rows;
@@ -292,7 +331,13 @@ function itemsBody(t: WindowTable): string {
            (select count(*)::int from (select 1 from kept group by ${t.key.join(', ')}
                                         having count(distinct item) > 1) c)
       into v_items, v_kept, v_staged, v_conflicts;
+`;
+}
 
+/** The upsert, the collisions set aside, the contradicted webhook visitors removed. */
+function writePart(t: WindowTable, s: Statements): string {
+  const { upsert, updating, contradicted, setAside } = s;
+  return `
     if v_staged > 0 then
       if p_mode = 'insert-missing' then
         with written as (${upsert('do nothing')})
@@ -318,7 +363,13 @@ function itemsBody(t: WindowTable): string {
     end if;`
         : ''
     }
-    if not p_whole then
+`;
+}
+
+/** Marks cleared (any answer) or set (a whole one), the moved versions found. */
+function movesPart(t: WindowTable, s: Statements): string {
+  const { stage, key, match, itemKey, clearServed } = s;
+  return `    if not p_whole then
       -- Serving an item proves it exists, whole read or not: only marking absence needs a whole one.
       if v_staged > 0 then ${clearServed}; end if;
     else
@@ -355,9 +406,15 @@ function itemsBody(t: WindowTable): string {
                  order by k.item_key, k.first_seen_at desc, k.dt desc) v)
         into v_reclassified, v_versions;
     end if;
-    ${
-      t.webhooks
-        ? `-- Visitors last of the answer's writes, read from its staged rows: a busy visitor's row
+`;
+}
+
+/** The visitors' merge, last of the answer's writes. */
+function visitorsPart(t: WindowTable, s: Statements): string {
+  const { stage, visitors } = s;
+  return `    ${
+    t.webhooks
+      ? `-- Visitors last of the answer's writes, read from its staged rows: a busy visitor's row
     -- stays locked until commit, so the shorter that tail the more windows load at once.
     if v_staged > 0 then
       ${visitors} into v_visitors_inserted, v_visitors_updated;
@@ -369,9 +426,15 @@ function itemsBody(t: WindowTable): string {
       v_visitors := jsonb_build_object('inserted', v_visitors_inserted, 'updated', v_visitors_updated,
         'unchanged', v_visitor_ids - v_visitors_inserted - v_visitors_updated, 'conflicts', v_visitor_conflicts);
     end if;`
-        : ''
-    }
-    if p_whole then
+      : ''
+  }
+`;
+}
+
+/** The versions other days serve take the keys of a whole day's absent rows. */
+function promotePart(t: WindowTable, s: Statements): string {
+  const { stage, itemKey, fields, upsert, updating, setAside, clearServed, stageRows } = s;
+  return `    if p_whole then
       if coalesce(array_length(v_versions, 1), 0) = 0 then
         v_missing := v_marked;
       else
@@ -391,15 +454,38 @@ function itemsBody(t: WindowTable): string {
          where t.source_id = p_source and ${onDay('t')} and t.missing_upstream_since = now();
       end if;
     end if;
-    return jsonb_build_object(
-      'inserted', v_inserted, 'updated', v_updated,
-      'unchanged', v_staged - v_inserted - v_updated - v_withheld,
-      'collisions', v_withheld + v_replaced, 'withheld', v_withheld,
-      'moves', v_moves + v_reclassified + v_promoted_moves, 'missingUpstream', v_missing,
-      'duplicates', v_kept - v_staged, 'conflicts', v_conflicts, 'visitors', v_visitors,
-      'suppressed', v_items - v_kept);
-  end`;
+`;
 }
+
+/** The watermark moved to the end of the run of done days after it (src/ledger/watermark.ts says why so). */
+const WATERMARK = `    if p_ledger ->> 'status' = 'done' then
+      -- The watermark, serialised per source and resource by its row's lock (src/ledger/watermark.ts).
+      perform 1 from watermarks where source_id = p_source and resource = p_resource for update;
+      if not found then
+        insert into watermarks (source_id, resource, start_day, day)
+        values (p_source, p_resource, (p_ledger ->> 'start_day')::date, null)
+        on conflict (source_id, resource) do nothing;
+        perform 1 from watermarks where source_id = p_source and resource = p_resource for update;
+      end if;
+      if found then
+        -- A statement of its own: its snapshot sees what the lock's previous holder committed.
+        select w.start_day, w.day into v_start, v_mark
+          from watermarks w where w.source_id = p_source and w.resource = p_resource;
+        -- The end of the run of done days right after the watermark, before today.
+        v_from := coalesce(v_mark + 1, v_start);
+        select max(d.day) into v_next from (
+          select s.day, s.day - (row_number() over (order by s.day))::integer as run_start
+            from sync_windows s
+           where s.source_id = p_source and s.resource = p_resource and s.status = 'done'
+             and s.day >= v_from and s.day < (p_ledger ->> 'today')::date) d
+         where d.run_start = v_from - 1;
+        if v_next is not null and (v_mark is null or v_next > v_mark) then
+          update watermarks set day = v_next, updated_at = now()
+           where source_id = p_source and resource = p_resource and (day is null or day < v_next);
+        end if;
+      end if;
+    end if;
+`;
 
 /**
  * The rest of the window, after its items: the source's row first (rows reference it), the
@@ -501,34 +587,7 @@ function storeBody(): string {
          and day in (select d::date from jsonb_array_elements_text(p_ledger -> 'proved') d);
     end if;
 
-    if p_ledger ->> 'status' = 'done' then
-      -- The watermark, serialised per source and resource by its row's lock (src/ledger/watermark.ts).
-      perform 1 from watermarks where source_id = p_source and resource = p_resource for update;
-      if not found then
-        insert into watermarks (source_id, resource, start_day, day)
-        values (p_source, p_resource, (p_ledger ->> 'start_day')::date, null)
-        on conflict (source_id, resource) do nothing;
-        perform 1 from watermarks where source_id = p_source and resource = p_resource for update;
-      end if;
-      if found then
-        -- A statement of its own: its snapshot sees what the lock's previous holder committed.
-        select w.start_day, w.day into v_start, v_mark
-          from watermarks w where w.source_id = p_source and w.resource = p_resource;
-        -- The end of the run of done days right after the watermark, before today.
-        v_from := coalesce(v_mark + 1, v_start);
-        select max(d.day) into v_next from (
-          select s.day, s.day - (row_number() over (order by s.day))::integer as run_start
-            from sync_windows s
-           where s.source_id = p_source and s.resource = p_resource and s.status = 'done'
-             and s.day >= v_from and s.day < (p_ledger ->> 'today')::date) d
-         where d.run_start = v_from - 1;
-        if v_next is not null and (v_mark is null or v_next > v_mark) then
-          update watermarks set day = v_next, updated_at = now()
-           where source_id = p_source and resource = p_resource and (day is null or day < v_next);
-        end if;
-      end if;
-    end if;
-    return v_load;
+${WATERMARK}    return v_load;
   end`;
 }
 

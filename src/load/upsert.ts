@@ -124,8 +124,9 @@ export async function stageRows(
 export interface StagedUpsert extends UpsertCounts {
   /**
    * Visitors that rows only a webhook had delivered (origin 'webhook') named, where the API's
-   * copy of the same row names another: candidates for removeOrphanVisitors
-   * (src/load/visitors.ts). Sorted; empty for a table without origin or visitor.
+   * copy of the same row names another: candidates for removal once no row names them (the
+   * window's merge does this for the windowed tables, migration 0041). Sorted; empty for a table
+   * without origin or visitor.
    */
   contradicted: string[];
 }
