@@ -118,6 +118,8 @@ function forSource(report: ShownReport, source: string): ShownReport {
     healthy: attention.length === 0,
     resources: report.resources.filter((r) => r.source === source),
     webhooks: report.webhooks.filter((w) => w.source === source),
+    webhookUnconfirmed: report.webhookUnconfirmed?.filter((u) => u.source === source),
+    webhookOutnumberedDays: report.webhookOutnumberedDays?.filter((d) => d.source === source),
     readingChanges: report.readingChanges.filter((c) => c.source === source),
     schemaDrift: report.schemaDrift.filter((f) => f.source === source),
     queue:
