@@ -12,6 +12,7 @@ import type { RunRow, StatusReport } from '../status/status-report.js';
 import { describeVerifyProgress } from '../status/verify-text.js';
 import { describeLateArrivals, LATE_PERIOD_DAYS, type LateArrivalStatus } from '../sync/late-arrivals.js';
 import { otherItems, windowsRun } from '../sync/outcomes.js';
+import { addDays } from '../time/days.js';
 import { utcSeconds } from '../time/instant-text.js';
 import { fitTable, formatTable, type Heading } from './format-table.js';
 import { EVIDENCE_HEADING, evidenceCounts, snapshotChanges } from './print-run.js';
@@ -126,6 +127,8 @@ function forSource(report: ShownReport, source: string): ShownReport {
     healthy: attention.length === 0,
     resources: report.resources.filter((r) => r.source === source),
     webhooks: report.webhooks.filter((w) => w.source === source),
+    webhookUnconfirmed: report.webhookUnconfirmed?.filter((u) => u.source === source),
+    webhookOutnumberedDays: report.webhookOutnumberedDays?.filter((d) => d.source === source),
     readingChanges: report.readingChanges.filter((c) => c.source === source),
     schemaDrift: report.schemaDrift.filter((f) => f.source === source),
     queue:
@@ -505,5 +508,28 @@ function renderWebhooks(report: StatusReport, columns: number | undefined): stri
     ]),
     columns,
   );
-  return `\nwebhooks:\n${table}\n`;
+  return `\nwebhooks:\n${table}\n${renderUnconfirmedWebhooks(report)}`;
+}
+
+/**
+ * Webhook-only items the API has not served within the confirm days, and days whose deliveries
+ * outnumber the API's items, each with its next step: read the days again, then ask the service.
+ */
+function renderUnconfirmedWebhooks(report: StatusReport): string {
+  const lines: string[] = [];
+  const days = report.webhookConfirmDays;
+  for (const u of report.webhookUnconfirmed ?? []) {
+    const first = u.days[0] ?? '';
+    const last = u.days[u.days.length - 1] ?? first;
+    // A delivery just after midnight announces an item of the day before: that day is read too.
+    const from = first === '' ? first : addDays(first, -1);
+    lines.push(
+      `${u.source} ${u.resource}: ${u.count} webhook-only ${u.count === 1 ? 'item' : 'items'} the API has not served within ${days} d of delivery (oldest received ${u.oldestReceivedAt}; delivered on ${u.days.length === 1 ? first : `${u.days.length} days, ${first} to ${last}`}). Next: insights-sync backfill --from ${from} --to ${last} --source ${u.source} --resources ${u.resource}; if the API still does not serve them, ask the service why its API lacks what its webhooks announced`,
+    );
+  }
+  for (const d of report.webhookOutnumberedDays ?? [])
+    lines.push(
+      `${d.source} ${d.resource} ${d.day}: ${d.deliveries} webhook deliveries, ${d.apiItems} items from the API. Next: insights-sync backfill --from ${d.day} --to ${d.day} --source ${d.source} --resources ${d.resource}; if the API still serves fewer, ask the service`,
+    );
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }

@@ -295,7 +295,8 @@ function webhookSettings({ given, setting }: SettingReader) {
       ? setting('INSIGHTS_WEBHOOK_RETENTION_DAYS', 0)
       : undefined,
     trustedProxy: setting('INSIGHTS_TRUSTED_PROXY', []),
-    webhookConfirmDays: setting('INSIGHTS_WEBHOOK_CONFIRM_DAYS', 2),
+    // Beyond the nightly lookback (3 days): every nightly read of a delivered item's day has passed.
+    webhookConfirmDays: setting('INSIGHTS_WEBHOOK_CONFIRM_DAYS', 4),
   };
 }
 

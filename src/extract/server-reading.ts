@@ -153,11 +153,31 @@ function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
 export function halves(range: DayRange, reading: ServerReading): [DayRange, DayRange] | undefined {
   const width = Math.round((midnight(range.enddate) - midnight(range.startdate)) / DAY_MS);
   const middle = addDays(range.startdate, Math.floor(width / 2));
-  const first = { startdate: range.startdate, enddate: addDays(middle, endInclusive(reading) ? 0 : 1) };
-  const second = { startdate: addDays(middle, startInclusive(reading) ? 1 : 0), enddate: range.enddate };
+  const reach = spanReach(reading);
+  const first = {
+    startdate: range.startdate,
+    enddate: addDays(middle, reach > 0 || endInclusive(reading) ? 0 : 1),
+  };
+  const second = { startdate: addDays(first.enddate, reach), enddate: range.enddate };
   const narrower = (part: DayRange) =>
     covers(range, part) && (part.startdate > range.startdate || part.enddate < range.enddate);
   return narrower(first) && narrower(second) ? [first, second] : undefined;
+}
+
+/**
+ * E - S in whole days, as far as the evidence proves it (server-reading's header): how many days
+ * after the first half's enddate the second half may start and still leave no gap. E - S is e - s:
+ * one day (both bounds inclusive), none (one of them) or minus one (neither). A bound proved
+ * inclusive on its own raises it, and so does the evidence of both sides together: E > tailMs and
+ * S <= headMs, so an answer that reached further past its enddate's midnight than any reached past
+ * its startdate's proves E > S, both bounds inclusive, where neither bound alone can tell (a server
+ * 11 hours behind UTC with an inclusive startdate looks, by its startdate alone, like one 13 hours
+ * ahead with an exclusive one; a server 12 hours ahead, the mirror image at enddate).
+ */
+function spanReach(reading: ServerReading): number {
+  const proved = (startInclusive(reading) ? 1 : 0) + (endInclusive(reading) ? 1 : 0) - 1;
+  const seen = Math.ceil((endReach(reading) - startReach(reading)) / DAY_MS);
+  return Math.max(proved, Math.min(1, seen));
 }
 
 export function covers(outer: DayRange, inner: DayRange): boolean {

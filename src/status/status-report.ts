@@ -13,6 +13,12 @@ import { type Attention, attentionReasons, type SourceState, sourceStates } from
 import { lastReadingChanges, type ReadingChangeStatus } from './reading-history.js';
 import { type SchemaDriftField, schemaDriftStatus } from './schema-drift-status.js';
 import { lastSourceRuns } from './source-runs.js';
+import {
+  type OutnumberedDay,
+  type UnconfirmedWebhookItems,
+  unconfirmedWebhookItems,
+  webhookOutnumberedDays,
+} from './unconfirmed-webhooks.js';
 import { type WebhookSourceStatus, webhookStatus } from './webhook-status.js';
 
 export interface ResourceStatus {
@@ -77,6 +83,10 @@ export interface StatusReport {
   webhooks: WebhookSourceStatus[];
   /** Age in days after which a webhook-only row counts as unconfirmed. */
   webhookConfirmDays: number;
+  /** Per source and resource, webhook-only rows delivered more than webhookConfirmDays ago. */
+  webhookUnconfirmed?: UnconfirmedWebhookItems[];
+  /** Days, older than webhookConfirmDays, whose webhook deliveries outnumber the API's items. */
+  webhookOutnumberedDays?: OutnumberedDay[];
   /** Each source of the configuration and of the warehouse, with its state. */
   sources: SourceState[];
   /** Why status is not healthy, each with its next step; empty when healthy. */
@@ -94,6 +104,12 @@ export interface StatusReport {
 /** Why status shows a run marked running as interrupted. */
 export const RUN_GONE =
   'its process ended without recording the end (killed, or out of memory): it holds no run lock and sends no heartbeat; the next run records it as interrupted';
+
+/**
+ * INSIGHTS_WEBHOOK_CONFIRM_DAYS' default: beyond the nightly lookback (INSIGHTS_LOOKBACK_DAYS, 3),
+ * so every nightly run that reads a delivered item's day again has passed before it is reported.
+ */
+export const WEBHOOK_CONFIRM_DAYS = 4;
 
 /** What `status` shows: per source and resource, and the last runs. */
 export async function statusReport(
@@ -124,12 +140,10 @@ export async function statusReport(
   });
   const attention = attentionReasons({ sources: known, resources, runs: runRows });
   // Webhook-only rows are not a failure (they are what fills the days the API truncates): reported, not unhealthy.
-  const webhookConfirmDays = webhookOptions.confirmDays ?? 2;
-  const webhooks = await webhookStatus(db, {
-    today,
-    now: webhookOptions.now ?? new Date(),
-    confirmDays: webhookConfirmDays,
-  });
+  const webhookConfirmDays = webhookOptions.confirmDays ?? WEBHOOK_CONFIRM_DAYS;
+  const now = webhookOptions.now ?? new Date();
+  const webhooks = await webhookStatus(db, { today, now, confirmDays: webhookConfirmDays });
+  const webhookCutoff = { olderThan: new Date(now.getTime() - webhookConfirmDays * 86_400_000) };
   return {
     today,
     sources: sourceStates(known, attention),
@@ -137,6 +151,8 @@ export async function statusReport(
     runs: runRows.slice(0, lastRuns),
     webhooks,
     webhookConfirmDays,
+    webhookUnconfirmed: await unconfirmedWebhookItems(db, webhookCutoff),
+    webhookOutnumberedDays: await webhookOutnumberedDays(db, webhookCutoff),
     attention,
     healthy: attention.length === 0,
     runLock,

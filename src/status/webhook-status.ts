@@ -12,11 +12,12 @@ export interface WebhookSourceStatus {
   /** Feedback and survey rows only a webhook has delivered so far (origin 'webhook'). */
   provisional: number;
   /**
-   * The reconciliation report: provisional rows older than `confirmDays` days, which the API sync
-   * has not confirmed (a day the API truncates, or an item the API does not return).
+   * The reconciliation report: provisional rows delivered more than `confirmDays` days ago, which
+   * the API sync has not confirmed (a day the API truncates, or an item the API does not return);
+   * per resource in unconfirmed-webhooks.ts.
    */
   unconfirmed: number;
-  /** first_seen_at of the oldest unconfirmed row. */
+  /** When the oldest unconfirmed row was delivered (webhook_received_at). */
   oldestUnconfirmed: string | null;
 }
 
@@ -45,11 +46,13 @@ export async function webhookStatus(
   }>`
     select source_id,
            count(*)::int as provisional,
-           count(*) filter (where first_seen_at < ${cutoff})::int as unconfirmed,
-           min(first_seen_at) filter (where first_seen_at < ${cutoff}) as oldest
-    from (select source_id, first_seen_at from feedback where origin = 'webhook'
+           count(*) filter (where received < ${cutoff})::int as unconfirmed,
+           min(received) filter (where received < ${cutoff}) as oldest
+    from (select source_id, coalesce(webhook_received_at, first_seen_at) as received
+            from feedback where origin = 'webhook'
           union all
-          select source_id, first_seen_at from survey_answers where origin = 'webhook') provisional
+          select source_id, coalesce(webhook_received_at, first_seen_at)
+            from survey_answers where origin = 'webhook') provisional
     group by source_id`.execute(db);
   const sources = [...new Set([...deliveries.rows, ...rows.rows].map((r) => r.source_id))].sort();
   return sources.map((source) => {

@@ -30,14 +30,14 @@ function problems(env: Env, file?: unknown): ConfigError {
 }
 
 describe('webhook settings', () => {
-  it('defaults: port 8080 on 0.0.0.0, a 256 KiB body limit, no proxy, 2 days to confirm, no endpoint', () => {
+  it('defaults: port 8080 on 0.0.0.0, a 256 KiB body limit, no proxy, 4 days to confirm (beyond the 3-day lookback), no endpoint', () => {
     const config = load(SOURCE);
     expect(config).toMatchObject({
       webhookPort: 8080,
       webhookHost: '0.0.0.0',
       webhookBodyLimit: 262_144,
       trustedProxy: [],
-      webhookConfirmDays: 2,
+      webhookConfirmDays: 4,
     });
     expect(config.sources[0]?.webhookToken).toBeUndefined();
   });

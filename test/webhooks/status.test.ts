@@ -26,7 +26,7 @@ describe('status: the webhook part and the reconciliation report', () => {
     });
     expect(shop.statusCode).toBe(200);
     // Two of main's rows arrived five days ago, and one delivery yesterday; the API confirmed one row since.
-    await sql`update feedback set first_seen_at = now() - interval '5 days' where source_id = 'main' and id in (1, 2)`.execute(
+    await sql`update feedback set first_seen_at = now() - interval '5 days', webhook_received_at = now() - interval '5 days' where source_id = 'main' and id in (1, 2)`.execute(
       t.db,
     );
     await sql`update webhook_events set received_at = now() - interval '1 day' where body->>'id' = '3'`.execute(
