@@ -66,12 +66,12 @@ export async function mergeWebhookBodies(
   // ONE statement for the visitors and both tables: each round trip to PostgreSQL costs both
   // processes a wake-up, on a busy machine as much as the statement's own work.
   const { rows: written } = await trx.db.executeQuery<WrittenRow>(
-    CompiledQuery.raw(mergeStatementText(), planned.parameters),
+    CompiledQuery.raw(MERGE_STATEMENT, planned.parameters),
   );
   return finishWebhookMerge(planned, written);
 }
 
-/** mergeWebhookBodies' statement, planned: sent alone or after another query (below). */
+/** mergeWebhookBodies' statement, planned: sent alone, or within the receiver's batch (webhook-batch.ts). */
 export interface PlannedMerge {
   bodies: readonly { sourceId: string; body: WebhookBody }[];
   visitorPlan: VisitorPlan;
@@ -103,27 +103,6 @@ export function planWebhookMerge(
     tables,
     parameters: [visitorPlan.parameter, parameterOf('feedback'), parameterOf('survey_answers')],
   };
-}
-
-/**
- * A query that runs first, in the same statement, and decides whether the merge happens at all:
- * the webhook receiver stores its deliveries and merges their bodies in one round trip, the merge
- * writing only when `guard` holds (every valid delivery was new). Its rows are returned first,
- * with the columns of `columns` (the merge's rows have NULL there).
- */
-export interface MergePrelude {
-  /** The WITH query, named `name`, whose parameters come before the merge's. */
-  name: string;
-  query: string;
-  parameters: number;
-  /** Its extra columns, as `name type`, read from it as they are. */
-  columns: readonly { name: string; type: string }[];
-  guard: string;
-}
-
-/** The text of the merge's statement, optionally after a prelude (the same for every plan). */
-export function mergeStatementText(prelude?: MergePrelude): string {
-  return combinedStatement(prelude);
 }
 
 /** What the merge's statement did to each body, from the rows it returned (others ignored). */
@@ -263,40 +242,19 @@ function mergeEffects(plan: MergePlan, written: readonly WrittenRow[]): MergeEff
 
 /** The column of a merge row's JSON that carries its receipt (null: now). */
 const RECEIVED_AT = 'received_at';
-const combinedStatements = new Map<string, string>();
-
 /**
- * The text of mergeWebhookBodies' statement, made once per prelude (each a named statement
- * prepared once per connection): the owner's merge_webhook_rows() (migration 0035) writes the
- * visitors, then the items, like the API load (the same lock order avoids deadlocks). The
- * receiver has no INSERT or UPDATE of its own on those tables: the function is what applies
- * "a webhook never overwrites a value already there", for any caller. The rows travel as one
- * jsonb parameter per table (a JSON array), so the text is the same whatever their number.
+ * mergeWebhookBodies' statement, a named statement prepared once per connection: the owner's
+ * merge_webhook_rows() (migration 0035) writes the visitors, then the items, like the API load
+ * (the same lock order avoids deadlocks). The receiver has no INSERT or UPDATE of its own on
+ * those tables: the function is what applies "a webhook never overwrites a value already there",
+ * for any caller. The rows travel as one jsonb parameter per table (a JSON array), so the text is
+ * the same whatever their number. The receiver's usual batch calls it from receive_webhook_batch()
+ * (src/load/webhook-batch.ts) instead.
  */
-function combinedStatement(prelude?: MergePrelude): string {
-  const cacheKey = JSON.stringify(prelude ?? null);
-  const known = combinedStatements.get(cacheKey);
-  if (known !== undefined) return known;
-  const first = (prelude?.parameters ?? 0) + 1;
-  const parameters = [first, first + 1, first + 2].map((n) => `$${n}::jsonb`);
-  // The prelude's own columns: NULL in the merge's rows.
-  const extra = (prelude?.columns ?? []).map(({ type }) => `, null::${type}`).join('');
-  const merge = (gate: (parameter: string) => string) =>
-    `select m.written_table as "table", m.source_id, m.id, m.key2, m.inserted${extra}
-     from merge_webhook_rows(${parameters.map(gate).join(', ')}) as m`;
-  const text =
-    prelude === undefined
-      ? merge((parameter) => parameter)
-      : `
-    with ${prelude.name} as (${prelude.query})
-    select '${prelude.name}' as "table", source_id, id::text, null::bigint as key2, inserted${prelude.columns
-      .map(({ name, type }) => `, ${name}::${type}`)
-      .join('')} from ${prelude.name}
-    union all
-    ${merge((parameter) => `case when (${prelude.guard}) then ${parameter} else '[]'::jsonb end`)}`;
-  combinedStatements.set(cacheKey, preparedStatement(text));
-  return text;
-}
+const MERGE_STATEMENT = preparedStatement(
+  `select m.written_table as "table", m.source_id, m.id, m.key2, m.inserted
+   from merge_webhook_rows($1::jsonb, $2::jsonb, $3::jsonb) as m`,
+);
 
 export interface VisitorPlan {
   /** The first entry naming each visitor, by [source, id]. */

@@ -1,7 +1,8 @@
 /**
- * What a batch of deliveries costs the database (src/webhooks/receive-batch.ts): the same few
- * statements, with the same text, whatever the number of deliveries. The rows travel as one
- * parameter per statement, so PostgreSQL parses no statement that grows with the batch.
+ * What a batch of deliveries costs the database (src/webhooks/receive-batch.ts): the same
+ * statement, with the same text, whatever the number of deliveries, and usually only that one
+ * (receive_webhook_batch(), src/load/webhook-batch.ts). The rows travel as one parameter per
+ * table, so PostgreSQL parses no statement that grows with the batch.
  */
 import { sql } from 'kysely';
 import type pg from 'pg';
@@ -94,13 +95,28 @@ describe('the statements of a batch of deliveries', () => {
     expect(Math.max(...large.map((s) => s.parameters))).toBeLessThanOrEqual(4);
   });
 
-  it('are three round trips: begin with the lock, deliveries with visitors, feedback and survey answers, commit', async () => {
+  it('are ONE statement, its own transaction (no begin, no lock of its own, no commit), for 1, 50 or 200 new deliveries', async () => {
     const ensured = new Set(['main']);
-    const sent = await statementsOf(t.pool, () => receiveDeliveries(t.pool, newDeliveries(0, 50), ensured));
-    expect(sent.length).toBe(3);
+    for (const [from, n] of [
+      [0, 1],
+      [10, 50],
+      [100, 200],
+    ] as const) {
+      const sent = await statementsOf(t.pool, () =>
+        receiveDeliveries(t.pool, newDeliveries(from, n), ensured),
+      );
+      expect(sent.map((s) => s.text.trim().split(/\s+/)[0])).toEqual(['select']);
+    }
+    // Committed when it answered: every delivery and its row are there for any other connection.
+    const stored = await sql<{ events: number; items: number }>`
+      select (select count(*)::int from webhook_events where status = 'applied' and source_id = 'main') as events,
+             (select count(*)::int from feedback) + (select count(*)::int from survey_answers) as items`.execute(
+      t.db,
+    );
+    expect(stored.rows[0]).toEqual({ events: 2 + 1 + 50 + 200, items: 2 + 1 + 50 + 200 });
   });
 
-  it('merge in a statement of their own, the fourth round trip, when a valid delivery of the batch is a redelivery', async () => {
+  it('are stored in a transaction of several statements when a valid delivery of the batch is a redelivery: the one statement stored nothing', async () => {
     const ensured = new Set(['main']);
     const stored = newDeliveries(500, 1);
     await receiveDeliveries(t.pool, stored, ensured);
@@ -109,7 +125,9 @@ describe('the statements of a batch of deliveries', () => {
     const sent = await statementsOf(t.pool, async () => {
       outcomes = await receiveDeliveries(t.pool, batch, ensured);
     });
-    expect(sent.length).toBe(4);
+    // The one statement (refused: a valid delivery was not new), then begin with the lock, the
+    // deliveries, the merge of the new ones, commit.
+    expect(sent.length).toBe(5);
     expect(outcomes.map((o) => [o.status, o.duplicate])).toEqual([
       ['applied', false],
       ['applied', false],
@@ -121,10 +139,13 @@ describe('the statements of a batch of deliveries', () => {
       Array(3).fill({ row: 'inserted', visitor: 'inserted' }),
     );
     expect(outcomes[3]).not.toHaveProperty('merge');
-    const items = await sql<{ n: number }>`
+    const items = await sql<{ n: number; count: number }>`
       select (select count(*)::int from feedback where id between 500 and 503)
-           + (select count(*)::int from survey_answers where id between 500 and 503) as n`.execute(t.db);
-    expect(items.rows[0]?.n).toBe(4);
+           + (select count(*)::int from survey_answers where id between 500 and 503) as n,
+             -- Counted twice (first delivery, redelivery), not three times: the refused statement left nothing.
+             (select delivery_count from webhook_events
+               where source_id = 'main' and (body->>'id')::int = 500) as count`.execute(t.db);
+    expect(items.rows[0]).toEqual({ n: 4, count: 2 });
   });
 
   it('send every statement with rows as a named statement, which each connection prepares once', async () => {
