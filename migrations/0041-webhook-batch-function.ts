@@ -13,7 +13,9 @@ import { type Kysely, sql } from 'kysely';
  *   redelivery counts one more on the stored row; a delivery of a forgotten visitor is not stored);
  * - when every valid delivery was new, merges the rows through merge_webhook_rows() (migration
  *   0035) and returns what both wrote; else it raises SQLSTATE IWB01 and nothing of the batch
- *   stays: the caller stores that batch in a transaction of several statements instead.
+ *   stays: the caller stores that batch in a transaction of several statements instead. A row
+ *   may name its raw by `raw_delivery` (an index into deliveries): the stored body (the visitor's
+ *   row: its `visitor`) is its raw, and the body travels once.
  * It returns ('written_events', source, event id, null, inserted, stored status, stored error,
  * body hash) per stored delivery, then merge_webhook_rows()'s rows (status, error, hash null).
  *
@@ -162,6 +164,19 @@ const MERGE_BODY = `
     end if;${DELETE_ORPHANS}
   end`;
 
+/**
+ * The rows of `parameter`, each one's raw (the body, or `path` in it) taken from the delivery its
+ * `raw_delivery` names (an index into `deliveries`): the body travels once, not twice. A row
+ * without it is passed on as it is.
+ */
+function withRaw(parameter: string, path: string): string {
+  return `(select coalesce(jsonb_agg(case when e.r ? 'raw_delivery'
+                                      then (e.r - 'raw_delivery')
+                                           || jsonb_build_object('raw', deliveries -> ((e.r ->> 'raw_delivery')::int) -> 'body' -> 0${path})
+                                      else e.r end order by e.n), '[]'::jsonb)
+           from jsonb_array_elements(${parameter}) with ordinality as e(r, n))`;
+}
+
 /** The receiver's insert of deliveries (src/load/webhook-events.ts as of this migration). */
 const BATCH_BODY = `
   #variable_conflict use_column
@@ -212,7 +227,8 @@ const BATCH_BODY = `
         as u(s, i, ins, st, er, h);
     if jsonb_array_length(visitor_rows) + jsonb_array_length(feedback_rows) + jsonb_array_length(survey_rows) > 0 then
       return query select m.written_table, m.source_id, m.id, m.key2, m.inserted, null::text, null::text, null::text
-        from merge_webhook_rows(visitor_rows, feedback_rows, survey_rows) as m;
+        from merge_webhook_rows(${withRaw('visitor_rows', " -> 'visitor'")}, ${withRaw('feedback_rows', '')},
+                                ${withRaw('survey_rows', '')}) as m;
     end if;
   end`;
 

@@ -24,6 +24,21 @@ interface MergeRowOf<T extends MergeTable> {
   values: Partial<Record<ColumnOf<T>, MergeValue>>;
   /** When the delivery was received; null: now (the receiver stores it in the receipt's transaction). */
   receivedAt: Date | null;
+  /** See MergeBody.rawFrom; null: raw travels as itself. */
+  rawFrom: number | null;
+}
+
+/** A valid body to merge, as planWebhookMerge takes it. */
+export interface MergeBody {
+  sourceId: string;
+  body: WebhookBody;
+  /** A stored delivery's receipt (`webhooks replay`); default now. */
+  receivedAt?: Date;
+  /**
+   * The body's index among the deliveries its statement stores (receive_webhook_batch(),
+   * migration 0041): raw (the body, its visitor) travels as that index, the body once.
+   */
+  rawFrom?: number;
 }
 
 /**
@@ -81,13 +96,14 @@ export interface PlannedMerge {
 }
 
 /** What mergeWebhookBodies' statement will write, and its parameters (at least one body). */
-export function planWebhookMerge(
-  bodies: readonly { sourceId: string; body: WebhookBody; receivedAt?: Date }[],
-): PlannedMerge {
-  const visitorPlan = planVisitors(bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })));
-  const rows = bodies.map(({ sourceId, body, receivedAt }) => ({
+export function planWebhookMerge(bodies: readonly MergeBody[]): PlannedMerge {
+  const visitorPlan = planVisitors(
+    bodies.map(({ sourceId, body, rawFrom }) => ({ sourceId, visitor: body.visitor, rawFrom })),
+  );
+  const rows = bodies.map(({ sourceId, body, receivedAt, rawFrom }) => ({
     ...(body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body)),
     receivedAt: receivedAt ?? null,
+    rawFrom: rawFrom ?? null,
   }));
   const tables = (['feedback', 'survey_answers'] as const).flatMap((table) => {
     const indexes = rows.flatMap((row, i) => (row.table === table ? [i] : []));
@@ -130,7 +146,10 @@ export function finishWebhookMerge(planned: PlannedMerge, written: readonly Writ
   });
 }
 
-function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRowOf<'feedback'>, 'receivedAt'> {
+function feedbackRow(
+  sourceId: string,
+  body: FeedbackWebhook,
+): Omit<MergeRowOf<'feedback'>, 'receivedAt' | 'rawFrom'> {
   return {
     table: 'feedback',
     key: { id: body.id, feedback_id: body.feedback_id },
@@ -146,7 +165,10 @@ function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRowOf<'
   };
 }
 
-function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRowOf<'survey_answers'>, 'receivedAt'> {
+function surveyRow(
+  sourceId: string,
+  body: SurveyWebhook,
+): Omit<MergeRowOf<'survey_answers'>, 'receivedAt' | 'rawFrom'> {
   return {
     table: 'survey_answers',
     key: { id: body.id, question_id: body.question_id },
@@ -187,7 +209,10 @@ export interface MergePlan {
   parameter: string;
   rows: number;
   /** Each key's combined row and the index of its first row. */
-  combined: Map<string, { values: Record<string, MergeValue>; receivedAt: Date | null; index: number }>;
+  combined: Map<
+    string,
+    { values: Record<string, MergeValue>; receivedAt: Date | null; rawFrom: number | null; index: number }
+  >;
 }
 
 type MergeRow = MergeRowOf<MergeTable>;
@@ -208,7 +233,8 @@ function planMerge(rows: readonly MergeRow[]): MergePlan {
     const values = valuesOf(row);
     const key = mergeKey(keyColumns, values);
     const earlier = combined.get(key);
-    if (earlier === undefined) combined.set(key, { values, receivedAt: row.receivedAt, index });
+    if (earlier === undefined)
+      combined.set(key, { values, receivedAt: row.receivedAt, rawFrom: row.rawFrom, index });
     else for (const c of filled) earlier.values[c] ??= values[c] as MergeValue;
   });
   // The API loader's order (source_id, then the key's numbers): the two lock rows alike.
@@ -219,7 +245,11 @@ function planMerge(rows: readonly MergeRow[]): MergePlan {
     ),
   );
   const parameter = JSON.stringify(
-    ordered.map(({ values, receivedAt }) => ({ ...values, [RECEIVED_AT]: receivedAt })),
+    ordered.map(({ values, receivedAt, rawFrom }) =>
+      rawFrom === null
+        ? { ...values, [RECEIVED_AT]: receivedAt }
+        : { ...values, raw: undefined, [RAW_FROM]: rawFrom, [RECEIVED_AT]: receivedAt },
+    ),
   );
   return { table: first.table, columns, keyColumns, filled, parameter, rows: rows.length, combined };
 }
@@ -242,6 +272,8 @@ function mergeEffects(plan: MergePlan, written: readonly WrittenRow[]): MergeEff
 
 /** The column of a merge row's JSON that carries its receipt (null: now). */
 const RECEIVED_AT = 'received_at';
+/** The column of a merge row's JSON that names the delivery its raw is taken from (MergeBody.rawFrom). */
+const RAW_FROM = 'raw_delivery';
 /**
  * mergeWebhookBodies' statement, a named statement prepared once per connection: the owner's
  * merge_webhook_rows() (migration 0035) writes the visitors, then the items, like the API load
@@ -263,8 +295,13 @@ export interface VisitorPlan {
 }
 
 /** The visitors of the entries, each once, in key order (one lock order for concurrent batches). */
-function planVisitors(entries: readonly { sourceId: string; visitor: Visitor }[]): VisitorPlan {
-  const firstOf = new Map<string, { sourceId: string; visitor: Visitor; index: number }>();
+function planVisitors(
+  entries: readonly { sourceId: string; visitor: Visitor; rawFrom: number | undefined }[],
+): VisitorPlan {
+  const firstOf = new Map<
+    string,
+    { sourceId: string; visitor: Visitor; rawFrom: number | undefined; index: number }
+  >();
   entries.forEach((entry, index) => {
     const key = JSON.stringify([entry.sourceId, entry.visitor.id]);
     if (!firstOf.has(key)) firstOf.set(key, { ...entry, index });
@@ -272,8 +309,14 @@ function planVisitors(entries: readonly { sourceId: string; visitor: Visitor }[]
   const ordered = [...firstOf.values()].sort((a, b) =>
     compareKeys([a.sourceId, a.visitor.id], [b.sourceId, b.visitor.id]),
   );
-  // Mapped by the one visitorRow.
-  const parameter = JSON.stringify(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor)));
+  // Mapped by the one visitorRow; raw by reference when the body travels in the same statement.
+  const parameter = JSON.stringify(
+    ordered.map(({ sourceId, visitor, rawFrom }) =>
+      rawFrom === undefined
+        ? visitorRow(sourceId, visitor)
+        : { ...visitorRow(sourceId, visitor), raw: undefined, [RAW_FROM]: rawFrom },
+    ),
+  );
   return { firstOf, parameter };
 }
 

@@ -112,11 +112,11 @@ async function receiveNew(
   records: readonly BatchedDeliveryRecord[],
 ): Promise<DeliveryOutcome[] | undefined> {
   const valid = validBodies(groups);
-  const stored = await storeNewDeliveries(
-    pool,
-    records,
-    valid.length > 0 ? planWebhookMerge(valid) : undefined,
-  );
+  // A valid body is stored as it was checked (the schemas transform nothing): its row's raw is
+  // the stored body, sent once (records and groups share their order).
+  const planned =
+    valid.length > 0 ? planWebhookMerge(valid.map((v) => ({ ...v, rawFrom: v.group }))) : undefined;
+  const stored = await storeNewDeliveries(pool, records, planned);
   if (stored === undefined) return undefined;
   const merges = new Map(valid.map(({ group }, n) => [group, stored.merged[n]]));
   return answers(groups, stored.recorded, merges);
