@@ -37,7 +37,7 @@ import * as windowQueueJsonb from './0036-window-queue-jsonb.js';
 import * as analystHonesty from './0037-analyst-honesty.js';
 import * as supersededByReject from './0038-superseded-by-reject.js';
 import * as reopenedDays from './0039-reopened-days.js';
-import * as webhookBatchFunction from './0041-webhook-batch-function.js';
+import * as webhookBatchFunction from './0042-webhook-batch-function.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -82,5 +82,5 @@ export const migrations: Record<string, Migration> = {
   '0037-analyst-honesty': analystHonesty,
   '0038-superseded-by-reject': supersededByReject,
   '0039-reopened-days': reopenedDays,
-  '0041-webhook-batch-function': webhookBatchFunction,
+  '0042-webhook-batch-function': webhookBatchFunction,
 };

@@ -16,7 +16,7 @@ import {
 
 /**
  * The webhook receiver's batch as ONE statement, its own transaction: receive_webhook_batch()
- * (migration 0041) stores the deliveries as recordDeliveries does and, when every valid one is
+ * (migration 0042) stores the deliveries as recordDeliveries does and, when every valid one is
  * new, merges their rows as mergeWebhookBodies does. No BEGIN, no COMMIT, no separate lock: one
  * round trip where a transaction took three, and on a busy machine each round trip waits for
  * both processes to be scheduled. The rows travel as four JSON arrays, so the text never changes

@@ -47,7 +47,7 @@ export async function recordDelivery(trx: LoadTransaction, record: DeliveryRecor
 
 /**
  * The insert of recordDeliveries, reading its rows from `parameter` (receive_webhook_batch(),
- * migration 0041, holds a copy of it for the receiver's usual batch). The rows travel as ONE jsonb parameter (a JSON array) read by jsonb_to_recordset. A VALUES
+ * migration 0042, holds a copy of it for the receiver's usual batch). The rows travel as ONE jsonb parameter (a JSON array) read by jsonb_to_recordset. A VALUES
  * list with a parameter per column and row made PostgreSQL parse and plan a new statement of up
  * to 2,000 parameters per batch, and Kysely build and compile it, every batch anew.
  * A storable body travels as itself inside a one-element array (`body -> 0`: a body that is JSON

@@ -36,7 +36,7 @@ export interface MergeBody {
   receivedAt?: Date;
   /**
    * The body's index among the deliveries its statement stores (receive_webhook_batch(),
-   * migration 0041): raw (the body, its visitor) travels as that index, the body once.
+   * migration 0042): raw (the body, its visitor) travels as that index, the body once.
    */
   rawFrom?: number;
 }
