@@ -150,6 +150,9 @@ begin
   -- the receiver cannot rewrite the API's rows (another source's e-mails, comments) by SQL.
   grant select on insights.feedback, insights.survey_answers, insights.visitors to insights_serve;
   grant execute on function insights_state.merge_webhook_rows(jsonb, jsonb, jsonb) to insights_serve;
+  -- Its usual batch in one statement (migration 0042): with the receiver's own rights, it stores
+  -- the deliveries and calls the two functions here.
+  grant execute on function insights_state.receive_webhook_batch(jsonb, jsonb, jsonb, jsonb) to insights_serve;
   -- The suppression list's lock: a delivery holds its one row FOR KEY SHARE while it checks the
   -- list and writes, through the owner's function. Not UPDATE on the table: it would let the
   -- receiver take the row FOR UPDATE, or the table in any mode, and hold every sync up.

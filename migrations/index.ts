@@ -39,6 +39,7 @@ import * as supersededByReject from './0038-superseded-by-reject.js';
 import * as reopenedDays from './0039-reopened-days.js';
 import * as verify from './0040-verify.js';
 import * as windowMerge from './0041-window-merge.js';
+import * as webhookBatchFunction from './0042-webhook-batch-function.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -85,4 +86,5 @@ export const migrations: Record<string, Migration> = {
   '0039-reopened-days': reopenedDays,
   '0040-verify': verify,
   '0041-window-merge': windowMerge,
+  '0042-webhook-batch-function': webhookBatchFunction,
 };

@@ -202,6 +202,24 @@ export function preparedStatement(text: string): string {
   return text;
 }
 
+/**
+ * One statement as a transaction of its own (no BEGIN, no COMMIT: PostgreSQL commits it before it
+ * answers that it is ready), sent as a named statement when `text` is one (preparedStatement). It
+ * resolves only once committed; run again as a deadlock victim or serialization failure, like
+ * inTransaction. One round trip where a transaction of one statement took three.
+ */
+export async function inOneStatement<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  text: string,
+  values: unknown[],
+): Promise<R[]> {
+  const name = preparedNames.get(text);
+  return rerunning(async () => {
+    const result = await pool.query<R>(name === undefined ? { text, values } : { name, text, values });
+    return result.rows;
+  });
+}
+
 /** Whether `text` is sent as a named statement (for tests). */
 export function isPreparedStatement(text: string): boolean {
   return preparedNames.has(text);

@@ -46,15 +46,14 @@ export async function recordDelivery(trx: LoadTransaction, record: DeliveryRecor
 }
 
 /**
- * The insert of recordDeliveries, reading its rows from `parameter`: a statement of its own, or
- * the first query of the webhook receiver's one data-modifying statement (receive-batch.ts).
- * The rows travel as ONE jsonb parameter (a JSON array) read by jsonb_to_recordset. A VALUES
+ * The insert of recordDeliveries, reading its rows from `parameter` (receive_webhook_batch(),
+ * migration 0042, holds a copy of it for the receiver's usual batch). The rows travel as ONE jsonb parameter (a JSON array) read by jsonb_to_recordset. A VALUES
  * list with a parameter per column and row made PostgreSQL parse and plan a new statement of up
  * to 2,000 parameters per batch, and Kysely build and compile it, every batch anew.
  * A storable body travels as itself inside a one-element array (`body -> 0`: a body that is JSON
  * null stays the jsonb null, not SQL NULL); an unstorable one as its JSON text, a string.
  */
-export function recordDeliveriesQuery(parameter: string): string {
+function recordDeliveriesQuery(parameter: string): string {
   return `
   insert into webhook_events as e
     (source_id, body_hash, type, status, error, body, body_text, delivery_count, applied_at)

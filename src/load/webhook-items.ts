@@ -24,6 +24,21 @@ interface MergeRowOf<T extends MergeTable> {
   values: Partial<Record<ColumnOf<T>, MergeValue>>;
   /** When the delivery was received; null: now (the receiver stores it in the receipt's transaction). */
   receivedAt: Date | null;
+  /** See MergeBody.rawFrom; null: raw travels as itself. */
+  rawFrom: number | null;
+}
+
+/** A valid body to merge, as planWebhookMerge takes it. */
+export interface MergeBody {
+  sourceId: string;
+  body: WebhookBody;
+  /** A stored delivery's receipt (`webhooks replay`); default now. */
+  receivedAt?: Date;
+  /**
+   * The body's index among the deliveries its statement stores (receive_webhook_batch(),
+   * migration 0042): raw (the body, its visitor) travels as that index, the body once.
+   */
+  rawFrom?: number;
 }
 
 /**
@@ -66,12 +81,12 @@ export async function mergeWebhookBodies(
   // ONE statement for the visitors and both tables: each round trip to PostgreSQL costs both
   // processes a wake-up, on a busy machine as much as the statement's own work.
   const { rows: written } = await trx.db.executeQuery<WrittenRow>(
-    CompiledQuery.raw(mergeStatementText(), planned.parameters),
+    CompiledQuery.raw(MERGE_STATEMENT, planned.parameters),
   );
   return finishWebhookMerge(planned, written);
 }
 
-/** mergeWebhookBodies' statement, planned: sent alone or after another query (below). */
+/** mergeWebhookBodies' statement, planned: sent alone, or within the receiver's batch (webhook-batch.ts). */
 export interface PlannedMerge {
   bodies: readonly { sourceId: string; body: WebhookBody }[];
   visitorPlan: VisitorPlan;
@@ -81,13 +96,14 @@ export interface PlannedMerge {
 }
 
 /** What mergeWebhookBodies' statement will write, and its parameters (at least one body). */
-export function planWebhookMerge(
-  bodies: readonly { sourceId: string; body: WebhookBody; receivedAt?: Date }[],
-): PlannedMerge {
-  const visitorPlan = planVisitors(bodies.map(({ sourceId, body }) => ({ sourceId, visitor: body.visitor })));
-  const rows = bodies.map(({ sourceId, body, receivedAt }) => ({
+export function planWebhookMerge(bodies: readonly MergeBody[]): PlannedMerge {
+  const visitorPlan = planVisitors(
+    bodies.map(({ sourceId, body, rawFrom }) => ({ sourceId, visitor: body.visitor, rawFrom })),
+  );
+  const rows = bodies.map(({ sourceId, body, receivedAt, rawFrom }) => ({
     ...(body.type === 'feedback' ? feedbackRow(sourceId, body) : surveyRow(sourceId, body)),
     receivedAt: receivedAt ?? null,
+    rawFrom: rawFrom ?? null,
   }));
   const tables = (['feedback', 'survey_answers'] as const).flatMap((table) => {
     const indexes = rows.flatMap((row, i) => (row.table === table ? [i] : []));
@@ -103,27 +119,6 @@ export function planWebhookMerge(
     tables,
     parameters: [visitorPlan.parameter, parameterOf('feedback'), parameterOf('survey_answers')],
   };
-}
-
-/**
- * A query that runs first, in the same statement, and decides whether the merge happens at all:
- * the webhook receiver stores its deliveries and merges their bodies in one round trip, the merge
- * writing only when `guard` holds (every valid delivery was new). Its rows are returned first,
- * with the columns of `columns` (the merge's rows have NULL there).
- */
-export interface MergePrelude {
-  /** The WITH query, named `name`, whose parameters come before the merge's. */
-  name: string;
-  query: string;
-  parameters: number;
-  /** Its extra columns, as `name type`, read from it as they are. */
-  columns: readonly { name: string; type: string }[];
-  guard: string;
-}
-
-/** The text of the merge's statement, optionally after a prelude (the same for every plan). */
-export function mergeStatementText(prelude?: MergePrelude): string {
-  return combinedStatement(prelude);
 }
 
 /** What the merge's statement did to each body, from the rows it returned (others ignored). */
@@ -151,7 +146,10 @@ export function finishWebhookMerge(planned: PlannedMerge, written: readonly Writ
   });
 }
 
-function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRowOf<'feedback'>, 'receivedAt'> {
+function feedbackRow(
+  sourceId: string,
+  body: FeedbackWebhook,
+): Omit<MergeRowOf<'feedback'>, 'receivedAt' | 'rawFrom'> {
   return {
     table: 'feedback',
     key: { id: body.id, feedback_id: body.feedback_id },
@@ -167,7 +165,10 @@ function feedbackRow(sourceId: string, body: FeedbackWebhook): Omit<MergeRowOf<'
   };
 }
 
-function surveyRow(sourceId: string, body: SurveyWebhook): Omit<MergeRowOf<'survey_answers'>, 'receivedAt'> {
+function surveyRow(
+  sourceId: string,
+  body: SurveyWebhook,
+): Omit<MergeRowOf<'survey_answers'>, 'receivedAt' | 'rawFrom'> {
   return {
     table: 'survey_answers',
     key: { id: body.id, question_id: body.question_id },
@@ -208,7 +209,10 @@ export interface MergePlan {
   parameter: string;
   rows: number;
   /** Each key's combined row and the index of its first row. */
-  combined: Map<string, { values: Record<string, MergeValue>; receivedAt: Date | null; index: number }>;
+  combined: Map<
+    string,
+    { values: Record<string, MergeValue>; receivedAt: Date | null; rawFrom: number | null; index: number }
+  >;
 }
 
 type MergeRow = MergeRowOf<MergeTable>;
@@ -229,7 +233,8 @@ function planMerge(rows: readonly MergeRow[]): MergePlan {
     const values = valuesOf(row);
     const key = mergeKey(keyColumns, values);
     const earlier = combined.get(key);
-    if (earlier === undefined) combined.set(key, { values, receivedAt: row.receivedAt, index });
+    if (earlier === undefined)
+      combined.set(key, { values, receivedAt: row.receivedAt, rawFrom: row.rawFrom, index });
     else for (const c of filled) earlier.values[c] ??= values[c] as MergeValue;
   });
   // The API loader's order (source_id, then the key's numbers): the two lock rows alike.
@@ -240,7 +245,11 @@ function planMerge(rows: readonly MergeRow[]): MergePlan {
     ),
   );
   const parameter = JSON.stringify(
-    ordered.map(({ values, receivedAt }) => ({ ...values, [RECEIVED_AT]: receivedAt })),
+    ordered.map(({ values, receivedAt, rawFrom }) =>
+      rawFrom === null
+        ? { ...values, [RECEIVED_AT]: receivedAt }
+        : { ...values, raw: undefined, [RAW_FROM]: rawFrom, [RECEIVED_AT]: receivedAt },
+    ),
   );
   return { table: first.table, columns, keyColumns, filled, parameter, rows: rows.length, combined };
 }
@@ -263,40 +272,21 @@ function mergeEffects(plan: MergePlan, written: readonly WrittenRow[]): MergeEff
 
 /** The column of a merge row's JSON that carries its receipt (null: now). */
 const RECEIVED_AT = 'received_at';
-const combinedStatements = new Map<string, string>();
-
+/** The column of a merge row's JSON that names the delivery its raw is taken from (MergeBody.rawFrom). */
+const RAW_FROM = 'raw_delivery';
 /**
- * The text of mergeWebhookBodies' statement, made once per prelude (each a named statement
- * prepared once per connection): the owner's merge_webhook_rows() (migration 0035) writes the
- * visitors, then the items, like the API load (the same lock order avoids deadlocks). The
- * receiver has no INSERT or UPDATE of its own on those tables: the function is what applies
- * "a webhook never overwrites a value already there", for any caller. The rows travel as one
- * jsonb parameter per table (a JSON array), so the text is the same whatever their number.
+ * mergeWebhookBodies' statement, a named statement prepared once per connection: the owner's
+ * merge_webhook_rows() (migration 0035) writes the visitors, then the items, like the API load
+ * (the same lock order avoids deadlocks). The receiver has no INSERT or UPDATE of its own on
+ * those tables: the function is what applies "a webhook never overwrites a value already there",
+ * for any caller. The rows travel as one jsonb parameter per table (a JSON array), so the text is
+ * the same whatever their number. The receiver's usual batch calls it from receive_webhook_batch()
+ * (src/load/webhook-batch.ts) instead.
  */
-function combinedStatement(prelude?: MergePrelude): string {
-  const cacheKey = JSON.stringify(prelude ?? null);
-  const known = combinedStatements.get(cacheKey);
-  if (known !== undefined) return known;
-  const first = (prelude?.parameters ?? 0) + 1;
-  const parameters = [first, first + 1, first + 2].map((n) => `$${n}::jsonb`);
-  // The prelude's own columns: NULL in the merge's rows.
-  const extra = (prelude?.columns ?? []).map(({ type }) => `, null::${type}`).join('');
-  const merge = (gate: (parameter: string) => string) =>
-    `select m.written_table as "table", m.source_id, m.id, m.key2, m.inserted${extra}
-     from merge_webhook_rows(${parameters.map(gate).join(', ')}) as m`;
-  const text =
-    prelude === undefined
-      ? merge((parameter) => parameter)
-      : `
-    with ${prelude.name} as (${prelude.query})
-    select '${prelude.name}' as "table", source_id, id::text, null::bigint as key2, inserted${prelude.columns
-      .map(({ name, type }) => `, ${name}::${type}`)
-      .join('')} from ${prelude.name}
-    union all
-    ${merge((parameter) => `case when (${prelude.guard}) then ${parameter} else '[]'::jsonb end`)}`;
-  combinedStatements.set(cacheKey, preparedStatement(text));
-  return text;
-}
+const MERGE_STATEMENT = preparedStatement(
+  `select m.written_table as "table", m.source_id, m.id, m.key2, m.inserted
+   from merge_webhook_rows($1::jsonb, $2::jsonb, $3::jsonb) as m`,
+);
 
 export interface VisitorPlan {
   /** The first entry naming each visitor, by [source, id]. */
@@ -305,8 +295,13 @@ export interface VisitorPlan {
 }
 
 /** The visitors of the entries, each once, in key order (one lock order for concurrent batches). */
-function planVisitors(entries: readonly { sourceId: string; visitor: Visitor }[]): VisitorPlan {
-  const firstOf = new Map<string, { sourceId: string; visitor: Visitor; index: number }>();
+function planVisitors(
+  entries: readonly { sourceId: string; visitor: Visitor; rawFrom: number | undefined }[],
+): VisitorPlan {
+  const firstOf = new Map<
+    string,
+    { sourceId: string; visitor: Visitor; rawFrom: number | undefined; index: number }
+  >();
   entries.forEach((entry, index) => {
     const key = JSON.stringify([entry.sourceId, entry.visitor.id]);
     if (!firstOf.has(key)) firstOf.set(key, { ...entry, index });
@@ -314,8 +309,14 @@ function planVisitors(entries: readonly { sourceId: string; visitor: Visitor }[]
   const ordered = [...firstOf.values()].sort((a, b) =>
     compareKeys([a.sourceId, a.visitor.id], [b.sourceId, b.visitor.id]),
   );
-  // Mapped by the one visitorRow.
-  const parameter = JSON.stringify(ordered.map(({ sourceId, visitor }) => visitorRow(sourceId, visitor)));
+  // Mapped by the one visitorRow; raw by reference when the body travels in the same statement.
+  const parameter = JSON.stringify(
+    ordered.map(({ sourceId, visitor, rawFrom }) =>
+      rawFrom === undefined
+        ? visitorRow(sourceId, visitor)
+        : { ...visitorRow(sourceId, visitor), raw: undefined, [RAW_FROM]: rawFrom },
+    ),
+  );
   return { firstOf, parameter };
 }
 

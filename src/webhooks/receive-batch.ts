@@ -1,26 +1,14 @@
-import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
-import { inTransaction, type LoadTransaction } from '../db/transaction.js';
+import { inTransaction } from '../db/transaction.js';
 import { ensureSource } from '../load/sources.js';
+import { storeNewDeliveries } from '../load/webhook-batch.js';
 import {
   type BatchedDeliveryRecord,
-  deliveriesParameter,
-  type RecordedRow,
   recordDeliveries,
-  recordDeliveriesQuery,
   type StoredDelivery,
   setDeliveryOutcome,
-  storedDeliveries,
 } from '../load/webhook-events.js';
-import {
-  finishWebhookMerge,
-  type MergePrelude,
-  mergeStatementText,
-  mergeWebhookBodies,
-  planWebhookMerge,
-  type WebhookMerge,
-  type WrittenRow,
-} from '../load/webhook-items.js';
+import { mergeWebhookBodies, planWebhookMerge, type WebhookMerge } from '../load/webhook-items.js';
 import { shareSuppressionLock } from '../privacy/suppression.js';
 import type { WebhookBody } from '../schemas/webhook.js';
 import { type BodyIssue, type CheckedBody, describeBodyIssues } from './check-body.js';
@@ -74,12 +62,15 @@ interface BodyGroup {
 
 /**
  * THE path of every delivery, one or many (receive.ts makes a single delivery a batch of one):
- * in ONE transaction it stores the deliveries and merges the valid ones into the tables, in a
- * handful of statements whatever their number (the source rows, the deliveries, the visitors,
- * the feedback rows, the survey rows) and one commit. The answers are those the deliveries would
- * get one after the other in the given order. Resolves only after the commit. Throws when the
- * transaction fails, PostgreSQL refusing one body's value included: nothing of the batch is then
- * stored, and the caller receives each delivery alone (receiveDelivery).
+ * it stores the deliveries and merges the valid ones into the tables in ONE transaction, in a
+ * handful of set-based statements whatever their number. The answers are those the deliveries
+ * would get one after the other in the given order. Resolves only after the commit. Throws when
+ * the transaction fails, PostgreSQL refusing one body's value included: nothing of the batch is
+ * then stored, and the caller receives each delivery alone (receiveDelivery).
+ *
+ * The usual batch (sources known, every valid delivery new) is one statement, its own
+ * transaction (storeNewDeliveries). A batch with a redelivery or a forgotten visitor's valid body,
+ * or a source not yet made sure of, is stored in a transaction of a few statements instead.
  */
 export async function receiveDeliveries(
   pool: pg.Pool,
@@ -92,107 +83,111 @@ export async function receiveDeliveries(
 ): Promise<DeliveryOutcome[]> {
   const groups = groupCopies(deliveries);
   const sources = new Map(deliveries.map(({ source }) => [source.name, source.baseUrl]));
-
-  const outcomes = await inTransaction(pool, async (trx) => {
-    const outcomes: DeliveryOutcome[] = new Array(deliveries.length);
-    const visitorIds = groups.map(({ prepared }) => suppressionKey(prepared.visitorId));
-    // Deliveries of forgotten visitors: acknowledged, nothing of them stored. The list is read by
-    // the deliveries' statement, after the writers' shared lock (its own statement, which goes
-    // with `begin` in one round trip).
-    if (visitorIds.some((id) => id !== null)) await shareSuppressionLock(trx);
-    for (const [name, baseUrl] of sources)
-      if (!ensuredSources.has(name)) await ensureSource(trx, name, baseUrl);
-    const records = groups.map(({ prepared: { checked, base, storable }, copies }, i) => ({
-      ...base,
-      storable,
-      status: checked.ok ? ('applied' as const) : ('rejected' as const),
-      error: checked.ok ? null : describeBodyIssues(checked.issues),
-      copies: copies.length,
-      unlessSuppressed: visitorIds[i] ?? null,
-    }));
-    const { recorded, merged } = await recordAndMerge(trx, groups, records);
-
-    const toMerge: { group: number; sourceId: string; body: WebhookBody }[] = [];
-    groups.forEach(({ prepared: { checked, base }, copies }, group) => {
-      const event = recorded[group];
-      if (event === undefined) {
-        for (const index of copies) outcomes[index] = SUPPRESSED;
-        return;
-      }
-      // The first copy is new when its row was inserted; every later copy is a redelivery.
-      copies.forEach((index, n) => {
-        outcomes[index] = answerOf(event, checked, n > 0 || !event.inserted);
-      });
-      if (needsMerge(event, checked)) toMerge.push({ group, sourceId: base.sourceId, body: checked.event });
-    });
-
-    // Merged with the deliveries when every valid one was new (the usual case); else here.
-    const merges = merged ?? (await mergeWebhookBodies(trx, toMerge));
-    for (const [n, { group }] of toMerge.entries()) {
-      const event = recorded[group];
-      const first = groups[group]?.copies[0];
-      const merge = merges[n];
-      if (event === undefined || first === undefined || merge === undefined) continue;
-      // Rejected before (a database refusal, an older version's rules), valid now.
-      if (!event.inserted) await setDeliveryOutcome(trx, event.id, { status: 'applied', error: null });
-      outcomes[first] = { status: 'applied', eventId: event.id, duplicate: !event.inserted, merge };
-    }
-    return outcomes;
-  });
+  const records = recordsOf(groups);
+  const known = [...sources.keys()].every((name) => ensuredSources.has(name));
+  const outcomes =
+    (known ? await receiveNew(pool, groups, records) : undefined) ??
+    (await receiveInTransaction(pool, groups, records, sources, ensuredSources));
   for (const name of sources.keys()) ensuredSources.add(name);
   return outcomes;
 }
 
-/** The prelude of the merge's statement: the deliveries' insert (webhook-events.ts), from $1. */
-const RECORD_PRELUDE: MergePrelude = {
-  name: 'written_events',
-  query: recordDeliveriesQuery('$1'),
-  parameters: 1,
-  columns: [
-    { name: 'status', type: 'text' },
-    { name: 'error', type: 'text' },
-    { name: 'body_hash', type: 'text' },
-  ],
-  // Every valid delivery was inserted now: then each one is merged, and exactly those. Otherwise
-  // (a redelivery, a forgotten visitor) nothing is merged here, and the caller merges those that
-  // need it in a statement of their own, as it did before.
-  guard: `(select count(*) from written_events w where w.inserted and w.status = 'applied')
-          = (select count(*) from jsonb_to_recordset($1::jsonb) as x(status text) where x.status = 'applied')`,
-};
+/** Each group's delivery as stored: its copies counted, its visitor checked against the list. */
+function recordsOf(groups: readonly BodyGroup[]): BatchedDeliveryRecord[] {
+  return groups.map(({ prepared: { checked, base, storable, visitorId }, copies }) => ({
+    ...base,
+    storable,
+    status: checked.ok ? ('applied' as const) : ('rejected' as const),
+    error: checked.ok ? null : describeBodyIssues(checked.issues),
+    copies: copies.length,
+    // Deliveries of forgotten visitors: acknowledged, nothing of them stored.
+    unlessSuppressed: suppressionKey(visitorId),
+  }));
+}
 
-/**
- * Stores the deliveries and, in the same statement, merges the valid ones on the bet that each
- * is new: a round trip fewer per batch (each costs both processes a wake-up, on a busy machine
- * as long as the work). `merged` (in the order of the valid groups) when the bet held; when it
- * did not, the statement merged nothing.
- */
-async function recordAndMerge(
-  trx: LoadTransaction,
+/** The batch in one statement, on the bet that every valid delivery is new; undefined when not. */
+async function receiveNew(
+  pool: pg.Pool,
   groups: readonly BodyGroup[],
   records: readonly BatchedDeliveryRecord[],
-): Promise<{ recorded: (StoredDelivery | undefined)[]; merged?: WebhookMerge[] }> {
-  const valid = groups.flatMap(({ prepared: { checked, base } }, group) =>
+): Promise<DeliveryOutcome[] | undefined> {
+  const valid = validBodies(groups);
+  // A valid body is stored as it was checked (the schemas transform nothing): its row's raw is
+  // the stored body, sent once (records and groups share their order).
+  const planned =
+    valid.length > 0 ? planWebhookMerge(valid.map((v) => ({ ...v, rawFrom: v.group }))) : undefined;
+  const stored = await storeNewDeliveries(pool, records, planned);
+  if (stored === undefined) return undefined;
+  const merges = new Map(valid.map(({ group }, n) => [group, stored.merged[n]]));
+  return answers(groups, stored.recorded, merges);
+}
+
+/**
+ * The batch in one transaction of several statements: the source rows made sure of, the
+ * deliveries stored, then only the valid bodies that need it merged (a redelivery of an applied
+ * body changes nothing).
+ */
+async function receiveInTransaction(
+  pool: pg.Pool,
+  groups: readonly BodyGroup[],
+  records: readonly BatchedDeliveryRecord[],
+  sources: ReadonlyMap<string, string>,
+  ensuredSources: ReadonlySet<string>,
+): Promise<DeliveryOutcome[]> {
+  return inTransaction(pool, async (trx) => {
+    // The list is read by the deliveries' statement, after the writers' shared lock (its own
+    // statement, which goes with `begin` in one round trip).
+    if (records.some((record) => record.unlessSuppressed !== null)) await shareSuppressionLock(trx);
+    for (const [name, baseUrl] of sources)
+      if (!ensuredSources.has(name)) await ensureSource(trx, name, baseUrl);
+    const recorded = await recordDeliveries(trx, records);
+    const toMerge = validBodies(groups).filter(({ group }) => needsMerge(recorded[group]));
+    const merged = await mergeWebhookBodies(trx, toMerge);
+    const merges = new Map<number, WebhookMerge | undefined>();
+    for (const [n, { group }] of toMerge.entries()) {
+      const event = recorded[group] as StoredDelivery;
+      // Rejected before (a database refusal, an older version's rules), valid now.
+      if (!event.inserted) await setDeliveryOutcome(trx, event.id, { status: 'applied', error: null });
+      merges.set(group, merged[n]);
+    }
+    return answers(groups, recorded, merges);
+  });
+}
+
+/** The valid bodies of the batch, with their group, in first-arrival order. */
+function validBodies(groups: readonly BodyGroup[]): { group: number; sourceId: string; body: WebhookBody }[] {
+  return groups.flatMap(({ prepared: { checked, base } }, group) =>
     checked.ok ? [{ group, sourceId: base.sourceId, body: checked.event }] : [],
   );
-  if (valid.length === 0) return { recorded: await recordDeliveries(trx, records) };
-  const planned = planWebhookMerge(valid);
-  const { rows } = await trx.db.executeQuery<WrittenRow & RecordedRow>(
-    CompiledQuery.raw(mergeStatementText(RECORD_PRELUDE), [
-      deliveriesParameter(records),
-      ...planned.parameters,
-    ]),
-  );
-  const recorded = storedDeliveries(
-    records,
-    rows.filter((row) => row.table === RECORD_PRELUDE.name),
-  );
-  const written = rows.filter((row) => row.table !== RECORD_PRELUDE.name);
-  const allNew = valid.every(({ group }) => recorded[group]?.inserted === true);
-  if (!allNew) {
-    if (written.length > 0) throw new Error('the merge wrote rows although a valid delivery was not new');
-    return { recorded };
-  }
-  return { recorded, merged: finishWebhookMerge(planned, written) };
+}
+
+/**
+ * Each delivery's answer, from what its group's statement stored (undefined: a forgotten
+ * visitor's, not stored) and, for a group whose body was merged now, what the merge did: the
+ * first copy reports it; every later copy, and a body not merged, is answered from the stored row.
+ */
+function answers(
+  groups: readonly BodyGroup[],
+  recorded: readonly (StoredDelivery | undefined)[],
+  merges: ReadonlyMap<number, WebhookMerge | undefined>,
+): DeliveryOutcome[] {
+  const outcomes: DeliveryOutcome[] = [];
+  groups.forEach(({ prepared: { checked }, copies }, group) => {
+    const event = recorded[group];
+    if (event === undefined) {
+      for (const index of copies) outcomes[index] = SUPPRESSED;
+      return;
+    }
+    // The first copy is new when its row was inserted; every later copy is a redelivery.
+    copies.forEach((index, n) => {
+      outcomes[index] = answerOf(event, checked, n > 0 || !event.inserted);
+    });
+    const merge = merges.get(group);
+    const first = copies[0];
+    if (merge !== undefined && first !== undefined)
+      outcomes[first] = { status: 'applied', eventId: event.id, duplicate: !event.inserted, merge };
+  });
+  return outcomes;
 }
 
 /**
@@ -210,11 +205,8 @@ function answerOf(event: StoredDelivery, checked: CheckedBody, duplicate: boolea
  * version's rules); a redelivery of an applied body changes nothing (merging again would be a
  * no-op anyway).
  */
-function needsMerge(
-  event: StoredDelivery,
-  checked: CheckedBody,
-): checked is Extract<CheckedBody, { ok: true }> {
-  return checked.ok && (event.inserted || event.status !== 'applied');
+function needsMerge(event: StoredDelivery | undefined): boolean {
+  return event !== undefined && (event.inserted || event.status !== 'applied');
 }
 
 /** The deliveries grouped by source and body, in first-arrival order. */
