@@ -156,31 +156,6 @@ async function inTransactionOnce<T>(pool: pg.Pool, fn: (trx: LoadTransaction) =>
   }
 }
 
-/**
- * One statement that is a whole transaction by itself (a call of a function that does all the
- * writes): no `begin` and `commit` around it, so the unit of work is one round trip. Run again,
- * as inTransaction does, when PostgreSQL aborted it as a deadlock victim or serialization failure.
- */
-export async function inOneStatement(
-  pool: pg.Pool,
-  text: string,
-  values: readonly unknown[],
-): Promise<pg.QueryResult> {
-  return rerunning(async () => {
-    const client = await pool.connect();
-    let broken = false;
-    try {
-      return await sendPrepared(client, text, [...values]);
-    } catch (error) {
-      // An error of the server leaves the connection usable; one of the socket does not.
-      broken = !(error instanceof pg.DatabaseError);
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  });
-}
-
 function sendPrepared(client: pg.PoolClient, text: string, values?: unknown[]): Promise<pg.QueryResult> {
   const name = preparedNames.get(text);
   return name === undefined ? client.query(text, values) : client.query({ name, text, values });

@@ -78,7 +78,7 @@ export async function storeWindow<R extends WindowedResource>(
       }),
     },
   );
-  const { rows } = await inOneStatement(pool, WINDOW_MERGE, values);
+  const rows = await inOneStatement<{ load: WindowLoad }>(pool, WINDOW_MERGE, [...values]);
   return (rows[0] as { load: WindowLoad }).load;
 }
 
