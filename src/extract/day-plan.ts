@@ -4,7 +4,13 @@ import { addDays, type DayString } from '../time/days.js';
 import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
-import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
+import {
+  type FetchedDay,
+  type LimitPolicy,
+  type Plan,
+  type ResourceKnowledge,
+  sessionOf,
+} from './plan-steps.js';
 import { quietAnswer, runRequest, widestRequest } from './quiet-mode.js';
 import {
   checkByInstants,
@@ -16,7 +22,6 @@ import {
   staleReading,
 } from './reading-check.js';
 import {
-  newSession,
   noteAnswer,
   type ProofVerdict,
   proofAnswered,
@@ -168,12 +173,6 @@ export function newDayFetch(
 export function staleElsewhere(knowledge: ResourceKnowledge): void {
   readingStale(knowledge);
   staleFound(sessionOf(knowledge));
-}
-
-/** The run's proofs of the reading (reading-session.ts), made on first use. */
-export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
-  knowledge.session ??= newSession();
-  return knowledge.session;
 }
 
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */

@@ -1,5 +1,5 @@
 import type { DayString } from '../time/days.js';
-import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { findVerdict, type Plan, type ResourceKnowledge, verdictFound } from './plan-steps.js';
 import { readingChanged } from './reading-check.js';
 import { itemTime } from './server-reading.js';
 import {
@@ -41,7 +41,7 @@ export interface SliceInput {
 /** Whether the day was read whole in slices; false leaves it truncated, as loaded so far. */
 export function* readInSlices(input: SliceInput): Plan<boolean> {
   const { knowledge } = input;
-  while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
+  yield* verdictFound(knowledge, 'instants');
   if (knowledge.instantsProbed) {
     if (knowledge.reading.instants !== 'honoured') return false;
     const unread = unreadOfDay(input);
@@ -57,28 +57,24 @@ export function* readInSlices(input: SliceInput): Plan<boolean> {
 function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   const { knowledge } = input;
   knowledge.instantsProbed = true;
-  let finish = (): void => {};
-  const probing = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  knowledge.instantsProbing = probing;
   try {
-    const slice = probeSlice(input.day, input.held());
-    const step = yield* askSlice(input, slice);
-    if (step === undefined) return undefined;
-    const whole = daySlice(input.day);
-    // A probe around one item only told; the day is read from what its own answers left.
-    if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
-      return { ...unreadOfDay(input), cut: false, inside: step.inside };
-    return step;
+    return yield* findVerdict(knowledge, 'instants', probeAsked(input));
   } catch (error) {
     // A probe that failed was not made: another window makes it.
     knowledge.instantsProbed = false;
     throw error;
-  } finally {
-    if (knowledge.instantsProbing === probing) delete knowledge.instantsProbing;
-    finish();
   }
+}
+
+function* probeAsked(input: SliceInput): Plan<SliceAnswer | undefined> {
+  const slice = probeSlice(input.day, input.held());
+  const step = yield* askSlice(input, slice);
+  if (step === undefined) return undefined;
+  const whole = daySlice(input.day);
+  // A probe around one item only told; the day is read from what its own answers left.
+  if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
+    return { ...unreadOfDay(input), cut: false, inside: step.inside };
+  return step;
 }
 
 /**

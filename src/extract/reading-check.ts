@@ -1,6 +1,6 @@
 import type { DayString } from '../time/days.js';
 import { itemIdentity } from './item-identity.js';
-import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { findVerdict, type Plan, type ResourceKnowledge, verdictFound } from './plan-steps.js';
 import { disagrees, keptAnswer, widestRequest } from './quiet-mode.js';
 import {
   covers,
@@ -93,7 +93,7 @@ export interface ReadingCheckInput {
  */
 export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
   const { knowledge } = input;
-  while (knowledge.staleChecking !== undefined) yield { kind: 'wait', until: knowledge.staleChecking };
+  yield* verdictFound(knowledge, 'reading');
   if (!covers(input.range, requestFor(input.day, knowledge.reading))) return true;
   const widest = widestRequest(input.day);
   if (covers(input.range, widest)) {
@@ -112,20 +112,12 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     return false;
   }
   knowledge.staleChecked = true;
-  let finish = (): void => {};
-  const checking = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  knowledge.staleChecking = checking;
   try {
-    return yield* checkReading(input, widest, checks);
+    return yield* findVerdict(knowledge, 'reading', checkReading(input, widest, checks));
   } catch (error) {
     // A check that failed was not made: another window makes it.
     if (checks) knowledge.staleChecked = false;
     throw error;
-  } finally {
-    if (knowledge.staleChecking === checking) delete knowledge.staleChecking;
-    finish();
   }
 }
 
