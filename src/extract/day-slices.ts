@@ -1,6 +1,6 @@
 import type { DayString } from '../time/days.js';
 import { findVerdict, type Plan, type ResourceKnowledge, verdictFound } from './plan-steps.js';
-import { readingChanged } from './reading-check.js';
+import { instantsRefuted } from './reading-check.js';
 import { itemTime } from './server-reading.js';
 import {
   afterSlice,
@@ -122,16 +122,6 @@ function* readSlices(input: SliceInput, pending: Slice[], edges: readonly Slice[
   return whole;
 }
 
-/**
- * Instants proved not honoured. Where an earlier run learned them honoured, the server changed its
- * reading, and the rest of what that run learned is proved nothing: it is learned again.
- */
-function refuted(knowledge: ResourceKnowledge, instants: 'refused' | 'ignored'): void {
-  if (knowledge.reading.instants === 'honoured' && knowledge.storedReading === true)
-    readingChanged(knowledge, instants);
-  else knowledge.reading.instants = instants;
-}
-
 /** Items and milliseconds of the day's slices read whole: what sizes the next split. */
 interface Density {
   items: number;
@@ -161,13 +151,13 @@ function* askSlice(
   const known = [...input.held()];
   const answer = yield* input.ask(sliceRequest(slice));
   if (answer === 'refused') {
-    refuted(input.knowledge, 'refused');
+    instantsRefuted(input.knowledge, 'refused');
     return undefined;
   }
   const cut = input.cut(answer.length);
   const verdict = instantsVerdict({ slice, answer, known, cut });
   if (verdict === 'ignored') {
-    refuted(input.knowledge, 'ignored');
+    instantsRefuted(input.knowledge, 'ignored');
     return undefined;
   }
   if (verdict === 'honoured') reading.instants = 'honoured';
