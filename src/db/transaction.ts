@@ -188,10 +188,20 @@ export async function inOneStatement<R extends pg.QueryResultRow>(
   text: string,
   values: unknown[],
 ): Promise<R[]> {
-  const name = preparedNames.get(text);
   return rerunning(async () => {
-    const result = await pool.query<R>(name === undefined ? { text, values } : { name, text, values });
-    return result.rows;
+    // A checkout, not pool.query: a dry run's pool (src/db/rolled-back-pool.ts) hands out
+    // savepoints of one transaction and has no query of its own.
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      return (await sendPrepared(client, text, values)).rows as R[];
+    } catch (error) {
+      // An error of the server leaves the connection usable; one of the socket does not.
+      broken = !(error instanceof pg.DatabaseError);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   });
 }
 

@@ -52,6 +52,7 @@ export const INVALID_SETTINGS: {
   { variable: 'INSIGHTS_QUEUE_MAINTENANCE_SECONDS', value: 'CANARY-60' },
   { variable: 'INSIGHTS_QUEUE_RETRY_LIMIT', value: 'CANARY-3' },
   { variable: 'INSIGHTS_SCHEDULE_QUEUE', value: 'CANARY-yes', command: 'schedule' },
+  { variable: 'INSIGHTS_SCRUB_REQUESTS_PER_NIGHT', value: 'CANARY-200', command: 'schedule' },
   { variable: 'INSIGHTS_WEBHOOK_TOKEN', value: 'CANARY/too/short' },
   { variable: 'INSIGHTS_WEBHOOK_ALLOWED_IPS', value: 'CANARY-10.0.0.0/8' },
   { variable: 'INSIGHTS_WEBHOOK_PORT', value: 'CANARY-8080', command: 'serve' },
