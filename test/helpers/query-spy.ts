@@ -10,13 +10,14 @@ export type ClientQuery = (...args: unknown[]) => unknown;
  */
 export function interceptQueries(
   pool: pg.Pool,
-  intercept: (args: unknown[], query: ClientQuery) => unknown,
+  intercept: (args: unknown[], query: ClientQuery, client: pg.PoolClient) => unknown,
 ): void {
   const wrapped = new WeakSet<pg.PoolClient>();
   pool.on('acquire', (client) => {
     if (wrapped.has(client)) return;
     wrapped.add(client);
     const query = client.query.bind(client) as ClientQuery;
-    (client as unknown as { query: ClientQuery }).query = (...args: unknown[]) => intercept(args, query);
+    (client as unknown as { query: ClientQuery }).query = (...args: unknown[]) =>
+      intercept(args, query, client);
   });
 }

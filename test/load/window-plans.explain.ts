@@ -11,20 +11,23 @@ import { interceptQueries } from '../helpers/query-spy.js';
 import { visitor } from '../webhooks/webhook-helpers.js';
 
 /**
- * A window's statements join its staged rows (a temporary table, never analyzed) with the stored
- * table. With hash and merge joins off (WINDOW_SETTINGS, src/load/windowed.ts) every join is a
- * nested loop, and a nested loop whose inner side is not a probe by key reads a whole table for
- * every outer row: a staging table without index, a stored table by Seq Scan, or by an index that
- * the source id alone leads to (every row of the source). One such plan made a window's item
- * upsert run for minutes in the load benchmark.
+ * A window's statements join its items (a temporary table, never analyzed) with the stored
+ * table. With hash and merge joins off (the window merge's pinned settings, migration 0041) every
+ * join is a nested loop, and a nested loop whose inner side is not a probe by key reads a whole
+ * table for every outer row: a staging table without index, a stored table by Seq Scan, or by an
+ * index that the source id alone leads to (every row of the source). One such plan made a
+ * window's item upsert run for minutes in the load benchmark.
  *
- * On a warehouse of a busy site's 20 days (200,000 feedback items, as many survey answers), the
- * statements of a window of 20 and of 10,000 items are EXPLAINed on their own connection just
- * before the loader runs them (staged rows in place, settings made): on tables never analyzed
- * (a new warehouse, empty and full: autovacuum analyzes late) and on analyzed ones. The item upsert (with
- * the webhook rows it contradicts) and the visitors' upsert, which every window runs, never read a
- * stored table whole nor anything whole per row. Every plan goes to test-output/window-plans.txt,
- * with the faults of the other statements (the moved-items bookkeeping) marked, not asserted.
+ * A window is one call of store_window() (src/sync/store-window.ts): its statements run inside
+ * the function, where EXPLAIN cannot reach. So the call runs, on its own connection, in a
+ * transaction rolled back afterwards, with auto_explain logging the plan of every statement the
+ * function runs (nested statements, JSON) to the client. On a warehouse of a busy site's 20 days
+ * (200,000 feedback items, as many survey answers), the plans of a window of 20 and of 10,000
+ * items, on tables never analyzed (a new warehouse, empty and full: autovacuum analyzes late) and
+ * on analyzed ones: the item upsert and the visitors' upsert, which every window runs, never read
+ * a stored table whole nor anything whole per row. Every plan goes to
+ * test-output/window-plans.txt, with the faults of the other statements (the moved-items
+ * bookkeeping) marked, not asserted.
  */
 interface PlanNode {
   'Node Type': string;
@@ -44,8 +47,21 @@ const STORED_TABLES = ['feedback', 'survey_answers', 'visitors'];
 const KEYED_INDEX = /_(pkey|dt_idx)$/;
 const FIRST_DAY = '2025-03-01' as DayString;
 /** The statements every window runs, whose plans are asserted. */
-const ASSERTED = /insert into "(feedback|survey_answers)"|insert into visitors/;
-const EXPLAINABLE = /^\s*(with|select|insert|update|delete)\b/i;
+const ITEM_UPSERT = /\binsert into "?(feedback|survey_answers)"? \(/i;
+const VISITOR_UPSERT = /\binsert into "?visitors"?\b/i;
+const ASSERTED = new RegExp(`${ITEM_UPSERT.source}|${VISITOR_UPSERT.source}`, 'i');
+/** What a foreign key's trigger runs for each row it checks (PostgreSQL's RI_FKey_check). */
+const FOREIGN_KEY_CHECK = /^SELECT 1 FROM ONLY /;
+/** The call of the window merge, the one statement a window sends. */
+const WINDOW_CALL = /\bstore_window\(/;
+/** auto_explain, for the statements the call runs: every one, nested ones included, as JSON. */
+const AUTO_EXPLAIN = [
+  "load 'auto_explain'",
+  'set local auto_explain.log_min_duration = 0',
+  'set local auto_explain.log_nested_statements = on',
+  'set local auto_explain.log_format = json',
+  'set local client_min_messages = log',
+];
 
 /**
  * The plan's lines, indented, and what in it reads a table whole too often: a Seq Scan of a
@@ -155,9 +171,6 @@ function surveyItems(day: DayString, n: number, from: number): SurveyAnswer[] {
 /** Thrown instead of a window's commit: the window leaves the tables as they were. */
 class RolledBack extends Error {}
 
-/** Thrown instead of running a statement whose plan is at fault: it would take minutes. */
-class Faulty extends Error {}
-
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output/window-plans.txt');
 
 describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows`, () => {
@@ -174,27 +187,37 @@ describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows
     // The statistics are the test's to choose: no analyze behind its back.
     for (const table of [...STORED_TABLES, 'key_collisions'])
       await t.pool.query(`alter table ${table} set (autovacuum_enabled = off)`);
-    interceptQueries(t.pool, (args, query) => {
+    interceptQueries(t.pool, (args, query, client) => {
       const first = args[0];
       const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
-      // Every window is rolled back: each test starts from the tables (and statistics) it chose.
-      if (explained !== undefined && text === 'commit') return Promise.reject(new RolledBack());
-      // A COPY (a stream), a transaction's begin and settings, a statement outside a window: as is.
-      if (explained === undefined || typeof text !== 'string' || !EXPLAINABLE.test(text))
+      if (explained === undefined || typeof text !== 'string' || !WINDOW_CALL.test(text))
         return query(...args);
-      const values = typeof first === 'string' ? args[1] : (first as { values?: unknown[] }).values;
       const into = explained;
       return (async () => {
-        const result = (await query(`explain (format json) ${text}`, values)) as pg.QueryResult<{
-          'QUERY PLAN': [{ Plan: PlanNode }];
-        }>;
-        const root = result.rows[0]?.['QUERY PLAN'][0].Plan;
-        if (!root) throw new Error(`no plan for ${text}`);
-        const plan = readPlan(root);
-        into.push({ text, ...plan });
-        report.push(show({ text, ...plan }));
-        if (plan.faults.length > 0 && ASSERTED.test(text)) throw new Faulty();
-        return query(...args);
+        const logged: string[] = [];
+        const onNotice = (notice: { message?: string }) => logged.push(notice.message ?? '');
+        client.on('notice', onNotice);
+        try {
+          await query('begin');
+          for (const setting of AUTO_EXPLAIN) await query(setting);
+          await query(...args);
+        } finally {
+          client.off('notice', onNotice);
+          // Every window is rolled back: each test starts from the tables (and statistics) it chose.
+          await query('rollback');
+        }
+        for (const message of logged) {
+          const json = message.indexOf('{');
+          if (!message.includes('plan:') || json < 0) continue;
+          const entry = JSON.parse(message.slice(json)) as { 'Query Text': string; Plan: PlanNode };
+          // A foreign key's check, run by its trigger once per inserted row: a probe by key.
+          if (FOREIGN_KEY_CHECK.test(entry['Query Text'])) continue;
+          const plan = readPlan(entry.Plan);
+          const statement = { text: entry['Query Text'], ...plan };
+          into.push(statement);
+          report.push(show(statement));
+        }
+        throw new RolledBack();
       })();
     });
   }, 180_000);
@@ -207,8 +230,8 @@ describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows
   let nextDay = DAYS + 5;
   let nextId = 10_000_000;
   /**
-   * Loads a window of `n` new items of a new day as the sync does, rolled back, and returns its
-   * statements' plans: up to the first one at fault (not run), or all of them.
+   * Loads a window of `n` new items of a new day as the sync does, rolled back, and returns the
+   * plans of the statements it ran.
    */
   const loadWindow = async (resource: 'feedback' | 'survey', n: number): Promise<ExplainedStatement[]> => {
     const day = addDays(FIRST_DAY, nextDay++);
@@ -234,7 +257,7 @@ describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows
       } as WindowToStore<typeof resource>);
       throw new Error('the window committed');
     } catch (error) {
-      if (!(error instanceof RolledBack) && !(error instanceof Faulty)) throw error;
+      if (!(error instanceof RolledBack)) throw error;
     } finally {
       explained = undefined;
     }
@@ -246,9 +269,9 @@ describe(`a window's statements on ${STORED.toLocaleString('en-US')} stored rows
     const statements = await loadWindow(resource, n);
     const faulty = statements.filter((s) => s.faults.length > 0 && ASSERTED.test(s.text));
     expect(faulty.map(show).join('\n\n'), 'a plan reads a table whole, or whole per row').toBe('');
-    // Every statement of the window was EXPLAINed: its item upsert and its visitors' among them.
-    expect(statements.filter((s) => /insert into "(feedback|survey_answers)"/.test(s.text))).toHaveLength(1);
-    expect(statements.filter((s) => /insert into visitors/.test(s.text))).toHaveLength(1);
+    // The window's item upsert and its visitors' upsert were among the statements explained.
+    expect(statements.filter((s) => ITEM_UPSERT.test(s.text)).length).toBeGreaterThan(0);
+    expect(statements.filter((s) => VISITOR_UPSERT.test(s.text)).length).toBeGreaterThan(0);
   };
 
   const windows = (state: string) => {
