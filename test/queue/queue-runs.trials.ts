@@ -184,7 +184,11 @@ describe('queued runs that cannot finish normally, and the schedule', () => {
         await vi.waitFor(
           async () => {
             const runs = await t.db.selectFrom('sync_runs').select(['trigger', 'status']).execute();
-            expect(runs).toEqual([{ trigger: 'schedule', status: 'ok' }]);
+            // After the sync the night's scrub may start its verify run (in this process, not
+            // queued): the scheduled sync is the run this test is about.
+            expect(runs.filter((run) => run.trigger !== 'verify')).toEqual([
+              { trigger: 'schedule', status: 'ok' },
+            ]);
           },
           { timeout: 60_000, interval: 300 },
         );
