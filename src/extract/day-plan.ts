@@ -4,28 +4,24 @@ import { addDays, type DayString } from '../time/days.js';
 import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
-import {
-  type FetchedDay,
-  type LimitPolicy,
-  type Plan,
-  type ResourceKnowledge,
-  sessionOf,
-} from './plan-steps.js';
+import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
 import { quietAnswer, runRequest, widestRequest } from './quiet-mode.js';
 import {
   checkByInstants,
   checkedByInstants,
   endQuiet,
-  instantsRefuted,
-  learnAgain,
   type ReadingCheckInput,
+  readingChanged,
+  readingStale,
   staleReading,
 } from './reading-check.js';
 import {
+  newSession,
   noteAnswer,
   type ProofVerdict,
   proofAnswered,
   proofVerdict,
+  type ReadingSession,
   reopenUncapped,
   settled,
   shortOfSeen,
@@ -170,8 +166,14 @@ export function newDayFetch(
  * here too, and every day this writer settled since its last proof is reopened.
  */
 export function staleElsewhere(knowledge: ResourceKnowledge): void {
-  learnAgain(knowledge);
+  readingStale(knowledge);
   staleFound(sessionOf(knowledge));
+}
+
+/** The run's proofs of the reading (reading-session.ts), made on first use. */
+export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
+  knowledge.session ??= newSession();
+  return knowledge.session;
 }
 
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */
@@ -319,10 +321,16 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   return evidence === 'honoured' ? 'holds' : 'unproven';
 }
 
-/** Instants proved not honoured by an empty day's check: the run's probe is made (day-slices.ts). */
+/**
+ * Instants proved not honoured by an empty day's check: the run's probe is made (day-slices.ts);
+ * where a reading an earlier run learned said honoured, the reading changed and is learned again.
+ */
 function instantsNot(state: DayFetch, instants: 'refused' | 'ignored'): 'unproven' {
-  state.knowledge.instantsProbed = true;
-  instantsRefuted(state.knowledge, instants);
+  const { knowledge } = state;
+  knowledge.instantsProbed = true;
+  if (knowledge.reading.instants === 'honoured' && knowledge.storedReading === true)
+    readingChanged(knowledge, instants);
+  else knowledge.reading.instants = instants;
   return 'unproven';
 }
 
@@ -345,27 +353,21 @@ function sliceToDayEnd(state: DayFetch): Slice {
   return { startMs: day.startMs, endMs: after < Number.POSITIVE_INFINITY ? after + 1 : day.endMs };
 }
 
-/**
- * Asks the run's canary under the reading as it stands, the way the day's plan asks (items held,
- * reading learned), and records the verdict on the days settled so far; the caller learns the
- * reading again on 'stale'.
- */
-function* proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
+/** Asks the run's canary under the reading as it stands. */
+function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
   const { knowledge } = state;
-  const session = sessionOf(knowledge);
-  const { canary } = session;
-  if (canary === undefined) return 'no canary';
-  const proving = startProof(session);
-  const answer = yield* ask(state, requestFor(canary.day, knowledge.reading));
-  const verdict = proofVerdict(canary, answer, isCut(answer.length, state.limit, knowledge.reading));
-  proofAnswered(session, proving, verdict);
-  return verdict;
+  return proveOnce(
+    sessionOf(knowledge),
+    (day) => requestFor(day, knowledge.reading),
+    (range) => ask(state, range),
+    (count) => isCut(count, state.limit, knowledge.reading),
+  );
 }
 
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
 function stale(state: DayFetch): 'again' {
   state.staleVerdicts += 1;
-  learnAgain(state.knowledge);
+  readingStale(state.knowledge);
   staleFound(sessionOf(state.knowledge), state.day);
   state.emptyAnswers = 0;
   return 'again';
@@ -384,13 +386,15 @@ export function* planRunProof(
   reopenUncapped(session, knowledge.reading.cap);
   if (session.canary === undefined) return takeReopened(session);
   const state = newDayFetch(resource, session.canary.day, policy, knowledge);
-  // After a stale verdict the reading must pass twice in a row: asked up to three times.
-  for (let asks = 0; asks < 3 && session.unproved.length > 0; asks++) {
-    const verdict = yield* proveReading(state);
-    if (verdict === 'stale') learnAgain(knowledge);
-    if (verdict !== 'holds') break;
-  }
-  return takeReopened(session);
+  const failedBefore = session.proofs.failed;
+  const reopened = yield* proveRun(
+    session,
+    (day) => requestFor(day, knowledge.reading),
+    (range) => ask(state, range),
+    (count) => isCut(count, state.limit, knowledge.reading),
+  );
+  if (session.proofs.failed > failedBefore) readingStale(knowledge);
+  return reopened;
 }
 
 function quietEnds(state: DayFetch): 'again' {
@@ -641,4 +645,41 @@ function partitionByDay(
     (itemDayString === undefined || itemDayString === day ? onDay : otherDays).push(item);
   }
   return { onDay, otherDays };
+}
+
+/**
+ * Asks the canary and records the verdict on the days settled so far. `ask` sends a request the
+ * way the day's plan does (items held, reading learned). Returns the verdict; on 'stale' the
+ * caller learns the reading again (reading-check.ts, readingStale).
+ */
+function* proveOnce(
+  session: ReadingSession,
+  requestFor: (day: DayString) => DayRange,
+  ask: (range: DayRange) => Plan<unknown[]>,
+  cut: (count: number) => boolean,
+): Plan<ProofVerdict | 'no canary'> {
+  const { canary } = session;
+  if (canary === undefined) return 'no canary';
+  const proving = startProof(session);
+  const answer = yield* ask(requestFor(canary.day));
+  const verdict = proofVerdict(canary, answer, cut(answer.length));
+  proofAnswered(session, proving, verdict);
+  return verdict;
+}
+
+/**
+ * The run's last proof, once its days are read: the days it reopens (the run reads them again).
+ * After a stale verdict the reading must pass twice in a row, so it is asked up to three times.
+ */
+function* proveRun(
+  session: ReadingSession,
+  requestFor: (day: DayString) => DayRange,
+  ask: (range: DayRange) => Plan<unknown[]>,
+  cut: (count: number) => boolean,
+): Plan<DayString[]> {
+  for (let asks = 0; asks < 3 && session.unproved.length > 0; asks++) {
+    const verdict = yield* proveOnce(session, requestFor, ask, cut);
+    if (verdict !== 'holds') break;
+  }
+  return takeReopened(session);
 }

@@ -1,6 +1,6 @@
 import type { DayString } from '../time/days.js';
-import { findVerdict, type Plan, type ResourceKnowledge, verdictFound } from './plan-steps.js';
-import { instantsRefuted } from './reading-check.js';
+import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { readingChanged } from './reading-check.js';
 import { itemTime } from './server-reading.js';
 import {
   afterSlice,
@@ -41,7 +41,7 @@ export interface SliceInput {
 /** Whether the day was read whole in slices; false leaves it truncated, as loaded so far. */
 export function* readInSlices(input: SliceInput): Plan<boolean> {
   const { knowledge } = input;
-  yield* verdictFound(knowledge, 'instants');
+  while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
   if (knowledge.instantsProbed) {
     if (knowledge.reading.instants !== 'honoured') return false;
     const unread = unreadOfDay(input);
@@ -57,24 +57,28 @@ export function* readInSlices(input: SliceInput): Plan<boolean> {
 function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   const { knowledge } = input;
   knowledge.instantsProbed = true;
+  let finish = (): void => {};
+  const probing = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  knowledge.instantsProbing = probing;
   try {
-    return yield* findVerdict(knowledge, 'instants', probeAsked(input));
+    const slice = probeSlice(input.day, input.held());
+    const step = yield* askSlice(input, slice);
+    if (step === undefined) return undefined;
+    const whole = daySlice(input.day);
+    // A probe around one item only told; the day is read from what its own answers left.
+    if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
+      return { ...unreadOfDay(input), cut: false, inside: step.inside };
+    return step;
   } catch (error) {
     // A probe that failed was not made: another window makes it.
     knowledge.instantsProbed = false;
     throw error;
+  } finally {
+    if (knowledge.instantsProbing === probing) delete knowledge.instantsProbing;
+    finish();
   }
-}
-
-function* probeAsked(input: SliceInput): Plan<SliceAnswer | undefined> {
-  const slice = probeSlice(input.day, input.held());
-  const step = yield* askSlice(input, slice);
-  if (step === undefined) return undefined;
-  const whole = daySlice(input.day);
-  // A probe around one item only told; the day is read from what its own answers left.
-  if (slice.startMs !== whole.startMs || slice.endMs !== whole.endMs)
-    return { ...unreadOfDay(input), cut: false, inside: step.inside };
-  return step;
 }
 
 /**
@@ -122,6 +126,16 @@ function* readSlices(input: SliceInput, pending: Slice[], edges: readonly Slice[
   return whole;
 }
 
+/**
+ * Instants proved not honoured. Where an earlier run learned them honoured, the server changed its
+ * reading, and the rest of what that run learned is proved nothing: it is learned again.
+ */
+function refuted(knowledge: ResourceKnowledge, instants: 'refused' | 'ignored'): void {
+  if (knowledge.reading.instants === 'honoured' && knowledge.storedReading === true)
+    readingChanged(knowledge, instants);
+  else knowledge.reading.instants = instants;
+}
+
 /** Items and milliseconds of the day's slices read whole: what sizes the next split. */
 interface Density {
   items: number;
@@ -151,13 +165,13 @@ function* askSlice(
   const known = [...input.held()];
   const answer = yield* input.ask(sliceRequest(slice));
   if (answer === 'refused') {
-    instantsRefuted(input.knowledge, 'refused');
+    refuted(input.knowledge, 'refused');
     return undefined;
   }
   const cut = input.cut(answer.length);
   const verdict = instantsVerdict({ slice, answer, known, cut });
   if (verdict === 'ignored') {
-    instantsRefuted(input.knowledge, 'ignored');
+    refuted(input.knowledge, 'ignored');
     return undefined;
   }
   if (verdict === 'honoured') reading.instants = 'honoured';

@@ -1,4 +1,4 @@
-import { newSession, type ReadingSession, type Verdict } from './reading-session.js';
+import type { ReadingSession } from './reading-session.js';
 import type { DayRange, ServerReading } from './server-reading.js';
 import type { InstantRange } from './time-slices.js';
 
@@ -9,7 +9,7 @@ import type { InstantRange } from './time-slices.js';
 export type Step =
   /** Send this request: with days, or with instants (a time slice of a day above the cap). */
   | { kind: 'ask'; range: DayRange | InstantRange; limit: number }
-  /** Another window of the run is finding a verdict this plan depends on: resume once it is done. */
+  /** Another window of the run is checking the reading this plan depends on: resume once it is done. */
   | { kind: 'wait'; until: Promise<void> };
 
 export type Answer =
@@ -44,6 +44,8 @@ export interface ResourceKnowledge {
   responses?: number;
   /** Whether this run has checked that the stored reading still holds (see staleReading). */
   staleChecked?: boolean;
+  /** That check while a window of the run makes it: the run's other windows wait for its verdict. */
+  staleChecking?: Promise<void>;
   /**
    * Quiet mode (quiet-mode.ts): every day is asked the widest request. Undefined until a widest
    * answer, or a narrow one too large for a quiet source, decides it for the run.
@@ -55,6 +57,8 @@ export interface ResourceKnowledge {
   relearned?: number;
   /** Whether this run has asked whether the server honours instants (once per run: day-slices.ts). */
   instantsProbed?: boolean;
+  /** That probe while a window of the run makes it: the run's other windows wait for its verdict. */
+  instantsProbing?: Promise<void>;
   /**
    * Whether a day's own cut answer is taken as served from the day's midnight on the side its
    * order lists first (day-slices.ts, unreadOfDay): true once a slice asked there came back empty,
@@ -71,38 +75,6 @@ export interface ResourceKnowledge {
   storedReading?: boolean;
   /** The run's proofs that the reading still holds, and the days they settle (reading-session.ts). */
   session?: ReadingSession;
-}
-
-/** The run's reading session (reading-session.ts), made on first use. */
-export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
-  knowledge.session ??= newSession();
-  return knowledge.session;
-}
-
-/** Waits while another window of the run finds `verdict`. */
-export function* verdictFound(knowledge: ResourceKnowledge, verdict: Verdict): Plan<void> {
-  const { finding } = sessionOf(knowledge);
-  for (let pending = finding.get(verdict); pending !== undefined; pending = finding.get(verdict))
-    yield { kind: 'wait', until: pending };
-}
-
-/**
- * Finds `verdict` as the run's one finder: its other windows wait (verdictFound) until `find` is
- * done, whether it found the verdict or failed.
- */
-export function* findVerdict<T>(knowledge: ResourceKnowledge, verdict: Verdict, find: Plan<T>): Plan<T> {
-  const { finding } = sessionOf(knowledge);
-  let finish = (): void => {};
-  const pending = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  finding.set(verdict, pending);
-  try {
-    return yield* find;
-  } finally {
-    if (finding.get(verdict) === pending) finding.delete(verdict);
-    finish();
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { DayString } from '../time/days.js';
 import { itemIdentity } from './item-identity.js';
-import { findVerdict, type Plan, type ResourceKnowledge, verdictFound } from './plan-steps.js';
+import type { Plan, ResourceKnowledge } from './plan-steps.js';
 import { disagrees, keptAnswer, widestRequest } from './quiet-mode.js';
 import {
   covers,
@@ -93,7 +93,7 @@ export interface ReadingCheckInput {
  */
 export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
   const { knowledge } = input;
-  yield* verdictFound(knowledge, 'reading');
+  while (knowledge.staleChecking !== undefined) yield { kind: 'wait', until: knowledge.staleChecking };
   if (!covers(input.range, requestFor(input.day, knowledge.reading))) return true;
   const widest = widestRequest(input.day);
   if (covers(input.range, widest)) {
@@ -112,12 +112,20 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     return false;
   }
   knowledge.staleChecked = true;
+  let finish = (): void => {};
+  const checking = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  knowledge.staleChecking = checking;
   try {
-    return yield* findVerdict(knowledge, 'reading', checkReading(input, widest, checks));
+    return yield* checkReading(input, widest, checks);
   } catch (error) {
     // A check that failed was not made: another window makes it.
     if (checks) knowledge.staleChecked = false;
     throw error;
+  } finally {
+    if (knowledge.staleChecking === checking) delete knowledge.staleChecking;
+    finish();
   }
 }
 
@@ -127,8 +135,7 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
   const wide = yield* input.ask(widest);
   const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
   if (verdict === 'stale') {
-    learnAgain(knowledge);
-    learnFromResponse(knowledge.reading, widest, wide);
+    relearn(knowledge, widest, wide);
     return true;
   }
   if (input.cut(wide.length)) {
@@ -187,8 +194,7 @@ function* compareQuiet(input: ReadingCheckInput): Plan<boolean> {
     }
     const fresh = keptAnswer(other.range, again);
     if (disagrees(knowledge.reading, kept, [fresh])) {
-      learnAgain(knowledge);
-      learnFromResponse(knowledge.reading, input.range, input.answer);
+      relearn(knowledge, input.range, input.answer);
       return false;
     }
     const current = knowledge.quietAnswers ?? [];
@@ -235,41 +241,39 @@ export function checkedByInstants(knowledge: ResourceKnowledge): boolean {
 }
 
 /**
- * The reading proved stale (the run's check, a proof of the session, a day short of what the run
- * saw) or changed (what the server does with instants, `keep`): learned again from nothing, so
- * every day is asked with its neighbours until answers prove the server's day again. Kept: a
- * refused limit (a 400 proves it, not items), what instants do (proved by their own requests),
- * and what `keep` says. A reading learned from this server's answers needs no quiet mode.
+ * The reading an earlier run learned proved changed this run (its bounds or server day, or what
+ * the server does with instants): learned again from nothing, so every day is asked with its
+ * neighbours until this run's answers prove the server's day again, and a day whose answer stays
+ * cut and cannot be sliced is flagged truncated. Returns true: the day is asked again.
  */
-export function learnAgain(knowledge: ResourceKnowledge, keep: Partial<ServerReading> = {}): void {
+export function readingChanged(knowledge: ResourceKnowledge, instants: InstantsReading): true {
   const { reading } = knowledge;
-  const { limitRefused, instants } = reading;
-  Object.assign(reading, { ...emptyReading(), limitRefused, instants, ...keep });
+  // The cap and the largest answer were learned this run (a run learns them again), of this server.
+  const { cap, largestResponse } = reading;
+  forgetReading(reading);
+  Object.assign(reading, { instants, cap, largestResponse });
   knowledge.staleChecked = true;
+  startAfresh(knowledge);
+  return true;
+}
+
+/**
+ * The run's proof found the reading stale (reading-session.ts): learned again from nothing, so
+ * every day is asked with its neighbours until answers prove the server's day again.
+ */
+export function readingStale(knowledge: ResourceKnowledge): void {
+  forgetReading(knowledge.reading);
+  knowledge.staleChecked = true;
+  startAfresh(knowledge);
+}
+
+/** What every re-learning of a run resets besides the reading itself. */
+function startAfresh(knowledge: ResourceKnowledge): void {
   knowledge.relearned = (knowledge.relearned ?? 0) + 1;
   knowledge.storedReading = false;
   endQuiet(knowledge);
   // Day answers found aligned were asked under the reading now known stale.
   delete knowledge.dayAnswersAligned;
-}
-
-/**
- * The reading an earlier run learned proved changed this run (its bounds or server day, or what
- * the server does with instants): learned again, with the cap and largest answer this run learned
- * of this server, and a day whose answer stays cut and cannot be sliced is flagged truncated.
- * Returns true: the day is asked again.
- */
-export function readingChanged(knowledge: ResourceKnowledge, instants: InstantsReading): true {
-  const { cap, largestResponse } = knowledge.reading;
-  learnAgain(knowledge, { instants, cap, largestResponse });
-  return true;
-}
-
-/** Instants proved not honoured: where an earlier run learned them honoured, the reading changed. */
-export function instantsRefuted(knowledge: ResourceKnowledge, instants: 'refused' | 'ignored'): void {
-  if (knowledge.reading.instants === 'honoured' && knowledge.storedReading === true)
-    readingChanged(knowledge, instants);
-  else knowledge.reading.instants = instants;
 }
 
 /** Whether every item has a readable dt: only such an answer can be filed by day in quiet mode. */
@@ -281,4 +285,26 @@ function allDated(answer: readonly unknown[]): boolean {
 export function endQuiet(knowledge: ResourceKnowledge): void {
   knowledge.quiet = false;
   delete knowledge.quietAnswers;
+}
+
+/**
+ * The reading proved stale: learned again from nothing but `answer`. A reading learned from this
+ * server's answers needs no quiet mode: the narrow requests it allows hold their days.
+ */
+function relearn(knowledge: ResourceKnowledge, range: DayRange, answer: readonly unknown[]): void {
+  forgetReading(knowledge.reading);
+  learnFromResponse(knowledge.reading, range, answer);
+  startAfresh(knowledge);
+}
+
+/**
+ * Everything learned but a refused limit (a maximum is proved by a 400, not by items) and what
+ * instants do (proved by their own requests, not by a day's bounds).
+ */
+function forgetReading(reading: ServerReading): void {
+  Object.assign(reading, {
+    ...emptyReading(),
+    limitRefused: reading.limitRefused,
+    instants: reading.instants,
+  });
 }

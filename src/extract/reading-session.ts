@@ -54,16 +54,7 @@ export interface ReadingSession {
   instantAsks: number;
   /** Proofs this run: passed, failed, and the requests they asked. */
   proofs: { passed: number; failed: number; requests: number };
-  /**
-   * Verdicts a window of the run is finding, that its other windows wait for (plan-steps.ts,
-   * verdictFound): the one way to wait in this process. Across a queued run's workers the
-   * database is the way (src/sync/reading-store.ts, exchangeVerdicts).
-   */
-  finding: Map<Verdict, Promise<void>>;
 }
-
-/** What one window finds for the run: whether the stored reading holds; whether instants are honoured. */
-export type Verdict = 'reading' | 'instants';
 
 /** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
 export interface DaySpan {
@@ -96,7 +87,6 @@ export function newSession(): ReadingSession {
     passedInRow: 0,
     instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
-    finding: new Map(),
   };
 }
 

@@ -3,7 +3,7 @@ import { ApiError } from '../../src/errors.js';
 import { judge, newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
 import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
-import { type Answer, sessionOf } from '../../src/extract/plan-steps.js';
+import type { Answer } from '../../src/extract/plan-steps.js';
 import { checkVerdict } from '../../src/extract/reading-check.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
@@ -173,13 +173,11 @@ describe('the day plan checks a stored reading once a run', () => {
     const checking = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    const knowledge: ResourceKnowledge = { reading: provedUtc() };
-    const { finding } = sessionOf(knowledge);
-    finding.set('reading', checking);
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecking: checking };
     const { plan } = start(knowledge);
     expect(plan.next(items(itemsOn(DAY, 10))).value).toEqual({ kind: 'wait', until: checking });
     // The other window's check is done and found the reading sound, on a source not quiet.
-    finding.delete('reading');
+    delete knowledge.staleChecking;
     knowledge.staleChecked = true;
     knowledge.quiet = false;
     finish();
@@ -192,11 +190,11 @@ describe('the day plan checks a stored reading once a run', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const { plan } = start(knowledge);
     plan.next(items(itemsOn(DAY, 10)));
-    expect(sessionOf(knowledge).finding.get('reading')).toBeInstanceOf(Promise);
+    expect(knowledge.staleChecking).toBeInstanceOf(Promise);
     const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
     expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
     expect(knowledge.staleChecked).toBe(false);
-    expect(sessionOf(knowledge).finding.get('reading')).toBeUndefined();
+    expect(knowledge.staleChecking).toBeUndefined();
   });
 });
 

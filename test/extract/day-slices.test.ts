@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { FetchedDay, LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
-import { type Answer, type Plan, type Step, sessionOf } from '../../src/extract/plan-steps.js';
+import type { Answer, Plan, Step } from '../../src/extract/plan-steps.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 
@@ -256,15 +256,15 @@ describe('a day above the cap, where the server does not honour instants', () =>
     const knowledge: ResourceKnowledge = {
       ...checked(proved()),
       instantsProbed: true,
+      instantsProbing: probing,
     };
-    sessionOf(knowledge).finding.set('instants', probing);
     const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
     plan.next();
     expect(plan.next({ kind: 'items', items: dayItems(CAP) }).value).toEqual({
       kind: 'wait',
       until: probing,
     });
-    sessionOf(knowledge).finding.delete('instants');
+    delete knowledge.instantsProbing;
     knowledge.reading.instants = 'refused';
     finish();
     const last = plan.next({ kind: 'waited' });
@@ -279,7 +279,7 @@ describe('a day above the cap, where the server does not honour instants', () =>
     const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
     expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
     expect(knowledge.instantsProbed).toBe(false);
-    expect(sessionOf(knowledge).finding.get('instants')).toBeUndefined();
+    expect(knowledge.instantsProbing).toBeUndefined();
   });
 });
 

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
-import {
-  type Answer,
-  type LimitPolicy,
-  type ResourceKnowledge,
-  sessionOf,
-} from '../../src/extract/plan-steps.js';
+import { newDayFetch, planDay, sessionOf } from '../../src/extract/day-plan.js';
+import type { Answer, LimitPolicy, ResourceKnowledge } from '../../src/extract/plan-steps.js';
 import { noteAnswer } from '../../src/extract/reading-session.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 
