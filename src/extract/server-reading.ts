@@ -165,14 +165,13 @@ export function halves(range: DayRange, reading: ServerReading): [DayRange, DayR
 }
 
 /**
- * E - S in whole days, as far as the evidence proves it (server-reading's header): how many days
- * after the first half's enddate the second half may start and still leave no gap. E - S is e - s:
- * one day (both bounds inclusive), none (one of them) or minus one (neither). A bound proved
- * inclusive on its own raises it, and so does the evidence of both sides together: E > tailMs and
- * S <= headMs, so an answer that reached further past its enddate's midnight than any reached past
- * its startdate's proves E > S, both bounds inclusive, where neither bound alone can tell (a server
- * 11 hours behind UTC with an inclusive startdate looks, by its startdate alone, like one 13 hours
- * ahead with an exclusive one; a server 12 hours ahead, the mirror image at enddate).
+ * How many days past its enddate a request's answer reaches at least, counted from its startdate's
+ * own reach: E - S (server-reading's header) is e - s, one day (both bounds inclusive), none (one
+ * of them) or minus one (neither). Each bound proved inclusive on its own raises it; so does the
+ * evidence of both sides together, E > tailMs and S <= headMs: an answer that reached further past
+ * enddate's midnight than any reached past startdate's proves E > S, both bounds inclusive, even
+ * where neither bound alone can tell (a server 11 hours behind UTC with an inclusive startdate looks,
+ * on its own, like one 13 hours ahead with an exclusive one).
  */
 function spanReach(reading: ServerReading): number {
   const proved = (startInclusive(reading) ? 1 : 0) + (endInclusive(reading) ? 1 : 0) - 1;
