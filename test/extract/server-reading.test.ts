@@ -44,18 +44,6 @@ describe('halves: two narrower requests that hold what the whole holds', () => {
     ]);
   });
 
-  it('splits a UTC day on a server 12 hours ahead, both bounds inclusive, into its two server days', () => {
-    // The mirror image: the end bound alone is not proved inclusive, the start's items prove it.
-    const truth = { s: 0, e: DAY, o: -12 * HOUR };
-    const reading = emptyReading();
-    const asked = { startdate: '2026-03-10' as DayString, enddate: '2026-03-11' as DayString };
-    learnFromResponse(reading, asked, answer(asked, truth, 7 * 60_000));
-    expect(halves(asked, reading)).toEqual([
-      { startdate: '2026-03-10', enddate: '2026-03-10' },
-      { startdate: '2026-03-11', enddate: '2026-03-11' },
-    ]);
-  });
-
   it('under every reading, whatever an answer taught, the halves hold every instant the whole does', () => {
     const quarter = HOUR / 4;
     fc.assert(
