@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { serverDayOf } from '../../src/simulator/server-days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { runAgainst } from '../helpers/sync-harness.js';
+import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
 
 /**
  * A server whose day starts 11 hours after UTC midnight (UTC-11), both bounds inclusive, a cap of
