@@ -153,30 +153,11 @@ function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
 export function halves(range: DayRange, reading: ServerReading): [DayRange, DayRange] | undefined {
   const width = Math.round((midnight(range.enddate) - midnight(range.startdate)) / DAY_MS);
   const middle = addDays(range.startdate, Math.floor(width / 2));
-  const reach = spanReach(reading);
-  const first = {
-    startdate: range.startdate,
-    enddate: addDays(middle, reach > 0 || endInclusive(reading) ? 0 : 1),
-  };
-  const second = { startdate: addDays(first.enddate, reach), enddate: range.enddate };
+  const first = { startdate: range.startdate, enddate: addDays(middle, endInclusive(reading) ? 0 : 1) };
+  const second = { startdate: addDays(middle, startInclusive(reading) ? 1 : 0), enddate: range.enddate };
   const narrower = (part: DayRange) =>
     covers(range, part) && (part.startdate > range.startdate || part.enddate < range.enddate);
   return narrower(first) && narrower(second) ? [first, second] : undefined;
-}
-
-/**
- * How many days past its enddate a request's answer reaches at least, counted from its startdate's
- * own reach: E - S (server-reading's header) is e - s, one day (both bounds inclusive), none (one
- * of them) or minus one (neither). Each bound proved inclusive on its own raises it; so does the
- * evidence of both sides together, E > tailMs and S <= headMs: an answer that reached further past
- * enddate's midnight than any reached past startdate's proves E > S, both bounds inclusive, even
- * where neither bound alone can tell (a server 11 hours behind UTC with an inclusive startdate looks,
- * on its own, like one 13 hours ahead with an exclusive one).
- */
-function spanReach(reading: ServerReading): number {
-  const proved = (startInclusive(reading) ? 1 : 0) + (endInclusive(reading) ? 1 : 0) - 1;
-  const seen = Math.ceil((endReach(reading) - startReach(reading)) / DAY_MS);
-  return Math.max(proved, Math.min(1, seen));
 }
 
 export function covers(outer: DayRange, inner: DayRange): boolean {
