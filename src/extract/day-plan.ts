@@ -1,7 +1,7 @@
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString } from '../time/days.js';
-import { readInSlices } from './day-slices.js';
+import { claimInstantsAsk, instantsVerdictReached, readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
 import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
@@ -306,19 +306,32 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const wide = yield* ask(state, widest);
   if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
   if (!isCut(wide.length, state.limit, reading) || cutSparesDay(reading, wide, state.day)) return 'holds';
-  // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS).
+  // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
+  // the run's probe (day-slices.ts) or this check, whichever comes first, and the other waits.
+  yield* instantsVerdictReached(state.knowledge);
   const session = sessionOf(state.knowledge);
   if (reading.instants !== 'honoured' && (reading.instants !== null || session.instantAsks > 0))
     return 'unproven';
   session.instantAsks += 1;
   const slice = sliceToDayEnd(state);
-  const alone = yield* askInstants(state, sliceRequest(slice));
+  const alone = yield* askInstantsAlone(state, slice);
   if (alone === 'refused') return instantsNot(state, 'refused');
   if (alone.some((item) => itemDay(item) === state.day)) return 'stale';
   const cut = isCut(alone.length, state.limit, reading);
   const evidence = instantsVerdict({ slice, answer: alone, known: state.items, cut });
   if (evidence === 'ignored') return instantsNot(state, 'ignored');
   return evidence === 'honoured' ? 'holds' : 'unproven';
+}
+
+/** The empty day's check asked with instants, as the run's one ask while they are not known honoured. */
+function* askInstantsAlone(state: DayFetch, slice: Slice): Plan<unknown[] | 'refused'> {
+  const honoured = state.knowledge.reading.instants === 'honoured';
+  const release = honoured ? () => {} : claimInstantsAsk(state.knowledge);
+  try {
+    return yield* askInstants(state, sliceRequest(slice));
+  } finally {
+    release();
+  }
 }
 
 /**

@@ -41,7 +41,7 @@ export interface SliceInput {
 /** Whether the day was read whole in slices; false leaves it truncated, as loaded so far. */
 export function* readInSlices(input: SliceInput): Plan<boolean> {
   const { knowledge } = input;
-  while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
+  yield* instantsVerdictReached(knowledge);
   if (knowledge.instantsProbed) {
     if (knowledge.reading.instants !== 'honoured') return false;
     const unread = unreadOfDay(input);
@@ -57,11 +57,7 @@ export function* readInSlices(input: SliceInput): Plan<boolean> {
 function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   const { knowledge } = input;
   knowledge.instantsProbed = true;
-  let finish = (): void => {};
-  const probing = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  knowledge.instantsProbing = probing;
+  const release = claimInstantsAsk(knowledge);
   try {
     const slice = probeSlice(input.day, input.held());
     const step = yield* askSlice(input, slice);
@@ -76,9 +72,30 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
     knowledge.instantsProbed = false;
     throw error;
   } finally {
+    release();
+  }
+}
+
+/** Waits while another window of the run asks with instants before the run knows them honoured. */
+export function* instantsVerdictReached(knowledge: ResourceKnowledge): Plan<void> {
+  while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
+}
+
+/**
+ * Makes this window's request with instants, while the run does not know them honoured (the probe,
+ * or an empty day's check), the only one out: the others wait for it (instantsVerdictReached), then
+ * take its verdict. Returns the release, called once the answer is read.
+ */
+export function claimInstantsAsk(knowledge: ResourceKnowledge): () => void {
+  let finish = (): void => {};
+  const probing = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  knowledge.instantsProbing = probing;
+  return () => {
     if (knowledge.instantsProbing === probing) delete knowledge.instantsProbing;
     finish();
-  }
+  };
 }
 
 /**

@@ -498,3 +498,44 @@ describe('fetchDay property: nothing missing unless flagged, under random readin
     expect(undecidable).toBeLessThan(flagged);
   }, 60_000);
 });
+
+describe('fetchDay side by side: instants cost a server that refuses or ignores them one request a run', () => {
+  it('holds for 150 random servers with windows overlapping (the probe and an empty day check wait on each other)', async () => {
+    const reading = fc.record({
+      startdate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
+      enddate: fc.constantFrom('inclusive' as const, 'exclusive' as const),
+      order: fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const),
+      cap: fc.constantFrom(20, 50),
+      maxLimit: fc.constant(null),
+      offsetMinutes: fc.constantFrom(0, 0, -300, 600),
+      instants: fc.constantFrom('refused' as const, 'ignored' as const),
+    });
+    let asked = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        reading,
+        // Busy days beside empty ones: the days that take both the probe and an empty day's check.
+        fc.array(fc.constantFrom(0, 0, 3, 120, 300), { minLength: 10, maxLength: 10 }),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (r, values, seed, latencyMs) => {
+          const server = new FakeServer(r, counts('2026-03-01', values), seed);
+          const knowledge = fresh();
+          const client = server.client(latencyMs);
+          const policy: LimitPolicy = { limit: 25, maxLimit: 400 };
+          await Promise.all(
+            daysFrom('2026-03-02', '2026-03-09').map((day) =>
+              fetchDay(client, 'feedback', day, policy, knowledge),
+            ),
+          );
+          const withInstants = server.calls.filter((q) => q.startdate.length > 10 || q.enddate.length > 10);
+          asked += withInstants.length;
+          expect(withInstants.length, JSON.stringify({ r, values })).toBeLessThanOrEqual(1);
+        },
+      ),
+      { numRuns: 150, seed: 20261128 },
+    );
+    // Not vacuous: the servers drawn were asked with instants at all.
+    expect(asked).toBeGreaterThan(20);
+  }, 60_000);
+});
