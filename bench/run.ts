@@ -4,7 +4,7 @@
  * then the results table on stdout and in docs/benchmarks.md.
  *
  *   npm run bench                                   # all, 3 runs, writes docs/benchmarks.md (~15 min)
- *   npm run bench -- --only load,webhooks --runs 5  # some of them; --no-write leaves the doc alone
+ *   npm run bench -- --only load,webhooks --runs 5  # some of them, merged into the doc; --no-write leaves it alone
  *   npm run bench:smoke                             # tiny sizes, 1 run, seconds; checks, never times
  *   npm run bench -- --save r.json                  # also keep the measured values
  *   npm run bench -- --render r.json                # the document again from them, nothing measured
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { openBenchServer } from './database.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { renderText } from './report.js';
-import { renderSaved, type SavedRun, savedRunOf, valuesPathOf } from './saved.js';
+import { mergeSaved, renderSaved, type SavedRun, savedRunOf, valuesPathOf } from './saved.js';
 import { BENCHMARK_NAMES, type BenchmarkName, FULL, runSuite, SMOKE } from './suite.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,6 +59,15 @@ const command = `npm run ${smoke ? 'bench:smoke' : 'bench'}${shownArgs.length > 
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
+async function readSavedIfAny(file: string): Promise<SavedRun | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as SavedRun;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
 if (values.render !== undefined) {
   const saved = JSON.parse(await readFile(values.render, 'utf8')) as SavedRun;
   await writeFile(path.resolve(ROOT, values.out), renderSaved(saved));
@@ -79,9 +88,12 @@ try {
   if (values.save !== undefined) await writeFile(values.save, JSON.stringify(saved, null, 1));
   if (write) {
     // The values go beside the document: a test renders it again from them, so no figure in it
-    // can be edited by hand.
+    // can be edited by hand. Some benchmarks measured again are merged into the document's values,
+    // their sections marked with this run's command and date.
     const out = path.resolve(ROOT, values.out);
-    const json = `${JSON.stringify(saved, null, 1)}\n`;
+    const whole = only.length === BENCHMARK_NAMES.length;
+    const earlier = whole ? undefined : await readSavedIfAny(valuesPathOf(out));
+    const json = `${JSON.stringify(earlier === undefined ? saved : mergeSaved(earlier, saved), null, 1)}\n`;
     await writeFile(out, renderSaved(JSON.parse(json) as SavedRun));
     await writeFile(valuesPathOf(out), json);
     log(`wrote ${values.out} and ${path.relative(ROOT, valuesPathOf(out))}`);

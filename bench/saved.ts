@@ -5,7 +5,7 @@
  */
 import type { Machine } from './machine.js';
 import { renderDoc } from './report.js';
-import { type BenchmarkName, FULL, figuresOf, type SuiteResult } from './suite.js';
+import { BENCHMARK_NAMES, type BenchmarkName, FULL, figuresOf, type SuiteResult } from './suite.js';
 
 export interface SavedRun {
   result: Omit<SuiteResult, 'figures'>;
@@ -15,6 +15,17 @@ export interface SavedRun {
   startLoad: number;
   runs: number;
   only: BenchmarkName[];
+  /**
+   * Benchmarks measured by a later `--only` run and merged in (mergeSaved): each says its own
+   * command, date and runs, which the document prints under its section.
+   */
+  sections?: Partial<Record<BenchmarkName, Provenance>>;
+}
+
+export interface Provenance {
+  command: string;
+  date: string;
+  runs: number;
 }
 
 /** Where a document's measured values live: the same name, `.json` for `.md`. */
@@ -33,4 +44,28 @@ export function savedRunOf(
 export function renderSaved(saved: SavedRun): string {
   const result: SuiteResult = { ...saved.result, figures: figuresOf(FULL, saved.only, saved.result.values) };
   return renderDoc({ ...saved, result, date: new Date(saved.date) });
+}
+
+/**
+ * A run of some benchmarks merged into the saved values of an earlier, fuller one: their values
+ * replace the earlier ones, and their sections say which command measured them, when. Everything
+ * else (the machine, the date and command at the top, the load) stays the earlier run's.
+ */
+export function mergeSaved(base: SavedRun, fresh: SavedRun): SavedRun {
+  const measured = new Set(fresh.only);
+  const values = { ...base.result.values };
+  for (const name of fresh.only) values[name] = fresh.result.values[name] ?? {};
+  const sections = { ...base.sections };
+  for (const name of fresh.only)
+    sections[name] = { command: fresh.command, date: fresh.date, runs: fresh.runs };
+  return {
+    ...base,
+    result: {
+      ...base.result,
+      values,
+      failures: [...base.result.failures, ...fresh.result.failures],
+    },
+    only: BENCHMARK_NAMES.filter((name) => base.only.includes(name) || measured.has(name)),
+    sections,
+  };
 }

@@ -11,7 +11,7 @@ import { type LoadOptions, load, runLoad } from './load.js';
 import { loadAverage } from './machine.js';
 import { type MemoryOptions, memory, runMemory } from './memory.js';
 import { type QueueBenchOptions, queue, runQueue } from './queue.js';
-import type { ReadingProofsOptions } from './reading-proofs.js';
+import { type ReadingProofsOptions, readingProofs, runReadingProofs } from './reading-proofs.js';
 import { runStartup, type StartupOptions, startup } from './startup.js';
 import { runTimeSlices, type TimeSlicesOptions, timeSlices } from './time-slices.js';
 import { runWebhooks, type WebhookOptions, webhooks } from './webhooks.js';
@@ -72,6 +72,7 @@ export const BENCHMARK_NAMES = [
   'queue',
   'busy-site',
   'time-slices',
+  'reading-proofs',
 ] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
@@ -125,6 +126,11 @@ function entries(
       benchmark: timeSlices as Benchmark<never>,
       figures: timeSlices.figures(options.timeSlices),
       run: (server) => runTimeSlices(server, options.timeSlices),
+    },
+    'reading-proofs': {
+      benchmark: readingProofs as Benchmark<never>,
+      figures: readingProofs.figures(options.readingProofs),
+      run: () => runReadingProofs(options.readingProofs),
     },
   };
 }
