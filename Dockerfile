@@ -1,7 +1,7 @@
 # insights-sync: the CLI in a container (the `schedule` and `serve` services of docker-compose.yml).
 
-# Build stage: every dependency (TypeScript among them); `npm ci` runs `prepare`, which compiles
-# src/, migrations/ and jobs/ into dist/.
+# Build stage: every dependency (TypeScript and esbuild among them); `npm ci` runs `prepare`,
+# which compiles src/, migrations/ and jobs/ into dist/ and bundles the CLI (scripts/bundle-cli.mjs).
 # Node 24, the active LTS line (engines admits 22.12 and later).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -9,6 +9,7 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY jobs ./jobs
 COPY migrations ./migrations
+COPY scripts/build.mjs scripts/bundle-cli.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 
 # Runtime stage: the runtime dependencies and the compiled JavaScript only; no tsx, no TypeScript.

@@ -458,8 +458,8 @@ describe('the README', () => {
       expect(compose.services.postgres?.environment?.[variable], variable).toContain(`\${${variable}:?`);
       expect(initScript).toContain(variable);
     }
-    // The application image does not need the init script.
-    expect(read('Dockerfile')).not.toMatch(/COPY.*scripts/);
+    // The application image does not need the init script (the build stage copies the bundler only).
+    expect(read('Dockerfile')).not.toMatch(/COPY.*scripts\/docker-initdb|COPY scripts /);
     // Every ${VAR} compose reads is documented in .env.example.
     const used = [...read('docker-compose.yml').matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]);
     const example = Object.keys(envFile('.env.example'));

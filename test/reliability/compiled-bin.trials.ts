@@ -22,9 +22,17 @@ const PACKAGE = path.join(ROOT, 'test-output', 'compiled');
 const BIN = path.join(PACKAGE, 'bin', 'insights-sync.js');
 const run = promisify(execFile);
 
-function cli(bin: string, args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Logs every module a process resolves to the file in MODULE_LOG (test/cli/lazy-commands.test.ts). */
+const HOOK = path.join(ROOT, 'test', 'cli', 'fixtures', 'module-log.mjs');
+
+function cli(
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: cliEnv(env) }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeArgs, bin, ...args], { env: cliEnv(env) }, (error, stdout, stderr) => {
       const failed = error as (Error & { code?: number; signal?: NodeJS.Signals }) | null;
       resolve({
         code: failed === null ? 0 : (failed.code ?? null),
@@ -58,6 +66,10 @@ describe('the compiled CLI', () => {
       ],
       { cwd: ROOT },
     );
+    // Its last step: the CLI bundled as bin/insights-sync.js runs it.
+    await run(process.execPath, [path.join(ROOT, 'scripts', 'bundle-cli.mjs'), path.join(PACKAGE, 'dist')], {
+      cwd: ROOT,
+    });
     copyFileSync(path.join(ROOT, 'package.json'), path.join(PACKAGE, 'dist', 'package.json'));
     copyFileSync(path.join(ROOT, 'package.json'), path.join(PACKAGE, 'package.json'));
     for (const file of ['insights-sync.js', 'launch.js'])
@@ -86,7 +98,7 @@ describe('the compiled CLI', () => {
     const result = await cli(BIN, ['--help'], {});
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('Usage: insights-sync');
-    expect(readFileSync(BIN, 'utf8')).toContain('../dist/src/cli/main.js');
+    expect(readFileSync(BIN, 'utf8')).toContain('../dist/cli/main.js');
   });
 
   it('migrates, syncs (through the heap-limited child) and reports status against a warehouse', async () => {
@@ -98,6 +110,26 @@ describe('the compiled CLI', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ healthy: true });
     const runs = await t.db.selectFrom('sync_runs').select(['status']).execute();
     expect(runs.map((r) => r.status)).toEqual(['ok']);
+  }, 60_000);
+
+  it('is bundled: status loads kysely and zod inlined, not file by file, and --help still loads no database code', async () => {
+    const env = { DATABASE_URL: t.url, INSIGHTS_API_URL: sim.url, INSIGHTS_API_KEY: sim.apiKey };
+    const modulesOf = async (args: string[]) => {
+      const log = path.join(PACKAGE, `modules-${args.join('-')}.txt`);
+      rmSync(log, { force: true });
+      const result = await cli(BIN, args, { ...env, MODULE_LOG: log }, ['--import', HOOK]);
+      expect(result.code, result.stderr).toBe(0);
+      return [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))];
+    };
+    const status = await modulesOf(['status']);
+    // The control: the hook sees what status loads from node_modules (pg stays a package).
+    expect(status.some((url) => url.includes('/node_modules/pg/'))).toBe(true);
+    expect(status.filter((url) => /\/node_modules\/(kysely|zod)\//.test(url))).toEqual([]);
+    // Unbundled (dist/src/cli/main.js), status resolved 560 distinct modules, 352 of them
+    // kysely's and zod's; bundled, 130.
+    expect(status.length).toBeLessThan(200);
+    const help = await modulesOf(['--help']);
+    expect(help.filter((url) => /\/node_modules\/(pg|pg-boss|fastify|kysely|zod)\//.test(url))).toEqual([]);
   }, 60_000);
 
   it('says in one line what to do when dist/ is missing', async () => {
