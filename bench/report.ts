@@ -131,7 +131,7 @@ export function renderDoc(input: DocInput): string {
     lines.push(`## ${TITLES[name]}`, '', markdownTable(result.figures, name), '');
     if (apart !== undefined)
       lines.push(
-        `Measured apart from the rest: \`${apart.command}\`, ${apart.date.slice(0, 16).replace('T', ' ')} UTC, ${apart.runs} run(s); the machine and PostgreSQL as above.`,
+        `Measured apart from the rest: \`${apart.command}\`, ${apart.date.slice(0, 16).replace('T', ' ')} UTC, ${apart.runs} run(s), load average ${apart.startLoad.toFixed(2)} at its start; the machine and PostgreSQL as above.`,
         '',
       );
     lines.push(...NOTES[name], '');
@@ -323,19 +323,20 @@ const NOTES: Record<BenchmarkName, string[]> = {
   ],
   startup: [
     'The command as a user has it: `npm pack` of the checkout (its `prepare` script compiles',
-    '`dist/`), installed with `npm install -g --prefix <tmp>` from the tarball, and run as',
+    '`dist/` and bundles the CLI into `dist/cli/` with kysely and zod inlined: scripts/bundle-cli.mjs), installed with `npm install -g --prefix <tmp>` from the tarball, and run as',
     '`<tmp>/bin/insights-sync`. Each figure stands beside the same one through the path every',
     'command took before the compiled package (bench/tsx-entry.mjs: the TypeScript sources through tsx, in one',
     'process, no heap limit), measured in the same run. `--help` and `status` (against a migrated',
     "warehouse on the bench's PostgreSQL server) are timed from spawn to exit, 7 times each, one",
-    "after the other; the peak RSS of `--help` is /usr/bin/time's maximum resident set size. The",
+    'after the other, and so is `node -e 0`: what a command adds to it (the targets) is what its own',
+    "code costs, which other work on the machine moves less than the absolute time. The peak RSS of `--help` is /usr/bin/time's maximum resident set size. The",
     "backfill is bench/memory.ts's, at the size its row names, with no flag and no",
     'environment setting: sync, backfill, schedule and serve run in a child node started with',
     '`--max-old-space-size=96 --max-semi-space-size=4` (16 for `serve`; bin/launch.js; `INSIGHTS_MAX_HEAP_MB` changes it, `0` turns it',
     'off), whose peak is the figure; the launcher adds its own few tens of MB, shown added up.',
     '',
-    'Reproduce only this section: `npm run bench -- --only startup --runs 1 --no-write` (a few',
-    'minutes: the pack, the install and two backfills).',
+    'Reproduce only this section: `npm run bench -- --only startup --runs 1` (a few minutes: the',
+    'pack, the install and two backfills).',
   ],
   webhooks: [
     "The real `serve` command (`LOG_LEVEL=warn`: one log line per request is an operator's choice)",

@@ -26,6 +26,8 @@ export interface Provenance {
   command: string;
   date: string;
   runs: number;
+  /** 1-minute load average at its start: other work on the machine shows here. */
+  startLoad: number;
 }
 
 /** Where a document's measured values live: the same name, `.json` for `.md`. */
@@ -57,7 +59,12 @@ export function mergeSaved(base: SavedRun, fresh: SavedRun): SavedRun {
   for (const name of fresh.only) values[name] = fresh.result.values[name] ?? {};
   const sections = { ...base.sections };
   for (const name of fresh.only)
-    sections[name] = { command: fresh.command, date: fresh.date, runs: fresh.runs };
+    sections[name] = {
+      command: fresh.command,
+      date: fresh.date,
+      runs: fresh.runs,
+      startLoad: fresh.startLoad,
+    };
   return {
     ...base,
     result: {

@@ -5,7 +5,7 @@
  * process, no heap limit), measured in the same run.
  *
  * - `--help` and `status` (against a migrated warehouse on the bench's PostgreSQL server): wall
- *   time from spawn to exit, median of `repeats`;
+ *   time from spawn to exit, median of `repeats`, and what each adds to `node -e 0` timed alike;
  * - peak RSS of `--help`: /usr/bin/time's "maximum resident set size", median of 3;
  * - the large backfill of bench/memory.ts with no flag at all: the peak RSS of the process that
  *   runs it (the installed launcher's child) and of the launcher and that child added up.
@@ -35,6 +35,26 @@ export const startup: Benchmark<StartupOptions> = {
   name: 'startup',
   targets: '16',
   figures: ({ repeats, backfillItems }) => [
+    {
+      key: 'nodeS',
+      label: `\`node -e 0\`, the reference: Node's own start (median of ${repeats})`,
+      unit: 's',
+      digits: 2,
+    },
+    {
+      key: 'helpOverNodeS',
+      label: '`--help` installed, beyond `node -e 0` in the same run',
+      unit: 's',
+      digits: 2,
+      target: { text: '≤ +0.15 s', met: (s) => s.median <= 0.15 },
+    },
+    {
+      key: 'statusOverNodeS',
+      label: '`status` installed, beyond `node -e 0` in the same run',
+      unit: 's',
+      digits: 2,
+      target: { text: '≤ +0.35 s', met: (s) => s.median <= 0.35 },
+    },
     {
       key: 'helpS',
       label: `\`insights-sync --help\`, installed package (median of ${repeats})`,
@@ -187,6 +207,7 @@ export async function runStartup(
   try {
     const env = cleanEnv({ DATABASE_URL: warehouse.url });
     const measures: Record<string, number> = {
+      nodeS: await medianSeconds(['-e', '0'], [], env, options.repeats, failures),
       helpS: await medianSeconds(installedCli, ['--help'], env, options.repeats, failures),
       helpTsxS: await medianSeconds(tsxCli, ['--help'], env, options.repeats, failures),
       statusS: await medianSeconds(installedCli, ['status'], env, options.repeats, failures),
@@ -202,6 +223,9 @@ export async function runStartup(
       helpRssMb: await medianPeakRssMb(installedCli, ['--help'], env),
       helpRssTsxMb: await medianPeakRssMb(tsxCli, ['--help'], env),
     };
+    // The machine's own start, taken out: what the command adds to it is what its code decides.
+    measures.helpOverNodeS = (measures.helpS ?? 0) - (measures.nodeS ?? 0);
+    measures.statusOverNodeS = (measures.statusS ?? 0) - (measures.nodeS ?? 0);
     log(`startup: backfill of ~${options.backfillItems} items, installed package, no flags`);
     const ours = await measureBackfill(server, options.backfillItems, { cli: installedCli });
     log(`startup: the same backfill through tsx, no limit`);

@@ -63,7 +63,7 @@ describe('a benchmark measured again, merged into the saved values of a full run
     });
     const section = doc.slice(doc.indexOf('## Reading proofs'));
     expect(section).toContain(
-      'Measured apart from the rest: `npm run bench -- --only reading-proofs --runs 1`, 2026-11-28 22:30 UTC, 1 run(s)',
+      'Measured apart from the rest: `npm run bench -- --only reading-proofs --runs 1`, 2026-11-28 22:30 UTC, 1 run(s), load average 0.10 at its start',
     );
     expect(doc.match(/Measured apart from the rest/g)).toHaveLength(1);
     expect(doc).toContain('- **Command**: `npm run bench`');
