@@ -19,6 +19,8 @@ export interface ProgressOptions {
   now?: () => number;
   /** Least time between two log lines when not on a terminal. Default 10 s. */
   logEveryMs?: number;
+  /** What the bar and the log line call the work: the command. Default 'backfill'. */
+  label?: 'backfill' | 'verify';
 }
 
 export interface ProgressFigures {
@@ -41,9 +43,10 @@ const DRAW_EVERY_MS = 100;
 const BAR_WIDTH = 30;
 const CLEAR_LINE = '\r\u001b[2K';
 
-/** A backfill's progress: days done of total, items, rate and ETA. */
+/** A backfill's or a verify's progress: days done of total, items, rate and ETA. */
 export function createProgress(options: ProgressOptions): RunProgress {
   const now = options.now ?? Date.now;
+  const label = options.label ?? 'backfill';
   const started = now();
   const loadedByDay = new Map<string, number>();
   let windows = 0;
@@ -76,7 +79,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
     if (!bar) return;
     const time = now();
     if (!force && time - bar.drawnAt < DRAW_EVERY_MS) return;
-    bar.text = barLine(figures(), columns());
+    bar.text = barLine(figures(), columns(), label);
     bar.drawnAt = time;
     lines.target.write(`${CLEAR_LINE}${bar.text}`);
   };
@@ -105,7 +108,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
       const time = now();
       if (done === windows || time - lastLog >= (options.logEveryMs ?? 10_000)) {
         lastLog = time;
-        logger.info(figures(), 'backfill progress');
+        logger.info(figures(), `${label} progress`);
       }
     },
     stop() {
@@ -120,11 +123,11 @@ export function createProgress(options: ProgressOptions): RunProgress {
 }
 
 /** The bar's one line, no wider than the terminal (a wrapped line could not be cleared). */
-function barLine(f: ProgressFigures, columns: number): string {
+function barLine(f: ProgressFigures, columns: number, label: string): string {
   const share = f.windows === 0 ? 1 : f.windowsDone / f.windows;
   const filled = Math.round(share * BAR_WIDTH);
   const parts = [
-    `backfill |${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}| ${f.daysDone}/${f.days} days`,
+    `${label} |${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}| ${f.daysDone}/${f.days} days`,
     `${f.items} items`,
     `${f.itemsPerSecond} items/s`,
     f.windowsSkipped > 0

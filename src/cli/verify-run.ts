@@ -41,6 +41,7 @@ export async function executeVerify(
     : createProgress({
         days: daysFrom(request.from, request.to),
         logger,
+        label: 'verify',
         tty: Boolean(process.stderr.isTTY) && !process.env.CI,
       });
   try {
@@ -110,6 +111,8 @@ export function verifyTotals(days: readonly DayVerdict[]) {
 }
 
 const differs = (d: DayVerdict) => d.lacked + d.changed + d.gone + d.moved > 0;
+/** A day the verify read but not whole: what it found holds for the part the service answered. */
+const readInPart = (d: DayVerdict) => d.status === 'done' && d.truncated;
 
 /** A row per day and resource where the verify found something, then the totals and the days found short. */
 export function verifyText(result: VerifyResult, dryRun: boolean, columns?: number): string {
@@ -120,6 +123,7 @@ export function verifyText(result: VerifyResult, dryRun: boolean, columns?: numb
   const notVerified = result.days.filter((d) => d.status !== 'done');
   const totals = verifyTotals(result.days);
   const short = result.days.filter(foundShort).map((d) => `${d.source}/${d.resource}/${d.day}`);
+  const truncated = result.days.filter(readInPart).map((d) => `${d.source}/${d.resource}/${d.day}`);
   const requests = result.runs.reduce(
     (n, run) => n + Object.values(run.requests).reduce((m, byStatus) => m + sum(byStatus), 0),
     0,
@@ -132,6 +136,11 @@ export function verifyText(result: VerifyResult, dryRun: boolean, columns?: numb
     ...(short.length === 0
       ? []
       : [`days found short (settled, yet lacking items; repaired): ${short.join(', ')}`]),
+    ...(truncated.length === 0
+      ? []
+      : [
+          `read only in part (truncated: the answers stayed at the server's cap; verified as far as they reach, still flagged): ${truncated.join(', ')}`,
+        ]),
     ...(notVerified.length === 0
       ? []
       : [
@@ -167,6 +176,9 @@ export function verifyJson(result: VerifyResult, request: VerifyRequest, dryRun:
     totals: verifyTotals(result.days),
     daysFoundShort: result.days
       .filter(foundShort)
+      .map(({ source, resource, day }) => ({ source, resource, day })),
+    daysReadInPart: result.days
+      .filter(readInPart)
       .map(({ source, resource, day }) => ({ source, resource, day })),
     days: result.days,
   };

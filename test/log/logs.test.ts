@@ -156,6 +156,27 @@ describe('backfill progress', () => {
     expect(terminal.text()).toMatch(/backfill \|.*\| 1\/2 days \| 40 items \| 20 items\/s \| ETA/);
   });
 
+  it('of a verify, the bar and the log line say verify, not backfill', () => {
+    const terminal = fakeTerminal();
+    const onTerminal = createProgress({
+      days: ['2026-05-01'],
+      logger: capturingLogger().logger,
+      tty: true,
+      lines: terminalLines(terminal.stream),
+      label: 'verify',
+    });
+    onTerminal.onPlan(1, 1);
+    onTerminal.onWindow(outcome('2026-05-01', 3), 1, 1);
+    onTerminal.stop();
+    expect(terminal.text()).toMatch(/verify \|.*\| 1\/1 days/);
+    expect(terminal.text()).not.toContain('backfill');
+    const { logger, lines } = capturingLogger();
+    const elsewhere = createProgress({ days: ['2026-05-01'], logger, tty: false, label: 'verify' });
+    elsewhere.onPlan(1, 2);
+    elsewhere.onWindow(outcome('2026-05-01', 3), 1, 1);
+    expect(lines.map((line) => line.msg)).toEqual(['verify progress']);
+  });
+
   it('on a terminal, a log line written during the bar clears it, stands on its own line, and the bar comes back below', () => {
     const terminal = fakeTerminal();
     const stream = terminal.stream;
