@@ -40,6 +40,7 @@ import * as reopenedDays from './0039-reopened-days.js';
 import * as verify from './0040-verify.js';
 import * as windowMerge from './0041-window-merge.js';
 import * as webhookBatchFunction from './0042-webhook-batch-function.js';
+import * as visitorMergeFunction from './0043-visitor-merge-function.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -87,4 +88,5 @@ export const migrations: Record<string, Migration> = {
   '0040-verify': verify,
   '0041-window-merge': windowMerge,
   '0042-webhook-batch-function': webhookBatchFunction,
+  '0043-visitor-merge-function': visitorMergeFunction,
 };

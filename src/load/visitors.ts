@@ -11,11 +11,14 @@ import type { Visitor } from '../schemas/visitor.js';
  * Webhook bodies carry no dt: their visitor only creates a row that does not exist yet
  * (observed_at null, below every API observation; src/load/webhook-items.ts).
  *
- * The API's visitors are merged on the server by the window's merge (migration 0041), read from
- * the window's staged items: per visitor the batch's most recent observation, written only where
- * it is more recent than the stored row, in key order (concurrent windows lock shared visitors in
- * one order and cannot deadlock). A visitor row only a webhook created, that the API's copy of
- * its item contradicts and no row names any more, is deleted there too: it would inflate counts.
+ * Both merges run on the server in ONE function, merge_visitors() (migration 0043): the window's
+ * (store_window, from its staged items: per visitor the window's most recent observation) and the
+ * webhooks' (merge_webhook_rows: observed_at null). It writes an observation only where it is more
+ * recent than the stored row, in key order (concurrent writers lock shared visitors in one order
+ * and cannot deadlock); a webhook's only inserts an unknown visitor. Each caller keeps what
+ * surrounds it: a visitor row only a webhook created, that the API's copy of its item contradicts
+ * and no row names any more, is deleted by the window (it would inflate counts), and one a
+ * delivery inserted for a row naming another visitor by the webhooks' merge.
  */
 
 /** A visitor as its row of `visitors`: the one mapping of visitor fields to columns. */
@@ -37,21 +40,3 @@ export function visitorRow(sourceId: string, v: Visitor) {
     raw: JSON.stringify(v),
   };
 }
-
-/** A visitor's columns in the visitors table, in the table's order: the API's loader and the webhooks' share them. */
-export const VISITOR_COLUMNS = [
-  'source_id',
-  'id',
-  'name',
-  'company',
-  'email',
-  'ip',
-  'user_agent',
-  'landing_page',
-  'ref_page',
-  'created_at',
-  'device',
-  'browser',
-  'os',
-  'raw',
-] as const satisfies readonly (keyof ReturnType<typeof visitorRow>)[];

@@ -276,7 +276,8 @@ const RECEIVED_AT = 'received_at';
 const RAW_FROM = 'raw_delivery';
 /**
  * mergeWebhookBodies' statement, a named statement prepared once per connection: the owner's
- * merge_webhook_rows() (migration 0035) writes the visitors, then the items, like the API load
+ * merge_webhook_rows() (migration 0035) writes the visitors (through merge_visitors(), the API
+ * load's visitor merge too: migration 0043), then the items, like the API load
  * (the same lock order avoids deadlocks). The receiver has no INSERT or UPDATE of its own on
  * those tables: the function is what applies "a webhook never overwrites a value already there",
  * for any caller. The rows travel as one jsonb parameter per table (a JSON array), so the text is

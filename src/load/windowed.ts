@@ -58,9 +58,10 @@ export interface WindowLoad extends UpsertCounts {
  *   names any more removed (src/load/visitors.ts);
  * - a whole day's answer marks the rows it lacks absent and promotes the versions other days
  *   serve; any answer clears the marks of the rows it serves (src/load/moved-items.ts);
- * - the visitors last, read from the staged answer: every window of a run names the same busy
- *   visitors, and a row a window writes stays locked until it commits, so the shorter that tail,
- *   the more windows load at once;
+ * - the visitors last, read from the staged answer and merged by merge_visitors() (migration
+ *   0043, the webhooks' visitor merge too: src/load/visitors.ts): every window of a run names
+ *   the same busy visitors, and a row a window writes stays locked until it commits, so the
+ *   shorter that tail, the more windows load at once;
  * - its planner settings are the function's own: work_mem for sorting 10,000 rows by key (the
  *   lock order) without spilling; no hash or merge joins, since the staging tables are never
  *   analyzed and a guess joined them with a whole scan of the stored table, a cost that grew with

@@ -1,6 +1,6 @@
 /**
- * The window's merge runs in functions of the owner (migration 0041): the sync role writes a
- * window through them with its own rights, and no other role of docs/roles.sql may run them.
+ * The window's merge runs in functions of the owner (migrations 0041, 0043): the sync role writes
+ * a window through them with its own rights, and no other role of docs/roles.sql may run them.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,14 +8,17 @@ import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
+import { receiveDeliveries } from '../../src/webhooks/receive-batch.js';
 import { createRolesDatabase, type RolesDatabase, SCHEMA } from '../reliability/warehouse-roles.js';
-import { visitor } from '../webhooks/webhook-helpers.js';
+import { feedbackBody, visitor } from '../webhooks/webhook-helpers.js';
 
 const FUNCTIONS = [
   'store_window',
   'merge_window_feedback',
   'merge_window_survey_answers',
   'merge_window_recordings',
+  // The one visitor merge the window's functions call (migration 0043).
+  'merge_visitors',
 ];
 const DAY = '2026-03-02' as DayString;
 
@@ -85,13 +88,29 @@ describe('who may run the window merge', () => {
     expect(rows[0]).toEqual({ items: 2, visitors: 2, rejects: 1, mark: DAY });
   });
 
+  it("the receiver reaches the visitor merge only through the owner's merge_webhook_rows(): a delivery's new visitor is inserted", async () => {
+    const [outcome] = await receiveDeliveries(roles.as('serve').pool, [
+      {
+        source: { name: 'main', baseUrl: 'http://api.example.test' },
+        body: feedbackBody({ visitor: visitor('v-hook') }),
+      },
+    ]);
+    expect(outcome).toMatchObject({ status: 'applied', merge: { visitor: 'inserted' } });
+    const { rows } = await sql<{ observed_at: Date | null }>`
+      select observed_at from visitors where id = 'v-hook'`.execute(roles.as('owner').db);
+    expect(rows).toEqual([{ observed_at: null }]);
+  });
+
   it.each(['serve', 'analyst', 'monitor'] as const)('the %s role may not run them', async (role) => {
     const db = roles.as(role).db;
     for (const name of FUNCTIONS) {
+      const fn = sql.id(bookkeepingSchema(SCHEMA), name);
       const call =
         name === 'store_window'
-          ? sql`select ${sql.id(bookkeepingSchema(SCHEMA), name)}('main', null, 'feedback', null, '[]', false, 'update', null, null, null)`
-          : sql`select ${sql.id(bookkeepingSchema(SCHEMA), name)}('main', null, '[]', false, 'update', null)`;
+          ? sql`select ${fn}('main', null, 'feedback', null, '[]', false, 'update', null, null, null)`
+          : name === 'merge_visitors'
+            ? sql`select * from ${fn}('{}', '{}', '{}', '{}')`
+            : sql`select ${fn}('main', null, '[]', false, 'update', null)`;
       await expect(call.execute(db), `${role} runs ${name}`).rejects.toThrow(/permission denied/);
     }
   });

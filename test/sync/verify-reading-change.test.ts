@@ -5,46 +5,29 @@
  * reading. A verify of every day afterwards asks the server again under the reading it holds now:
  * whatever it finds, the warehouse then holds every item of every day, or flags the day.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resources.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { runVerify } from '../../src/sync/verify.js';
-import { addDays } from '../../src/time/days.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase } from '../helpers/database.js';
+import {
+  backfillAcrossReadingChange,
+  NIGHT,
+  OLDER_FROM,
+  startCappedSimulator,
+  TO,
+  useReadingChangeScene,
+} from '../helpers/reading-change.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 
-const TO = '2026-04-30';
-const RECENT = addDays(TO, -15);
-const OLDER_TO = addDays(RECENT, -1);
-const OLDER_FROM = addDays(OLDER_TO, -24);
-const NIGHT = new Date('2026-05-01T03:00:00.000Z');
-const VOLUME = { feedbackPerDay: 55, surveyPerDay: 45, recordingsPerDay: 35, busyDayFeedback: 95 };
-
 describe('verify of a warehouse loaded under a reading that changed', () => {
-  let t: TestDatabase;
-  let sim: Simulator;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    sim = await startSimulator({ seed: 2039, from: OLDER_FROM, to: TO, volume: VOLUME, cap: 100 });
-  });
-  afterAll(async () => {
-    await sim.stop();
-    await t.drop();
-  });
+  const scene = useReadingChangeScene();
 
   it('finds what the loads missed, if anything, and leaves no day short and unflagged', async () => {
-    const recent = await runAgainst(t, sim, {
-      now: NIGHT,
-      request: { trigger: 'backfill', range: { from: RECENT, to: TO } },
-    });
+    const { recent, older } = await backfillAcrossReadingChange(scene);
     expect(recent.status).toBe('ok');
-    sim.setOptions({ enddate: 'exclusive' });
-    const older = await runAgainst(t, sim, {
-      now: NIGHT,
-      request: { trigger: 'backfill', range: { from: OLDER_FROM, to: OLDER_TO } },
-    });
     expect(older.status).toBe('ok');
+    const { t, sim } = scene;
 
     sim.resetStats();
     const result = await runVerify(
@@ -82,7 +65,7 @@ describe('verify of a warehouse loaded under a reading that changed', () => {
 
   it('a verify under a reading that changed since the load marks nothing absent and finds nothing', async () => {
     const t2 = await createTestDatabase();
-    const sim2 = await startSimulator({ seed: 2040, from: OLDER_FROM, to: TO, volume: VOLUME, cap: 100 });
+    const sim2 = await startCappedSimulator(2040);
     try {
       const loaded = await runAgainst(t2, sim2, {
         now: NIGHT,

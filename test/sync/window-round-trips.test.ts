@@ -105,7 +105,8 @@ describe('the statements of one window', () => {
     const { rows } = await sql<{ body: string }>`
       select prosrc as body from pg_proc where proname = 'merge_window_feedback'`.execute(t.db);
     const body = rows[0]?.body ?? '';
-    const visitorsAt = body.indexOf('insert into visitors');
+    // The one visitor merge's call (migration 0043).
+    const visitorsAt = body.indexOf('merge_visitors(');
     const answerWrites = [...body.matchAll(/insert into feedback|update feedback|update key_collisions/g)]
       .map((m) => m.index ?? 0)
       // The promoted versions' writes come after: the visitors are read from the answer itself.
