@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
-import { verifyDifferences, verifyProgress } from '../ledger/read.js';
-import { VERIFY_PERIOD_DAYS } from '../status/verify-text.js';
+import { VERIFY_PERIOD_DAYS, verifyDifferences, verifyProgress } from '../ledger/read.js';
 
 /**
  * What the report shows of the verifies (the `verify` command and the schedule's scrub): per

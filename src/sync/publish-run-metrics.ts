@@ -1,9 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { verifyProgress } from '../ledger/read.js';
+import { VERIFY_PERIOD_DAYS, verifyProgress } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
 import { writeTextfileAtomically } from '../metrics/textfile.js';
-import { VERIFY_PERIOD_DAYS } from '../status/verify-text.js';
 import type { RunResult } from './outcomes.js';
 import { recordRun, runMetricsText } from './run-metrics.js';
 

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport } from '../../src/report/build-report.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -31,12 +33,20 @@ describe('the report shows the verifies', () => {
   let ledger: VerifiedLedger;
   let before: string;
   let after: string;
+  /** What docs/analysts.md's queries of the days found short return on the verified ledger. */
+  let documented: Record<string, unknown>[][];
 
   beforeAll(async () => {
     t = await createTestDatabase();
     ledger = await fillVerifiedLedger(t);
     const options = { from: LEDGER_FROM, to: LEDGER_TO };
     after = (await buildReport(t.db, options, new Date())).html;
+    const block = [...readFileSync('docs/analysts.md', 'utf8').matchAll(/^```sql\n([\s\S]*?)^```$/gm)]
+      .map((m) => m[1] ?? '')
+      .find((b) => b.includes('last_verify_lacked > 0'));
+    documented = [];
+    for (const query of (block ?? '').split(';').filter((q) => q.trim() !== ''))
+      documented.push((await sql.raw<Record<string, unknown>>(query).execute(t.db)).rows);
     // The same warehouse as if no verify had run: the empty state.
     await t.db
       .updateTable('sync_windows')
@@ -88,5 +98,18 @@ describe('the report shows the verifies', () => {
     expect(rows.map((r) => [r[0], r[1], r[2], ...r.slice(4)])).toEqual([
       ['main', 'feedback', SHORT_DAY, String(ledger.lacked), '0', '0', '0'],
     ]);
+  });
+
+  it("docs/analysts.md's queries find the day found short and the days never verified", () => {
+    expect(documented).toHaveLength(2);
+    const [short, never] = documented;
+    expect(short?.map((r) => [r.source_id, r.resource, String(r.day), r.last_verify_lacked])).toEqual([
+      ['main', 'feedback', SHORT_DAY, ledger.lacked],
+    ]);
+    // Only feedback of four days was verified: every other settled day is listed, from the first.
+    const feedback = never?.find((r) => r.resource === 'feedback');
+    expect(Number(feedback?.never_verified)).toBe(6);
+    expect(String(feedback?.oldest)).toBe(LEDGER_FROM);
+    expect(never?.map((r) => r.resource).sort()).toEqual(['feedback', 'recordings', 'survey']);
   });
 });
