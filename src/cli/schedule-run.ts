@@ -7,6 +7,7 @@ import { startScheduler } from '../schedule/scheduler.js';
 import { forcedExitRecorder, runLocked } from '../sync/run-locked.js';
 import { runNight } from '../sync/scrub.js';
 import { shutdownSignal } from '../sync/shutdown.js';
+import { publishVerifyMetrics } from '../sync/verify.js';
 import { cronSchedule } from '../time/cron-schedule.js';
 import type { CommandContext } from './command-context.js';
 import { startConfiguredMetrics } from './metrics-endpoint.js';
@@ -43,7 +44,7 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
           try {
             const runContext = { config, logger: jobLogger };
             const locked = { signal: shutdown.signal, busyHint: '; this slot is skipped', ...recorder.hooks };
-            await runNight({
+            const night = await runNight({
               db: warehouse.db,
               sync: async () => {
                 const result = await runLocked(warehouse, runContext, job.request, {
@@ -73,6 +74,9 @@ export async function runSchedule(context: CommandContext, options: { runNow: bo
               now: () => new Date(),
               logger: jobLogger,
             });
+            // The scrub recorded its findings after its runs published: the gauges again, with them.
+            if (night.scrub !== undefined)
+              await publishVerifyMetrics(warehouse.db, night.scrub, config, jobLogger);
           } catch (error) {
             if (!(error instanceof LockError)) throw error;
             jobLogger.warn({ slot: tick.slot.toISOString() }, error.message);

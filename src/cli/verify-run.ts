@@ -7,6 +7,7 @@ import { shutdownSignal } from '../sync/shutdown.js';
 import {
   type DayVerdict,
   foundShort,
+  publishVerifyMetrics,
   runVerify,
   type VerifyRequest,
   type VerifyResult,
@@ -54,7 +55,7 @@ export async function executeVerify(
           dry === undefined ? warehouse : { pool: dry.pool, db: createDb(dry.pool), url: warehouse.url };
         let pass = 0;
         try {
-          return await runVerify(
+          const verified = await runVerify(
             {
               db: target.db,
               run: (sync, onWindow) => {
@@ -78,6 +79,14 @@ export async function executeVerify(
             },
             request,
           );
+          // A dry run kept nothing: the metrics its runs wrote stand.
+          if (dry !== undefined) return verified;
+          const published = await publishVerifyMetrics(target.db, verified, config, logger);
+          const last = verified.runs.length - 1;
+          const lastRun = verified.runs[last];
+          if (published.metricsFileError !== undefined && lastRun !== undefined)
+            verified.runs[last] = { ...lastRun, metricsFileError: published.metricsFileError };
+          return verified;
         } finally {
           await dry?.discard();
         }

@@ -114,6 +114,9 @@ export function schemaDriftRows(
     .execute();
 }
 
+/** The period `status`, the metrics and the report sum the verifies' findings over. */
+export const VERIFY_PERIOD_DAYS = 30;
+
 /** What the verifies (the `verify` command, the scrub) have done of one source's settled days. */
 export interface VerifyProgress {
   source: string;
@@ -124,6 +127,8 @@ export interface VerifyProgress {
   oldestUnverifiedDay: string | null;
   /** The oldest last_verified_at of a settled window once verified: how far behind the scrub is. */
   leastRecentlyVerifiedAt: Date | null;
+  /** The newest last_verified_at of the source's windows: when a verify last ran; null: never. */
+  lastVerifiedAt: Date | null;
   /** Windows verified since `since`, and what their last verify found. */
   verifiedSince: number;
   lacked: number;
@@ -134,13 +139,23 @@ export interface VerifyProgress {
   short: { resource: WindowedResource; day: string }[];
 }
 
-export async function verifyProgress(db: Kysely<Database>, since: Date): Promise<VerifyProgress[]> {
+/**
+ * Per source, what the verifies have done (VerifyProgress). Only sources with a verified window,
+ * unless `everySource`: the metrics and the report show a source never verified too (its settled
+ * windows all unverified), where `status` has nothing to say of it but "never".
+ */
+export async function verifyProgress(
+  db: Kysely<Database>,
+  since: Date,
+  { everySource = false }: { everySource?: boolean } = {},
+): Promise<VerifyProgress[]> {
   const { rows } = await sql<{
     source: string;
     settled: number;
     never_verified: number;
     oldest_unverified_day: string | null;
     least_recently_verified_at: Date | null;
+    last_verified_at: Date | null;
     verified_since: number;
     lacked: number;
     changed: number;
@@ -153,6 +168,7 @@ export async function verifyProgress(db: Kysely<Database>, since: Date): Promise
            count(*) filter (where w.status = 'done' and w.last_verified_at is null)::int as never_verified,
            min(w.day) filter (where w.status = 'done' and w.last_verified_at is null)::text as oldest_unverified_day,
            min(w.last_verified_at) filter (where w.status = 'done') as least_recently_verified_at,
+           max(w.last_verified_at) as last_verified_at,
            count(*) filter (where w.last_verified_at >= ${since})::int as verified_since,
            coalesce(sum(w.last_verify_lacked) filter (where w.last_verified_at >= ${since}), 0)::int as lacked,
            coalesce(sum(w.last_verify_changed) filter (where w.last_verified_at >= ${since}), 0)::int as changed,
@@ -164,7 +180,7 @@ export async function verifyProgress(db: Kysely<Database>, since: Date): Promise
                      order by x.day desc limit 10) s) as short
       from sync_windows w
      group by w.source_id
-    having count(*) filter (where w.last_verified_at is not null) > 0
+    having ${everySource} or count(*) filter (where w.last_verified_at is not null) > 0
      order by w.source_id`.execute(db);
   return rows.map((r) => ({
     source: r.source,
@@ -172,11 +188,62 @@ export async function verifyProgress(db: Kysely<Database>, since: Date): Promise
     neverVerified: r.never_verified,
     oldestUnverifiedDay: r.oldest_unverified_day,
     leastRecentlyVerifiedAt: r.least_recently_verified_at,
+    lastVerifiedAt: r.last_verified_at,
     verifiedSince: r.verified_since,
     lacked: r.lacked,
     changed: r.changed,
     gone: r.gone,
     moved: r.moved,
     short: r.short ?? [],
+  }));
+}
+
+/** A window whose last verify found a difference: what it found, and when. */
+export interface VerifyDifference extends DayRead {
+  verifiedAt: Date;
+  lacked: number;
+  changed: number;
+  gone: number;
+  moved: number;
+}
+
+/**
+ * The windows (of one source, or all) whose last verify found the warehouse different from the
+ * service (lacked, changed, gone or moved), the most recently verified first, at most `limit`.
+ */
+export async function verifyDifferences(
+  db: Kysely<Database>,
+  { source, limit }: { source?: string; limit: number },
+): Promise<VerifyDifference[]> {
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select([
+      'source_id',
+      'resource',
+      sql<string>`day::text`.as('day'),
+      'last_verified_at',
+      'last_verify_lacked',
+      'last_verify_changed',
+      'last_verify_gone',
+      'last_verify_moved',
+    ])
+    .where('last_verified_at', 'is not', null)
+    .where(sql<boolean>`last_verify_lacked + last_verify_changed + last_verify_gone + last_verify_moved > 0`)
+    .$call((q) => (source === undefined ? q : q.where('source_id', '=', source)))
+    .orderBy('last_verified_at', 'desc')
+    .orderBy('day', 'desc')
+    .orderBy('source_id')
+    .orderBy('resource')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    source: r.source_id,
+    resource: r.resource as WindowedResource,
+    day: r.day,
+    verifiedAt: r.last_verified_at as Date,
+    lacked: r.last_verify_lacked ?? 0,
+    changed: r.last_verify_changed ?? 0,
+    gone: r.last_verify_gone ?? 0,
+    moved: r.last_verify_moved ?? 0,
   }));
 }

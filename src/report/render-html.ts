@@ -12,6 +12,7 @@ import {
   type ReportData,
   type VariantResult,
 } from './report-data.js';
+import type { Verification } from './verification-data.js';
 
 /**
  * The report as one self-contained HTML page: styles, Chart.js, the data (JSON) and the script
@@ -100,6 +101,7 @@ ${commentsSection(data)}
   }
 </section>
 ${healthSection(data.health)}
+${verificationSection(data.verification)}
 ${newFieldsSection(data.newFields)}
 </main>
 <footer>Made by insights-sync from the warehouse views (docs/warehouse.md). Statistics assume that a test result's
@@ -359,6 +361,59 @@ function healthSection(rows: HealthRow[]): string {
     <tbody>${body}</tbody>
   </table></div>
   <p class="note">Truncated days: the API returned as many items as it allows in one response, so items of those days may be missing.</p>`
+  }
+</section>`;
+}
+
+/**
+ * The verifies (the `verify` command, the schedule's scrub): per source, how far they have got and
+ * what the last 30 days' found; then the days whose last verify found a difference. Until a day is
+ * verified, says so and how to start, rather than a table of zeros that reads as "all verified".
+ */
+function verificationSection(v: Verification): string {
+  const heading = '<h2>Verification</h2>';
+  if (v.sources.every((s) => s.lastVerifiedAt === null))
+    return `<section>${heading}${empty(
+      v.sources.length === 0
+        ? 'Nothing settled yet: no day to verify.'
+        : "No day verified yet — run `insights-sync verify` or let the schedule's scrub run.",
+    )}</section>`;
+  const sources = v.sources
+    .map(
+      (
+        s,
+      ) => `<tr data-source="${escapeHtml(s.source)}" class="${s.lacked > 0 ? 'attention' : ''}"><td>${escapeHtml(s.source)}</td>
+        <td>${escapeHtml(shortTime(s.lastVerifiedAt))}</td><td>${escapeHtml(shortTime(s.leastRecentlyVerifiedAt))}</td>
+        <td class="n">${s.neverVerified} of ${s.settled}</td><td>${escapeHtml(s.oldestUnverifiedDay ?? '–')}</td>
+        <td class="n">${s.verifiedSince}</td><td class="n">${s.lacked}</td><td class="n">${s.changed}</td>
+        <td class="n">${s.gone}</td><td class="n">${s.moved}</td></tr>`,
+    )
+    .join('\n');
+  const days = v.differences
+    .map(
+      (
+        d,
+      ) => `<tr data-source="${escapeHtml(d.source)}" class="${d.lacked > 0 ? 'attention' : ''}"><td>${escapeHtml(d.source)}</td>
+        <td>${escapeHtml(d.resource)}</td><td>${escapeHtml(d.day)}</td><td>${escapeHtml(shortTime(d.verifiedAt))}</td>
+        <td class="n">${d.lacked}</td><td class="n">${d.changed}</td><td class="n">${d.gone}</td><td class="n">${d.moved}</td></tr>`,
+    )
+    .join('\n');
+  const found = `<th>lacked</th><th>changed</th><th>gone</th><th>moved</th>`;
+  return `<section>
+  ${heading}
+  <div class="wide"><table data-csv="verification">
+    <thead><tr><th>source</th><th>last verified</th><th>least recently verified</th><th>settled days never verified</th>
+      <th>oldest unverified day</th><th>verified, last ${v.periodDays} days</th>${found}</tr></thead>
+    <tbody>${sources}</tbody>
+  </table></div>
+  <p class="note">A verify reads settled days again and repairs what differs. Lacked: items the warehouse did not have (stored now; the day had been loaded short); changed: stored versions that differed (rewritten); gone: rows the service no longer serves (marked missing upstream, kept); moved: items whose day changed. Counts per source are the last verify of each day verified in the last ${v.periodDays} days.</p>
+  ${
+    v.differences.length === 0
+      ? empty('No verified day differed from what the service serves.')
+      : `<div class="wide"><table data-csv="verification-differences">
+    <thead><tr><th>source</th><th>resource</th><th>day</th><th>verified</th>${found}</tr></thead>
+    <tbody>${days}</tbody>
+  </table></div>`
   }
 </section>`;
 }

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import { schemaDriftRows, unfinishedDays } from '../ledger/read.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, todayUtc } from '../time/days.js';
+import { loadVerification, type Verification } from './verification-data.js';
 
 /**
  * What the report shows, read from the analyst views (migration 0004): the same numbers an
@@ -182,6 +183,8 @@ export interface ReportData {
   health: HealthRow[];
   /** Fields the API sends that the spec does not describe (schema_drift), newest first. */
   newFields: NewField[];
+  /** The verifies' progress and the days they found different (verification-data.ts). */
+  verification: Verification;
 }
 
 /** A field of the API's items the spec does not describe: kept in raw, not in a column. */
@@ -274,6 +277,7 @@ export async function loadReportData(
     byDevice: await loadBreakdown(db, options, 'device'),
     newFields: await loadNewFields(db, source),
     health,
+    verification: await loadVerification(db, source, now),
   };
 }
 

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
-import { type VerifyProgress, verifyProgress } from '../ledger/read.js';
-import { VERIFY_PERIOD_DAYS } from './verify-text.js';
+import { VERIFY_PERIOD_DAYS, type VerifyProgress, verifyProgress } from '../ledger/read.js';
 
 /**
  * What `status` shows of the verifies (the `verify` command and the schedule's scrub), per source

@@ -1,7 +1,4 @@
-import type { VerifyProgress } from '../ledger/read.js';
-
-/** The period `status` sums the verifies' findings over. */
-export const VERIFY_PERIOD_DAYS = 30;
+import { VERIFY_PERIOD_DAYS, type VerifyProgress } from '../ledger/read.js';
 
 /** One line per source: `main: 2,190 settled windows, 12 never verified (oldest 2024-03-01); ...`. */
 export function describeVerifyProgress(p: VerifyProgress): string {

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import { VERIFY_PERIOD_DAYS, verifyProgress } from '../ledger/read.js';
 import type { Logger } from '../log/logger.js';
 import { writeTextfileAtomically } from '../metrics/textfile.js';
 import type { RunResult } from './outcomes.js';
@@ -13,6 +14,10 @@ import { recordRun, runMetricsText } from './run-metrics.js';
  * logged and returned, not thrown: the run's data is loaded (and recorded) either way; `sync` and
  * `backfill` end with the write-failure code, `schedule` goes on, and the stale file shows
  * (node_textfile_mtime_seconds, and the last success time in it).
+ *
+ * The verifies' gauges (verify-metrics.ts) are read from the ledger with them, over the
+ * VERIFY_PERIOD_DAYS before the run's end (the database's clock, which stamps last_verified_at). A
+ * verify records its findings after its runs end: it calls this again then, with its last run.
  */
 export async function publishRunMetrics(
   db: Kysely<Database>,
@@ -24,10 +29,13 @@ export async function publishRunMetrics(
     select (select finished_at from sync_runs where run_id = ${result.runId}) as finished_at,
            (select max(finished_at) from sync_runs where status = 'ok') as last_success`.execute(db);
   const row = times.rows[0];
+  const finishedAt = row?.finished_at ?? new Date();
+  const since = new Date(finishedAt.getTime() - VERIFY_PERIOD_DAYS * 86_400_000);
   const input = {
     result,
-    finishedAt: row?.finished_at ?? new Date(),
+    finishedAt,
     lastSuccessAt: row?.last_success ?? null,
+    verify: await verifyProgress(db, since, { everySource: true }),
   };
   recordRun(input);
   if (metricsFile === undefined) return {};

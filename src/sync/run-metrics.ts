@@ -1,6 +1,8 @@
 import { Gauge, Registry } from 'prom-client';
+import { VERIFY_PERIOD_DAYS, type VerifyProgress } from '../ledger/read.js';
 import { processRegistry } from '../metrics/registry.js';
 import type { RunSummary, SnapshotOutcome, WindowOutcome } from './outcomes.js';
+import { createVerifyGauges, setVerifyGauges, type VerifyGauges } from './verify-metrics.js';
 
 /**
  * The metrics of the last run (sync, backfill or a scheduled run), following Prometheus' advice
@@ -22,6 +24,8 @@ export interface RunMetricsInput {
   finishedAt: Date;
   /** When the last run that ended ok ended (this one, if it did); null if none has. */
   lastSuccessAt: Date | null;
+  /** The verifies' progress per source, over the last VERIFY_PERIOD_DAYS days (verify-metrics.ts). */
+  verify: readonly VerifyProgress[];
 }
 
 const RUN_STATUSES = ['ok', 'partial', 'failed', 'interrupted'] as const;
@@ -114,17 +118,22 @@ function setRunGauges(gauges: RunGauges, { result, finishedAt, lastSuccessAt }: 
   gauges.lastSuccess.set(lastSuccessAt === null ? 0 : lastSuccessAt.getTime() / 1000);
 }
 
-let processGauges: RunGauges | undefined;
+let processGauges: { run: RunGauges; verify: VerifyGauges } | undefined;
 
 /** Sets the last run's gauges in the process registry: what `schedule` exposes on /metrics. */
 export function recordRun(input: RunMetricsInput): void {
-  processGauges ??= createRunGauges(processRegistry);
-  setRunGauges(processGauges, input);
+  processGauges ??= {
+    run: createRunGauges(processRegistry),
+    verify: createVerifyGauges(processRegistry, VERIFY_PERIOD_DAYS),
+  };
+  setRunGauges(processGauges.run, input);
+  setVerifyGauges(processGauges.verify, input.verify);
 }
 
-/** The last run's metrics alone, as exposition text: the textfile for node_exporter. */
+/** The last run's metrics and the verifies' alone, as exposition text: the textfile for node_exporter. */
 export function runMetricsText(input: RunMetricsInput): Promise<string> {
   const registry = new Registry();
   setRunGauges(createRunGauges(registry), input);
+  setVerifyGauges(createVerifyGauges(registry, VERIFY_PERIOD_DAYS), input.verify);
   return registry.metrics();
 }

@@ -9,6 +9,7 @@ import {
   type VerifyFinding,
   windowKey,
 } from '../ledger/verified.js';
+import type { Logger } from '../log/logger.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, daysFrom } from '../time/days.js';
 import type { RunResult, WindowOutcome } from './outcomes.js';
@@ -155,4 +156,23 @@ export function verdictsOf(
 /** A settled day the verify found items missing from: it was short, and is now repaired. */
 export function foundShort(day: DayVerdict): boolean {
   return day.settledBefore && day.lacked > 0;
+}
+
+/**
+ * After a verify recorded its findings, when INSIGHTS_METRICS_FILE or INSIGHTS_METRICS_PORT is
+ * set: the metrics again (publish-run-metrics.ts), with its last run, so that the verify gauges
+ * hold what it found (its runs published before it recorded anything). prom-client is loaded
+ * only then, as in runSync.
+ */
+export async function publishVerifyMetrics(
+  db: Kysely<Database>,
+  result: VerifyResult,
+  settings: { metricsFile: string | undefined; metricsPort: number | undefined },
+  logger: Logger,
+): Promise<{ metricsFileError?: unknown }> {
+  const last = result.runs[result.runs.length - 1];
+  if (last === undefined || (settings.metricsFile === undefined && settings.metricsPort === undefined))
+    return {};
+  const { publishRunMetrics } = await import('./publish-run-metrics.js');
+  return publishRunMetrics(db, last, settings.metricsFile, logger);
 }

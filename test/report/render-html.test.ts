@@ -27,6 +27,7 @@ function reportData(overrides: Partial<ReportData> = {}): ReportData {
     byDevice: [],
     health: [],
     newFields: [],
+    verification: { periodDays: 30, sources: [], differences: [] },
     ...overrides,
   };
 }
@@ -166,6 +167,49 @@ describe('the report page', () => {
     // In the JSON too: the data script element ends where it should.
     const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
     expect((JSON.parse(json) as ReportData).survey[0]?.question).toBe(HOSTILE);
+  });
+
+  it('shows the verification section escaped: a source name cannot add markup there either', () => {
+    const html = renderReportHtml(
+      reportData({
+        verification: {
+          periodDays: 30,
+          sources: [
+            {
+              source: HOSTILE,
+              settled: 10,
+              neverVerified: 6,
+              oldestUnverifiedDay: '2026-03-01',
+              lastVerifiedAt: '2026-03-11T04:00:00.000Z',
+              leastRecentlyVerifiedAt: '2026-03-11T03:00:00.000Z',
+              verifiedSince: 4,
+              lacked: 3,
+              changed: 0,
+              gone: 0,
+              moved: 0,
+            },
+          ],
+          differences: [
+            {
+              source: HOSTILE,
+              resource: HOSTILE,
+              day: '2026-03-05',
+              verifiedAt: '2026-03-11T04:00:00.000Z',
+              lacked: 3,
+              changed: 0,
+              gone: 0,
+              moved: 0,
+            },
+          ],
+        },
+      }),
+      '',
+    );
+    const section = /<h2>Verification<\/h2>(.*?)<\/section>/s.exec(html)?.[1] ?? '';
+    expect(section).toContain('&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)');
+    expect(section).not.toContain('<img');
+    expect(section).not.toContain('<script');
+    expect(html.match(/<script/g)).toHaveLength(3);
   });
 
   it('has a source column in the results tables when several sources are shown, and none for one', () => {
