@@ -114,9 +114,6 @@ export function schemaDriftRows(
     .execute();
 }
 
-/** The period `status`, the metrics and the report sum the verifies' findings over. */
-export const VERIFY_PERIOD_DAYS = 30;
-
 /** What the verifies (the `verify` command, the scrub) have done of one source's settled days. */
 export interface VerifyProgress {
   source: string;

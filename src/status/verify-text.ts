@@ -1,4 +1,5 @@
-import { VERIFY_PERIOD_DAYS, type VerifyProgress } from '../ledger/read.js';
+import type { VerifyProgress } from '../ledger/read.js';
+import { VERIFY_PERIOD_DAYS } from '../ledger/verify-period.js';
 
 /** One line per source: `main: 2,190 settled windows, 12 never verified (oldest 2024-03-01); ...`. */
 export function describeVerifyProgress(p: VerifyProgress): string {
