@@ -140,11 +140,11 @@ module.exports = {
     {
       name: 'readers-read-the-ledger-through-its-queries',
       comment:
-        'status/ and report/ read sync_windows and watermarks through src/ledger/read.ts, never the ' +
-        'ledger\'s writes or its planning.',
+        'status/ and report/ read sync_windows and watermarks through src/ledger/read.ts (and the ' +
+        'period its verify reads sum over, read-period.ts), never the ledger\'s writes or its planning.',
       severity: 'error',
       from: { path: '^src/(status|report)/' },
-      to: { path: '^src/ledger/', pathNot: '^src/ledger/read[.]ts$' },
+      to: { path: '^src/ledger/', pathNot: '^src/ledger/read(-period)?[.]ts$' },
     },
     {
       name: 'use-cases-are-not-imported',

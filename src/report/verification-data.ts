@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
 import { verifyDifferences, verifyProgress } from '../ledger/read.js';
-import { VERIFY_PERIOD_DAYS } from '../ledger/verify-period.js';
+import { VERIFY_PERIOD_DAYS } from '../ledger/read-period.js';
 
 /**
  * What the report shows of the verifies (the `verify` command and the schedule's scrub): per

@@ -1,5 +1,5 @@
 import type { VerifyProgress } from '../ledger/read.js';
-import { VERIFY_PERIOD_DAYS } from '../ledger/verify-period.js';
+import { VERIFY_PERIOD_DAYS } from '../ledger/read-period.js';
 
 /** One line per source: `main: 2,190 settled windows, 12 never verified (oldest 2024-03-01); ...`. */
 export function describeVerifyProgress(p: VerifyProgress): string {

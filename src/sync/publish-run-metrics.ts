@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { verifyProgress } from '../ledger/read.js';
-import { VERIFY_PERIOD_DAYS } from '../ledger/verify-period.js';
+import { VERIFY_PERIOD_DAYS } from '../ledger/read-period.js';
 import type { Logger } from '../log/logger.js';
 import { writeTextfileAtomically } from '../metrics/textfile.js';
 import type { RunResult } from './outcomes.js';

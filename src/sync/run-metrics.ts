@@ -1,6 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
 import type { VerifyProgress } from '../ledger/read.js';
-import { VERIFY_PERIOD_DAYS } from '../ledger/verify-period.js';
+import { VERIFY_PERIOD_DAYS } from '../ledger/read-period.js';
 import { processRegistry } from '../metrics/registry.js';
 import type { RunSummary, SnapshotOutcome, WindowOutcome } from './outcomes.js';
 import { createVerifyGauges, setVerifyGauges, type VerifyGauges } from './verify-metrics.js';
