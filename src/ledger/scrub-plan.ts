@@ -62,3 +62,25 @@ export function scrubPeriodNights(
   const gained = perNight - resources;
   return gained <= 0 ? null : Math.ceil(windows / gained);
 }
+
+/**
+ * The most requests a run's last proof of a resource's reading asks (src/extract/day-plan.ts,
+ * proveRun): after a stale verdict the reading must pass twice in a row, so three asks, each one
+ * request when the server answers it (a retry or a limit stepped down adds its own).
+ */
+export const CLOSING_PROOF_ASKS = 3;
+
+/** The requests a source's allowance keeps for the last proofs of `resources` resources. */
+export function closingReserve(resources: number): number {
+  return CLOSING_PROOF_ASKS * resources;
+}
+
+/**
+ * Whether a new window of a source may start: only while what its runs have sent, with the
+ * reserve for the last proofs that close them, is below what the night left it. A window that
+ * started always finishes (a half-read window is never recorded verified), so a source sends at
+ * most `left` plus the requests of the windows in flight when its allowance ran out.
+ */
+export function mayStartWindow(sent: number, left: number, reserve: number): boolean {
+  return sent + reserve < left;
+}

@@ -41,6 +41,7 @@ import {
   withSetAside,
 } from './outcomes.js';
 import { loadReadings, recordSessionProofs, type SourceReadings, storeReading } from './reading-store.js';
+import type { RequestAllowance } from './request-allowance.js';
 import { budgetPace } from './request-budget.js';
 import { RunGate } from './run-gate.js';
 import { finishRun, startRun } from './run-log.js';
@@ -77,6 +78,14 @@ export interface SyncRequest {
    * confirming pass, or the scrub's slice of a night. Default: every window of the plan.
    */
   only?: ReadonlySet<string>;
+  /**
+   * A hard stop on requests (the scrub's verify): counts every request of the run per source, and
+   * a window of a source whose allowance is spent is not started (skipped, held by the allowance);
+   * a window that started finishes. Honoured by windows run in process only: the scrub's verify
+   * never queues. With one, the windows start in the order of `only` (the caller's priority: the
+   * scrub's least recently verified first), so that those it holds back are the last of it.
+   */
+  allowance?: RequestAllowance;
 }
 
 export interface SyncDeps {
@@ -180,10 +189,16 @@ async function runStarted(
   const today = todayUtc(deps.now());
   const resources = new Set(request.resources ?? ALL_RESOURCES);
   const ctx = runContext(deps, runId, logger);
-  const opened = await openSources(deps, chosenSources(deps.sources, request.sources), logger);
-  const plans = (await planWindows(deps, opened.handles, resources, request.range, today)).filter(
+  const opened = await openSources(
+    deps,
+    chosenSources(deps.sources, request.sources),
+    logger,
+    request.allowance,
+  );
+  const planned = (await planWindows(deps, opened.handles, resources, request.range, today)).filter(
     (p) => request.only === undefined || request.only.has(windowKey(p.handle.name, p.resource, p.day)),
   );
+  const plans = request.allowance === undefined ? planned : inOrderOf(planned, request.only);
   deps.onPlan?.(plans.length, runId);
   // A sync's lookback re-reads are what late data is measured by; a backfill's range is the
   // operator's choice (a year read again would say nothing of the lookback).
@@ -272,6 +287,7 @@ async function openSources(
   deps: SyncDeps,
   sources: readonly SourceConfig[],
   logger: Logger,
+  allowance: RequestAllowance | undefined,
 ): Promise<OpenedSources> {
   const makeClient =
     deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options));
@@ -282,7 +298,10 @@ async function openSources(
     opened.requests[source.name] = byStatus;
     const client = makeClient(source, {
       logger,
-      onResponse: (status) => countResponse(byStatus, status),
+      onResponse: (status) => {
+        countResponse(byStatus, status);
+        allowance?.count(source.name);
+      },
       signal: deps.signal,
       pace: budgetPace(deps.db, source),
     });
@@ -318,6 +337,20 @@ async function planWindows(
       for (const day of days) plans.push({ handle, resource, day, startDay });
     }
   return oldestFirst(plans);
+}
+
+/**
+ * The plans in the order their windows have in `order` (a Set keeps the order it was built in);
+ * without one, as they are. Plans it does not name go last, in their own order.
+ */
+export function inOrderOf<P extends { handle: { name: string }; resource: string; day: DayString }>(
+  plans: readonly P[],
+  order: ReadonlySet<string> | undefined,
+): P[] {
+  if (order === undefined) return [...plans];
+  const rank = new Map([...order].map((key, i) => [key, i]));
+  const at = (p: P) => rank.get(windowKey(p.handle.name, p.resource, p.day)) ?? rank.size;
+  return [...plans].sort((a, b) => at(a) - at(b));
 }
 
 /** Oldest days first across resources, so watermarks advance as the run goes. */
@@ -402,16 +435,12 @@ async function runWindowsHere(
 ): Promise<WindowOutcome[]> {
   // Fetched-but-not-loaded windows hold memory: at most twice the request bound at once.
   const windowLimit = pLimit(concurrency * 2);
+  const { allowance } = run.request;
   const runAll = (plans: readonly PlannedWindow<SourceHandle>[]) =>
     settleAll(
       plans.map((plan) =>
         windowLimit(async (): Promise<WindowOutcome> => {
-          const outcome = skipped(plan.handle.name, plan.resource)
-            ? skippedWindow(plan.handle.name, plan.resource, plan.day)
-            : await runWindow(ctx, plan.handle, plan.resource, plan.day, {
-                today: run.today,
-                startDay: plan.startDay,
-              });
+          const outcome = await startWindow(ctx, run, plan, skipped);
           settle(outcome);
           return outcome;
         }),
@@ -419,15 +448,44 @@ async function runWindowsHere(
     );
   const outcomes = await runAll(run.plans);
   // Days a proof reopened (the reading they were settled under proved stale) are read again,
-  // each pass closed by the run's last proof, while the run is not stopping.
+  // each pass closed by the run's last proof, while the run is not stopping. The reopened days of
+  // a source whose allowance is spent are held: the ledger keeps them reopened for the next run.
   for (let pass = 0; pass < REOPEN_PASSES && ctx.signal?.aborted !== true; pass++) {
-    const again = await reopenedPlans(ctx, run, skipped);
+    const again = heldBack(await reopenedPlans(ctx, run, skipped), allowance);
     if (again.length === 0) break;
     logReopened(ctx.logger, again);
     outcomes.push(...(await runAll(again)));
   }
   await recordLeftProofs(ctx, run);
   return latestPerWindow(outcomes);
+}
+
+/** The plans whose source may still start a window; the others held by the allowance. */
+function heldBack(
+  plans: readonly PlannedWindow<SourceHandle>[],
+  allowance: RequestAllowance | undefined,
+): PlannedWindow<SourceHandle>[] {
+  if (allowance === undefined) return [...plans];
+  const go = plans.filter((plan) => allowance.mayStart(plan.handle.name));
+  for (const plan of plans) if (!go.includes(plan)) allowance.hold(plan.handle.name, plan.resource, plan.day);
+  return go;
+}
+
+/** A window read now, or skipped: its source refused or stopped, or its allowance spent. */
+async function startWindow(
+  ctx: SyncContext,
+  run: RunPlan,
+  plan: PlannedWindow<SourceHandle>,
+  skipped: Skipped,
+): Promise<WindowOutcome> {
+  const { name } = plan.handle;
+  if (skipped(name, plan.resource)) return skippedWindow(name, plan.resource, plan.day);
+  const { allowance } = run.request;
+  if (allowance !== undefined && !allowance.mayStart(name)) {
+    allowance.hold(name, plan.resource, plan.day);
+    return skippedWindow(name, plan.resource, plan.day);
+  }
+  return runWindow(ctx, plan.handle, plan.resource, plan.day, { today: run.today, startDay: plan.startDay });
 }
 
 /**

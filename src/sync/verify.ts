@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import { type DayString, daysFrom } from '../time/days.js';
 import type { RunResult, WindowOutcome } from './outcomes.js';
+import type { RequestAllowance } from './request-allowance.js';
 import type { SyncRequest } from './run-sync.js';
 
 /**
@@ -34,6 +35,12 @@ export interface VerifyRequest {
   resources?: readonly WindowedResource[];
   /** Only these windows of the range (windowKey): the scrub's slice of a night. */
   only?: ReadonlySet<string>;
+  /**
+   * The scrub's hard stop, shared by the verify's runs (src/sync/request-allowance.ts): a window
+   * it held back (not read, or read once and not confirmed) is not recorded verified, so that the
+   * next night takes it first.
+   */
+  allowance?: RequestAllowance;
 }
 
 export interface DayVerdict extends VerifyFinding {
@@ -50,6 +57,8 @@ export interface VerifyResult {
   /** The verify's run, and its confirming run when a day held rows found absent once. */
   runs: RunResult[];
   days: DayVerdict[];
+  /** Windows not verified because the allowance ran out (windowKey); none without one. */
+  held: ReadonlySet<string>;
 }
 
 export interface VerifyDeps {
@@ -70,12 +79,13 @@ export async function runVerify(deps: VerifyDeps, request: VerifyRequest): Promi
     resources: request.resources ?? WINDOWED_RESOURCES,
     ...(request.sources === undefined ? {} : { sources: request.sources }),
     ...(request.only === undefined ? {} : { only: request.only }),
+    ...(request.allowance === undefined ? {} : { allowance: request.allowance }),
   };
   const planned = await plannedBefore(deps, request, base);
   const since = await databaseNow(deps.db);
   const runs = [await deps.run(base, onWindow)];
   const read = latestOutcomes(outcomes).filter((o) => o.status === 'done');
-  const again = await daysAbsentOnce(deps.db, read);
+  const again = confirmable(await daysAbsentOnce(deps.db, read), request.allowance);
   if (again.length > 0 && !runs[0]?.windows.some((w) => w.fatal === true))
     runs.push(
       await deps.run(
@@ -86,8 +96,22 @@ export async function runVerify(deps: VerifyDeps, request: VerifyRequest): Promi
   const settled = new Set(planned.map((d) => windowKey(d.source, d.resource, d.day)));
   const lacked = await rowsFirstSeenSince(deps.db, latestOutcomes(outcomes), since);
   const days = verdictsOf(outcomes, settled, lacked);
-  for (const day of days) if (day.status === 'done') await recordVerification(deps.db, day);
-  return { runs, days };
+  const held = request.allowance?.held ?? new Set<string>();
+  for (const day of days)
+    if (day.status === 'done' && !held.has(windowKey(day.source, day.resource, day.day)))
+      await recordVerification(deps.db, day);
+  return { runs, days, held };
+}
+
+/**
+ * The days read once whose confirming read the allowance pays for; the others held (read once, a
+ * found absence not yet confirmed: not verified).
+ */
+function confirmable(days: readonly DayRead[], allowance: RequestAllowance | undefined): DayRead[] {
+  if (allowance === undefined) return [...days];
+  const go = days.filter((d) => allowance.mayStart(d.source));
+  for (const d of days) if (!go.includes(d)) allowance.hold(d.source, d.resource, d.day);
+  return go;
 }
 
 /** The days of the request the ledger held as done before the verify read them. */

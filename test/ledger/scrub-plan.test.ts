@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { scrubPeriodNights, scrubSlice, VERIFY_COST } from '../../src/ledger/scrub-plan.js';
+import {
+  CLOSING_PROOF_ASKS,
+  closingReserve,
+  mayStartWindow,
+  scrubPeriodNights,
+  scrubSlice,
+  VERIFY_COST,
+} from '../../src/ledger/scrub-plan.js';
 import type { ScrubCandidate } from '../../src/ledger/verified.js';
 
 const at = (iso: string | null) => (iso === null ? null : new Date(iso));
@@ -66,5 +73,18 @@ describe("the scrub's choice of days", () => {
     expect(scrubPeriodNights(730 * 3, 200, 40, 3)).toBe(21);
     expect(scrubPeriodNights(90 * 3, 200, 40, 3)).toBe(3);
     expect(scrubPeriodNights(10, 40, 40, 3)).toBeNull();
+  });
+});
+
+describe("the scrub's hard stop", () => {
+  it('starts a window only while what was sent and the last proofs stay below what was left', () => {
+    expect(closingReserve(3)).toBe(3 * CLOSING_PROOF_ASKS);
+    expect(mayStartWindow(0, 10, 9)).toBe(true);
+    expect(mayStartWindow(1, 10, 9)).toBe(false);
+    expect(mayStartWindow(90, 100, 9)).toBe(true);
+    expect(mayStartWindow(91, 100, 9)).toBe(false);
+    // Nothing left, or less than the reserve: nothing starts.
+    expect(mayStartWindow(0, 0, 0)).toBe(false);
+    expect(mayStartWindow(0, 5, 9)).toBe(false);
   });
 });
