@@ -32,6 +32,7 @@ function result(days: DayVerdict[]): VerifyResult {
       },
     ],
     days,
+    held: new Set(),
   };
 }
 
