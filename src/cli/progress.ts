@@ -4,6 +4,7 @@ import type { WindowOutcome } from '../sync/outcomes.js';
 /** The callbacks runSync calls (onPlan, onWindow), shown as a bar or as log lines. */
 export interface RunProgress {
   onPlan(totalWindows: number, runId: number): void;
+  /** total grows past the plan when the run reads reopened days again. */
   onWindow(outcome: WindowOutcome, done: number, total: number): void;
   stop(): void;
 }
@@ -48,7 +49,9 @@ export function createProgress(options: ProgressOptions): RunProgress {
   const now = options.now ?? Date.now;
   const label = options.label ?? 'backfill';
   const started = now();
-  const loadedByDay = new Map<string, number>();
+  // A day's windows by source and resource: a window read again (its day reopened) counts once.
+  const loadedByDay = new Map<string, Set<string>>();
+  let planned = 0;
   let windows = 0;
   let ran = 0;
   let skipped = 0;
@@ -59,8 +62,8 @@ export function createProgress(options: ProgressOptions): RunProgress {
   let bar: { text: string; drawnAt: number } | undefined;
 
   const figures = (): ProgressFigures => {
-    const perDay = options.days.length === 0 ? 1 : Math.max(1, Math.round(windows / options.days.length));
-    const daysDone = [...loadedByDay.values()].filter((n) => n >= perDay).length;
+    const perDay = options.days.length === 0 ? 1 : Math.max(1, Math.round(planned / options.days.length));
+    const daysDone = [...loadedByDay.values()].filter((read) => read.size >= perDay).length;
     const seconds = Math.max((now() - started) / 1000, 0.001);
     const left = windows - ran - skipped;
     return {
@@ -86,6 +89,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
 
   return {
     onPlan(total, runId) {
+      planned = total;
       windows = total;
       logger = options.logger.child({ runId });
       if (!options.tty || total === 0) return;
@@ -98,11 +102,14 @@ export function createProgress(options: ProgressOptions): RunProgress {
       });
       draw(true);
     },
-    onWindow(outcome, done) {
+    onWindow(outcome, done, total) {
+      windows = Math.max(windows, total, done);
       if (outcome.status === 'skipped') skipped += 1;
       else ran += 1;
-      if (outcome.status === 'done' || outcome.status === 'open')
-        loadedByDay.set(outcome.day, (loadedByDay.get(outcome.day) ?? 0) + 1);
+      if (outcome.status === 'done' || outcome.status === 'open') {
+        const read = loadedByDay.get(outcome.day) ?? new Set<string>();
+        loadedByDay.set(outcome.day, read.add(`${outcome.source}\u0000${outcome.resource}`));
+      }
       items += outcome.fetched;
       if (bar) return draw(done === windows);
       const time = now();
@@ -124,7 +131,7 @@ export function createProgress(options: ProgressOptions): RunProgress {
 
 /** The bar's one line, no wider than the terminal (a wrapped line could not be cleared). */
 function barLine(f: ProgressFigures, columns: number, label: string): string {
-  const share = f.windows === 0 ? 1 : f.windowsDone / f.windows;
+  const share = f.windows === 0 ? 1 : Math.min(1, f.windowsDone / f.windows);
   const filled = Math.round(share * BAR_WIDTH);
   const parts = [
     `${label} |${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}| ${f.daysDone}/${f.days} days`,

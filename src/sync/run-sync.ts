@@ -383,11 +383,15 @@ async function runWindowsAndSnapshots(
         outcome.error,
       );
   };
-  let done = 0;
+  // Reopened days read again add to the run's windows: progress counts them in its total.
+  const count = { done: 0, total: run.plans.length };
   const settleWindow = (outcome: WindowOutcome): void => {
     settle(outcome);
-    done += 1;
-    deps.onWindow?.(outcome, done, run.plans.length);
+    count.done += 1;
+    deps.onWindow?.(outcome, count.done, count.total);
+  };
+  const readAgain = (windows: number): void => {
+    count.total += windows;
   };
   const skipped = (source: string, resource: Resource) => gate.skipped(source, resource);
   const snapshotsOf = () => runSnapshots(ctx, deps.dispatch, run, skipped, settle);
@@ -397,7 +401,7 @@ async function runWindowsAndSnapshots(
   // spares the snapshots their requests.
   if (dispatch === undefined) {
     const [windows, snapshots] = await settleBoth(
-      runWindowsHere(ctx, deps.settings.concurrency, run, skipped, settleWindow),
+      runWindowsHere(ctx, deps.settings.concurrency, run, skipped, { settle: settleWindow, readAgain }),
       snapshotsOf(),
     );
     return { windows, snapshots };
@@ -419,6 +423,7 @@ async function runWindowsAndSnapshots(
     const again = await reopenedInLedger(deps.db, run.plans);
     if (again.length === 0) break;
     logReopened(logger, again);
+    readAgain(again.length);
     windows.push(...(await dispatch.runWindows(again, dispatchRun)));
   }
   return { windows: latestPerWindow(windows), snapshots: await snapshotsOf() };
@@ -431,7 +436,7 @@ async function runWindowsHere(
   concurrency: number,
   run: RunPlan,
   skipped: Skipped,
-  settle: (outcome: WindowOutcome) => void,
+  tally: { settle: (outcome: WindowOutcome) => void; readAgain: (windows: number) => void },
 ): Promise<WindowOutcome[]> {
   // Fetched-but-not-loaded windows hold memory: at most twice the request bound at once.
   const windowLimit = pLimit(concurrency * 2);
@@ -441,7 +446,7 @@ async function runWindowsHere(
       plans.map((plan) =>
         windowLimit(async (): Promise<WindowOutcome> => {
           const outcome = await startWindow(ctx, run, plan, skipped);
-          settle(outcome);
+          tally.settle(outcome);
           return outcome;
         }),
       ),
@@ -454,6 +459,7 @@ async function runWindowsHere(
     const again = heldBack(await reopenedPlans(ctx, run, skipped), allowance);
     if (again.length === 0) break;
     logReopened(ctx.logger, again);
+    tally.readAgain(again.length);
     outcomes.push(...(await runAll(again)));
   }
   await recordLeftProofs(ctx, run);
@@ -510,7 +516,7 @@ async function recordLeftProofs(ctx: SyncContext, run: RunPlan): Promise<void> {
 function logReopened(logger: Logger, again: readonly PlannedWindow<SourceHandle>[]): void {
   logger.warn(
     { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] },
-    'server reading proved stale since days were settled: reading them again',
+    'days settled this run may be short (the server reading proved stale, or a cap learned since reached their answers): reading them again',
   );
 }
 

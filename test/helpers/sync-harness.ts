@@ -37,7 +37,7 @@ export interface RunOptions {
   /** Wraps each source's client, e.g. to rewrite or fail some responses. */
   wrapClient?: (client: ApiClient) => ApiClient;
   /** Called with each window's outcome (SyncDeps.onWindow). */
-  onWindow?: (outcome: WindowOutcome) => void;
+  onWindow?: (outcome: WindowOutcome, done: number, total: number) => void;
 }
 
 export function simulatorSource(sim: Simulator, name = 'main', apiKey = sim.apiKey): SourceConfig {

@@ -156,6 +156,27 @@ describe('backfill progress', () => {
     expect(terminal.text()).toMatch(/backfill \|.*\| 1\/2 days \| 40 items \| 20 items\/s \| ETA/);
   });
 
+  it('counts windows read again (days a proof reopened) as more work: the bar ends full, a day once', () => {
+    const terminal = fakeTerminal();
+    const progress = createProgress({
+      days: ['2026-05-01', '2026-05-02'],
+      logger: capturingLogger().logger,
+      tty: true,
+      lines: terminalLines(terminal.stream),
+    });
+    progress.onPlan(2, 1);
+    progress.onWindow(outcome('2026-05-01', 30), 1, 2);
+    progress.onWindow(outcome('2026-05-02', 10), 2, 2);
+    // Both days reopened and read again: the run's total grows to 4, then a caller that
+    // did not grow it reports a fifth window.
+    progress.onWindow(outcome('2026-05-01', 31), 3, 4);
+    progress.onWindow(outcome('2026-05-02', 12), 4, 4);
+    progress.onWindow(outcome('2026-05-02', 12), 5, 4);
+    progress.stop();
+    const last = terminal.text().split('\r\u001b[2K').at(-1) ?? '';
+    expect(last).toMatch(/^backfill \|█{30}\| 2\/2 days \| 95 items/);
+  });
+
   it('of a verify, the bar and the log line say verify, not backfill', () => {
     const terminal = fakeTerminal();
     const onTerminal = createProgress({

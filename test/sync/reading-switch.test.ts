@@ -52,12 +52,18 @@ describe('a server whose enddate turns exclusive in the middle of a backfill', (
 
   it('settles no day short: every day not flagged holds every item, and the stale days are read again', async () => {
     const deploy = deployAfter(sim, 40);
+    const counts: { done: number; total: number }[] = [];
     const result = await runAgainst(t, sim, {
       now: NIGHT,
       request: { trigger: 'backfill', range: { from: FROM, to: TO } },
       settings: { concurrency: 1 },
       wrapClient: deploy.wrap,
+      onWindow: (_outcome, done, total) => counts.push({ done, total }),
     });
+    // The days read again are counted as more work: progress never runs past its total.
+    const planned = counts[0]?.total ?? 0;
+    expect(counts.at(-1)?.total).toBeGreaterThan(planned);
+    expect(counts.filter(({ done, total }) => done > total)).toEqual([]);
     expect(deploy.asked()).toBeGreaterThan(40);
     expect(result.status).toBe('ok');
     const found = await compareWithTruth(t, 'main', sim.truth(), { from: FROM, to: TO });
