@@ -125,10 +125,45 @@ export function createPool(options: ConnectionOptions): pg.Pool {
   // A client that loses its server must not crash the process: idle ones report on the pool,
   // checked-out ones on themselves (the query in flight still rejects and is handled there).
   pool.on('error', () => {});
+  const clients = new Set<pg.PoolClient>();
+  poolClients.set(pool, clients);
   pool.on('connect', (client) => {
     client.on('error', () => {});
+    clients.add(client);
   });
+  pool.on('remove', (client) => clients.delete(client));
   return pool;
+}
+
+/** Each pool's open connections, for closeAtForcedExit. */
+const poolClients = new WeakMap<pg.Pool, Set<pg.PoolClient>>();
+
+/**
+ * At a forced exit: no connection of the pool is handed out any more, and the server ends the
+ * sessions of those it has, from a connection of its own. Exiting is not enough: a window's write
+ * is one statement (store_window()), and one waiting on a lock (an analyst's, a migration's) when
+ * the process exits would still run, and commit, once the lock is free; a session that is ended
+ * rolls back what it was running. Returns how many sessions were ended.
+ */
+export async function closeAtForcedExit(pool: pg.Pool, url: string): Promise<number> {
+  // pg knows each connection's server process from its start (BackendKeyData); @types/pg omits it.
+  const pids = [...(poolClients.get(pool) ?? [])]
+    .map((client) => (client as unknown as { processID: number | null }).processID)
+    .filter((pid): pid is number => pid !== null);
+  void pool.end().catch(() => {});
+  if (pids.length === 0) return 0;
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ ended: number }>(
+      'select count(*) filter (where pg_terminate_backend(pid))::int as ended from unnest($1::int[]) as pid where pid <> pg_backend_pid()',
+      [pids],
+    );
+    return rows[0]?.ended ?? 0;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../config/config.js';
-import { describeServer } from '../db/connection.js';
+import { closeAtForcedExit, createDb, createPool, describeServer } from '../db/connection.js';
 import type { Database } from '../db/database.js';
 import { describeHolder } from '../db/lock-holder.js';
 import { acquireRunLock } from '../db/run-lock.js';
@@ -34,7 +34,7 @@ export interface LockedRunOptions {
   /** Shutdown: ends a wait, and the run takes no new windows. */
   signal?: AbortSignal;
   /** Called once the lock is held: from then on, a run left 'running' in the log is ours. */
-  onLocked?: (db: Kysely<Database>) => void;
+  onLocked?: (warehouse: RunWarehouse, schema: string) => void;
   /** Called right before the lock is released. */
   onReleasing?: () => void;
   onPlan?: (totalWindows: number, runId: number) => void;
@@ -72,7 +72,7 @@ export async function runLocked(
     onWait: (holder) => logger.warn(`${describeHolder(config.schema, holder)}; waiting for it (--wait)`),
   });
   try {
-    options.onLocked?.(warehouse.db);
+    options.onLocked?.(warehouse, config.schema);
     const abandoned = await interruptAbandonedRuns(
       warehouse.db,
       'the process running it ended without recording the end (killed, or its machine stopped)',
@@ -168,13 +168,13 @@ async function openDispatch(
  * started, between taking the lock and the end of the run.
  */
 export function forcedExitRecorder() {
-  let lockedDb: Kysely<Database> | undefined;
+  let locked: { warehouse: RunWarehouse; schema: string } | undefined;
   let runId: number | undefined;
   let finished: WindowOutcome[] = [];
   return {
     hooks: {
-      onLocked: (db: Kysely<Database>) => {
-        lockedDb = db;
+      onLocked: (warehouse: RunWarehouse, schema: string) => {
+        locked = { warehouse, schema };
         runId = undefined;
         finished = [];
       },
@@ -182,20 +182,24 @@ export function forcedExitRecorder() {
         runId = id;
       },
       onReleasing: () => {
-        lockedDb = undefined;
+        locked = undefined;
       },
       onWindow: (outcome: WindowOutcome) => {
         finished.push(outcome);
       },
     },
     async onForce(reason: string): Promise<void> {
-      if (lockedDb === undefined || runId === undefined) return;
-      await interruptRun(
-        lockedDb,
-        runId,
-        `${reason}: windows in flight were rolled back`,
-        summarize(finished, []),
-      );
+      if (locked === undefined) return;
+      const { warehouse, schema } = locked;
+      // The run's windows in flight must not commit after the exit: their sessions are ended,
+      // and the run is recorded from a connection of its own (the pool's may all be stuck).
+      const closed = closeAtForcedExit(warehouse.pool, warehouse.url);
+      if (runId !== undefined) {
+        const own = createPool({ url: warehouse.url, schema, max: 1 });
+        const note = `${reason}: windows in flight were rolled back`;
+        await interruptRun(createDb(own), runId, note, summarize(finished, [])).finally(() => own.end());
+      }
+      await closed;
     },
   };
 }

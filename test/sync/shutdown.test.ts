@@ -34,6 +34,14 @@ async function windowsStuck(t: TestDatabase): Promise<number> {
   return rows.rows[0]?.n ?? 0;
 }
 
+/** Sessions of the CLI still open on the test database. */
+async function cliSessions(t: TestDatabase): Promise<number> {
+  const rows = await sql<{ n: number }>`
+    select count(*)::int as n from pg_stat_activity
+     where datname = current_database() and application_name = 'insights-sync'`.execute(t.db);
+  return rows.rows[0]?.n ?? 0;
+}
+
 async function lastRun(t: TestDatabase) {
   return t.db
     .selectFrom('sync_runs')
@@ -147,6 +155,9 @@ describe('SIGTERM and SIGINT', () => {
       // The grace period, not the 10 s default, with room for a loaded machine's process exit.
       expect(result.ms).toBeLessThan(2000 + 4000);
       expect(result.stderr).toContain('the shutdown grace period of 2000 ms ran out');
+      // The sessions of the windows stuck in flight are ended with the process: none is left to
+      // take the lock once it is free and commit a window after the exit.
+      expect(await cliSessions(t)).toBe(0);
     } finally {
       await blocker.query('rollback');
       blocker.release();
@@ -175,6 +186,7 @@ describe('SIGTERM and SIGINT', () => {
       expect(result.code, result.stderr).toBe(130);
       expect(result.ms).toBeLessThan(8000); // the grace period is 10 s
       expect(result.stderr).toContain('a second SIGINT');
+      expect(await cliSessions(t)).toBe(0);
     } finally {
       await blocker.query('rollback');
       blocker.release();
