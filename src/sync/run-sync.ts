@@ -422,7 +422,7 @@ async function runWindowsAndSnapshots(
   for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
     const again = await reopenedInLedger(deps.db, run.plans);
     if (again.length === 0) break;
-    logReopened(logger, again);
+    logReopened(logger, again, 'workers');
     readAgain(again.length);
     windows.push(...(await dispatch.runWindows(again, dispatchRun)));
   }
@@ -458,7 +458,10 @@ async function runWindowsHere(
   for (let pass = 0; pass < REOPEN_PASSES && ctx.signal?.aborted !== true; pass++) {
     const again = heldBack(await reopenedPlans(ctx, run, skipped), allowance);
     if (again.length === 0) break;
-    logReopened(ctx.logger, again);
+    logReopened(ctx.logger, again, reopenCause(again));
+    // In the ledger before they are read again: a window of the pass records the reopened days it
+    // has not seen recorded, and one that committed after a day's own re-read left it reopened.
+    await recordLeftProofs(ctx, run);
     tally.readAgain(again.length);
     outcomes.push(...(await runAll(again)));
   }
@@ -513,11 +516,32 @@ async function recordLeftProofs(ctx: SyncContext, run: RunPlan): Promise<void> {
     }
 }
 
-function logReopened(logger: Logger, again: readonly PlannedWindow<SourceHandle>[]): void {
-  logger.warn(
-    { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] },
-    'days settled this run may be short (the server reading proved stale, or a cap learned since reached their answers): reading them again',
-  );
+function logReopened(
+  logger: Logger,
+  again: readonly PlannedWindow<SourceHandle>[],
+  cause: 'stale' | 'late evidence' | 'workers',
+): void {
+  const fields = { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] };
+  if (cause === 'stale')
+    logger.warn(fields, 'server reading proved stale since days were settled: reading them again');
+  else if (cause === 'workers')
+    logger.warn(
+      fields,
+      'days the workers reopened (a reading proved stale, or a cap learned late): reading them again',
+    );
+  // Routine on a first read of a server with a cap: its answers before the cap was known may have been cut.
+  else
+    logger.info(
+      fields,
+      'days answered before the server cap was learned, or held less than a later answer showed, may be short: reading them again',
+    );
+}
+
+/** Why the run reads `again`: a stale verdict of its proofs, or evidence that came later. */
+function reopenCause(again: readonly PlannedWindow<SourceHandle>[]): 'stale' | 'late evidence' {
+  return again.some((plan) => plan.handle.knowledge[plan.resource].session?.turbulent === true)
+    ? 'stale'
+    : 'late evidence';
 }
 
 /** The planned windows of days the ledger holds reopened (queued runs: the workers reopened them). */

@@ -10,11 +10,18 @@ import { WINDOWED_RESOURCES } from '../../src/schemas/resources.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { compareWithTruth, reopenedDays } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { capturingLogger } from '../helpers/fake-clock.js';
 import { runAgainst } from '../helpers/sync-harness.js';
 
 const FROM = '2026-03-01';
 const TO = '2026-03-20';
 const NIGHT = new Date('2026-03-22T03:00:00.000Z');
+
+const STALE_LINE = 'server reading proved stale since days were settled: reading them again';
+const LATE_EVIDENCE_LINE =
+  'days answered before the server cap was learned, or held less than a later answer showed, may be short: reading them again';
+const INFO = 'info';
+const WARN = 'warn';
 
 /** A client that flips the simulator's enddate to exclusive after `after` window requests. */
 function deployAfter(
@@ -53,7 +60,9 @@ describe('a server whose enddate turns exclusive in the middle of a backfill', (
   it('settles no day short: every day not flagged holds every item, and the stale days are read again', async () => {
     const deploy = deployAfter(sim, 40);
     const counts: { done: number; total: number }[] = [];
+    const { logger, lines } = capturingLogger();
     const result = await runAgainst(t, sim, {
+      logger,
       now: NIGHT,
       request: { trigger: 'backfill', range: { from: FROM, to: TO } },
       settings: { concurrency: 1 },
@@ -79,5 +88,32 @@ describe('a server whose enddate turns exclusive in the middle of a backfill', (
     }
     // Nothing is left reopened: the run read every reopened day again, and proved it.
     expect(await reopenedDays(t)).toEqual([]);
+    expect(lines.filter((line) => line.msg === STALE_LINE).map((line) => line.level)).not.toEqual([]);
+    expect(lines.some((line) => line.msg === STALE_LINE && line.level !== WARN)).toBe(false);
+  });
+});
+
+describe('a server that holds still, whose cap the backfill learns only on its busy day', () => {
+  it('reads again the days answered before at the cap, and says so as routine, not as a stale reading', async () => {
+    const t = await createTestDatabase();
+    // The demo's server on a fixed calendar: cap 1,000, a busy day above it late in the range.
+    const sim = await startSimulator({ seed: 17, from: '2026-10-30', to: '2026-11-28' });
+    try {
+      const { logger, lines } = capturingLogger();
+      const result = await runAgainst(t, sim, {
+        logger,
+        now: new Date('2026-11-29T03:00:00.000Z'),
+        request: { trigger: 'backfill', range: { from: '2026-10-30', to: '2026-11-28' } },
+        settings: { concurrency: 2 },
+      });
+      expect(result.status).toBe('ok');
+      const routine = lines.filter((line) => line.msg === LATE_EVIDENCE_LINE);
+      expect(routine.map((line) => [line.level, line.days])).toEqual([[INFO, 2]]);
+      expect(lines.filter((line) => line.msg === STALE_LINE)).toEqual([]);
+      expect(await reopenedDays(t)).toEqual([]);
+    } finally {
+      await sim.stop();
+      await t.drop();
+    }
   });
 });
