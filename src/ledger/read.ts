@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import { RESOURCES, WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 
 /**
@@ -243,4 +243,81 @@ export async function verifyDifferences(
     gone: r.last_verify_gone ?? 0,
     moved: r.last_verify_moved ?? 0,
   }));
+}
+
+/**
+ * The days a queued run's workers settled that no proof has proved yet (each worker proves only
+ * the stretches it completes): what the planner's last proof stands for.
+ */
+export async function unprovedDaysOfRun(
+  db: Kysely<Database>,
+  key: { source: string; resource: WindowedResource },
+  runId: number,
+  before: DayString,
+): Promise<DayString[]> {
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select(sql<DayString>`day::text`.as('day'))
+    .where('source_id', '=', key.source)
+    .where('resource', '=', key.resource)
+    .where('run_id', '=', runId)
+    .where('status', '=', 'done')
+    .where('proved_at', 'is', null)
+    .where('reopened_at', 'is', null)
+    .where('day', '<', before)
+    .orderBy('day')
+    .execute();
+  return rows.map((row) => row.day);
+}
+
+/**
+ * A canary for a proof made outside the windows (the planner of a queued run): a day a proof
+ * already found whole, not truncated, of at most `most` items, the run's own first, then the
+ * largest; with the times of the items the warehouse holds of it as the API served them. None
+ * when the warehouse does not hold exactly the day's settled count (an item since marked absent,
+ * or one a webhook brought alone): a canary must be what the server served, no more, no less.
+ */
+export async function ledgerCanary(
+  db: Kysely<Database>,
+  key: { source: string; resource: WindowedResource },
+  runId: number,
+  most: number,
+): Promise<{ day: DayString; times: number[] } | undefined> {
+  const candidates = await db
+    .selectFrom('sync_windows')
+    .select([sql<DayString>`day::text`.as('day'), 'item_count'])
+    .where('source_id', '=', key.source)
+    .where('resource', '=', key.resource)
+    .where('status', '=', 'done')
+    .where('truncated', '=', false)
+    .where('proved_at', 'is not', null)
+    .where('reopened_at', 'is', null)
+    .where('item_count', '>', 0)
+    .where('item_count', '<=', most)
+    .orderBy(sql`run_id is not distinct from ${runId}`, 'desc')
+    .orderBy('item_count', 'desc')
+    .limit(3)
+    .execute();
+  for (const { day, item_count } of candidates) {
+    const times = await servedTimesOfDay(db, key, day);
+    if (times.length === item_count) return { day, times };
+  }
+  return undefined;
+}
+
+/** The dt (epoch ms) of the rows of one UTC day the API served and still serves. */
+async function servedTimesOfDay(
+  db: Kysely<Database>,
+  key: { source: string; resource: WindowedResource },
+  day: DayString,
+): Promise<number[]> {
+  const table = RESOURCES[key.resource].table;
+  // Rows only a webhook brought were never served by the API (recordings come by the API alone).
+  const served = key.resource === 'recordings' ? sql`true` : sql`origin <> 'webhook'`;
+  const { rows } = await sql<{ ms: string }>`
+    select (extract(epoch from dt) * 1000)::int8::text as ms from ${sql.table(table)}
+     where source_id = ${key.source}
+       and dt >= (${day}::date)::timestamp at time zone 'UTC' and dt < (${day}::date + 1)::timestamp at time zone 'UTC'
+       and absent_since is null and missing_upstream_since is null and ${served}`.execute(db);
+  return rows.map((row) => Number(row.ms));
 }

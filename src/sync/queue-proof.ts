@@ -1,0 +1,75 @@
+import { sessionOf } from '../extract/day-plan.js';
+import { proveRun } from '../extract/fetch-day.js';
+import { CANARY_MOST } from '../extract/reading-session.js';
+import { ledgerCanary, unprovedDaysOfRun } from '../ledger/read.js';
+import type { PlannedWindow } from '../queue/contract.js';
+import type { WindowedResource } from '../schemas/resource-names.js';
+import type { DayString } from '../time/days.js';
+import type { SourceHandle, SyncContext } from './context.js';
+import { exchangeVerdicts, loadReadings, recordSessionProofs } from './reading-store.js';
+
+/**
+ * The last proof of a queued run, made by its planner once the workers have read the windows.
+ * Each worker proves the stretches of days it completes (reading-session.ts), so the days it
+ * settled after its last proof stand unproved: a deploy after that proof would leave them short
+ * for good. The planner proves them as the in-process run's end does, from the ledger: the
+ * reading the workers stored, the days of the run not proved, and a canary, a day a proof found
+ * whole, with the times of its items as the warehouse holds them. A stale verdict is told to the
+ * workers (they learn the reading again) and reopens the days in the ledger, which the run then
+ * queues again. Returns how many days it reopened.
+ */
+export async function proveQueuedRun(
+  ctx: SyncContext & { runId: number },
+  plans: readonly PlannedWindow<SourceHandle>[],
+  today: DayString,
+): Promise<number> {
+  let reopened = 0;
+  for (const { handle, resource } of distinctEndpoints(plans))
+    reopened += await proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
+      ctx.logger.warn(
+        { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
+        "the queued run's last proof of the server reading failed; its days stay unproved",
+      );
+      return 0;
+    });
+  return reopened;
+}
+
+async function proveEndpoint(
+  ctx: SyncContext & { runId: number },
+  handle: SourceHandle,
+  resource: WindowedResource,
+  today: DayString,
+): Promise<number> {
+  const key = { source: handle.name, resource };
+  const unproved = await unprovedDaysOfRun(ctx.db, key, ctx.runId, today);
+  if (unproved.length === 0) return 0;
+  // What the workers learned and stored, and the verdicts they told: not the planner's copy.
+  const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
+  await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  const knowledge = readings.knowledge[resource];
+  const room = Math.min(ctx.limits.limit, knowledge.reading.cap ?? ctx.limits.limit);
+  const canary = await ledgerCanary(ctx.db, key, ctx.runId, Math.min(CANARY_MOST, Math.floor(room / 3)));
+  if (canary === undefined) {
+    ctx.logger.info(
+      { source: handle.name, resource, days: unproved.length },
+      'no day proved whole to prove the queued run by: its last days stay unproved',
+    );
+    return 0;
+  }
+  const session = sessionOf(knowledge);
+  session.canary = canary;
+  session.unproved = unproved.filter((day) => day !== canary.day);
+  await proveRun(handle.client, resource, ctx.limits, knowledge);
+  // A stale verdict re-learned the reading here: the workers hear it before their next window.
+  await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  return recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
+}
+
+function distinctEndpoints(
+  plans: readonly PlannedWindow<SourceHandle>[],
+): { handle: SourceHandle; resource: WindowedResource }[] {
+  const seen = new Map<string, { handle: SourceHandle; resource: WindowedResource }>();
+  for (const { handle, resource } of plans) seen.set(`${handle.name}\u0000${resource}`, { handle, resource });
+  return [...seen.values()];
+}

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction } from '../../src/db/transaction.js';
+import { recordProofs } from '../../src/ledger/ledger.js';
+import { ledgerCanary, unprovedDaysOfRun } from '../../src/ledger/read.js';
+import { storeWindow } from '../../src/sync/store-window.js';
+import type { DayString } from '../../src/time/days.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { feedbackItem } from '../load/window-items.js';
+
+/**
+ * What a queued run's planner proves its workers' last days by (src/sync/queue-proof.ts): the
+ * days of the run no proof has proved, and a canary from the ledger, a day a proof found whole
+ * with the times of exactly the items the API served of it.
+ */
+
+const SOURCE = 'canary';
+const KEY = { source: SOURCE, resource: 'feedback' as const };
+
+describe('the ledger’s canary and unproved days of a queued run', () => {
+  let t: TestDatabase;
+  let RUN: number;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running' })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    RUN = Number(run.run_id);
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  const store = (day: string, count: number, options: { truncated?: boolean; runId?: number | null } = {}) =>
+    storeWindow(t.pool, {
+      sourceId: SOURCE,
+      baseUrl: 'http://api.example.test',
+      resource: 'feedback',
+      day: day as DayString,
+      status: 'done',
+      valid: Array.from({ length: count }, (_, i) => feedbackItem(day as DayString, i + 1 + count * 100)),
+      rejected: [],
+      requestedLimit: 1000,
+      servedCount: count,
+      truncated: options.truncated ?? false,
+      runId: options.runId === undefined ? RUN : options.runId,
+      startDay: '2026-03-01' as DayString,
+      today: '2026-03-20' as DayString,
+    });
+  const prove = (days: string[]) =>
+    inTransaction(t.pool, (trx) =>
+      recordProofs(
+        trx,
+        { sourceId: SOURCE, resource: 'feedback' },
+        { reopened: [], proved: days as DayString[] },
+      ),
+    );
+
+  it('names the run’s days not proved, and picks the largest proved day that fits, with its items’ times', async () => {
+    await store('2026-03-02', 40);
+    await store('2026-03-03', 55);
+    await store('2026-03-04', 300);
+    await store('2026-03-05', 20, { truncated: true });
+    await store('2026-03-06', 30);
+    await store('2026-03-07', 25, { runId: null });
+    await prove(['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-07']);
+    expect(await unprovedDaysOfRun(t.db, KEY, RUN, '2026-03-20' as DayString)).toEqual(['2026-03-06']);
+    expect(await unprovedDaysOfRun(t.db, KEY, RUN, '2026-03-06' as DayString)).toEqual([]);
+
+    // 300 items do not fit; a truncated day is no canary; 55 is the largest of the run's.
+    const canary = await ledgerCanary(t.db, KEY, RUN, 100);
+    expect(canary?.day).toBe('2026-03-03');
+    expect(canary?.times).toHaveLength(55);
+    const stored = Array.from({ length: 55 }, (_, i) =>
+      Date.parse(feedbackItem('2026-03-03' as DayString, i + 5501).dt),
+    );
+    expect([...(canary?.times ?? [])].sort()).toEqual(stored.sort());
+  });
+
+  it('passes over a day whose rows are not what the API served (a row a webhook brought alone)', async () => {
+    await t.db
+      .insertInto('feedback')
+      .values({
+        source_id: SOURCE,
+        id: 999_001,
+        feedback_id: 1,
+        dt: '2026-03-03T23:00:00.000Z',
+        raw: JSON.stringify({}),
+        origin: 'webhook',
+      })
+      .execute();
+    expect((await ledgerCanary(t.db, KEY, RUN, 100))?.day).toBe('2026-03-03');
+    // The same row as if the API had served it: the day holds 56 rows for 55 settled.
+    await t.db.updateTable('feedback').set({ origin: 'api' }).where('id', '=', 999_001).execute();
+    expect((await ledgerCanary(t.db, KEY, RUN, 100))?.day).toBe('2026-03-02');
+  });
+});
