@@ -15,6 +15,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  */
 const TWO_AT_A_TIME = [
   'test/queue/queue-instants.trials.ts',
+  'test/queue/queue-last-stretch.trials.ts',
   'test/queue/queue-readings.trials.ts',
   'test/queue/queue-runs.trials.ts',
   'test/queue/queue-switch.trials.ts',
