@@ -47,7 +47,8 @@ describe('a queued backfill whose server is deployed as its worker reads the las
       from: FROM,
       to: TODAY,
       apiKeys: sourceKeys(1),
-      latencyMs: 60,
+      // Days finish at least one answer apart: the watch below sees the ninth before the tenth.
+      latencyMs: 150,
       volume: { feedbackPerDay: 60, surveyPerDay: 0, recordingsPerDay: 0, busyDayFeedback: 60 },
     });
     const cluster = startCluster(t, sim, {
