@@ -11,6 +11,7 @@ import {
   shortOfSeen,
   staleFound,
   startProof,
+  stretchOf,
   takeProofs,
   takeReopened,
 } from '../../src/extract/reading-session.js';
@@ -64,6 +65,18 @@ describe('the reading session: proofs', () => {
     expect(settled(session, '2026-03-09', [], ROOM)).toBe(false);
     expect(settled(session, '2026-03-10', [at('2026-03-10', 4)], ROOM)).toBe(true);
     expect(session.canary?.day).toBe('2026-03-10');
+  });
+
+  it('asks the next proof after twice as many days with each proof passed in a row, at most 64, and after 8 again once stale', () => {
+    const session = newSession();
+    const stretches: number[] = [];
+    for (let proof = 0; proof < 5; proof++) {
+      stretches.push(stretchOf(session));
+      proofAnswered(session, startProof(session), 'holds');
+    }
+    expect(stretches).toEqual([8, 16, 32, 64, 64]);
+    proofAnswered(session, startProof(session), 'stale');
+    expect(stretchOf(session)).toBe(STRETCH);
   });
 
   it('takes as canary the settled day with most items that fits a third of one answer', () => {
