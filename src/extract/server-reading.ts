@@ -155,10 +155,8 @@ export function halves(range: DayRange, reading: ServerReading): [DayRange, DayR
   const [inStart, inEnd] = [startInclusive(reading) ? 1 : 0, endInclusive(reading) ? 1 : 0];
   // The middle day both halves leave out of the other: not past width - 2 + inEnd, or a range of
   // two server days under an exclusive enddate (D-1..D+1) would keep both in its first half.
-  const middle = addDays(
-    range.startdate,
-    Math.max(1 - inStart, Math.min(Math.floor(width / 2), width - 2 + inEnd)),
-  );
+  const half = Math.max(1 - inStart, Math.min(Math.floor(width / 2), width - 2 + inEnd));
+  const middle = addDays(range.startdate, half);
   const first = { startdate: range.startdate, enddate: addDays(middle, 1 - inEnd) };
   const second = { startdate: addDays(middle, inStart), enddate: range.enddate };
   const narrower = (part: DayRange) =>
