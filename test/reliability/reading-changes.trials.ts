@@ -10,17 +10,19 @@ import { midrunSearch } from '../extract/midrun-search.js';
  * both readings at random can agree with a proof by chance, and a busy source with no day small
  * enough to serve as a canary has no proof to make (docs/architecture.md, the reading session).
  * Before the reading session these 300 cases settled 487 days short and lost 169 flags; with it,
- * 12 of 6,385 days, all but three of them under a rolling deploy.
+ * 12 of 6,385 days; since an empty day's wide check no longer takes an answer below a cap learned
+ * in an earlier run as whole, 11: nine under a rolling deploy (eight of them flapping the zone),
+ * one a deploy that moves the zone, one a change between runs (seed 1005).
  */
 
 describe('the wide search of servers whose reading changes while the tool reads', () => {
-  it('300 seeded cases: no flag lost, at most 12 days short, the request cost printed', () => {
+  it('300 seeded cases: no flag lost, at most 11 days short, the request cost printed', () => {
     const tally = midrunSearch(300, 777);
     console.info(
       `reading changes (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     for (const day of tally.short) console.info(`  short: ${day}`);
     expect(tally.lostFlags).toEqual([]);
-    expect(tally.short.length).toBeLessThanOrEqual(12);
+    expect(tally.short.length).toBeLessThanOrEqual(11);
   }, 600_000);
 });
