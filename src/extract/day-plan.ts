@@ -305,11 +305,7 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const { reading } = state.knowledge;
   const wide = yield* ask(state, widest);
   if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
-  // Not cut by a cap an earlier run learned is no proof alone (a cap lowered since cuts below it):
-  // the answer must also hold items on both sides of the day, which a cut in time order would not.
-  const stored = state.knowledge.storedReading === true;
-  const whole = !isCut(wide.length, state.limit, reading) && (!stored || flanksDay(wide, state.day));
-  if (whole || cutSparesDay(reading, wide, state.day)) return 'holds';
+  if (!isCut(wide.length, state.limit, reading) || cutSparesDay(reading, wide, state.day)) return 'holds';
   // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
   // the run's probe (day-slices.ts) or this check, whichever comes first, and the other waits.
   yield* instantsVerdictReached(state.knowledge);
@@ -325,12 +321,6 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const evidence = instantsVerdict({ slice, answer: alone, known: state.items, cut });
   if (evidence === 'ignored') return instantsNot(state, 'ignored');
   return evidence === 'honoured' ? 'holds' : 'unproven';
-}
-
-/** Whether items lie both before the day and after it. */
-function flanksDay(items: readonly unknown[], day: DayString): boolean {
-  const days = items.map(itemDay).filter((other) => other !== undefined);
-  return days.some((other) => other < day) && days.some((other) => other > day);
 }
 
 /** The empty day's check asked with instants, as the run's one ask while they are not known honoured. */

@@ -20,14 +20,3 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 120_000);
 });
-
-describe('a server that lowered its cap between runs', () => {
-  it('an empty day is not settled on a wide answer cut by the new cap, which the stored reading took as whole', () => {
-    // Case 270 of the wide search (seed 777): the stored reading held cap 1000; the server now
-    // cuts at 100, newest first, and its ends are exclusive, so the first older day's own request
-    // is empty and the wide check's answer is 100 items of the next day alone.
-    const tally = midrunSearch(300, 777, false, 270);
-    expect(tally.cases).toBe(1);
-    expect(tally.short).toEqual([]);
-  });
-});
