@@ -16,23 +16,20 @@ import { exchangeVerdicts, loadReadings, recordSessionProofs } from './reading-s
  * reading the workers stored, the days of the run not proved, and a canary, a day a proof found
  * whole, with the times of its items as the warehouse holds them. A stale verdict is told to the
  * workers (they learn the reading again) and reopens the days in the ledger, which the run then
- * queues again. Returns how many days it reopened.
+ * queues again (it finds them in the ledger).
  */
 export async function proveQueuedRun(
   ctx: SyncContext & { runId: number },
   plans: readonly PlannedWindow<SourceHandle>[],
   today: DayString,
-): Promise<number> {
-  let reopened = 0;
+): Promise<void> {
   for (const { handle, resource } of distinctEndpoints(plans))
-    reopened += await proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
+    await proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
       ctx.logger.warn(
         { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
         "the queued run's last proof of the server reading failed; its days stay unproved",
       );
-      return 0;
     });
-  return reopened;
 }
 
 async function proveEndpoint(
@@ -40,10 +37,10 @@ async function proveEndpoint(
   handle: SourceHandle,
   resource: WindowedResource,
   today: DayString,
-): Promise<number> {
+): Promise<void> {
   const key = { source: handle.name, resource };
   const unproved = await unprovedDaysOfRun(ctx.db, key, ctx.runId, today);
-  if (unproved.length === 0) return 0;
+  if (unproved.length === 0) return;
   // What the workers learned and stored, and the verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
@@ -55,7 +52,7 @@ async function proveEndpoint(
       { source: handle.name, resource, days: unproved.length },
       'no day proved whole to prove the queued run by: its last days stay unproved',
     );
-    return 0;
+    return;
   }
   const session = sessionOf(knowledge);
   session.canary = canary;
@@ -63,7 +60,7 @@ async function proveEndpoint(
   await proveRun(handle.client, resource, ctx.limits, knowledge);
   // A stale verdict re-learned the reading here: the workers hear it before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
-  return recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
+  await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
 }
 
 function distinctEndpoints(
