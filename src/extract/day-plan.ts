@@ -111,6 +111,11 @@ export interface DayFetch {
   shortAnswers: number;
   /** Stale verdicts met while settling the day: past a few, the day is flagged (MAX_STALE). */
   staleVerdicts: number;
+  /**
+   * Most items an answer held that settled the day without holding it: the wide answer an empty
+   * day was settled on. A cap the run proves later at or below it means it may have been cut.
+   */
+  vouchedBy: number;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -158,6 +163,7 @@ export function newDayFetch(
     emptyAnswers: 0,
     shortAnswers: 0,
     staleVerdicts: 0,
+    vouchedBy: 0,
   };
 }
 
@@ -266,6 +272,10 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   const { knowledge } = state;
   const session = sessionOf(knowledge);
   const held = fetched.onDay.filter((item) => itemDay(item) === state.day);
+  if (session.lapsed) {
+    session.lapsed = false;
+    if (state.staleVerdicts < MAX_STALE - 1) return stale(state);
+  }
   if (shortOfSeen(session, state.day, held)) {
     state.shortAnswers += 1;
     // Asked again under a reading learned afresh and still short: flagged, never settled short.
@@ -284,7 +294,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   const { cap } = knowledge.reading;
   const answers = {
     room: Math.min(state.limit, cap ?? state.limit),
-    served: state.servedCount,
+    served: Math.max(state.servedCount, state.vouchedBy),
     capProved: cap !== null,
   };
   if (!settled(session, state.day, held, answers)) return fetched;
@@ -305,7 +315,12 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const { reading } = state.knowledge;
   const wide = yield* ask(state, widest);
   if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
-  if (!isCut(wide.length, state.limit, reading) || cutSparesDay(reading, wide, state.day)) return 'holds';
+  if (cutSparesDay(reading, wide, state.day)) return 'holds';
+  if (!isCut(wide.length, state.limit, reading)) {
+    // Uncut as far as the run knows: a cap learned in an earlier run may have been lowered since.
+    state.vouchedBy = wide.length;
+    return 'holds';
+  }
   // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
   // the run's probe (day-slices.ts) or this check, whichever comes first, and the other waits.
   yield* instantsVerdictReached(state.knowledge);

@@ -46,6 +46,11 @@ export interface ReadingSession {
   unledgered: Set<DayString>;
   /** Days settled since the last proof was asked. */
   sinceProof: number;
+  /**
+   * A settled day was found short by a later answer (noteAnswer): the next day the run would
+   * settle is not, and the reading is learned again first.
+   */
+  lapsed: boolean;
   /** A stale verdict came this run: the server may still be answering two readings. */
   turbulent: boolean;
   /** Proofs passed in a row since the last stale verdict. */
@@ -96,6 +101,7 @@ export function newSession(): ReadingSession {
     proved: [],
     unledgered: new Set(),
     sinceProof: 0,
+    lapsed: false,
     turbulent: false,
     passedInRow: 0,
     instantAsks: 0,
@@ -118,6 +124,11 @@ export function noteAnswer(session: ReadingSession, items: readonly unknown[]): 
       session.unproved = session.unproved.filter((other) => other !== day);
       session.proved = session.proved.filter((other) => other !== day);
       reopen(session, day);
+      // The day's own request missed what another served: the reading it was settled under no
+      // longer holds its days, and the day being read now was asked under the same one.
+      session.lapsed = true;
+      // A canary held short would vouch for the short reading that served it.
+      if (session.canary?.day === day) delete session.canary;
     }
   }
 }

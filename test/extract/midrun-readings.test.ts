@@ -19,4 +19,17 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 120_000);
+
+  it('cases of the wide search that once settled days short settle none', () => {
+    // Indices in the wide search (reading-changes.trials.ts, midrunSearch(300, 777)):
+    // 228, seed 1005, between runs: the end bound turned exclusive on a server day 5 hours behind
+    // UTC, the last day of the range settled on its first hours, no later day to show it short;
+    // 270, seed 1047, between runs: the cap lowered from 1,000 to 100, an empty day settled on a
+    // wide answer of 100 taken as uncut.
+    for (const index of [228, 270]) {
+      const tally = midrunSearch(300, 777, false, index);
+      expect(tally.cases).toBe(1);
+      expect(tally.short).toEqual([]);
+    }
+  }, 60_000);
 });

@@ -55,6 +55,26 @@ describe('the reading session: what a day must reach', () => {
     expect(takeReopened(session)).toEqual(['2026-03-01']);
     expect(session.unproved).toEqual([]);
   });
+
+  it('a settled day found short lapses the reading: the next day is not settled on it', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 3)], ROOM);
+    noteAnswer(session, [at('2026-03-01', 3), at('2026-03-02', 1)]);
+    expect(session.lapsed).toBe(false);
+    noteAnswer(session, [at('2026-03-01', 22), at('2026-03-02', 1)]);
+    expect(session.lapsed).toBe(true);
+  });
+
+  it('a canary found short is dropped: it would vouch for the reading that served it short', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 3), at('2026-03-01', 4)], ROOM);
+    settled(session, '2026-03-02', [at('2026-03-02', 3)], ROOM);
+    expect(session.canary?.day).toBe('2026-03-01');
+    noteAnswer(session, [at('2026-03-02', 9)]);
+    expect(session.canary?.day).toBe('2026-03-01');
+    noteAnswer(session, [at('2026-03-01', 22)]);
+    expect(session.canary).toBeUndefined();
+  });
 });
 
 describe('the reading session: proofs', () => {
