@@ -1,10 +1,17 @@
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString } from '../time/days.js';
-import { claimInstantsAsk, instantsVerdictReached, readInSlices } from './day-slices.js';
+import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
-import type { FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
+import {
+  claimVerdict,
+  type FetchedDay,
+  type LimitPolicy,
+  type Plan,
+  type ResourceKnowledge,
+  verdictReached,
+} from './plan-steps.js';
 import { quietAnswer, runRequest, widestRequest } from './quiet-mode.js';
 import {
   checkByInstants,
@@ -323,7 +330,7 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   }
   // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
   // the run's probe (day-slices.ts) or this check, whichever comes first, and the other waits.
-  yield* instantsVerdictReached(state.knowledge);
+  yield* verdictReached(state.knowledge, 'instants');
   const session = sessionOf(state.knowledge);
   if (reading.instants !== 'honoured' && (reading.instants !== null || session.instantAsks > 0))
     return 'unproven';
@@ -341,7 +348,7 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
 /** The empty day's check asked with instants, as the run's one ask while they are not known honoured. */
 function* askInstantsAlone(state: DayFetch, slice: Slice): Plan<unknown[] | 'refused'> {
   const honoured = state.knowledge.reading.instants === 'honoured';
-  const release = honoured ? () => {} : claimInstantsAsk(state.knowledge);
+  const release = honoured ? () => {} : claimVerdict(state.knowledge, 'instants');
   try {
     return yield* askInstants(state, sliceRequest(slice));
   } finally {

@@ -1,5 +1,5 @@
 import type { DayString } from '../time/days.js';
-import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { readingChanged } from './reading-check.js';
 import { itemTime } from './server-reading.js';
 import {
@@ -41,7 +41,7 @@ export interface SliceInput {
 /** Whether the day was read whole in slices; false leaves it truncated, as loaded so far. */
 export function* readInSlices(input: SliceInput): Plan<boolean> {
   const { knowledge } = input;
-  yield* instantsVerdictReached(knowledge);
+  yield* verdictReached(knowledge, 'instants');
   if (knowledge.instantsProbed) {
     if (knowledge.reading.instants !== 'honoured') return false;
     const unread = unreadOfDay(input);
@@ -57,7 +57,7 @@ export function* readInSlices(input: SliceInput): Plan<boolean> {
 function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   const { knowledge } = input;
   knowledge.instantsProbed = true;
-  const release = claimInstantsAsk(knowledge);
+  const release = claimVerdict(knowledge, 'instants');
   try {
     const slice = probeSlice(input.day, input.held());
     const step = yield* askSlice(input, slice);
@@ -74,28 +74,6 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
   } finally {
     release();
   }
-}
-
-/** Waits while another window of the run asks with instants before the run knows them honoured. */
-export function* instantsVerdictReached(knowledge: ResourceKnowledge): Plan<void> {
-  while (knowledge.instantsProbing !== undefined) yield { kind: 'wait', until: knowledge.instantsProbing };
-}
-
-/**
- * Makes this window's request with instants, while the run does not know them honoured (the probe,
- * or an empty day's check), the only one out: the others wait for it (instantsVerdictReached), then
- * take its verdict. Returns the release, called once the answer is read.
- */
-export function claimInstantsAsk(knowledge: ResourceKnowledge): () => void {
-  let finish = (): void => {};
-  const probing = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  knowledge.instantsProbing = probing;
-  return () => {
-    if (knowledge.instantsProbing === probing) delete knowledge.instantsProbing;
-    finish();
-  };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { InstantRange } from './time-slices.js';
 export type Step =
   /** Send this request: with days, or with instants (a time slice of a day above the cap). */
   | { kind: 'ask'; range: DayRange | InstantRange; limit: number }
-  /** Another window of the run is checking the reading this plan depends on: resume once it is done. */
+  /** Another window of the run is reaching a verdict this plan depends on: resume once it is done. */
   | { kind: 'wait'; until: Promise<void> };
 
 export type Answer =
@@ -20,6 +20,37 @@ export type Answer =
 
 /** A plan, or a part of one, that finishes with a T. */
 export type Plan<T> = Generator<Step, T, Answer>;
+
+/**
+ * What one window of a run finds out for all of its windows of a source and resource: whether the
+ * stored reading still holds (reading-check.ts), whether the server honours instants
+ * (day-slices.ts). Windows run side by side on one knowledge: while one asks, the others wait for
+ * its verdict rather than ask the same question, which costs a server that refuses or ignores
+ * instants one request a run, not one a window.
+ */
+export type Verdict = 'reading' | 'instants';
+
+/** Waits while another window of the run is reaching `verdict`. */
+export function* verdictReached(knowledge: ResourceKnowledge, verdict: Verdict): Plan<void> {
+  for (let until = knowledge.pending?.[verdict]; until !== undefined; until = knowledge.pending?.[verdict])
+    yield { kind: 'wait', until };
+}
+
+/**
+ * This window reaches `verdict` for the run: the others wait (verdictReached) until the release it
+ * returns is called, once the answer is read or the request failed.
+ */
+export function claimVerdict(knowledge: ResourceKnowledge, verdict: Verdict): () => void {
+  let wake = (): void => {};
+  const until = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  knowledge.pending = { ...knowledge.pending, [verdict]: until };
+  return () => {
+    if (knowledge.pending?.[verdict] === until) delete knowledge.pending[verdict];
+    wake();
+  };
+}
 
 export interface LimitPolicy {
   /** First `limit` sent for a day. */
@@ -44,8 +75,8 @@ export interface ResourceKnowledge {
   responses?: number;
   /** Whether this run has checked that the stored reading still holds (see staleReading). */
   staleChecked?: boolean;
-  /** That check while a window of the run makes it: the run's other windows wait for its verdict. */
-  staleChecking?: Promise<void>;
+  /** Verdicts a window of the run is reaching for all of them (claimVerdict): the others wait. */
+  pending?: Partial<Record<Verdict, Promise<void>>>;
   /**
    * Quiet mode (quiet-mode.ts): every day is asked the widest request. Undefined until a widest
    * answer, or a narrow one too large for a quiet source, decides it for the run.
@@ -57,8 +88,6 @@ export interface ResourceKnowledge {
   relearned?: number;
   /** Whether this run has asked whether the server honours instants (once per run: day-slices.ts). */
   instantsProbed?: boolean;
-  /** That probe while a window of the run makes it: the run's other windows wait for its verdict. */
-  instantsProbing?: Promise<void>;
   /**
    * Whether a day's own cut answer is taken as served from the day's midnight on the side its
    * order lists first (day-slices.ts, unreadOfDay): true once a slice asked there came back empty,

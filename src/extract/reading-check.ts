@@ -1,6 +1,6 @@
 import type { DayString } from '../time/days.js';
 import { itemIdentity } from './item-identity.js';
-import type { Plan, ResourceKnowledge } from './plan-steps.js';
+import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { disagrees, keptAnswer, widestRequest } from './quiet-mode.js';
 import {
   covers,
@@ -93,7 +93,7 @@ export interface ReadingCheckInput {
  */
 export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
   const { knowledge } = input;
-  while (knowledge.staleChecking !== undefined) yield { kind: 'wait', until: knowledge.staleChecking };
+  yield* verdictReached(knowledge, 'reading');
   if (!covers(input.range, requestFor(input.day, knowledge.reading))) return true;
   const widest = widestRequest(input.day);
   if (covers(input.range, widest)) {
@@ -112,11 +112,7 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     return false;
   }
   knowledge.staleChecked = true;
-  let finish = (): void => {};
-  const checking = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  knowledge.staleChecking = checking;
+  const release = claimVerdict(knowledge, 'reading');
   try {
     return yield* checkReading(input, widest, checks);
   } catch (error) {
@@ -124,8 +120,7 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
     if (checks) knowledge.staleChecked = false;
     throw error;
   } finally {
-    if (knowledge.staleChecking === checking) delete knowledge.staleChecking;
-    finish();
+    release();
   }
 }
 

@@ -3,7 +3,7 @@ import { ApiError } from '../../src/errors.js';
 import { judge, newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
 import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
-import type { Answer } from '../../src/extract/plan-steps.js';
+import { type Answer, claimVerdict } from '../../src/extract/plan-steps.js';
 import { checkVerdict } from '../../src/extract/reading-check.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
@@ -169,18 +169,15 @@ describe('the day plan checks a stored reading once a run', () => {
   });
 
   it('while another window checks the reading, waits for its verdict before settling, then settles on it', () => {
-    let finish = (): void => {};
-    const checking = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecking: checking };
+    const knowledge: ResourceKnowledge = { reading: provedUtc() };
+    const release = claimVerdict(knowledge, 'reading');
+    const checking = knowledge.pending?.reading;
     const { plan } = start(knowledge);
     expect(plan.next(items(itemsOn(DAY, 10))).value).toEqual({ kind: 'wait', until: checking });
     // The other window's check is done and found the reading sound, on a source not quiet.
-    delete knowledge.staleChecking;
     knowledge.staleChecked = true;
     knowledge.quiet = false;
-    finish();
+    release();
     const last = plan.next({ kind: 'waited' });
     expect(last.done).toBe(true);
     expect(last.value).toMatchObject({ truncated: false, requests: 1 });
@@ -190,11 +187,11 @@ describe('the day plan checks a stored reading once a run', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const { plan } = start(knowledge);
     plan.next(items(itemsOn(DAY, 10)));
-    expect(knowledge.staleChecking).toBeInstanceOf(Promise);
+    expect(knowledge.pending?.reading).toBeInstanceOf(Promise);
     const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
     expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
     expect(knowledge.staleChecked).toBe(false);
-    expect(knowledge.staleChecking).toBeUndefined();
+    expect(knowledge.pending?.reading).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { FetchedDay, LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
-import type { Answer, Plan, Step } from '../../src/extract/plan-steps.js';
+import { type Answer, claimVerdict, type Plan, type Step } from '../../src/extract/plan-steps.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 
@@ -249,24 +249,18 @@ describe('a day above the cap, where the server does not honour instants', () =>
   });
 
   it('while another window probes, waits for its verdict', () => {
-    let finish = (): void => {};
-    const probing = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const knowledge: ResourceKnowledge = {
-      ...checked(proved()),
-      instantsProbed: true,
-      instantsProbing: probing,
-    };
+    const knowledge: ResourceKnowledge = { ...checked(proved()), instantsProbed: true };
+    const release = claimVerdict(knowledge, 'instants');
+    const probing = knowledge.pending?.instants;
     const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
     plan.next();
     expect(plan.next({ kind: 'items', items: dayItems(CAP) }).value).toEqual({
       kind: 'wait',
       until: probing,
     });
-    delete knowledge.instantsProbing;
     knowledge.reading.instants = 'refused';
-    finish();
+    release();
+    expect(knowledge.pending?.instants).toBeUndefined();
     const last = plan.next({ kind: 'waited' });
     expect(last.done && last.value).toMatchObject({ truncated: true, requests: 1 });
   });
@@ -279,7 +273,7 @@ describe('a day above the cap, where the server does not honour instants', () =>
     const broken = new ApiError('HTTP 503', { status: 503 }, { retryable: true });
     expect(() => plan.next({ kind: 'failed', error: broken })).toThrow(broken);
     expect(knowledge.instantsProbed).toBe(false);
-    expect(knowledge.instantsProbing).toBeUndefined();
+    expect(knowledge.pending?.instants).toBeUndefined();
   });
 });
 
