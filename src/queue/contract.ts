@@ -18,6 +18,16 @@ export interface PlannedWindow<Source extends { name: string } = { name: string 
   startDay: DayString;
 }
 
+/** The first planned window of each source and resource, in the plan's order. */
+export function firstOfEachEndpoint<Plan extends PlannedWindow>(plans: readonly Plan[]): Plan[] {
+  const first = new Map<string, Plan>();
+  for (const plan of plans) {
+    const key = `${plan.handle.name}\u0000${plan.resource}`;
+    if (!first.has(key)) first.set(key, plan);
+  }
+  return [...first.values()];
+}
+
 /** What a dispatcher is told about the run whose windows it runs. */
 export interface DispatchRun<Outcome> {
   runId: number;

@@ -2,7 +2,7 @@ import { sessionOf } from '../extract/day-plan.js';
 import { proveRun } from '../extract/fetch-day.js';
 import { CANARY_MOST } from '../extract/reading-session.js';
 import { ledgerCanary, unprovedDaysOfRun } from '../ledger/read.js';
-import type { PlannedWindow } from '../queue/contract.js';
+import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
@@ -23,7 +23,7 @@ export async function proveQueuedRun(
   plans: readonly PlannedWindow<SourceHandle>[],
   today: DayString,
 ): Promise<void> {
-  for (const { handle, resource } of distinctEndpoints(plans))
+  for (const { handle, resource } of firstOfEachEndpoint(plans))
     await proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
       ctx.logger.warn(
         { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
@@ -61,12 +61,4 @@ async function proveEndpoint(
   // A stale verdict re-learned the reading here: the workers hear it before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
-}
-
-function distinctEndpoints(
-  plans: readonly PlannedWindow<SourceHandle>[],
-): { handle: SourceHandle; resource: WindowedResource }[] {
-  const seen = new Map<string, { handle: SourceHandle; resource: WindowedResource }>();
-  for (const { handle, resource } of plans) seen.set(`${handle.name}\u0000${resource}`, { handle, resource });
-  return [...seen.values()];
 }

@@ -16,7 +16,7 @@ import { planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import { windowKey } from '../ledger/verified.js';
 import type { Logger } from '../log/logger.js';
-import type { PlannedWindow, WindowDispatch } from '../queue/contract.js';
+import { firstOfEachEndpoint, type PlannedWindow, type WindowDispatch } from '../queue/contract.js';
 import {
   ALL_RESOURCES,
   type Resource,
@@ -570,11 +570,8 @@ async function reopenedPlans(
   skipped: Skipped,
 ): Promise<PlannedWindow<SourceHandle>[]> {
   const again: PlannedWindow<SourceHandle>[] = [];
-  const seen = new Set<string>();
-  for (const plan of run.plans) {
-    const key = `${plan.handle.name}\u0000${plan.resource}`;
-    if (seen.has(key) || skipped(plan.handle.name, plan.resource)) continue;
-    seen.add(key);
+  for (const plan of firstOfEachEndpoint(run.plans)) {
+    if (skipped(plan.handle.name, plan.resource)) continue;
     const days = await proveRun(
       plan.handle.client,
       plan.resource,
