@@ -124,3 +124,43 @@ describe('halves of a request over two server days', () => {
     ]);
   });
 });
+
+/** Item objects (anything with an id) reachable from `value`, counted once per reference. */
+function itemCopies(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  if ('id' in value) return 1;
+  return (Array.isArray(value) ? value : Object.values(value)).reduce((n: number, v) => n + itemCopies(v), 0);
+}
+
+/**
+ * A busy day is asked again and again: a larger limit, the request narrowed, its halves, the
+ * narrower request and its halves once more, each answer up to the cap parsed anew. What the
+ * day's fetch keeps holds each item once, whatever the number of answers: the answers to the
+ * day's request are kept as the spans the slices go by, not as items.
+ */
+describe('a cut day asked again and again', () => {
+  it('holds each item it was served once, not once per answer', () => {
+    const counts = new Map(daysFrom(addDays(DAY, -3), addDays(DAY, 3)).map((day) => [day, 20]));
+    counts.set(DAY, 400);
+    counts.set(addDays(DAY, 1), 200);
+    const server = serverOver(
+      { startdate: 'inclusive', enddate: 'inclusive', order: 'oldest-first', instants: 'refused', cap: 100 },
+      counts,
+    );
+    const state = newDayFetch('feedback', DAY, POLICY, { reading: emptyReading() });
+    const plan = planDay(state);
+    let served = 0;
+    let step = plan.next();
+    while (!step.done) {
+      if (step.value.kind === 'wait') throw new Error('one window at a time never waits');
+      const answer = server.answer(step.value.range, step.value.limit);
+      if (answer.kind === 'items') served += answer.items.length;
+      step = plan.next(answer);
+      expect(itemCopies(state)).toBe(state.items.length);
+    }
+    expect(step.value.truncated).toBe(true);
+    expect(state.dayAnswers.length).toBeGreaterThanOrEqual(3);
+    // The same items came many times over.
+    expect(served).toBeGreaterThan(2 * state.items.length);
+  });
+});
