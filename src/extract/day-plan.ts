@@ -51,7 +51,15 @@ import {
   type ServerReading,
   sameRange,
 } from './server-reading.js';
-import { daySlice, type InstantRange, instantsVerdict, type Slice, sliceRequest } from './time-slices.js';
+import {
+  type DayAnswer,
+  dayAnswerOf,
+  daySlice,
+  type InstantRange,
+  instantsVerdict,
+  type Slice,
+  sliceRequest,
+} from './time-slices.js';
 
 /**
  * What to ask for one UTC day of a windowed resource, whatever the server's reading of the spec's
@@ -106,10 +114,12 @@ export interface DayFetch {
   servedCount: number;
   limit: number;
   /**
-   * Answers to requests that served the whole day under the reading: a cut one is the first time
-   * slice's answer, already given (time-slices.ts, slicesAfterDay).
+   * Answers to requests that served the whole day under the reading, as much of each as the slices
+   * go by: a cut one is the first time slice's answer, already given (time-slices.ts,
+   * slicesAfterDay). Not the answers themselves: each repeats up to the cap's items, held once in
+   * `items`.
    */
-  dayAnswers: (readonly unknown[])[];
+  dayAnswers: DayAnswer[];
   /** A day not over yet (today): read again by every run, it settles nothing and proves nothing. */
   open: boolean;
   /** Answers that held none of the day's items: one alone never settles it (underProof). */
@@ -212,6 +222,21 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
 
 /** One round: ask `range`, then the day's outcome, or 'again' when a new request must be asked. */
 function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'> {
+  const judged = yield* judgeAnswer(state, range);
+  // The answer itself is let go of once judged: what the cut day's halves and slices ask next
+  // goes by its items' times, and its new items are held in `items`.
+  return typeof judged === 'object' && 'cutTimes' in judged
+    ? yield* readCut(state, range, judged.cutTimes)
+    : judged;
+}
+
+/** An answer to the day's request that stays cut: the times of its items. */
+interface CutAnswer {
+  cutTimes: number[];
+}
+
+/** Asks `range` and judges its answer: the day's outcome, 'again', or a cut for readCut. */
+function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again' | CutAnswer> {
   const { knowledge } = state;
   const { reading } = knowledge;
   const largestBefore = reading.largestResponse;
@@ -249,12 +274,22 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
     state.limit = larger.limit;
     return 'again';
   }
+  return { cutTimes: datedTimes(response) };
+}
+
+/**
+ * A cut answer to the day's request `range`, `whole` its items' times: the day read in halves
+ * and time slices, as far as they reach.
+ */
+function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): Plan<FetchedDay | 'again'> {
+  const { knowledge } = state;
+  const { reading } = knowledge;
   // Where instants are honoured, slices read the day from this answer on, neighbours left out:
   // halving the request first would ask again what the slices ask. Should the run find them not
   // honoured after all, the halves are asked as before.
   const slicedFirst = reading.instants === 'honoured';
   if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
-  const truncated = yield* split(state, range, 0, response);
+  const truncated = yield* split(state, range, 0, whole);
   if (truncated === 'stale') return stale(state);
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
@@ -522,7 +557,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
       noteAnswer(sessionOf(knowledge), items);
       learnFromResponse(reading, range, items);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
-      if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(items);
+      if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(dayAnswerOf(state.day, items));
       return items;
     }
     const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
@@ -620,12 +655,17 @@ function* cappedAt(
   return 'unsure';
 }
 
-/** Asks each part of a cut request on its own, halving again while a part stays cut. */
+/**
+ * Asks each part of a cut request on its own, halving again while a part stays cut. `whole`: the
+ * times of the items the request's own answer held. Of a part's answer only its times are kept
+ * while its halves are asked: its new items are in `items`, and its repeats of earlier answers
+ * (up to the cap's) are let go of, so the depth costs no answer more.
+ */
 function* split(
   state: DayFetch,
   range: DayRange,
   depth: number,
-  whole: readonly unknown[] = [],
+  whole: readonly number[] = [],
 ): Plan<boolean | 'stale'> {
   const { reading } = state.knowledge;
   const parts = halves(range, reading);
@@ -634,31 +674,49 @@ function* split(
   for (const part of parts) {
     // A neighbour's items often sit near a midnight: they may prove the server's day, after
     // which the caller asks again without that neighbour.
-    const response = yield* served(state, part);
-    const cut = isCut(response.length, state.limit, reading);
+    const answer = yield* partAnswer(state, part);
     // A part that lacks what the whole served inside it, uncut, was not asked under the reading
     // the whole was: the server changed it (an end bound gone exclusive answers the part empty).
-    if (!cut && lacksServed(part, reading, whole, response)) return 'stale';
-    if (!cut || cutSparesDay(reading, response, state.day)) continue;
-    const deeper = yield* split(state, part, depth + 1, response);
+    if (!answer.cut && lacksServed(part, reading, whole, answer.times)) return 'stale';
+    if (!answer.cut || answer.sparesDay) continue;
+    const deeper = yield* split(state, part, depth + 1, answer.times);
     if (deeper === 'stale') return deeper;
     if (deeper) truncated = true;
   }
   return truncated;
 }
 
-/** Whether `answer` to `part` lacks an item of `whole` the reading says `part` holds. */
+/** What split goes by of a part's answer. */
+interface PartAnswer {
+  cut: boolean;
+  /** Cut at an end that holds none of the day's items (cutSparesDay). */
+  sparesDay: boolean;
+  times: number[];
+}
+
+function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
+  const { reading } = state.knowledge;
+  const response = yield* served(state, part);
+  return {
+    cut: isCut(response.length, state.limit, reading),
+    sparesDay: cutSparesDay(reading, response, state.day),
+    times: datedTimes(response),
+  };
+}
+
+function datedTimes(items: readonly unknown[]): number[] {
+  return items.map(itemTime).filter((time): time is number => time !== undefined);
+}
+
+/** Whether an answer to `part`, its items at `answer`, lacks one of `whole` the reading says it holds. */
 function lacksServed(
   part: DayRange,
   reading: ServerReading,
-  whole: readonly unknown[],
-  answer: readonly unknown[],
+  whole: readonly number[],
+  answer: readonly number[],
 ): boolean {
-  const times = new Set(answer.map(itemTime));
-  return whole.some((item) => {
-    const time = itemTime(item);
-    return time !== undefined && heldWhole(part, reading, time) && !times.has(time);
-  });
+  const times = new Set(answer);
+  return whole.some((time) => heldWhole(part, reading, time) && !times.has(time));
 }
 
 /** Splits items into the day's (or unplaceable) and other days', dropping verbatim repeats. */

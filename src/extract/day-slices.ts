@@ -4,6 +4,7 @@ import { readingChanged } from './reading-check.js';
 import { itemTime } from './server-reading.js';
 import {
   afterSlice,
+  type DayAnswer,
   daySlice,
   type InstantRange,
   instantsVerdict,
@@ -31,7 +32,7 @@ export interface SliceInput {
    * The day's cut answers to requests that served the whole day: the first slice's answer, already
    * given (time-slices.ts, slicesAfterDay).
    */
-  dayAnswers: () => readonly (readonly unknown[])[];
+  dayAnswers: () => readonly DayAnswer[];
   /** Asks with instants the way the day's plan asks; 'refused' for an HTTP 400. */
   ask: (range: InstantRange) => Plan<unknown[] | 'refused'>;
   /** Whether an answer of this many items may have been cut (our limit or a proved cap). */

@@ -152,9 +152,13 @@ function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
  */
 export function halves(range: DayRange, reading: ServerReading): [DayRange, DayRange] | undefined {
   const width = Math.round((midnight(range.enddate) - midnight(range.startdate)) / DAY_MS);
-  const middle = addDays(range.startdate, Math.floor(width / 2));
-  const first = { startdate: range.startdate, enddate: addDays(middle, endInclusive(reading) ? 0 : 1) };
-  const second = { startdate: addDays(middle, startInclusive(reading) ? 1 : 0), enddate: range.enddate };
+  const [inStart, inEnd] = [startInclusive(reading) ? 1 : 0, endInclusive(reading) ? 1 : 0];
+  // The middle day both halves leave out of the other: not past width - 2 + inEnd, or a range of
+  // two server days under an exclusive enddate (D-1..D+1) would keep both in its first half.
+  const half = Math.max(1 - inStart, Math.min(Math.floor(width / 2), width - 2 + inEnd));
+  const middle = addDays(range.startdate, half);
+  const first = { startdate: range.startdate, enddate: addDays(middle, 1 - inEnd) };
+  const second = { startdate: addDays(middle, inStart), enddate: range.enddate };
   const narrower = (part: DayRange) =>
     covers(range, part) && (part.startdate > range.startdate || part.enddate < range.enddate);
   return narrower(first) && narrower(second) ? [first, second] : undefined;

@@ -211,7 +211,7 @@ export function splitSlice(slice: Slice, expected: number, cutAt: number): Slice
  */
 export function slicesAfterDay(
   day: DayString,
-  answers: readonly (readonly unknown[])[],
+  answers: readonly DayAnswer[],
   order: ItemOrder | null,
   aligned = false,
 ): Slice[] {
@@ -226,11 +226,45 @@ export function slicesAfterDay(
     unread = unread.flatMap((slice) => outside(slice, held));
   }
   if (unread.length !== 1 || !sameSlice(unread[0] as Slice, whole)) return unread;
-  const onDay = answers.filter((answer) =>
-    answer.every((item) => isAt(itemTime(item), (t) => within(whole, t))),
-  );
-  const most = Math.max(0, ...onDay.map((answer) => answer.length));
+  const onDay = answers.filter((answer) => answer.onDay);
+  const most = Math.max(0, ...onDay.map((answer) => answer.count));
   return most > 1 ? splitSlice(whole, most, most) : [whole];
+}
+
+/**
+ * What slicesAfterDay goes by of one of a day's cut answers, kept in place of its items: a day
+ * above the cap is asked again and again (a larger limit, a narrower request, its halves), each
+ * answer up to the cap parsed anew, and holding every one of them would hold the cap's items as
+ * many times over.
+ */
+export interface DayAnswer {
+  count: number;
+  /**
+   * The order of its items' dt as served; undefined when that cannot tell a span (fewer than two
+   * items, or one without a readable dt).
+   */
+  served: ItemOrder | null | undefined;
+  /** The dt of its first and last item as served (epoch ms); 0 when `served` is undefined. */
+  first: number;
+  last: number;
+  /** Every item of it falls on the day. */
+  onDay: boolean;
+}
+
+export function dayAnswerOf(day: DayString, answer: readonly unknown[]): DayAnswer {
+  const whole = daySlice(day);
+  const times = answer.map(itemTime);
+  const onDay = times.every((time) => isAt(time, (t) => within(whole, t)));
+  if (times.length < 2 || !times.every((time) => time !== undefined))
+    return { count: answer.length, served: undefined, first: 0, last: 0, onDay };
+  const known = times as number[];
+  return {
+    count: answer.length,
+    served: orderOf(known),
+    first: known[0] as number,
+    last: known[known.length - 1] as number,
+    onDay,
+  };
 }
 
 /**
@@ -239,15 +273,10 @@ export function slicesAfterDay(
  * its first and its last was served. Not the last item's instant, whose ties the cut may have
  * split. undefined when the answer's order cannot tell.
  */
-export function heldSpan(answer: readonly unknown[], order: ItemOrder | null): Slice | undefined {
-  const times = answer.map(itemTime);
-  if (times.length < 2 || !times.every((time) => time !== undefined)) return undefined;
-  const known = times as number[];
-  if (orderOf(known) !== order) return undefined;
-  const first = known[0] as number;
-  const last = known[known.length - 1] as number;
-  if (order === 'oldest-first') return { startMs: first, endMs: last };
-  if (order === 'newest-first') return { startMs: last + 1, endMs: first + 1 };
+export function heldSpan(answer: DayAnswer, order: ItemOrder | null): Slice | undefined {
+  if (answer.served === undefined || answer.served !== order) return undefined;
+  if (order === 'oldest-first') return { startMs: answer.first, endMs: answer.last };
+  if (order === 'newest-first') return { startMs: answer.last + 1, endMs: answer.first + 1 };
   return undefined;
 }
 

@@ -240,11 +240,14 @@ describe('a day above the cap, where the server does not honour instants', () =>
     expect(day.truncated).toBe(true);
     expect(knowledge.relearned).toBe(1);
     expect(knowledge.reading.instants).toBe('ignored');
-    // The day asked again with its neighbours, narrowed by what this run's answers prove.
+    // The day asked again with its neighbours, narrowed by what this run's answers prove, then the
+    // two halves of that request, each alone (the enddate not yet proved inclusive again).
     expect(asked.slice(2)).toEqual([
       '2026-03-08..2026-03-12',
       '2026-03-09..2026-03-12',
       '2026-03-10..2026-03-12',
+      '2026-03-10..2026-03-11',
+      '2026-03-11..2026-03-12',
     ]);
   });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { ItemOrder } from '../../src/extract/server-reading.js';
 import {
   afterSlice,
+  dayAnswerOf,
   daySlice,
   instantsVerdict,
   MIN_SLICE_MS,
@@ -9,7 +11,7 @@ import {
   SLICE_FILL,
   type Slice,
   sliceRequest,
-  slicesAfterDay,
+  slicesAfterDay as slicesAfterDayAnswers,
   splitSlice,
 } from '../../src/extract/time-slices.js';
 
@@ -22,6 +24,13 @@ const at = (ms: number, id = `i${ms}`) => ({ id, dt: new Date(ms).toISOString() 
 /** Items at these hours of the day. */
 const atHours = (...hours: number[]) => hours.map((hour) => at(MIDNIGHT + hour * HOUR));
 const WHOLE: Slice = daySlice(DAY);
+/** The slices left after the day's cut answers, each taken as the day's plan keeps it. */
+const slicesAfterDay = (day: string, answers: readonly (readonly unknown[])[], ...rest: [ItemOrder | null]) =>
+  slicesAfterDayAnswers(
+    day,
+    answers.map((answer) => dayAnswerOf(day, answer)),
+    ...rest,
+  );
 
 describe('a slice is asked with instants that hold it under every inclusivity', () => {
   it('from 1 ms before its start through its end', () => {

@@ -14,8 +14,9 @@ import { midrunSearch } from '../extract/midrun-search.js';
  * that double while proofs pass (reading-session.ts, stretchOf): 9, all among those 12. With an
  * empty day's wide answer counted against a cap the run proves later (day-plan.ts, vouchedBy) and
  * a settled day found short by a later answer lapsing the reading for the day being read
- * (reading-session.ts, lapsed): 3, all under a rolling deploy on a busy source (seeds 777 twice,
- * 992), where a proof agrees by chance.
+ * (reading-session.ts, lapsed): 3, all under a rolling deploy (seeds 777 twice, 992), where no
+ * proof is made (a busy source with no day small enough for a canary) or one agrees by chance.
+ * The halved cut requests over two server days (server-reading.ts, halves) leave the 3 as they are.
  */
 
 describe('the wide search of servers whose reading changes while the tool reads', () => {
