@@ -16,6 +16,13 @@ import { type Kysely, sql } from 'kysely';
  * - the visitors' counts (distinct visitors, visitors with differing copies) come from the pass
  *   that gathers their latest observations for merge_visitors(), not from a second sort of the
  *   staged rows.
+ * - the item upsert's test for an identical stored row also matches its dt (the same raw is the
+ *   same dt): a probe bounded by the key, or by the source and the dt, whichever index the planner
+ *   takes. On a table never analyzed and still small when a window plans (a first backfill, its
+ *   windows planning side by side), the planner took the index on (source_id, dt) for the key's
+ *   probe with the source alone as its bound, so each of a window's 10,000 probes read every row
+ *   of the source the other windows were writing meanwhile: a window of the load benchmark ran
+ *   for minutes (with 0043 as with this migration's other changes).
  * Done as 0043 did: each statement, found exactly once in the function's definition as the earlier
  * migrations wrote it, is replaced in it (CREATE OR REPLACE of pg_get_functiondef): owner, grants,
  * settings and comments stay. The earlier texts are copied here, frozen, to find them and for down().
@@ -133,11 +140,15 @@ function piecesOf(t: WindowTable) {
     )
     select (select count(*)::int from losers), (select count(*)::int from replaced where reason = 'collision'),
            (select count(*)::int from replaced where reason = 'moved')`;
+  const same = `t.raw is not distinct from s.raw${t.webhooks ? ` and t.origin <> 'webhook'` : ''}`;
+  const unchanged = (bound: string) =>
+    `where not exists (select 1 from ${t.table} t where ${match}${bound} and ${same})`;
   const suppressed = (alias: string) => `not exists (select 1 from suppressed_visitors v
                           where v.source_id = p_source and v.visitor_id = ${alias}.visitor_id)`;
   const visitorId = t.webhooks ? `, x.item -> 'visitor' ->> 'id' as visitor_id` : '';
   return {
     stage,
+    unchanged,
     keyList,
     fields,
     stageRows,
@@ -263,6 +274,8 @@ interface Swap {
   signature: string;
   copy: string;
   call: string;
+  /** How many times the copy is in the definition (the item upsert is written out three times). */
+  times?: number;
 }
 
 function swaps(bookkeeping: string): Swap[] {
@@ -289,33 +302,41 @@ function swaps(bookkeeping: string): Swap[] {
         call: `${p.setAside(`${p.losersWhere}\n         and v_inserted + v_updated < v_staged`)} into v_withheld, v_replaced, v_moves;`,
       },
     ];
+    // The item upsert of the answer (both modes) and of the promoted versions.
+    own.push({ signature, copy: p.unchanged(''), call: p.unchanged(' and t.dt = s.dt'), times: 3 });
     return t.webhooks
       ? [...own, { signature, copy: visitorsCopy(p.stage), call: visitorsCall(p.stage) }]
       : own;
   });
 }
 
-/** Redefines the function with `from` (found exactly once in its body) replaced by `to`. */
-async function replaceInFunction(db: AnyDb, signature: string, from: string, to: string): Promise<void> {
+/** Redefines the function with `from` (found exactly `times` times in its body) replaced by `to`. */
+async function replaceInFunction(
+  db: AnyDb,
+  signature: string,
+  from: string,
+  to: string,
+  times = 1,
+): Promise<void> {
   const { rows } = await sql<{ def: string }>`
     select pg_get_functiondef(${signature}::regprocedure) as def`.execute(db);
   const def = rows[0]?.def ?? '';
   const found = def.split(from).length - 1;
-  if (found !== 1)
-    throw new Error(`${signature}: the statement to replace is found ${found} times instead of once`);
-  await sql.raw(def.replace(from, () => to)).execute(db);
+  if (found !== times)
+    throw new Error(`${signature}: the statement to replace is found ${found} times instead of ${times}`);
+  await sql.raw(def.replaceAll(from, () => to)).execute(db);
 }
 
 export async function up(db: AnyDb): Promise<void> {
   const bookkeeping = await bookkeepingOf(db);
-  for (const { signature, copy, call } of swaps(bookkeeping))
-    await replaceInFunction(db, signature, copy, call);
+  for (const { signature, copy, call, times } of swaps(bookkeeping))
+    await replaceInFunction(db, signature, copy, call, times);
 }
 
 export async function down(db: AnyDb): Promise<void> {
   const bookkeeping = await bookkeepingOf(db);
-  for (const { signature, copy, call } of swaps(bookkeeping).reverse())
-    await replaceInFunction(db, signature, call, copy);
+  for (const { signature, copy, call, times } of swaps(bookkeeping).reverse())
+    await replaceInFunction(db, signature, call, copy, times);
 }
 
 async function bookkeepingOf(db: AnyDb): Promise<string> {
