@@ -41,6 +41,7 @@ import * as verify from './0040-verify.js';
 import * as windowMerge from './0041-window-merge.js';
 import * as webhookBatchFunction from './0042-webhook-batch-function.js';
 import * as visitorMergeFunction from './0043-visitor-merge-function.js';
+import * as windowMergePasses from './0044-window-merge-passes.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '0041-window-merge': windowMerge,
   '0042-webhook-batch-function': webhookBatchFunction,
   '0043-visitor-merge-function': visitorMergeFunction,
+  '0044-window-merge-passes': windowMergePasses,
 };
