@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { classifyDatabaseError } from '../db/transaction.js';
 import { recordBatch, recordDatabaseError } from '../metrics/receiver-metrics.js';
-import type { WebhookSource } from './prepare-delivery.js';
+import { prepareDelivery, type WebhookSource } from './prepare-delivery.js';
 import { receiveDelivery } from './receive.js';
 import { type DeliveryOutcome, type IncomingDelivery, receiveDeliveries } from './receive-batch.js';
 
@@ -37,7 +37,8 @@ export interface ReceiveOptions {
 export interface DeliveryBatcher {
   /**
    * Resolves once the delivery is stored and committed; throws when it could not be stored,
-   * QueueFullError at once when the batcher already holds its maximum.
+   * QueueFullError at once when the batcher already holds its maximum, and at once, alone, when
+   * the body cannot be checked or keyed (its batch goes without it).
    */
   receive(source: WebhookSource, body: unknown, options?: ReceiveOptions): Promise<DeliveryOutcome>;
   /** What is held now: for tests and the queue-full log line. */
@@ -220,6 +221,9 @@ export function createDeliveryBatcher(options: DeliveryBatcherOptions): Delivery
         const pending: Pending = {
           source,
           body,
+          // Checked and hashed now, while the running batch is in the database: the batch this
+          // delivery joins is then sent without waiting for its bodies to be prepared.
+          prepared: prepareDelivery(source, body),
           bytes,
           deadline: performance.now() + persistTimeoutMs,
           settled: false,

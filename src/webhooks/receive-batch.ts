@@ -18,6 +18,12 @@ import { type PreparedDelivery, prepareDelivery, type WebhookSource } from './pr
 export interface IncomingDelivery {
   source: WebhookSource;
   body: unknown;
+  /**
+   * prepareDelivery(source, body), when the caller made it already: the batcher prepares each
+   * delivery as it arrives, while the previous batch is in the database, so a batch does not
+   * wait for its bodies to be checked and hashed before it is sent.
+   */
+  prepared?: PreparedDelivery;
 }
 
 /**
@@ -213,7 +219,7 @@ function needsMerge(event: StoredDelivery | undefined): boolean {
 function groupCopies(deliveries: readonly IncomingDelivery[]): BodyGroup[] {
   const groups = new Map<string, BodyGroup>();
   deliveries.forEach((delivery, index) => {
-    const prepared = prepareDelivery(delivery.source, delivery.body);
+    const prepared = delivery.prepared ?? prepareDelivery(delivery.source, delivery.body);
     const key = `${prepared.base.sourceId}\u0000${prepared.base.bodyHash}`;
     const group = groups.get(key);
     if (group === undefined) groups.set(key, { prepared, copies: [index] });

@@ -132,6 +132,24 @@ describe('deliveries stored in batches', () => {
     expect(await count(t, 'feedback')).toBe(4);
     expect(await count(t, 'survey_answers')).toBe(1);
   });
+
+  it('a delivery is checked and keyed as it arrives: one that cannot be fails alone, not its batch', async () => {
+    // One transaction at a time: the deliveries sent meanwhile queue and would go as one batch.
+    const batcher = createDeliveryBatcher({ pool: t.pool, maxConcurrent: 1 });
+    // No JSON parser makes a BigInt: a value the dedupe key cannot be computed from.
+    const unkeyable = { ...feedbackBody({ id: 2 }), extra: 1n };
+    const answers = await Promise.allSettled([
+      batcher.receive(MAIN, feedbackBody({ id: 0 })),
+      batcher.receive(MAIN, feedbackBody({ id: 1 })),
+      batcher.receive(MAIN, unkeyable),
+      batcher.receive(MAIN, surveyBody({ id: 3 })),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(batcher.stats()).toEqual({ waiting: 0, held: 0, heldBytes: 0 });
+    expect(await count(t, 'webhook_events')).toBe(3);
+    expect(await count(t, 'feedback')).toBe(2);
+    expect(await count(t, 'survey_answers')).toBe(1);
+  });
 });
 
 describe('when a transaction of waiting deliveries starts (nextBatchSize)', () => {
