@@ -179,7 +179,12 @@ describe('a queued backfill against servers whose reading changed since it was s
     expect(backfill.stdout).toMatch(/run \d+: ok in/);
     expect(workers.map((w) => w.code)).toEqual([0, 0, 0]);
     const tally = await jobTally(t);
-    expect(tally.byState).toEqual({ completed: CASES.length * RESOURCES * QUEUED_DAYS });
+    const planned = CASES.length * RESOURCES * QUEUED_DAYS;
+    expect(Object.keys(tally.byState)).toEqual(['completed']);
+    // A day a worker reopened (a later answer showed it short, or a proof failed) is queued again
+    // and read once more: at times one or two, never fewer windows than planned.
+    expect(tally.byState.completed).toBeGreaterThanOrEqual(planned);
+    expect(tally.byState.completed).toBeLessThanOrEqual(planned + CASES.length * RESOURCES);
     expect(tally.completedTwice).toEqual([]);
     const late = await t.db
       .selectFrom('queue_workers')
