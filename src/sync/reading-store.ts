@@ -287,10 +287,16 @@ export function mayReplace(stored: ServerReading | undefined, over: StoreOver): 
   );
 }
 
-/** The reading as it is stored: one no item was served to keeps the stored cap and largest response. */
+/**
+ * The reading as it is stored: one no item was served to keeps the stored cap and largest
+ * response; one whose writer never asked with instants keeps what another writer proved of them
+ * (a worker that re-learned the bounds before its first probe knows nothing of instants, and a
+ * server property is not undone by not asking).
+ */
 function asStored(before: ServerReading | undefined, reading: ServerReading): ServerReading {
-  if (reading.largestResponse > 0 || before === undefined) return { ...reading };
-  return { ...reading, cap: before.cap, largestResponse: before.largestResponse };
+  const instants = reading.instants ?? before?.instants ?? null;
+  if (reading.largestResponse > 0 || before === undefined) return { ...reading, instants };
+  return { ...reading, instants, cap: before.cap, largestResponse: before.largestResponse };
 }
 
 /** Inserts (`fresh`: only where no row is stored) or replaces the row; whether it was written. */

@@ -54,4 +54,14 @@ describe('storing a server reading over what the writer last saw', () => {
     expect(await save(OLD, 'relearned')).toBe(true);
     expect(await stored()).toMatchObject({ headMs: HOUR, order: 'oldest-first' });
   });
+
+  it('a writer that re-learned the bounds before it asked with instants keeps what another proved of them', async () => {
+    const proved: ServerReading = { ...OLD, instants: 'refused' };
+    expect(await save(proved, OLD)).toBe(true);
+    expect(await save({ ...RELEARNED, instants: null }, 'relearned')).toBe(true);
+    expect(await stored()).toMatchObject({ order: 'newest-first', instants: 'refused' });
+    // A writer that proved something else of them stores that.
+    expect(await save({ ...RELEARNED, instants: 'ignored' }, 'relearned')).toBe(true);
+    expect(await stored()).toMatchObject({ instants: 'ignored' });
+  });
 });
