@@ -23,13 +23,18 @@ export async function proveQueuedRun(
   plans: readonly PlannedWindow<SourceHandle>[],
   today: DayString,
 ): Promise<void> {
-  for (const { handle, resource } of firstOfEachEndpoint(plans))
-    await proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
-      ctx.logger.warn(
-        { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
-        "the queued run's last proof of the server reading failed; its days stay unproved",
-      );
-    });
+  // Side by side: the jobs are done, so no slot is held, and each source's client asks one
+  // request at a time (run-sync.ts, openSources), so a source is asked as a window would ask it.
+  await Promise.all(
+    firstOfEachEndpoint(plans).map(({ handle, resource }) =>
+      proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
+        ctx.logger.warn(
+          { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
+          "the queued run's last proof of the server reading failed; its days stay unproved",
+        );
+      }),
+    ),
+  );
 }
 
 async function proveEndpoint(

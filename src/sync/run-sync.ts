@@ -569,24 +569,26 @@ async function reopenedPlans(
   run: RunPlan,
   skipped: Skipped,
 ): Promise<PlannedWindow<SourceHandle>[]> {
-  const again: PlannedWindow<SourceHandle>[] = [];
-  for (const plan of firstOfEachEndpoint(run.plans)) {
-    if (skipped(plan.handle.name, plan.resource)) continue;
-    const days = await proveRun(
-      plan.handle.client,
-      plan.resource,
-      ctx.limits,
-      plan.handle.knowledge[plan.resource],
-    ).catch((error: unknown) => {
-      ctx.logger.warn(
-        { source: plan.handle.name, resource: plan.resource, err: errorMessage(error) },
-        "the run's last proof of the server reading failed; its days stay unproved",
-      );
-      return [];
+  // Side by side: each endpoint's proof is its own knowledge, and the clients share the run's
+  // request bound (openSources), as its windows do.
+  const proved = firstOfEachEndpoint(run.plans)
+    .filter((plan) => !skipped(plan.handle.name, plan.resource))
+    .map(async (plan) => {
+      const days = await proveRun(
+        plan.handle.client,
+        plan.resource,
+        ctx.limits,
+        plan.handle.knowledge[plan.resource],
+      ).catch((error: unknown) => {
+        ctx.logger.warn(
+          { source: plan.handle.name, resource: plan.resource, err: errorMessage(error) },
+          "the run's last proof of the server reading failed; its days stay unproved",
+        );
+        return [];
+      });
+      return days.filter((day) => day < run.today).map((day) => ({ ...plan, day }));
     });
-    for (const day of days) if (day < run.today) again.push({ ...plan, day });
-  }
-  return oldestFirst(again);
+  return oldestFirst((await Promise.all(proved)).flat());
 }
 
 /** One outcome per window: a day read again keeps its last outcome, with every request counted. */
