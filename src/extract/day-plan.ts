@@ -40,6 +40,8 @@ import {
   covers,
   cutSparesDay,
   type DayRange,
+  edgeHolds,
+  edgeRequests,
   halves,
   heldWhole,
   itemDay,
@@ -363,6 +365,8 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
     state.vouchedBy = wide.length;
     return 'holds';
   }
+  const edges = yield* emptyByEdges(state);
+  if (edges !== 'unproven') return edges;
   // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
   // the run's probe (day-slices.ts) or this check, whichever comes first, and the other waits.
   yield* verdictReached(state.knowledge, 'instants');
@@ -378,6 +382,41 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const evidence = instantsVerdict({ slice, answer: alone, known: state.items, cut });
   if (evidence === 'ignored') return instantsNot(state, 'ignored');
   return evidence === 'honoured' ? 'holds' : 'unproven';
+}
+
+/** Items an edge proof asks for: enough to show an answer's order, never a day's worth to hold. */
+const EDGE_LIMIT = 20;
+
+/**
+ * An empty day between busy neighbours on a server that lists by dt (server-reading.ts,
+ * edgeRequests): the neighbour's request shows the server still starts (or ends) where the
+ * reading says, and the day asked with that neighbour comes back with the neighbour's items
+ * first. Two small requests; judged under the reading they were asked by, whatever another
+ * window learns meanwhile. A server flapping between two readings may answer them from two, as it
+ * may a canary.
+ */
+function* emptyByEdges(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
+  const reading = { ...state.knowledge.reading };
+  const asks = edgeRequests(state.day, reading);
+  if (asks === undefined) return 'unproven';
+  if (!edgeHolds(reading, asks.edge, yield* askFew(state, asks.edge))) return 'unproven';
+  const spare = yield* askFew(state, asks.spare);
+  if (spare.some((item) => itemDay(item) === state.day)) return 'stale';
+  return cutSparesDay(reading, spare, state.day) ? 'holds' : 'unproven';
+}
+
+/** Asks `range` for a few items: what they show counts, not what they hold (an edge proof). */
+function* askFew(state: DayFetch, range: DayRange): Plan<unknown[]> {
+  const { knowledge } = state;
+  state.requests += 1;
+  const answer = yield { kind: 'ask', range, limit: Math.min(EDGE_LIMIT, state.limit) };
+  if (answer.kind !== 'items')
+    throw answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
+  knowledge.responses = (knowledge.responses ?? 0) + 1;
+  hold(state, answer.items, false);
+  noteAnswer(sessionOf(knowledge), answer.items);
+  learnFromResponse(knowledge.reading, range, answer.items);
+  return answer.items;
 }
 
 /** The empty day's check asked with instants, as the run's one ask while they are not known honoured. */

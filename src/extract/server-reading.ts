@@ -202,6 +202,53 @@ export function cutSparesDay(reading: ServerReading, items: readonly unknown[], 
   return order === 'oldest-first' ? last >= midnight(addDays(day, 1)) : last < midnight(day);
 }
 
+/**
+ * Two requests that tell whether an empty `day` is empty on a server that lists by dt, where a
+ * busy neighbour cuts every request that holds the day under every reading. `edge` is the
+ * neighbour's own request (the day before, oldest first; after, newest first): its first item
+ * shows whether the server still starts (or ends) a request where the reading says (edgeHolds).
+ * `spare` holds the day and that neighbour under the reading: if the server serves it from there,
+ * its first items are the day's, if the day has any. Undefined while the order is not known, or
+ * where the reading's day is not UTC's on that side (a zone, or a bound not yet proved): the
+ * request would start (end) inside the busy neighbour's own hours, and be cut there.
+ */
+export function edgeRequests(
+  day: DayString,
+  reading: ServerReading,
+): { edge: DayRange; spare: DayRange } | undefined {
+  const own = requestFor(day, reading);
+  const startsAtMidnight = startReach(reading) === midnight(day) - midnight(own.startdate);
+  const endsAtMidnight = endReach(reading) === midnight(day) + DAY_MS - midnight(own.enddate);
+  if (reading.order === 'oldest-first' && startsAtMidnight)
+    return {
+      edge: requestFor(addDays(day, -1), reading),
+      spare: { startdate: own.startdate, enddate: requestFor(addDays(day, 1), reading).enddate },
+    };
+  if (reading.order === 'newest-first' && endsAtMidnight)
+    return {
+      edge: requestFor(addDays(day, 1), reading),
+      spare: { startdate: requestFor(addDays(day, -1), reading).startdate, enddate: own.enddate },
+    };
+  return undefined;
+}
+
+/**
+ * Whether an answer to an edge request (edgeRequests) shows the server's interval starting no
+ * later than the reading allows (oldest first), or ending no earlier (newest first): its first
+ * item, in the reading's order, within a quarter hour of that bound. No reading moves a bound by
+ * less than a quarter hour (time zones and whole days are multiples of one), so a bound that moved
+ * the wrong way would have left that item out.
+ */
+export function edgeHolds(reading: ServerReading, edge: DayRange, answer: readonly unknown[]): boolean {
+  const times = answer.map(itemTime);
+  if (times.length < 2 || times.some((time) => time === undefined)) return false;
+  if (orderOf(times as number[]) !== reading.order) return false;
+  const first = times[0] as number;
+  return reading.order === 'oldest-first'
+    ? first < midnight(edge.startdate) + startReach(reading) + QUARTER_HOUR_MS
+    : first >= midnight(edge.enddate) + endReach(reading) - QUARTER_HOUR_MS;
+}
+
 function midnight(day: DayString): number {
   return Date.parse(`${day}T00:00:00.000Z`);
 }

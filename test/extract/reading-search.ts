@@ -41,6 +41,8 @@ export interface DaySizes {
   /** Fewest items a day holds (0 unless said). */
   least?: number;
   busy?: { share: number; least: number; busiest: number };
+  /** Days that hold nothing, whatever the sizes draw. */
+  empty?: readonly DayString[];
 }
 
 export const QUIET: DaySizes = { most: 3 };
@@ -70,8 +72,9 @@ export class QuietServer {
     for (const day of daysFrom(from, to)) {
       const rng = createRandom(hashSeed(seed, 'quiet', day));
       const { busy } = sizes;
-      const count =
-        busy !== undefined && rng.chance(busy.share)
+      const count = sizes.empty?.includes(day)
+        ? 0
+        : busy !== undefined && rng.chance(busy.share)
           ? rng.int(busy.least, busy.busiest)
           : rng.int(sizes.least ?? 0, sizes.most);
       const times = Array.from({ length: count }, () => rng.int(0, DAY_MS - 1)).sort((a, b) => a - b);

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { emptyReading } from '../../src/extract/server-reading.js';
+import { addDays, daysFrom } from '../../src/time/days.js';
+import type { ServedReading } from '../helpers/sim-readings.js';
+import { emptyTally, playMidrun, readRun, SIZES, SwitchingServer } from './midrun-search.js';
+import { storedKnowledge, TODAY } from './reading-search.js';
+
+/**
+ * An empty day between busy days (150-400 items, a cap of 100) on a server that refuses instants:
+ * no day is small enough to be a canary, and every request that holds the day under every reading
+ * is cut by a neighbour before it reaches the day. On a server that lists by dt, two small
+ * requests prove the day empty (day-plan.ts, emptyByEdges): the neighbour's own request shows the
+ * server still starts (oldest first) or ends (newest first) a request where the reading says, and
+ * the day asked with that neighbour begins with the neighbour's items. Before, such a day was
+ * flagged truncated on every read: a busy site's quiet day (an outage, a holiday) raised a false
+ * alarm every night. A server that changes its reading as the day is read must still never get
+ * a day settled short.
+ */
+
+const FROM = addDays(TODAY, -60);
+const TO = addDays(TODAY, 5);
+const DAYS = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+const EMPTY = [addDays(TODAY, -10), addDays(TODAY, -4)];
+const SIZES_WITH_EMPTY = { ...SIZES.busy, empty: EMPTY };
+
+const base = {
+  startdate: 'inclusive',
+  enddate: 'inclusive',
+  cap: 100,
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+  instants: 'refused',
+} as const;
+
+/** Server days that are UTC's, under each reading of the bounds: the edge proof must reach past them. */
+const READINGS: ServedReading[] = (['oldest-first', 'newest-first'] as const).flatMap((order) => [
+  { ...base, order },
+  { ...base, order, startdate: 'exclusive', enddate: 'exclusive' },
+  { ...base, order, enddate: 'exclusive' },
+]);
+
+/**
+ * Server days off UTC's: the day's every request starts or ends in a busy neighbour's hours, so
+ * no request reaches it uncut; the day stays flagged, never settled on nothing.
+ */
+const ZONED: ServedReading[] = (['oldest-first', 'newest-first'] as const).flatMap((order) => [
+  { ...base, order, dayOffsetMinutes: -300 },
+  { ...base, order, dayOffsetMinutes: 330, enddate: 'exclusive' },
+]);
+
+describe('an empty day between busy days, instants refused', () => {
+  for (const reading of READINGS)
+    it(`is settled empty, not flagged, and every other day is whole or flagged: ${JSON.stringify(reading)}`, () => {
+      for (let seed = 1; seed <= 3; seed++) {
+        const server = new SwitchingServer(
+          seed,
+          FROM,
+          TO,
+          reading,
+          reading,
+          Infinity,
+          Infinity,
+          SIZES_WITH_EMPTY,
+        );
+        const { results } = readRun(server, DAYS, storedKnowledge(emptyReading()));
+        for (const day of EMPTY)
+          expect({ seed, day, ...results.get(day) }).toEqual({ seed, day, truncated: false, ids: new Set() });
+        for (const [day, result] of results) {
+          if (result.truncated) continue;
+          expect({ seed, day, held: result.ids.size }).toEqual({
+            seed,
+            day,
+            held: server.itemsOn(day).length,
+          });
+        }
+      }
+    });
+
+  for (const reading of ZONED)
+    it(`is flagged where the server's day is not UTC's: ${JSON.stringify(reading)}`, () => {
+      const server = new SwitchingServer(1, FROM, TO, reading, reading, Infinity, Infinity, SIZES_WITH_EMPTY);
+      const { results } = readRun(server, DAYS, storedKnowledge(emptyReading()));
+      for (const day of EMPTY)
+        expect({ day, truncated: results.get(day)?.truncated }).toEqual({ day, truncated: true });
+    });
+
+  it('proves each empty day in at most 6 requests', () => {
+    const reading = READINGS[0] as ServedReading;
+    const server = new SwitchingServer(1, FROM, TO, reading, reading, Infinity, Infinity, SIZES_WITH_EMPTY);
+    const costs = new Map<string, number>();
+    readRun(server, DAYS, storedKnowledge(emptyReading()), (day, cost) => costs.set(day, cost.requests));
+    for (const day of EMPTY) expect(costs.get(day)).toBeLessThanOrEqual(6);
+  });
+
+  /** Each bound the edge proof leans on, moved the wrong way, a zone moved, the order turned. */
+  const changes: [ServedReading, Partial<ServedReading>][] = [...READINGS, ...ZONED].flatMap((reading) => [
+    reading.order === 'oldest-first'
+      ? [reading, { startdate: 'exclusive' }]
+      : [reading, { enddate: 'exclusive' }],
+    [reading, { dayOffsetMinutes: reading.dayOffsetMinutes + 120 }],
+    [reading, { order: reading.order === 'oldest-first' ? 'newest-first' : 'oldest-first' }],
+  ]);
+
+  for (const kind of ['mid-run', 'flapping', 'between-runs'] as const)
+    it(`${kind}: a server that changes its reading gets no day settled short`, () => {
+      const tally = emptyTally();
+      changes.forEach(([before, change], i) => {
+        const after = { ...before, ...change } as ServedReading;
+        // Near the first empty day: the change meets it as it is read.
+        playMidrun(100 + i, { kind, before, after, sizes: SIZES_WITH_EMPTY, at: 0.48 }, tally);
+      });
+      expect(tally.cases).toBe(changes.length);
+      expect(tally.short).toEqual([]);
+      expect(tally.lostFlags).toEqual([]);
+    });
+});
