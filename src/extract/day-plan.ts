@@ -37,6 +37,7 @@ import {
   takeReopened,
 } from './reading-session.js';
 import {
+  answerSpans,
   covers,
   cutSparesDay,
   type DayRange,
@@ -135,6 +136,11 @@ export interface DayFetch {
    * day was settled on. A cap the run proves later at or below it means it may have been cut.
    */
   vouchedBy: number;
+  /**
+   * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
+   * when it did not settle it: it held the day's items, or it was cut before the day.
+   */
+  widest: 'unasked' | 'stale' | 'cut';
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -183,6 +189,7 @@ export function newDayFetch(
     shortAnswers: 0,
     staleVerdicts: 0,
     vouchedBy: 0,
+    widest: 'unasked',
   };
 }
 
@@ -328,9 +335,10 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   }
   if (held.length === 0 && knowledge.quiet !== true) {
     state.emptyAnswers += 1;
-    if (state.emptyAnswers === 1) return 'again';
-    if (state.emptyAnswers === 2) {
-      const verdict = yield* emptyVerdict(state);
+    if (state.emptyAnswers === 1) {
+      if ((yield* widestFirst(state)) === 'again') return 'again';
+    } else if (state.emptyAnswers === 2) {
+      const verdict = state.widest === 'stale' ? 'stale' : yield* emptyVerdict(state);
       if (verdict === 'stale') return stale(state);
       if (verdict === 'unproven') return { ...fetched, truncated: true };
     }
@@ -346,6 +354,37 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
 }
 
 /**
+ * A day's first empty answer: the widest request (which holds the day under every reading)
+ * settles it at once if its answer, in the server's order, runs from before the day to after it
+ * with none of the day's items: a server that lists by dt serves every item between an answer's
+ * first and last. One request rules out both a transient empty answer and a stale reading, where
+ * asking the day again and then the canary took two. Otherwise ('again') the day is asked again,
+ * and what the answer said is its verdict's if one is needed (emptyVerdict).
+ */
+function* widestFirst(state: DayFetch): Plan<'holds' | 'again'> {
+  const widest = widestRequest(state.day);
+  if (state.widest !== 'unasked' || covers(runRequest(state.day, state.knowledge), widest)) return 'again';
+  const reading = { ...state.knowledge.reading };
+  const wide = yield* ask(state, widest);
+  const verdict = wideVerdict(state, wide);
+  if (verdict === 'holds' && answerSpans(reading, wide, state.day)) return 'holds';
+  // Uncut only as far as the run knows (a cap not yet proved): asked again for the verdict.
+  if (verdict !== 'holds') state.widest = verdict;
+  return 'again';
+}
+
+/** What an answer to the widest request says of an empty day (see widestFirst). */
+function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stale' | 'cut' {
+  const { reading } = state.knowledge;
+  if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
+  if (cutSparesDay(reading, wide, state.day)) return 'holds';
+  if (isCut(wide.length, state.limit, reading)) return 'cut';
+  // Uncut as far as the run knows: a cap learned in an earlier run may have been lowered since.
+  state.vouchedBy = wide.length;
+  return 'holds';
+}
+
+/**
  * A day empty twice under the reading: the canary says whether the reading still holds. Without
  * one, the request that holds the day under every reading does; cut by busy neighbours, the day
  * asked with instants from the last item held before it (which tells whether instants are
@@ -356,15 +395,10 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   if (verdict === 'holds' || verdict === 'stale') return verdict;
   const widest = widestRequest(state.day);
   if (covers(runRequest(state.day, state.knowledge), widest)) return 'holds';
+  // Asked when the day was first found empty: its answer was judged then.
+  const judged = state.widest === 'unasked' ? wideVerdict(state, yield* ask(state, widest)) : state.widest;
+  if (judged !== 'cut') return judged;
   const { reading } = state.knowledge;
-  const wide = yield* ask(state, widest);
-  if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
-  if (cutSparesDay(reading, wide, state.day)) return 'holds';
-  if (!isCut(wide.length, state.limit, reading)) {
-    // Uncut as far as the run knows: a cap learned in an earlier run may have been lowered since.
-    state.vouchedBy = wide.length;
-    return 'holds';
-  }
   const edges = yield* emptyByEdges(state);
   if (edges !== 'unproven') return edges;
   // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
@@ -479,6 +513,7 @@ function stale(state: DayFetch): 'again' {
   readingStale(state.knowledge);
   staleFound(sessionOf(state.knowledge), state.day);
   state.emptyAnswers = 0;
+  state.widest = 'unasked';
   return 'again';
 }
 

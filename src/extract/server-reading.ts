@@ -203,6 +203,21 @@ export function cutSparesDay(reading: ServerReading, items: readonly unknown[], 
 }
 
 /**
+ * Whether an answer served every item of `day` the server holds, whatever its cut: in the
+ * reading's order (oldest or newest first), it runs from before the day to after it. A server
+ * that lists by dt serves every item between an answer's first and last.
+ */
+export function answerSpans(reading: ServerReading, items: readonly unknown[], day: DayString): boolean {
+  const times = items.map(itemTime);
+  if (times.length < 2 || times.some((time) => time === undefined)) return false;
+  const order = orderOf(times as number[]);
+  if (order !== reading.order || (order !== 'oldest-first' && order !== 'newest-first')) return false;
+  const [first, last] = [times[0] as number, times[times.length - 1] as number];
+  const [earliest, latest] = order === 'oldest-first' ? [first, last] : [last, first];
+  return earliest < midnight(day) && latest >= midnight(addDays(day, 1));
+}
+
+/**
  * Two requests that tell whether an empty `day` is empty on a server that lists by dt, where a
  * busy neighbour cuts every request that holds the day under every reading. `edge` is the
  * neighbour's own request (the day before, oldest first; after, newest first): its first item

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newDayFetch, planDay, sessionOf } from '../../src/extract/day-plan.js';
 import type { Answer, LimitPolicy, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import { widestRequest } from '../../src/extract/quiet-mode.js';
 import { noteAnswer } from '../../src/extract/reading-session.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 
@@ -42,12 +43,50 @@ describe('a day settled under the run’s proofs', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: false };
     const { plan, first } = start(knowledge);
     expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
-    const again = plan.next(items([]));
+    // First the widest request: it holds the day's items, so the empty answer is not believed.
+    const wide = plan.next(items([]));
+    expect(wide.value).toMatchObject({ kind: 'ask', range: widestRequest(DAY) });
+    const again = plan.next(items(dayItems(300)));
     expect(again.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
     const done = plan.next(items(dayItems(300)));
     expect(done.done).toBe(true);
     expect(done.value).toMatchObject({ truncated: false });
     expect((done.value as { onDay: unknown[] }).onDay).toHaveLength(300);
+  });
+
+  /** Items one a quarter hour over the days `from`..`to`, skipping `empty`, oldest first. */
+  const around = (from: number, to: number, empty: string) =>
+    Array.from({ length: (to - from) * 96 }, (_, i) => ({
+      id: `n${i}`,
+      dt: new Date(Date.parse(`${DAY}T00:00:00.000Z`) + from * DAY_MS + i * 900_000).toISOString(),
+    })).filter((item) => !item.dt.startsWith(empty));
+
+  it('an empty day is settled on one more request: the widest, running from before the day to after it with none of its items', () => {
+    const knowledge: ResourceKnowledge = {
+      reading: { ...provedUtc(), order: 'oldest-first' },
+      staleChecked: true,
+      quiet: false,
+    };
+    const { plan } = start(knowledge);
+    const wide = plan.next(items([]));
+    expect(wide.value).toMatchObject({ kind: 'ask', range: widestRequest(DAY) });
+    const done = plan.next(items(around(-2, 3, DAY)));
+    expect(done.done).toBe(true);
+    expect(done.value).toMatchObject({ truncated: false });
+    expect((done.value as { onDay: unknown[] }).onDay).toHaveLength(0);
+  });
+
+  it('a widest answer that stops before the day (cut, the cap not yet known) settles nothing at once: the day is asked again', () => {
+    const knowledge: ResourceKnowledge = {
+      reading: { ...provedUtc(), order: 'oldest-first' },
+      staleChecked: true,
+      quiet: false,
+    };
+    const { plan } = start(knowledge);
+    plan.next(items([]));
+    const again = plan.next(items(around(-2, -1, DAY)));
+    expect(again.done).toBe(false);
+    expect(again.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
   });
 
   it('a day answered with fewer of its items than a neighbour’s answer held is asked again, and flagged if it stays short', () => {
