@@ -310,7 +310,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'another, serving about 2,000 items a day (1,000 feedback items, 600 survey answers, 400',
     "recordings: `--feedback-per-day` etc.). This process reads the backfill's `VmHWM` (the",
     "kernel's peak resident set) from `/proc/<pid>/status` every 50 ms. The small backfill spans",
-    'about 50 days, the large one about 500.',
+    'about 25 days (~50,000 items), the large one ten times that, about 250 days (~500,000 items).',
     '',
     'Node starts with a fixed cost before any data (Node, tsx compiling the TypeScript on the fly, and',
     'the dependencies: the start-up section gives the peak of `--help`). What the sync holds beyond',
