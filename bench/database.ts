@@ -26,8 +26,12 @@ export interface BenchServer {
   adminUrl: string;
   /** `select version()`. */
   version: string;
-  /** A clone of the migrated template. `max`: the pool size (the CLI's default is 10). */
-  createDatabase(options?: { max?: number }): Promise<BenchDatabase>;
+  /**
+   * A clone of the migrated template, or of `from`: a bench database whose set-up several
+   * measurements share, once nobody is connected to it any more (its pool closed, its processes
+   * gone). `max`: the pool size (the CLI's default is 10).
+   */
+  createDatabase(options?: { max?: number; from?: BenchDatabase }): Promise<BenchDatabase>;
   stop(): Promise<void>;
 }
 
@@ -52,9 +56,9 @@ export async function openBenchServer(options: { adminUrl?: string } = {}): Prom
       kind: server.kind,
       adminUrl: server.adminUrl,
       version,
-      async createDatabase({ max } = {}) {
+      async createDatabase({ max, from } = {}) {
         created += 1;
-        return cloneTemplate(server.adminUrl, template, `${PREFIX}${tag}_${created}`, {
+        return cloneTemplate(server.adminUrl, from?.name ?? template, `${PREFIX}${tag}_${created}`, {
           schema: BENCH_SCHEMA,
           applicationName: 'insights-sync-bench',
           max,

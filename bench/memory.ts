@@ -35,7 +35,7 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
  * child with INSIGHTS_MAX_HEAP_MB's heap limit). bench/startup.ts measures the installed package.
  */
 const CLI = path.join(ROOT, 'bin', 'insights-sync-dev.js');
-/** Mean items per day: about 2,000, so a million items take some 480 days. */
+/** Mean items per day: about 2,000, so half a million items take some 250 days. */
 const VOLUME = { feedbackPerDay: 1000, surveyPerDay: 600, recordingsPerDay: 400, busyDayFeedback: 3000 };
 /**
  * The sync asks each day with this limit (and the simulator caps no lower): the busiest days

@@ -3,7 +3,7 @@
  * tests find theirs: TEST_DATABASE_URL, else Docker, else an embedded server), 3 runs each,
  * then the results table on stdout and in docs/benchmarks.md.
  *
- *   npm run bench                                   # all, 3 runs, writes docs/benchmarks.md (~15 min)
+ *   npm run bench                                   # all, 3 runs, writes docs/benchmarks.md (~30 min on 2 cores)
  *   npm run bench -- --only load,webhooks --runs 5  # some of them, merged into the doc; --no-write leaves it alone
  *   npm run bench:smoke                             # tiny sizes, 1 run, seconds; checks, never times
  *   npm run bench -- --save r.json                  # also keep the measured values
