@@ -15,6 +15,11 @@ export function heapLimitFor(
   env: Record<string, string | undefined>,
   execArgv: string[],
 ): number | undefined;
+export function relaunchFlags(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  execArgv: string[],
+): string[] | undefined;
 export function launch(
   loadCli: () => Promise<{ runCli: (argv: string[]) => Promise<number> }>,
 ): Promise<void>;

@@ -78,15 +78,55 @@ export function parseHeapSetting(value) {
  * @returns {number | undefined}
  */
 export function heapLimitFor(argv, env, execArgv) {
-  const args = argv.slice(2);
-  const command = args.find((arg) => !arg.startsWith('-'));
-  if (command === undefined || !LONG_RUNS.has(command)) return undefined;
-  if (args.includes('--help') || args.includes('-h')) return undefined;
+  if (!boundedRun(argv)) return undefined;
   // A limit the user gave node wins, whichever way they gave it.
-  const given = /--max[-_]old[-_]space[-_]size/;
-  if (execArgv.some((arg) => given.test(arg)) || given.test(env.NODE_OPTIONS ?? '')) return undefined;
+  if (givenToNode(OLD_SPACE_FLAG, env, execArgv)) return undefined;
   const mb = parseHeapSetting(env.INSIGHTS_MAX_HEAP_MB);
   return mb === undefined || mb === 0 ? undefined : mb;
+}
+
+const OLD_SPACE_FLAG = /--max[-_]old[-_]space[-_]size/;
+const SEMI_SPACE_FLAG = /--max[-_]semi[-_]space[-_]size/;
+
+/**
+ * Whether node was given a flag, on its command line or in NODE_OPTIONS.
+ * @param {RegExp} flag
+ * @param {Record<string, string | undefined>} env
+ * @param {string[]} execArgv
+ */
+function givenToNode(flag, env, execArgv) {
+  return execArgv.some((arg) => flag.test(arg)) || flag.test(env.NODE_OPTIONS ?? '');
+}
+
+/**
+ * A long run, not its --help.
+ * @param {string[]} argv process.argv
+ */
+function boundedRun(argv) {
+  const args = argv.slice(2);
+  const command = args.find((arg) => !arg.startsWith('-'));
+  if (command === undefined || !LONG_RUNS.has(command)) return false;
+  return !args.includes('--help') && !args.includes('-h');
+}
+
+/**
+ * The flags to start this command again with, or undefined to run it in this process as it is:
+ * the heap limit (heapLimitFor) and small semi-spaces. Where the user gave node a heap limit of
+ * their own, it stands and only the semi-spaces are bounded, unless they sized those too: beside a
+ * limit given alone, Node 24's V8 grows the young generation to three 64 MB semi-spaces, and a
+ * backfill under NODE_OPTIONS=--max-old-space-size=128 peaked at 359 MB RSS (Node 22: 212 MB).
+ * @param {string[]} argv process.argv
+ * @param {Record<string, string | undefined>} env
+ * @param {string[]} execArgv
+ * @returns {string[] | undefined}
+ */
+export function relaunchFlags(argv, env, execArgv) {
+  if (!boundedRun(argv)) return undefined;
+  const semiSpace = `--max-semi-space-size=${semiSpaceFor(argv)}`;
+  if (givenToNode(OLD_SPACE_FLAG, env, execArgv))
+    return givenToNode(SEMI_SPACE_FLAG, env, execArgv) ? undefined : [semiSpace];
+  const mb = heapLimitFor(argv, env, execArgv);
+  return mb === undefined ? undefined : [`--max-old-space-size=${mb}`, semiSpace];
 }
 
 /**
@@ -109,31 +149,30 @@ export async function launch(loadCli) {
     process.stderr.write(`${tooOld}\n`);
     process.exit(CONFIGURATION_ERROR);
   }
-  const heapMb = heapLimitFor(process.argv, process.env, process.execArgv);
-  if (heapMb !== undefined) {
-    relayTo(heapMb);
-    return;
-  }
+  // The child started with the flags: it runs the CLI, whatever they say.
   if (process.env[CHILD_MARK] === '1') {
     delete process.env[CHILD_MARK];
     reportToParent();
+  } else {
+    const flags = relaunchFlags(process.argv, process.env, process.execArgv);
+    if (flags !== undefined) {
+      relayTo(flags, heapLimitFor(process.argv, process.env, process.execArgv));
+      return;
+    }
   }
   const { runCli } = await loadCli();
   process.exitCode = await runCli(process.argv);
 }
 
-/** @param {number} heapMb */
-function relayTo(heapMb) {
-  const child = spawn(
-    process.execPath,
-    [
-      ...process.execArgv,
-      `--max-old-space-size=${heapMb}`,
-      `--max-semi-space-size=${semiSpaceFor(process.argv)}`,
-      ...process.argv.slice(1),
-    ],
-    { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [CHILD_MARK]: '1' } },
-  );
+/**
+ * @param {string[]} flags node's flags for the child (relaunchFlags)
+ * @param {number | undefined} heapMb the limit set here; undefined: the user's own stands
+ */
+function relayTo(flags, heapMb) {
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [CHILD_MARK]: '1' },
+  });
   /** @type {Map<string, number>} when the child last said it received each signal */
   const seenByChild = new Map();
   child.on('message', (message) => {
@@ -160,7 +199,7 @@ function relayTo(heapMb) {
     if (signal === 'SIGABRT' || signal === 'SIGTRAP')
       // V8 aborts the process when the heap is full; its own message is above this line.
       process.stderr.write(
-        `insights-sync: the process ended with ${signal}; if it ran out of memory, raise INSIGHTS_MAX_HEAP_MB (now ${heapMb})\n`,
+        `insights-sync: the process ended with ${signal}; if it ran out of memory, ${heapMb === undefined ? 'raise the --max-old-space-size given to node' : `raise INSIGHTS_MAX_HEAP_MB (now ${heapMb})`}\n`,
       );
     for (const relayed of RELAYED_SIGNALS) process.removeAllListeners(relayed);
     // End the way the child ended, so that a shell or supervisor sees the same.

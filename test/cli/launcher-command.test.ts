@@ -8,6 +8,7 @@ import {
   DEFAULT_HEAP_MB,
   heapLimitFor,
   LONG_RUNS,
+  relaunchFlags,
   SEMI_SPACE_MB,
   SERVE_SEMI_SPACE_MB,
   semiSpaceFor,
@@ -49,5 +50,27 @@ describe('the launcher reads the command as commander does', () => {
     expect(SERVE_SEMI_SPACE_MB).toBeGreaterThan(SEMI_SPACE_MB);
     for (const name of LONG_RUNS)
       if (name !== 'serve') expect(semiSpaceFor(argv(name, '--source', 'serve'))).toBe(SEMI_SPACE_MB);
+  });
+
+  it('a long run starts again with the heap limit and small semi-spaces; other commands run as they are', () => {
+    expect(relaunchFlags(argv('backfill'), {}, [])).toEqual([
+      `--max-old-space-size=${DEFAULT_HEAP_MB}`,
+      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    ]);
+    expect(relaunchFlags(argv('status'), {}, [])).toBeUndefined();
+    expect(relaunchFlags(argv('backfill', '--help'), {}, [])).toBeUndefined();
+    // No limit asked for: V8's own sizing, in this process.
+    expect(relaunchFlags(argv('backfill'), { INSIGHTS_MAX_HEAP_MB: '0' }, [])).toBeUndefined();
+  });
+
+  it('a heap limit the user gave node stands, and only the semi-spaces are bounded beside it, unless they sized those too', () => {
+    const semi = [`--max-semi-space-size=${SEMI_SPACE_MB}`];
+    expect(relaunchFlags(argv('backfill'), { NODE_OPTIONS: '--max-old-space-size=128' }, [])).toEqual(semi);
+    expect(relaunchFlags(argv('sync'), {}, ['--max_old_space_size=512'])).toEqual(semi);
+    expect(relaunchFlags(argv('serve'), { NODE_OPTIONS: '--max-old-space-size=128' }, [])).toEqual([
+      `--max-semi-space-size=${SERVE_SEMI_SPACE_MB}`,
+    ]);
+    const both = { NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=32' };
+    expect(relaunchFlags(argv('backfill'), both, [])).toBeUndefined();
   });
 });

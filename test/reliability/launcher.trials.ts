@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_HEAP_MB, parseHeapSetting } from '../../bin/launch.js';
+import { DEFAULT_HEAP_MB, parseHeapSetting, SEMI_SPACE_MB } from '../../bin/launch.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { type CliResult, cliEnv } from '../helpers/cli.js';
@@ -76,12 +76,12 @@ function heapReports(stderr: string): HeapReport[] {
   return reports.filter((report, i) => reports.findIndex((r) => r.pid === report.pid) === i);
 }
 
-/** The heap limit (MB) this node gives a bare process started with `option`. */
-async function plainHeapLimitMb(option: string): Promise<number> {
+/** The heap limit (MB) this node gives a bare process started with `options`. */
+async function plainHeapLimitMb(...options: string[]): Promise<number> {
   const child = spawn(
     process.execPath,
     [
-      option,
+      ...options,
       '-e',
       `process.stdout.write(String(require('node:v8').getHeapStatistics().heap_size_limit / ${MB}))`,
     ],
@@ -125,18 +125,33 @@ describe('the heap limit of long runs', () => {
     expect(none[0]?.limitMb).toBeGreaterThan(1000);
   });
 
-  it('a --max-old-space-size in NODE_OPTIONS wins: one process, that limit', async () => {
+  it('a --max-old-space-size in NODE_OPTIONS wins; the child bounds only the semi-spaces beside it', async () => {
     const result = await refusedSync({
       NODE_OPTIONS: '--max-old-space-size=200',
       INSIGHTS_MAX_HEAP_MB: '300',
     });
     expect(result.code).toBe(2);
+    const [launcherProcess, cli, ...more] = heapReports(result.stderr);
+    expect(more).toEqual([]);
+    // The user's 200 in both (NODE_OPTIONS is inherited), not 300; the child adds small semi-spaces.
+    expect(cli?.maxOldSpace).toBeUndefined();
+    expect(cli?.limitMb).toBe(
+      await plainHeapLimitMb('--max-old-space-size=200', `--max-semi-space-size=${SEMI_SPACE_MB}`),
+    );
+    // Beside a limit given alone, V8 sizes the young generation itself (Node 24: three 64 MB
+    // semi-spaces, more than the old space asked for): the child's heap is smaller.
+    expect(launcherProcess?.limitMb).toBe(await plainHeapLimitMb('--max-old-space-size=200'));
+    expect(cli?.limitMb).toBeLessThan(launcherProcess?.limitMb ?? 0);
+    expect(cli?.limitMb).toBeLessThan(await plainHeapLimitMb('--max-old-space-size=300'));
+  });
+
+  it('a user who sized both the heap and the semi-spaces in NODE_OPTIONS gets one process, as given', async () => {
+    const options = ['--max-old-space-size=200', '--max-semi-space-size=8'];
+    const result = await refusedSync({ NODE_OPTIONS: options.join(' ') });
+    expect(result.code).toBe(2);
     const reports = heapReports(result.stderr);
     expect(reports).toHaveLength(1);
-    // The young generation V8 adds differs between Node lines (Node 24's is larger): the limit is
-    // the one this node gives a plain process with that option, and less than with 300.
-    expect(reports[0]?.limitMb).toBe(await plainHeapLimitMb('--max-old-space-size=200'));
-    expect(reports[0]?.limitMb).toBeLessThan(await plainHeapLimitMb('--max-old-space-size=300'));
+    expect(reports[0]?.limitMb).toBe(await plainHeapLimitMb(...options));
   });
 
   it('an invalid INSIGHTS_MAX_HEAP_MB sets no limit and is refused by the configuration (exit 2, one line)', async () => {
