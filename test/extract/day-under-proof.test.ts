@@ -61,13 +61,15 @@ describe('a day settled under the run’s proofs', () => {
       dt: new Date(Date.parse(`${DAY}T00:00:00.000Z`) + from * DAY_MS + i * 900_000).toISOString(),
     })).filter((item) => !item.dt.startsWith(empty));
 
+  /** The reading proved, on a server that lists oldest first. */
+  const listingByDt = (): ResourceKnowledge => ({
+    reading: { ...provedUtc(), order: 'oldest-first' },
+    staleChecked: true,
+    quiet: false,
+  });
+
   it('an empty day is settled on one more request: the widest, running from before the day to after it with none of its items', () => {
-    const knowledge: ResourceKnowledge = {
-      reading: { ...provedUtc(), order: 'oldest-first' },
-      staleChecked: true,
-      quiet: false,
-    };
-    const { plan } = start(knowledge);
+    const { plan } = start(listingByDt());
     const wide = plan.next(items([]));
     expect(wide.value).toMatchObject({ kind: 'ask', range: widestRequest(DAY) });
     const done = plan.next(items(around(-2, 3, DAY)));
@@ -77,12 +79,7 @@ describe('a day settled under the run’s proofs', () => {
   });
 
   it('a widest answer that stops before the day (cut, the cap not yet known) settles nothing at once: the day is asked again', () => {
-    const knowledge: ResourceKnowledge = {
-      reading: { ...provedUtc(), order: 'oldest-first' },
-      staleChecked: true,
-      quiet: false,
-    };
-    const { plan } = start(knowledge);
+    const { plan } = start(listingByDt());
     plan.next(items([]));
     const again = plan.next(items(around(-2, -1, DAY)));
     expect(again.done).toBe(false);
