@@ -6,6 +6,7 @@ export const LONG_RUNS: Set<string>;
 export const DEFAULT_HEAP_MB: number;
 export const SEMI_SPACE_MB: number;
 export const SERVE_SEMI_SPACE_MB: number;
+export const MALLOC_ARENAS: string;
 export const MIN_HEAP_MB: number;
 export const MAX_HEAP_MB: number;
 export function parseHeapSetting(value: string | undefined): number | undefined;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_HEAP_MB, parseHeapSetting, SEMI_SPACE_MB } from '../../bin/launch.js';
+import { DEFAULT_HEAP_MB, MALLOC_ARENAS, parseHeapSetting, SEMI_SPACE_MB } from '../../bin/launch.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { type CliResult, cliEnv } from '../helpers/cli.js';
@@ -24,6 +24,7 @@ interface HeapReport {
   /** v8.getHeapStatistics().heap_size_limit in MB: old space plus the young generation. */
   limitMb: number;
   maxOldSpace: string | undefined;
+  mallocArenas: string | undefined;
 }
 
 let dir: string;
@@ -37,7 +38,8 @@ beforeAll(async () => {
     reporter,
     `import v8 from 'node:v8';
 const maxOldSpace = process.execArgv.find((arg) => arg.startsWith('--max-old-space-size'));
-process.stderr.write('HEAP ' + JSON.stringify({ pid: process.pid, limitMb: v8.getHeapStatistics().heap_size_limit / ${MB}, maxOldSpace }) + '\\n');
+const mallocArenas = process.env.MALLOC_ARENA_MAX;
+process.stderr.write('HEAP ' + JSON.stringify({ pid: process.pid, limitMb: v8.getHeapStatistics().heap_size_limit / ${MB}, maxOldSpace, mallocArenas }) + '\\n');
 `,
   );
   t = await createTestDatabase();
@@ -113,6 +115,14 @@ describe('the heap limit of long runs', () => {
     expect(cli?.limitMb).toBeLessThan(DEFAULT_HEAP_MB + 100);
     // Without a limit V8 sizes the heap from the machine: gigabytes here.
     expect(launcherProcess?.limitMb).toBeGreaterThan(2 * (cli?.limitMb ?? 0));
+    // Few malloc arenas in the child: their resident pages were tens of MB on Node 24.
+    expect(launcherProcess?.mallocArenas).toBeUndefined();
+    expect(cli?.mallocArenas).toBe(MALLOC_ARENAS);
+  });
+
+  it('a MALLOC_ARENA_MAX of the environment stands', async () => {
+    const [, cli] = heapReports((await refusedSync({ MALLOC_ARENA_MAX: '8' })).stderr);
+    expect(cli?.mallocArenas).toBe('8');
   });
 
   it('INSIGHTS_MAX_HEAP_MB sets another limit; 0 sets none and starts no second process', async () => {
