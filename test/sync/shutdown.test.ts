@@ -178,13 +178,17 @@ describe('SIGTERM and SIGINT', () => {
     await blocker.query('begin');
     await blocker.query('lock table feedback in access exclusive mode');
     try {
-      const backfill = startCli([...BACKFILL.slice(0, -1), 'feedback'], env);
+      // A grace period far longer than any exit on a loaded machine: only the second signal ends it.
+      const backfill = startCli([...BACKFILL.slice(0, -1), 'feedback'], {
+        ...env,
+        INSIGHTS_SHUTDOWN_GRACE_MS: '60000',
+      });
       await expect.poll(() => windowsStuck(t), { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(2);
       backfill.child.kill('SIGTERM');
       await new Promise((resolve) => setTimeout(resolve, 300));
       const result = await stop(backfill, 'SIGINT');
       expect(result.code, result.stderr).toBe(130);
-      expect(result.ms).toBeLessThan(8000); // the grace period is 10 s
+      expect(result.ms).toBeLessThan(30_000);
       expect(result.stderr).toContain('a second SIGINT');
       expect(await cliSessions(t)).toBe(0);
     } finally {
