@@ -26,17 +26,6 @@ export interface ReadingChange {
   evidence: string;
 }
 
-/** Every field in the order a reading is described (describeReading). */
-export const READING_FIELDS: readonly ReadingField[] = [
-  'startdate',
-  'enddate',
-  'server_day',
-  'order',
-  'cap',
-  'limit_refused',
-  'instants',
-];
-
 const HOUR_MS = 3_600_000;
 
 /** What a probe at an instant answered, per verdict (src/extract/time-slices.ts). */

@@ -208,11 +208,6 @@ function offerCanary(session: ReadingSession, day: DayString, items: readonly un
   session.canary = { day, times };
 }
 
-/** A proof is due at the run's end for days settled since the last one, if a canary can make it. */
-export function proofDue(session: ReadingSession): boolean {
-  return session.unproved.length > 0 && session.canary !== undefined;
-}
-
 /** What a proof holds: the days it proves, taken as it is asked (days settled meanwhile wait for the next). */
 export function startProof(session: ReadingSession): DayString[] {
   session.sinceProof = 0;
