@@ -12,7 +12,7 @@ import { type Kysely, sql } from 'kysely';
  *   before, and now where it ends too, so that no staged item outlives the window's statement
  *   (a forgotten visitor's neither);
  * - a delete leaves dead rows, which the merge's statements scan and the planner counts: above
- *   STAGE_BYTES the table is truncated where a merge starts (planned again then, once in many
+ *   STAGE_BYTES (1 MB) the table is truncated where a merge starts (planned again then, once in many
  *   windows; a window of thousands of items each time, as before).
  * A connection whose staging table was created before keeps its ON COMMIT until it closes: the
  * same rows written, planned as before. Done as 0043 did: each statement, found exactly as the
@@ -23,8 +23,13 @@ import { type Kysely, sql } from 'kysely';
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and must not depend on the app's Database type.
 type AnyDb = Kysely<any>;
 
-/** 256 kB: some ten windows of the usual 20 items, and few enough pages to plan them as few rows. */
-const STAGE_BYTES = 262_144;
+/**
+ * 1 MB: some forty windows of the usual 20 items between truncations (each one plans the merge's
+ * statements again, five times custom before the generic plan is kept: at 256 kB, a truncation
+ * every ten windows left half of them planned), and few enough pages that the planner still takes
+ * the staging table for a small one (test/load/window-plans.explain.ts).
+ */
+const STAGE_BYTES = 1_048_576;
 
 const TABLES = [
   { table: 'feedback', key: 'source_id, id, feedback_id' },

@@ -43,6 +43,7 @@ import * as webhookBatchFunction from './0042-webhook-batch-function.js';
 import * as visitorMergeFunction from './0043-visitor-merge-function.js';
 import * as windowMergePasses from './0044-window-merge-passes.js';
 import * as stagingKeptPlanned from './0045-staging-kept-planned.js';
+import * as mergeShortcutsPlannedOnce from './0046-merge-shortcuts-planned-once.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -93,4 +94,5 @@ export const migrations: Record<string, Migration> = {
   '0043-visitor-merge-function': visitorMergeFunction,
   '0044-window-merge-passes': windowMergePasses,
   '0045-staging-kept-planned': stagingKeptPlanned,
+  '0046-merge-shortcuts-planned-once': mergeShortcutsPlannedOnce,
 };

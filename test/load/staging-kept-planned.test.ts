@@ -14,11 +14,11 @@ import { feedbackItem } from './window-items.js';
 /**
  * The window merge's staging table is emptied by the merge, not truncated at each commit: a
  * truncation told every backend the table changed, and the merge's statements were planned again
- * on every window (migration 0045). Its dead rows are bounded: past 256 kB the next merge
+ * on every window (migration 0045). Its dead rows are bounded: past 1 MB the next merge
  * truncates it. No staged item outlives its window's statement.
  */
 const DAY = '2026-04-02' as DayString;
-const STAGE_BYTES = 262_144;
+const STAGE_BYTES = 1_048_576;
 
 describe("a connection's staging table across windows", () => {
   let t: TestDatabase;
@@ -69,9 +69,9 @@ describe("a connection's staging table across windows", () => {
     expect((await stage()).rows).toBe(0);
   });
 
-  it('is truncated by the next window once past 256 kB, and the windows stored as ever', async () => {
+  it('is truncated by the next window once past 1 MB, and the windows stored as ever', async () => {
     const long = (id: number) => `${'long comment '.repeat(80)}${id}`;
-    expect(await store(items(100, 400, long))).toMatchObject({ inserted: 400 });
+    expect(await store(items(100, 1000, long))).toMatchObject({ inserted: 1000 });
     expect((await stage()).bytes).toBeGreaterThan(STAGE_BYTES);
     expect(await store(items(100, 2, long))).toMatchObject({ unchanged: 2 });
     const after = await stage();
