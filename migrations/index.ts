@@ -42,6 +42,8 @@ import * as windowMerge from './0041-window-merge.js';
 import * as webhookBatchFunction from './0042-webhook-batch-function.js';
 import * as visitorMergeFunction from './0043-visitor-merge-function.js';
 import * as windowMergePasses from './0044-window-merge-passes.js';
+import * as stagingKeptPlanned from './0045-staging-kept-planned.js';
+import * as mergeShortcutsPlannedOnce from './0046-merge-shortcuts-planned-once.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -91,4 +93,6 @@ export const migrations: Record<string, Migration> = {
   '0042-webhook-batch-function': webhookBatchFunction,
   '0043-visitor-merge-function': visitorMergeFunction,
   '0044-window-merge-passes': windowMergePasses,
+  '0045-staging-kept-planned': stagingKeptPlanned,
+  '0046-merge-shortcuts-planned-once': mergeShortcutsPlannedOnce,
 };
