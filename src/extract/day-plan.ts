@@ -343,11 +343,10 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
       if (verdict === 'unproven') return { ...fetched, truncated: true };
     }
   }
-  const { cap } = knowledge.reading;
   const answers = {
-    room: Math.min(state.limit, cap ?? state.limit),
+    room: roomOf(state),
     served: Math.max(state.servedCount, state.vouchedBy),
-    capProved: cap !== null,
+    capProved: knowledge.reading.cap !== null,
   };
   if (!settled(session, state.day, held, answers)) return fetched;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : fetched;
@@ -364,6 +363,8 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
 function* widestFirst(state: DayFetch): Plan<'holds' | 'again'> {
   const widest = widestRequest(state.day);
   if (state.widest !== 'unasked' || covers(runRequest(state.day, state.knowledge), widest)) return 'again';
+  // Neighbours seen to hold more than one answer would: it would come back cut, settling nothing.
+  if (seenIn(sessionOf(state.knowledge), widest) >= roomOf(state)) return 'again';
   const reading = { ...state.knowledge.reading };
   const wide = yield* ask(state, widest);
   const verdict = wideVerdict(state, wide);
@@ -371,6 +372,20 @@ function* widestFirst(state: DayFetch): Plan<'holds' | 'again'> {
   // Uncut only as far as the run knows (a cap not yet proved): asked again for the verdict.
   if (verdict !== 'holds') state.widest = verdict;
   return 'again';
+}
+
+/** Items the run has seen served of the days `range` spans (each day's largest answer). */
+function seenIn(session: ReadingSession, range: DayRange): number {
+  let seen = 0;
+  for (let day = range.startdate; day <= range.enddate; day = addDays(day, 1))
+    seen += session.seen.get(day)?.count ?? 0;
+  return seen;
+}
+
+/** Most items one answer holds uncut: the day's limit, or a cap proved below it. */
+function roomOf(state: DayFetch): number {
+  const { cap } = state.knowledge.reading;
+  return Math.min(state.limit, cap ?? state.limit);
 }
 
 /** What an answer to the widest request says of an empty day (see widestFirst). */
@@ -399,8 +414,11 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const judged = state.widest === 'unasked' ? wideVerdict(state, yield* ask(state, widest)) : state.widest;
   if (judged !== 'cut') return judged;
   const { reading } = state.knowledge;
-  const edges = yield* emptyByEdges(state);
-  if (edges !== 'unproven') return edges;
+  // Where instants are honoured, their one request below proves the day: the edges' two need not.
+  if (reading.instants !== 'honoured') {
+    const edges = yield* emptyByEdges(state);
+    if (edges !== 'unproven') return edges;
+  }
   // Instants cost a server that refuses or ignores them one request a run, no more (SPEC-GAPS):
   // the run's probe (day-slices.ts) or this check, whichever comes first, and the other waits.
   yield* verdictReached(state.knowledge, 'instants');
