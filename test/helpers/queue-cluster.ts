@@ -92,19 +92,30 @@ export function startCluster(
   };
 }
 
-/** Window jobs by final state, and the windows completed more than once (must be none). */
+/**
+ * Window jobs by final state, and the windows run twice (must be none): two jobs of one window
+ * and run, the later queued before the earlier was done.
+ */
 export async function jobTally(t: TestDatabase) {
   const schema = queueSchema(t.schema);
   const states = await sql<{ state: string; count: number }>`
     select state::text, count(*)::int as count from ${sql.id(schema, 'job')} where name like 'windows.%' group by state`.execute(
     t.db,
   );
+  // A window's jobs one after the other are the run reading a reopened day again (a later answer
+  // showed it short, a proof failed): queued once the first was done. Two of them at once, or
+  // queued before the other was done, are the window run twice.
   const twice = await sql<{ window: string; count: number }>`
-    select data->>'source' || '/' || (data->>'resource') || '/' || (data->>'day') || '/' || (data->>'runId') as window,
-           count(*)::int as count
-      from ${sql.id(schema, 'job')}
-     where name like 'windows.%' and state = 'completed'
-     group by 1 having count(*) > 1`.execute(t.db);
+    select "window", count(*)::int + 1 as count
+      from (select data->>'source' || '/' || (data->>'resource') || '/' || (data->>'day') || '/' || (data->>'runId') as "window",
+                   created_on,
+                   lag(completed_on) over (
+                     partition by data->>'source', data->>'resource', data->>'day', data->>'runId'
+                     order by created_on) as previous_done
+              from ${sql.id(schema, 'job')}
+             where name like 'windows.%' and state = 'completed') jobs
+     where created_on < previous_done
+     group by 1`.execute(t.db);
   return {
     byState: Object.fromEntries(states.rows.map((r) => [r.state, r.count])) as Record<string, number>,
     completedTwice: twice.rows,
