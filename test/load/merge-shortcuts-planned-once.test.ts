@@ -1,9 +1,6 @@
-import { sql } from 'kysely';
-import { type Migration, Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
-import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { mergeFunctionDefinitions, testMigrator } from '../helpers/merge-migrations.js';
 
 /**
  * The merge's shortcuts on its counters are sub-selects (migration 0046), which a custom plan
@@ -19,25 +16,14 @@ describe('migration 0046 makes the shortcuts sub-selects, and back', () => {
   });
   afterAll(() => t.drop());
 
-  const definitions = async () =>
-    (
-      await sql<{ name: string; def: string; acl: string | null }>`
-        select p.proname as name, pg_get_functiondef(p.oid) as def, p.proacl::text as acl
-          from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-         where n.nspname = ${bookkeepingSchema(t.schema)} and p.proname like 'merge_window_%'
-         order by p.proname`.execute(t.db)
-    ).rows;
+  const definitions = () => mergeFunctionDefinitions(t);
   const SUB_SELECTS = [
     /and \(select v_staged > v_inserted\)\)/,
     /and \(select v_inserted \+ v_updated < v_staged\)/,
   ];
 
   it('down gives back the conditions of 0044, up the sub-selects again, rights and settings kept', async () => {
-    const migrator = new Migrator({
-      db: t.db,
-      provider: { getMigrations: async (): Promise<Record<string, Migration>> => migrations },
-      migrationTableSchema: bookkeepingSchema(t.schema),
-    });
+    const migrator = testMigrator(t);
     const latest = await definitions();
     expect(latest).toHaveLength(3);
     for (const { name, def } of latest) for (const s of SUB_SELECTS) expect(def, name).toMatch(s);

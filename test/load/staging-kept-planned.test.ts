@@ -1,14 +1,12 @@
 import { sql } from 'kysely';
-import { type Migration, Migrator } from 'kysely/migration';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
-import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { createPool } from '../../src/db/connection.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { mergeFunctionDefinitions, testMigrator } from '../helpers/merge-migrations.js';
 import { feedbackItem } from './window-items.js';
 
 /**
@@ -93,21 +91,10 @@ describe('migration 0045 keeps the staging tables past commit, and back', () => 
   });
   afterAll(() => t.drop());
 
-  const definitions = async () =>
-    (
-      await sql<{ name: string; def: string; acl: string | null }>`
-        select p.proname as name, pg_get_functiondef(p.oid) as def, p.proacl::text as acl
-          from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-         where n.nspname = ${bookkeepingSchema(t.schema)} and p.proname like 'merge_window_%'
-         order by p.proname`.execute(t.db)
-    ).rows;
+  const definitions = () => mergeFunctionDefinitions(t);
 
   it('down gives back ON COMMIT DELETE ROWS, up the merge that empties its table, rights and settings kept', async () => {
-    const migrator = new Migrator({
-      db: t.db,
-      provider: { getMigrations: async (): Promise<Record<string, Migration>> => migrations },
-      migrationTableSchema: bookkeepingSchema(t.schema),
-    });
+    const migrator = testMigrator(t);
     const latest = await definitions();
     expect(latest).toHaveLength(3);
     for (const { name, def } of latest) expect(def, name).not.toMatch(/on commit delete rows/);

@@ -1,8 +1,5 @@
 import { sql } from 'kysely';
-import { type Migration, Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
-import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { ensureSource } from '../../src/load/sources.js';
 import { loadWindowItems } from '../../src/load/windowed.js';
@@ -10,6 +7,7 @@ import type { Feedback } from '../../src/schemas/feedback.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { mergeFunctionDefinitions, testMigrator } from '../helpers/merge-migrations.js';
 import { visitor } from '../webhooks/webhook-helpers.js';
 import { feedbackItem } from './window-items.js';
 
@@ -154,21 +152,10 @@ describe('migration 0044 replaces the merge statements, and back', () => {
   });
   afterAll(() => t.drop());
 
-  const definitions = async () =>
-    (
-      await sql<{ name: string; def: string; acl: string | null }>`
-        select p.proname as name, pg_get_functiondef(p.oid) as def, p.proacl::text as acl
-          from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-         where n.nspname = ${bookkeepingSchema(t.schema)} and p.proname like 'merge_window_%'
-         order by p.proname`.execute(t.db)
-    ).rows;
+  const definitions = () => mergeFunctionDefinitions(t);
 
   it('down gives back the statements of 0041 and 0043, up the same ones again, rights and settings kept', async () => {
-    const migrator = new Migrator({
-      db: t.db,
-      provider: { getMigrations: async (): Promise<Record<string, Migration>> => migrations },
-      migrationTableSchema: bookkeepingSchema(t.schema),
-    });
+    const migrator = testMigrator(t);
     const latest = await definitions();
     expect(latest.map((r) => r.name)).toEqual([
       'merge_window_feedback',
