@@ -36,6 +36,25 @@ export interface ServerReading {
 }
 
 /**
+ * A bound that moves inward by hours after many items held to it is a server that changed how it
+ * reads (a deploy), not a run learning it better. A rolling deploy answers the old way too for a
+ * while, so until the run ends every request holds its day under the earlier readings as well.
+ */
+interface ReadingMoves {
+  /** Items seen within an hour inside each bound since it last moved by hours. */
+  nearStart: number;
+  nearEnd: number;
+  /** How far requests of the earlier readings reach, on the sides that moved. */
+  earlier?: Reach;
+}
+
+/** The latest a server's interval starts after a request's startdate midnight, the earliest it ends after its enddate's. */
+export interface Reach {
+  startMs: number;
+  endMs: number;
+}
+
+/**
  * 'honoured': it filtered by the instant (at its own inclusivity); 'ignored': it dropped the time
  * (items outside the instant came back, or ones inside did not); 'refused': it answered 400.
  */
@@ -79,16 +98,82 @@ function floorQuarter(ms: number): number {
   return Math.floor(ms / QUARTER_HOUR_MS) * QUARTER_HOUR_MS;
 }
 
+/** Inward by this much, a bound moved because the server changed, not because the run learned it better. */
+const MOVED_MS = HOUR_MS;
+
+/** What the evidence alone says: the latest start and earliest end of the server's interval. */
+function evidenceReach(reading: ServerReading): Reach {
+  return {
+    startMs:
+      reading.headMs === null ? LATEST_START_MS : Math.min(LATEST_START_MS, floorQuarter(reading.headMs)),
+    endMs:
+      reading.tailMs === null
+        ? EARLIEST_END_MS
+        : Math.max(EARLIEST_END_MS, floorQuarter(reading.tailMs) + QUARTER_HOUR_MS),
+  };
+}
+
 /** The latest the server's interval can start after a request's startdate midnight (S at most). */
 function startReach(reading: ServerReading): number {
-  return reading.headMs === null ? LATEST_START_MS : Math.min(LATEST_START_MS, floorQuarter(reading.headMs));
+  return evidenceReach(reading).startMs;
 }
 
 /** The earliest the server's interval can end after a request's enddate midnight (E at least). */
 function endReach(reading: ServerReading): number {
-  return reading.tailMs === null
-    ? EARLIEST_END_MS
-    : Math.max(EARLIEST_END_MS, floorQuarter(reading.tailMs) + QUARTER_HOUR_MS);
+  return evidenceReach(reading).endMs;
+}
+
+/**
+ * How far the run's requests reach: the evidence's reach, and the earlier readings' of a server
+ * that changed during the run. Only the requests go by the earlier readings: what an answer must
+ * hold (heldWhole) is what the evidence says, so an answer of the old reading still proves it stale.
+ */
+function requestReach(reading: ServerReading): Reach {
+  const reach = evidenceReach(reading);
+  const earlier = movesOf.get(reading)?.earlier;
+  return earlier === undefined
+    ? reach
+    : { startMs: Math.max(reach.startMs, earlier.startMs), endMs: Math.min(reach.endMs, earlier.endMs) };
+}
+
+/**
+ * Kept beside each reading object, not in it: run-local, never stored, and gone with the object
+ * (a reading loaded afresh, a copy) as a run's knowledge is.
+ */
+const movesOf = new WeakMap<ServerReading, ReadingMoves>();
+
+/** Items inside a bound before its move says the server changed rather than the run learned. */
+const HELD_TO = 10;
+
+/**
+ * Whether a bound moved inward by a part of a day: a server's zone changed. A whole day is a bound
+ * proved inclusive, which a run learns as often as a server changes it; a day read under the wrong
+ * one comes back empty, and empty days are proved on their own (day-plan.ts, underProof).
+ */
+function movedBy(inward: number): boolean {
+  return inward >= MOVED_MS && inward % DAY_MS !== 0;
+}
+
+/**
+ * Notes how a response moved the evidence's reach from `before`: a side that moved inward by
+ * hours after HELD_TO items held to it keeps its earlier reach for the run's requests. `heads` and
+ * `tails`: the response's items against its startdate and enddate midnights.
+ */
+function noteMoves(reading: ServerReading, before: Reach, heads: number[], tails: number[]): void {
+  const moves = movesOf.get(reading) ?? { nearStart: 0, nearEnd: 0 };
+  movesOf.set(reading, moves);
+  const now = evidenceReach(reading);
+  const startMoved = reading.headMs !== null && movedBy(before.startMs - now.startMs);
+  const endMoved = reading.tailMs !== null && movedBy(now.endMs - before.endMs);
+  const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
+  if (startMoved && moves.nearStart >= HELD_TO) earlier.startMs = Math.max(earlier.startMs, before.startMs);
+  if (endMoved && moves.nearEnd >= HELD_TO) earlier.endMs = Math.min(earlier.endMs, before.endMs);
+  if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
+  if (startMoved) moves.nearStart = 0;
+  if (endMoved) moves.nearEnd = 0;
+  const { headMs, tailMs } = reading;
+  if (headMs !== null) moves.nearStart += heads.filter((head) => head < headMs + HOUR_MS).length;
+  if (tailMs !== null) moves.nearEnd += tails.filter((tail) => tail > tailMs - HOUR_MS).length;
 }
 
 /**
@@ -132,8 +217,9 @@ export interface DayRange {
  * server, (D-1, D+1) on an exclusive one, (D-1, D) on an inclusive server a few hours behind UTC.
  */
 export function requestFor(day: DayString, reading: ServerReading): DayRange {
-  const before = Math.max(0, Math.ceil(startReach(reading) / DAY_MS));
-  const after = Math.max(0, Math.ceil((DAY_MS - endReach(reading)) / DAY_MS));
+  const reach = requestReach(reading);
+  const before = Math.max(0, Math.ceil(reach.startMs / DAY_MS));
+  const after = Math.max(0, Math.ceil((DAY_MS - reach.endMs) / DAY_MS));
   return { startdate: addDays(day, -before), enddate: addDays(day, after) };
 }
 
@@ -306,7 +392,12 @@ export function learnFromResponse(
 ): ServerReading {
   const start = midnight(range.startdate);
   const end = midnight(range.enddate);
+  const before = evidenceReach(reading);
+  // As large as any answer before, it may be cut at an end: its items there hold to no bound.
+  const mayBeCut = items.length >= reading.largestResponse;
   const times: number[] = [];
+  const heads: number[] = [];
+  const tails: number[] = [];
   for (const item of items) {
     const time = itemTime(item);
     if (time === undefined) continue;
@@ -314,9 +405,12 @@ export function learnFromResponse(
     if (time < start - PLAUSIBLE_MS || time >= end + DAY_MS + PLAUSIBLE_MS) continue;
     const head = time - start;
     const tail = time - end;
+    heads.push(head);
+    tails.push(tail);
     if (reading.headMs === null || head < reading.headMs) reading.headMs = head;
     if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
   }
+  noteMoves(reading, before, mayBeCut ? [] : heads, mayBeCut ? [] : tails);
   return learnFromAnswer(reading, items, times);
 }
 

@@ -6,9 +6,7 @@ import { midrunSearch } from '../extract/midrun-search.js';
  * `npm test`: test/extract/midrun-readings.test.ts): 300 seeded cases of every switch kind at a
  * random request, flapping readings and between-run changes, on quiet, normal and busy sources.
  *
- * No flag may be lost. Days settled short are counted and bounded: a rolling deploy that answers
- * both readings at random can agree with a proof by chance, and a busy source with no day small
- * enough to serve as a canary has no proof to make (docs/architecture.md, the reading session).
+ * No day may be settled short and no flag lost (docs/architecture.md, the reading session).
  * Before the reading session these 300 cases settled 487 days short and lost 169 flags; with it,
  * 12 of 6,385 days (nine under a rolling deploy, two between runs, one mid-run). With stretches
  * that double while proofs pass (reading-session.ts, stretchOf): 9, all among those 12. With an
@@ -17,16 +15,19 @@ import { midrunSearch } from '../extract/midrun-search.js';
  * (reading-session.ts, lapsed): 3, all under a rolling deploy (seeds 777 twice, 992), where no
  * proof is made (a busy source with no day small enough for a canary) or one agrees by chance.
  * The halved cut requests over two server days (server-reading.ts, halves) leave the 3 as they are.
+ * With a zone's move kept for the run's requests (server-reading.ts, noteMoves: the old reading's
+ * answer to the narrower request ended hours short of the day, and no proof or neighbour showed
+ * it): 0, at 16,994 requests against 15,834 (the same cases held still: 14,066, unchanged).
  */
 
 describe('the wide search of servers whose reading changes while the tool reads', () => {
-  it('300 seeded cases: no flag lost, at most 3 days short, the request cost printed', () => {
+  it('300 seeded cases: no day settled short, no flag lost, the request cost printed', () => {
     const tally = midrunSearch(300, 777);
     console.info(
       `reading changes (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     for (const day of tally.short) console.info(`  short: ${day}`);
     expect(tally.lostFlags).toEqual([]);
-    expect(tally.short.length).toBeLessThanOrEqual(3);
+    expect(tally.short).toEqual([]);
   }, 600_000);
 });

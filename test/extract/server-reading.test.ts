@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type DayRange,
+  emptyReading,
+  heldWhole,
+  learnFromResponse,
+  requestFor,
+  type ServerReading,
+} from '../../src/extract/server-reading.js';
+import { addDays, type DayString } from '../../src/time/days.js';
+
+const HOUR = 3_600_000;
+const DAY = '2026-03-10' as DayString;
+
+function midnight(day: DayString): number {
+  return Date.parse(`${day}T00:00:00.000Z`);
+}
+
+/**
+ * The answer of a server that serves [a + S, b + E) to the request (a, b): an item every
+ * `everyMinutes` from its start, so that it holds to both ends.
+ */
+function served(range: DayRange, startMs: number, endMs: number, everyMinutes: number): { dt: string }[] {
+  const items: { dt: string }[] = [];
+  const end = midnight(range.enddate) + endMs;
+  for (let time = midnight(range.startdate) + startMs; time < end; time += everyMinutes * 60_000)
+    items.push({ dt: new Date(time).toISOString() });
+  return items;
+}
+
+/** Exclusive bounds on a server whose day starts 5 h 30 min before UTC's (UTC+5:30). */
+const AHEAD = { startMs: 24 * HOUR - 5.5 * HOUR, endMs: -5.5 * HOUR };
+/** Exclusive bounds on a server whose day is UTC's. */
+const UTC = { startMs: 24 * HOUR, endMs: 0 };
+
+/** A reading learned from a few dense answers of the server 5.5 h ahead. */
+function learnedAhead(): ServerReading {
+  const reading = emptyReading();
+  // A first, wider answer: the ones after it are smaller, so none of them may have been cut.
+  const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+  learnFromResponse(reading, first, served(first, AHEAD.startMs, AHEAD.endMs, 10));
+  for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
+    const range = requestFor(day, reading);
+    learnFromResponse(reading, range, served(range, AHEAD.startMs, AHEAD.endMs, 10));
+  }
+  return reading;
+}
+
+describe('a reading that moves while the run reads', () => {
+  it('a server 5.5 h ahead of UTC is asked each day with the next, which its day ends inside', () => {
+    expect(requestFor(DAY, learnedAhead())).toEqual({
+      startdate: addDays(DAY, -1),
+      enddate: addDays(DAY, 2),
+    });
+  });
+
+  it('once it answers the UTC way after many items held to its end, requests still hold the day the earlier way', () => {
+    const reading = learnedAhead();
+    const range = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10));
+    // The evidence alone now asks (D-1, D+1), which a rolling deploy's old reading answers
+    // 5.5 h short of the day's end; the run keeps asking (D-1, D+2) until it ends.
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
+    // What an answer must hold goes by the evidence: an old-reading answer still shows short.
+    const narrow = { startdate: addDays(DAY, -1), enddate: addDays(DAY, 1) };
+    expect(heldWhole(narrow, reading, midnight(DAY) + 23 * HOUR)).toBe(true);
+  });
+
+  it('a copy of the reading, as the next run loads it, asks by the evidence alone', () => {
+    const reading = learnedAhead();
+    const range = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10));
+    expect(requestFor(DAY, { ...reading })).toEqual({
+      startdate: addDays(DAY, -1),
+      enddate: addDays(DAY, 1),
+    });
+  });
+
+  it('a bound learned from a few items moves inward by hours and the requests narrow with it', () => {
+    const reading = emptyReading();
+    const wide = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    // Two items, each hours from the server's ends: the bounds are a first guess.
+    const sparse = served(wide, UTC.startMs + 6 * HOUR, UTC.endMs - 6 * HOUR, 24 * 60 * 4);
+    learnFromResponse(reading, wide, sparse);
+    const range = requestFor(addDays(DAY, -2), reading);
+    learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10).slice(0, 100));
+    learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10).slice(-100));
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 1) });
+  });
+
+  it('a bound that moves by a whole day (proved inclusive) narrows the requests, however many items held to it', () => {
+    const reading = emptyReading();
+    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    learnFromResponse(reading, first, served(first, UTC.startMs, UTC.endMs, 10));
+    for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
+      const range = requestFor(day, reading);
+      learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10));
+    }
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 1) });
+    // An enddate that serves its own day: the end moves inward by exactly a day.
+    const range = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, range, served(range, UTC.startMs, 24 * HOUR, 10).slice(-50));
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: DAY });
+  });
+});
