@@ -279,13 +279,27 @@ export function itemDay(item: unknown): DayString | undefined {
  * image. Only when this answer and every answer before it were in that order.
  */
 export function cutSparesDay(reading: ServerReading, items: readonly unknown[], day: DayString): boolean {
-  if (items.length < 2) return false;
+  const listed = listedByDt(reading, items);
+  if (listed === undefined) return false;
+  const last = listed.times[listed.times.length - 1] as number;
+  return listed.order === 'oldest-first' ? last >= midnight(addDays(day, 1)) : last < midnight(day);
+}
+
+/**
+ * The times of an answer's items as it listed them, and its order, when it is an order by dt
+ * (oldest or newest first) that every answer of the run came in too: undefined for an answer of
+ * fewer than two items, with an item without a readable dt, or in another order.
+ */
+function listedByDt(
+  reading: ServerReading,
+  items: readonly unknown[],
+): { times: number[]; order: 'oldest-first' | 'newest-first' } | undefined {
+  if (items.length < 2) return undefined;
   const times = items.map(itemTime);
-  if (times.some((time) => time === undefined)) return false;
+  if (times.some((time) => time === undefined)) return undefined;
   const order = orderOf(times as number[]);
-  if (order === null || order === 'unordered' || order !== reading.order) return false;
-  const last = times[times.length - 1] as number;
-  return order === 'oldest-first' ? last >= midnight(addDays(day, 1)) : last < midnight(day);
+  if (order !== reading.order || (order !== 'oldest-first' && order !== 'newest-first')) return undefined;
+  return { times: times as number[], order };
 }
 
 /**
@@ -294,10 +308,9 @@ export function cutSparesDay(reading: ServerReading, items: readonly unknown[], 
  * that lists by dt serves every item between an answer's first and last.
  */
 export function answerSpans(reading: ServerReading, items: readonly unknown[], day: DayString): boolean {
-  const times = items.map(itemTime);
-  if (times.length < 2 || times.some((time) => time === undefined)) return false;
-  const order = orderOf(times as number[]);
-  if (order !== reading.order || (order !== 'oldest-first' && order !== 'newest-first')) return false;
+  const listed = listedByDt(reading, items);
+  if (listed === undefined) return false;
+  const { times, order } = listed;
   const [first, last] = [times[0] as number, times[times.length - 1] as number];
   const [earliest, latest] = order === 'oldest-first' ? [first, last] : [last, first];
   return earliest < midnight(day) && latest >= midnight(addDays(day, 1));
@@ -341,11 +354,10 @@ export function edgeRequests(
  * the wrong way would have left that item out.
  */
 export function edgeHolds(reading: ServerReading, edge: DayRange, answer: readonly unknown[]): boolean {
-  const times = answer.map(itemTime);
-  if (times.length < 2 || times.some((time) => time === undefined)) return false;
-  if (orderOf(times as number[]) !== reading.order) return false;
-  const first = times[0] as number;
-  return reading.order === 'oldest-first'
+  const listed = listedByDt(reading, answer);
+  if (listed === undefined) return false;
+  const first = listed.times[0] as number;
+  return listed.order === 'oldest-first'
     ? first < midnight(edge.startdate) + startReach(reading) + QUARTER_HOUR_MS
     : first >= midnight(edge.enddate) + endReach(reading) - QUARTER_HOUR_MS;
 }
