@@ -7,9 +7,7 @@
  * given the same observations one by one. A path that merged otherwise fails the second test.
  */
 import { sql } from 'kysely';
-import { type Migration, Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
 import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
 import type { Visitor } from '../../src/schemas/visitor.js';
@@ -17,6 +15,7 @@ import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { receiveDeliveries } from '../../src/webhooks/receive-batch.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testMigrator } from '../helpers/merge-migrations.js';
 import { feedbackBody, visitor } from '../webhooks/webhook-helpers.js';
 
 const BASE_URL = 'http://api.example.test';
@@ -251,11 +250,7 @@ describe('migration 0043 swaps the copies for the call, and back', () => {
   // Each template's migrate runs up() on 0041's and 0042's own definitions, and up() throws unless
   // it finds each copy exactly once: the copies in 0043 are those functions' text.
   it('down gives back the copies, up the same calls again, rights and settings kept', async () => {
-    const migrator = new Migrator({
-      db: t.db,
-      provider: { getMigrations: async (): Promise<Record<string, Migration>> => migrations },
-      migrationTableSchema: bookkeepingSchema(t.schema),
-    });
+    const migrator = testMigrator(t);
     const latest = await definitions();
     expect(latest.map((r) => r.name)).toContain('merge_visitors');
     expect((await migrator.migrateTo('0042-webhook-batch-function')).error).toBeUndefined();

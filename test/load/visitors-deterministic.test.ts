@@ -1,8 +1,6 @@
 import { sql } from 'kysely';
-import { type Migration, Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
-import { bookkeepingSchema } from '../../src/db/bookkeeping.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { ensureSource } from '../../src/load/sources.js';
 import { loadWindowItems } from '../../src/load/windowed.js';
@@ -11,6 +9,7 @@ import type { SurveyAnswer } from '../../src/schemas/survey-answer.js';
 import type { Visitor } from '../../src/schemas/visitor.js';
 import { receiveDelivery } from '../../src/webhooks/receive.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testMigrator } from '../helpers/merge-migrations.js';
 import { feedbackBody, visitor } from '../webhooks/webhook-helpers.js';
 
 const BASE_URL = 'http://api.example.test';
@@ -281,11 +280,7 @@ describe('migration 0007 dates the visitors loaded before it', () => {
   afterAll(() => t.drop());
 
   it('observed_at: the latest dt of an API row naming the visitor, less a microsecond; null for webhook-only ones', async () => {
-    const migrator = new Migrator({
-      db: t.db,
-      provider: { getMigrations: async (): Promise<Record<string, Migration>> => migrations },
-      migrationTableSchema: bookkeepingSchema(t.schema),
-    });
+    const migrator = testMigrator(t);
     const names = Object.keys(migrations).sort();
     const previous = names[names.indexOf('0007-suppressions') - 1] as string;
     expect((await migrator.migrateTo(previous)).error).toBeUndefined();
