@@ -101,6 +101,12 @@ function floorQuarter(ms: number): number {
 /** Inward by this much, a bound moved because the server changed, not because the run learned it better. */
 const MOVED_MS = HOUR_MS;
 
+/** The evidence's reach on the sides it has any for. */
+interface KnownReach {
+  startMs: number | null;
+  endMs: number | null;
+}
+
 /** What the evidence alone says: the latest start and earliest end of the server's interval. */
 function evidenceReach(reading: ServerReading): Reach {
   return {
@@ -155,22 +161,25 @@ function movedBy(inward: number): boolean {
 }
 
 /**
- * Notes how a response moved the evidence's reach from `before`: a side that moved inward by
- * hours after HELD_TO items held to it keeps its earlier reach for the run's requests. `heads` and
- * `tails`: the response's items against its startdate and enddate midnights.
+ * Notes how a response moved the evidence's reach from `before` (null on a side the evidence had
+ * nothing for: the run's start, or the reading forgotten as stale, whose count starts afresh): a
+ * side that moved inward by hours after HELD_TO items held to it keeps its earlier reach for the
+ * run's requests. `heads` and `tails`: the response's items against its startdate and enddate
+ * midnights.
  */
-function noteMoves(reading: ServerReading, before: Reach, heads: number[], tails: number[]): void {
+function noteMoves(reading: ServerReading, before: KnownReach, heads: number[], tails: number[]): void {
   const moves = movesOf.get(reading) ?? { nearStart: 0, nearEnd: 0 };
   movesOf.set(reading, moves);
   const now = evidenceReach(reading);
-  const startMoved = reading.headMs !== null && movedBy(before.startMs - now.startMs);
-  const endMoved = reading.tailMs !== null && movedBy(now.endMs - before.endMs);
+  const startMoved = before.startMs !== null && movedBy(before.startMs - now.startMs);
+  const endMoved = before.endMs !== null && movedBy(now.endMs - before.endMs);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
-  if (startMoved && moves.nearStart >= HELD_TO) earlier.startMs = Math.max(earlier.startMs, before.startMs);
-  if (endMoved && moves.nearEnd >= HELD_TO) earlier.endMs = Math.min(earlier.endMs, before.endMs);
+  if (startMoved && moves.nearStart >= HELD_TO)
+    earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
+  if (endMoved && moves.nearEnd >= HELD_TO) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
-  if (startMoved) moves.nearStart = 0;
-  if (endMoved) moves.nearEnd = 0;
+  if (startMoved || before.startMs === null) moves.nearStart = 0;
+  if (endMoved || before.endMs === null) moves.nearEnd = 0;
   const { headMs, tailMs } = reading;
   if (headMs !== null) moves.nearStart += heads.filter((head) => head < headMs + HOUR_MS).length;
   if (tailMs !== null) moves.nearEnd += tails.filter((tail) => tail > tailMs - HOUR_MS).length;
@@ -404,7 +413,11 @@ export function learnFromResponse(
 ): ServerReading {
   const start = midnight(range.startdate);
   const end = midnight(range.enddate);
-  const before = evidenceReach(reading);
+  const reach = evidenceReach(reading);
+  const before = {
+    startMs: reading.headMs === null ? null : reach.startMs,
+    endMs: reading.tailMs === null ? null : reach.endMs,
+  };
   // As large as any answer before, it may be cut at an end: its items there hold to no bound.
   const mayBeCut = items.length >= reading.largestResponse;
   const times: number[] = [];

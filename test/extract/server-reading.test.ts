@@ -76,6 +76,15 @@ describe('a reading that moves while the run reads', () => {
     });
   });
 
+  it('a reading forgotten as stale and learned again from the new server asks by what it learns', () => {
+    const reading = learnedAhead();
+    // What a stale verdict does (reading-check.ts, forgetReading): the bounds learned again from nothing.
+    Object.assign(reading, { headMs: null, tailMs: null });
+    const wide = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    learnFromResponse(reading, wide, served(wide, UTC.startMs, UTC.endMs, 10));
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 1) });
+  });
+
   it('a bound learned from a few items moves inward by hours and the requests narrow with it', () => {
     const reading = emptyReading();
     const wide = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
