@@ -654,7 +654,10 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
     }
     const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
     if (!(error instanceof ApiError) || error.context.status !== 400 || state.limit <= 1) throw error;
-    // Above the server's maximum: step down, never below a limit it took.
+    // Above the server's maximum: step down, never below a limit it took. A limit it took before
+    // and refuses now was taken under a higher maximum (a deploy lowered it): it no longer counts,
+    // or the plan would climb back to it after every step down.
+    if ((knowledge.limitAccepted ?? 0) >= state.limit) delete knowledge.limitAccepted;
     reading.limitRefused = Math.min(reading.limitRefused ?? state.limit, state.limit);
     state.limit = stepDown(state.limit, knowledge);
   }

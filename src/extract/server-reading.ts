@@ -46,6 +46,8 @@ interface ReadingMoves {
   nearEnd: number;
   /** How far requests of the earlier readings reach, on the sides that moved. */
   earlier?: Reach;
+  /** The run started from a reading earlier runs learned: even a whole day's move is a change. */
+  stored: boolean;
 }
 
 /** The latest a server's interval starts after a request's startdate midnight, the earliest it ends after its enddate's. */
@@ -152,12 +154,12 @@ const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 const HELD_TO = 10;
 
 /**
- * Whether a bound moved inward by a part of a day: a server's zone changed. A whole day is a bound
- * proved inclusive, which a run learns as often as a server changes it; a day read under the wrong
- * one comes back empty, and empty days are proved on their own (day-plan.ts, underProof).
+ * Whether a bound moved inward by hours: a server's zone changed, or a bound turned inclusive. A
+ * run learning from nothing proves a bound inclusive (a whole day) as often as a server changes
+ * it, so there a whole day counts only on a reading learned by earlier runs (`stored`).
  */
-function movedBy(inward: number): boolean {
-  return inward >= MOVED_MS && inward % DAY_MS !== 0;
+function movedBy(inward: number, stored: boolean): boolean {
+  return inward >= MOVED_MS && (stored || inward % DAY_MS !== 0);
 }
 
 /**
@@ -168,11 +170,16 @@ function movedBy(inward: number): boolean {
  * midnights.
  */
 function noteMoves(reading: ServerReading, before: KnownReach, heads: number[], tails: number[]): void {
-  const moves = movesOf.get(reading) ?? { nearStart: 0, nearEnd: 0 };
+  // A reading the run starts from, learned by earlier runs, was held to by their answers.
+  const moves = movesOf.get(reading) ?? {
+    nearStart: before.startMs === null ? 0 : HELD_TO,
+    nearEnd: before.endMs === null ? 0 : HELD_TO,
+    stored: before.startMs !== null || before.endMs !== null,
+  };
   movesOf.set(reading, moves);
   const now = evidenceReach(reading);
-  const startMoved = before.startMs !== null && movedBy(before.startMs - now.startMs);
-  const endMoved = before.endMs !== null && movedBy(now.endMs - before.endMs);
+  const startMoved = before.startMs !== null && movedBy(before.startMs - now.startMs, moves.stored);
+  const endMoved = before.endMs !== null && movedBy(now.endMs - before.endMs, moves.stored);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
   if (startMoved && moves.nearStart >= HELD_TO)
     earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);

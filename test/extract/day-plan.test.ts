@@ -240,6 +240,26 @@ describe('limit steps', () => {
     expect(escalation(500, POLICY, { ...k, refusedRetried: true })).toBeUndefined();
   });
 
+  it('a limit the server took earlier in the run and refuses now is not climbed back to after each step down', () => {
+    // The server took 500 (its maximum then) and now refuses it: a deploy lowered its maximum to 250.
+    const k: ResourceKnowledge = { ...checked(provedUtc({ limitRefused: 1000 })), limitAccepted: 500 };
+    const plan = planDay(newDayFetch('feedback', DAY, POLICY, k));
+    const refused = (): Answer => ({
+      kind: 'failed',
+      error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }),
+    });
+    const limits: number[] = [];
+    let step = plan.next();
+    for (let asked = 0; asked < 12 && !step.done; asked++) {
+      const wanted = step.value;
+      if (wanted.kind !== 'ask') break;
+      limits.push(wanted.limit);
+      step = plan.next(wanted.limit > 250 ? refused() : items(itemsOn(DAY, wanted.limit)));
+    }
+    // The first ask, and the run's one retry of a refused limit: no more.
+    expect(limits.filter((limit) => limit > 250)).toEqual([500, 500]);
+  });
+
   it('steps down by half, never below a limit the server took', () => {
     expect(stepDown(1000, knowledge({}))).toBe(500);
     expect(stepDown(1000, knowledge({}, { limitAccepted: 800 }))).toBe(800);

@@ -203,14 +203,27 @@ describe("a day above the cap whose request may not serve the UTC day: the answe
   });
 
   it('on a UTC server, one empty edge a run: later days take their answer from midnight on', () => {
+    const late = data.filter((item) => !item.dt.startsWith(`${DAY}T00:0`));
+    const knowledge = later(checked(proved({ order: 'oldest-first' })));
+    const first = fetchDay(knowledge, server(late, 'honoured', 'oldest-first'));
+    expect(first.asked[1]).toBe('2026-03-09T23:59:59.999Z..2026-03-10T00:19:12.000Z');
+    expect(knowledge.dayAnswersAligned).toBe(true);
+    const again = fetchDay(knowledge, server(late, 'honoured', 'oldest-first'));
+    expect(again.day.requests).toBe(first.day.requests - 1);
+    expect(ids(again.day.onDay)).toEqual(ids(late.filter((item) => item.dt.startsWith(DAY))));
+  });
+
+  it('an edge of an hour or more is asked on every day all the same: a rolling deploy answers both readings', () => {
     const late = data.filter((item) => !item.dt.startsWith(`${DAY}T00:`));
     const knowledge = later(checked(proved({ order: 'oldest-first' })));
     const first = fetchDay(knowledge, server(late, 'honoured', 'oldest-first'));
     expect(first.asked[1]).toBe('2026-03-09T23:59:59.999Z..2026-03-10T01:07:12.000Z');
     expect(knowledge.dayAnswersAligned).toBe(true);
-    const again = fetchDay(knowledge, server(late, 'honoured', 'oldest-first'));
-    expect(again.day.requests).toBe(first.day.requests - 1);
-    expect(ids(again.day.onDay)).toEqual(ids(late.filter((item) => item.dt.startsWith(DAY))));
+    // The next day's answer came from the old reading, 5 h later: its hours before are asked.
+    const again = fetchDay(knowledge, server(data, 'honoured', 'oldest-first', undefined, 5 * HOUR));
+    expect(again.asked[1]).toMatch(/^2026-03-09T23:59:59\.999Z\.\.2026-03-10T05:/);
+    expect(again.day.truncated).toBe(false);
+    expect(ids(again.day.onDay)).toEqual(ids(theDay));
   });
 });
 

@@ -199,6 +199,40 @@ export function playMidrun(seed: number, c: MidrunCase, tally: MidrunTally): voi
   tally.cases += 1;
 }
 
+/**
+ * A rolling deploy under way as a run starts from the reading an earlier run stored: a first
+ * backfill learns `before`, then a backfill of older days meets both readings at random for its
+ * first 20 to 60 requests, then `after` alone. The run never saw the old reading held still.
+ */
+export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally): void {
+  const rng = createRandom(hashSeed(seed, 'stored flap'));
+  const from = addDays(TODAY, -60);
+  const to = addDays(TODAY, 5);
+  const label = `seed ${seed} stored-flapping ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
+  const first = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
+  const knowledge = storedKnowledge(emptyReading());
+  readRun(first, daysFrom(addDays(TODAY, -20), addDays(TODAY, -1)), knowledge);
+  const server = new SwitchingServer(seed, from, to, c.before, c.after, 0, rng.int(20, 60), c.sizes);
+  const run = readRun(
+    server,
+    daysFrom(addDays(TODAY, -45), addDays(TODAY, -21)),
+    storedKnowledge(knowledge.reading),
+  );
+  tallyRun(server, run.results, Math.min(c.before.cap, c.after.cap), tally, label);
+  tally.reopened += run.reopened;
+  tally.requests += server.requests;
+  tally.cases += 1;
+}
+
+/** The search's cases, each played as a rolling deploy under way as a run starts (playStoredFlap). */
+export function storedFlapSearch(count: number, seed: number): MidrunTally {
+  const tally = emptyTally();
+  midrunCases(count, seed).forEach((c, i) => {
+    playStoredFlap(seed + i, c, tally);
+  });
+  return tally;
+}
+
 const bound = fc.constantFrom('inclusive' as const, 'exclusive' as const);
 const order = fc.constantFrom('oldest-first' as const, 'newest-first' as const, 'random' as const);
 const instants = fc.constantFrom('honoured' as const, 'ignored' as const, 'refused' as const);
