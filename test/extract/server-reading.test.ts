@@ -76,6 +76,23 @@ describe('a reading that moves while the run reads', () => {
     });
   });
 
+  it('a run that starts from a stored reading keeps its reach when the first answer moves it: earlier runs held to it', () => {
+    const stored = { ...learnedAhead() };
+    const range = requestFor(addDays(DAY, -1), stored);
+    learnFromResponse(stored, range, served(range, UTC.startMs, UTC.endMs, 10));
+    expect(requestFor(DAY, stored)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
+  });
+
+  it('from a stored reading, an enddate turned inclusive (a whole day) keeps the reach too', () => {
+    const learned = emptyReading();
+    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    learnFromResponse(learned, first, served(first, UTC.startMs, UTC.endMs, 10));
+    const stored = { ...learned };
+    const range = requestFor(addDays(DAY, -1), stored);
+    learnFromResponse(stored, range, served(range, UTC.startMs, 24 * HOUR, 10).slice(-50));
+    expect(requestFor(DAY, stored)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 1) });
+  });
+
   it('a reading forgotten as stale and learned again from the new server asks by what it learns', () => {
     const reading = learnedAhead();
     // What a stale verdict does (reading-check.ts, forgetReading): the bounds learned again from nothing.
