@@ -237,13 +237,6 @@ export async function saveServerReading(
   run: { runId: number | null; logger: Logger },
 ): Promise<boolean> {
   const changes = await inDbTransaction(db, async (trx) => {
-    // A source whose windows all failed before writing has no row yet: nothing to attach to.
-    const known = await trx
-      .selectFrom('sources')
-      .select('source_id')
-      .where('source_id', '=', sourceId)
-      .executeTakeFirst();
-    if (known === undefined) return undefined;
     // Locked: the changes are those from the reading this store replaces, whoever wrote it.
     const row = await trx
       .selectFrom('server_readings')
@@ -252,6 +245,9 @@ export async function saveServerReading(
       .where('resource', '=', resource)
       .forUpdate()
       .executeTakeFirst();
+    // A source whose windows all failed before writing has no row yet: nothing to attach to. A
+    // stored reading's source is there (its foreign key): asked only when none is stored.
+    if (row === undefined && !(await sourceKnown(trx, sourceId))) return undefined;
     const before = row === undefined ? undefined : storedReading(row);
     if (!mayReplace(before, over)) return undefined;
     const after = asStored(before, reading);
@@ -284,6 +280,15 @@ export async function saveServerReading(
       'server reading changed',
     );
   return true;
+}
+
+async function sourceKnown(db: Kysely<Database>, sourceId: string): Promise<boolean> {
+  const known = await db
+    .selectFrom('sources')
+    .select('source_id')
+    .where('source_id', '=', sourceId)
+    .executeTakeFirst();
+  return known !== undefined;
 }
 
 /**
