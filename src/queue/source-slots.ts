@@ -52,8 +52,12 @@ export interface SlotSession {
   tryClaimAny(sources: readonly string[], runs?: readonly number[]): Promise<ClaimedSlot | undefined>;
   /** Waits for a slot of `source` (the planner's snapshots: queued fairly behind the workers). */
   claim(source: string): Promise<void>;
-  /** Frees the slot held. */
-  release(): Promise<void>;
+  /**
+   * Frees the slot held. With `verdictOf`, also reads, in the same round trip, when a worker of
+   * that run last found that reading stale (reading-store.ts exchangeVerdicts): its time in
+   * milliseconds, 0 for never; undefined when no slot was held.
+   */
+  release(verdictOf?: VerdictKey): Promise<number | undefined>;
   close(): Promise<void>;
   /**
    * Its connection has failed or ended (the server restarted, pg_terminate_backend): nothing can
@@ -68,6 +72,13 @@ export interface SlotSession {
  */
 const NO_TIMEOUTS = `select set_config(name, '0', false) from pg_settings
   where name in ('idle_in_transaction_session_timeout', 'idle_session_timeout', 'transaction_timeout', 'lock_timeout', 'statement_timeout')`;
+
+/** One run's reading of one source's resource, whose stale verdicts release() reads. */
+export interface VerdictKey {
+  runId: number;
+  source: string;
+  resource: string;
+}
 
 interface VerdictRow {
   source_id: string;
@@ -146,10 +157,20 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       }
       holding = true;
     },
-    async release() {
-      if (!holding) return;
+    async release(verdictOf) {
+      if (!holding) return undefined;
       holding = false;
-      await client.query('rollback');
+      if (verdictOf === undefined) {
+        await client.query('rollback');
+        return undefined;
+      }
+      const results = (await client.query(
+        `rollback;
+         select last_stale_at from ${checks}
+          where run_id = ${Math.trunc(verdictOf.runId)} and source_id = ${client.escapeLiteral(verdictOf.source)}
+            and resource = ${client.escapeLiteral(verdictOf.resource)}`,
+      )) as unknown as pg.QueryResult<{ last_stale_at: Date | null }>[];
+      return results.at(-1)?.rows[0]?.last_stale_at?.getTime() ?? 0;
     },
     async close() {
       await client.end().catch(() => {});

@@ -57,6 +57,12 @@ export interface WorkerResult {
   failed: number;
 }
 
+/** The slot a job runs under: what was read with its claim, and the session holding it. */
+interface HeldSlot {
+  claimed: ClaimedSlot;
+  session: SlotSession;
+}
+
 /** What a worker knows of one source during one run: shared by that run's windows of the source, as in process. */
 interface RunSourceState {
   readings: SourceReadings;
@@ -244,7 +250,7 @@ export function jobVerdict(
   return { source };
 }
 
-async function runJob(worker: Worker, job: Job<WindowJob>, claimed: ClaimedSlot): Promise<void> {
+async function runJob(worker: Worker, job: Job<WindowJob>, slot: HeldSlot): Promise<void> {
   const { boss } = worker.deps;
   const data = job.data;
   const queue = windowQueueName(data.source);
@@ -260,7 +266,7 @@ async function runJob(worker: Worker, job: Job<WindowJob>, claimed: ClaimedSlot)
   const statuses: Record<string, number> = {};
   let outcome: WindowOutcome;
   try {
-    outcome = await runJobWindow(worker, data, verdict.source, log, statuses, claimed);
+    outcome = await runJobWindow(worker, data, verdict.source, log, statuses, slot);
   } catch (error) {
     // runWindow records its own failures; this is the unexpected: the job is offered again.
     worker.counts.failed += 1;
@@ -281,7 +287,7 @@ async function runJobWindow(
   source: SourceConfig,
   log: Logger,
   statuses: Record<string, number>,
-  claimed: ClaimedSlot,
+  { claimed, session }: HeldSlot,
 ): Promise<WindowOutcome> {
   const { db, settings } = worker.deps;
   const state = await worker.runs.of(data.runId, data.source);
@@ -319,7 +325,14 @@ async function runJobWindow(
     today: data.today,
     startDay: data.startDay,
   });
-  await shareVerdicts(ctx, state.readings, data.resource);
+  // Its requests done, the window's slot is let go, and what was heard since read with it: what
+  // is left (the reading stored, the job completed) asks nothing of the source.
+  // A slot connection that failed here fails no stored window: its lane finds it broken and opens
+  // another, and the verdicts are read from the pool instead.
+  const heard = await session
+    .release({ runId: data.runId, source: data.source, resource: data.resource })
+    .catch(() => undefined);
+  await shareVerdicts(ctx, state.readings, data.resource, heard);
   if (outcome.fatal) state.fatal = true;
   if (outcome.refused !== undefined) state.refused.add(data.resource);
   // Stored when a window taught something (most windows of a run change nothing), under the
@@ -386,7 +399,7 @@ async function takeOne(worker: Worker, session: SlotSession): Promise<boolean> {
     try {
       const [job] = await worker.deps.boss.fetch<WindowJob>(windowQueueName(source), { batchSize: 1 });
       if (job !== undefined) {
-        await runJob(worker, job, claimed);
+        await runJob(worker, job, { claimed, session });
         return true;
       }
     } finally {
