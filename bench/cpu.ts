@@ -21,7 +21,6 @@ export function cpuMsOf(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
-
 /** The server processes serving `database`, by /proc: a backend's command line names its database. */
 export function databaseBackends(database: string): number[] {
   const pids: number[] = [];
