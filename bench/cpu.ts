@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import type pg from 'pg';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * CPU time spent by processes, read from Linux's /proc (utime + stime): where a benchmark's
@@ -22,10 +21,68 @@ export function cpuMsOf(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
-/** The server processes serving one database's connections (its backends), by pid. */
-export async function backendPids(pool: pg.Pool): Promise<number[]> {
-  const { rows } = await pool.query<{ pid: number }>(
-    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
-  );
-  return rows.map((r) => r.pid);
+/** The server processes serving `database`, by /proc: a backend's command line names its database. */
+export function databaseBackends(database: string): number[] {
+  const pids: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return pids;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (title.startsWith('postgres: ') && title.includes(` ${database} `)) pids.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return pids;
+}
+
+/**
+ * The CPU of `database`'s backends from now until stop(), those that end meanwhile included: a
+ * query of the live ones at the end misses what the ended ones spent (a pool closes a connection
+ * idle for 10 s; a worker opens another when it needs one). Sampled every `everyMs`, each
+ * backend's CPU at its last sight kept: one closed for idleness spent nothing in its last second,
+ * so next to nothing is lost between samples. What the sampling costs this process is returned
+ * apart (`samplerMs`), for the caller to take off its own figure.
+ */
+export function sampleBackendCpu(
+  database: string,
+  everyMs = 1000,
+): { stop(): { cpuMs: number; samplerMs: number; ended: number } } {
+  let samplerUs = 0;
+  let current: number[] = [];
+  /** Each backend's CPU at its last sight. */
+  const last = new Map<number, number>();
+  const sample = () => {
+    const started = process.cpuUsage();
+    current = databaseBackends(database);
+    for (const pid of current) {
+      const cpu = processCpuMs(pid);
+      if (!Number.isNaN(cpu)) last.set(pid, cpu);
+    }
+    const spent = process.cpuUsage(started);
+    samplerUs += spent.user + spent.system;
+  };
+  sample();
+  // Those there at the start count from here; those started meanwhile, from nothing.
+  const first = new Map(last);
+  // The caller's own figure starts after this first look.
+  samplerUs = 0;
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      const alive = new Set(current);
+      let cpuMs = 0;
+      for (const [pid, cpu] of last) cpuMs += cpu - (first.get(pid) ?? 0);
+      const ended = [...last.keys()].filter((pid) => !alive.has(pid)).length;
+      return { cpuMs, samplerMs: samplerUs / 1000, ended };
+    },
+  };
 }

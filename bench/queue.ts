@@ -21,7 +21,7 @@ import { openQueue, type QueueSettings } from '../src/queue/window-queue.js';
 import { queueDispatch } from '../src/sync/queue-dispatch.js';
 import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
 import { addDays, todayUtc } from '../src/time/days.js';
-import { backendPids, cpuMsOf, processCpuMs } from './cpu.js';
+import { cpuMsOf, sampleBackendCpu } from './cpu.js';
 import type { BenchDatabase, BenchServer } from './database.js';
 import { startSimulatorThread } from './extraction.js';
 import type { Benchmark, FigureSpec, RunResult } from './figures.js';
@@ -361,25 +361,20 @@ async function timedBackfill(
   await warehouse.pool.query(`delete from ${queueSchema('insights')}.job`);
   const before = await at.simulator.stats();
   const workerPids = run.workers.flatMap((w) => (w.pid === undefined ? [] : [w.pid]));
-  const cpuBefore = {
-    workers: cpuMsOf(workerPids),
-    bench: process.cpuUsage(),
-    backends: new Map((await backendPids(warehouse.pool)).map((pid) => [pid, processCpuMs(pid)])),
-  };
+  const backends = sampleBackendCpu(warehouse.name);
+  const cpuBefore = { workers: cpuMsOf(workerPids), bench: process.cpuUsage() };
   const started = performance.now();
   const result = await run.backfill();
   const wallMs = performance.now() - started;
   const stats = await at.simulator.stats();
   const benchCpu = process.cpuUsage(cpuBefore.bench);
+  const postgres = backends.stop();
   const cpu = {
     workers: cpuMsOf(workerPids) - cpuBefore.workers,
-    // The planner and the simulator's thread: this process.
-    bench: (benchCpu.user + benchCpu.system) / 1000,
-    // Backends that ended meanwhile are not counted: the workers' pools keep theirs open.
-    postgres: (await backendPids(warehouse.pool)).reduce(
-      (sum, pid) => sum + processCpuMs(pid) - (cpuBefore.backends.get(pid) ?? 0),
-      0,
-    ),
+    // The planner and the simulator's thread: this process, less its sampling of the backends.
+    bench: (benchCpu.user + benchCpu.system) / 1000 - postgres.samplerMs,
+    // Every backend of the database, those that ended meanwhile (a pool's idle ones) included.
+    postgres: postgres.cpuMs,
   };
   const held = await warehouse.pool.query<{ ms: number }>(
     `select avg(extract(epoch from completed_on - started_on) * 1000)::float8 as ms from ${queueSchema('insights')}.job`,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Identities already computed, per item object: answers are parsed JSON, never changed after. */
 const known = new WeakMap<object, string>();
@@ -20,8 +20,10 @@ export function itemIdentity(item: unknown): string {
   return identity;
 }
 
+/**
+ * crypto.hash, one call, is the same digest as createHash().update().digest() without a Hash
+ * object per item: about half the time for an item of a few hundred bytes.
+ */
 function identityOf(item: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(item) ?? 'undefined')
-    .digest('base64');
+  return hash('sha256', JSON.stringify(item) ?? 'undefined', 'base64');
 }

@@ -30,17 +30,34 @@ export async function ensureSlots(
   }
 }
 
+/**
+ * The stale verdicts of a claimed slot's source, read with the claim (reading-store.ts
+ * exchangeVerdicts): per run of `runs` and resource, when a worker last found the reading stale.
+ */
+export interface ClaimedSlot {
+  source: string;
+  /** The runs asked about: for another run, nothing was read. */
+  runs: ReadonlySet<number>;
+  /** By `${runId}/${resource}`, in milliseconds; a run of `runs` without a verdict has none. */
+  lastStale: ReadonlyMap<string, number>;
+}
+
 /** A session that takes one slot at a time (a worker has one per window it may run at once). */
 export interface SlotSession {
   /**
    * Takes a free slot of the first of `sources` (in that order) that has one, in one round trip
-   * however many are full; returns its source, or undefined at once when every slot is held.
+   * however many are full, and reads the stale verdicts of its source in `runs` with it; returns
+   * what it claimed, or undefined at once when every slot is held.
    */
-  tryClaimAny(sources: readonly string[]): Promise<string | undefined>;
+  tryClaimAny(sources: readonly string[], runs?: readonly number[]): Promise<ClaimedSlot | undefined>;
   /** Waits for a slot of `source` (the planner's snapshots: queued fairly behind the workers). */
   claim(source: string): Promise<void>;
-  /** Frees the slot held. */
-  release(): Promise<void>;
+  /**
+   * Frees the slot held. With `verdictOf`, also reads, in the same round trip, when a worker of
+   * that run last found that reading stale (reading-store.ts exchangeVerdicts): its time in
+   * milliseconds, 0 for never; undefined when no slot was held.
+   */
+  release(verdictOf?: VerdictKey): Promise<number | undefined>;
   close(): Promise<void>;
   /**
    * Its connection has failed or ended (the server restarted, pg_terminate_backend): nothing can
@@ -55,6 +72,20 @@ export interface SlotSession {
  */
 const NO_TIMEOUTS = `select set_config(name, '0', false) from pg_settings
   where name in ('idle_in_transaction_session_timeout', 'idle_session_timeout', 'transaction_timeout', 'lock_timeout', 'statement_timeout')`;
+
+/** One run's reading of one source's resource, whose stale verdicts release() reads. */
+export interface VerdictKey {
+  runId: number;
+  source: string;
+  resource: string;
+}
+
+interface VerdictRow {
+  source_id: string;
+  run_id: number | null;
+  resource: string | null;
+  last_stale_at: Date | null;
+}
 
 export async function openSlotSession(url: string, schema: string): Promise<SlotSession> {
   const client = new pg.Client({
@@ -75,36 +106,49 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
   });
   await client.connect();
   await client.query(NO_TIMEOUTS);
-  const table = `${client.escapeIdentifier(bookkeepingSchema(schema))}.queue_slots`;
+  const bookkeeping = client.escapeIdentifier(bookkeepingSchema(schema));
+  const slots = `${bookkeeping}.queue_slots`;
+  const checks = `${bookkeeping}.queue_run_checks`;
   let holding = false;
   return {
     get broken() {
       return broken;
     },
-    async tryClaimAny(sources) {
+    async tryClaimAny(sources, runs = []) {
       if (holding) throw new Error('a slot session holds one slot at a time');
       if (sources.length === 0) return undefined;
       const list = `array[${sources.map((s) => client.escapeLiteral(s)).join(', ')}]::text[]`;
-      // One round trip: BEGIN and the claim in one simple query.
+      const runList = `array[${runs.map((r) => String(Math.trunc(r))).join(', ')}]::integer[]`;
+      // One round trip: BEGIN, the claim, and the verdicts a worker would otherwise read before
+      // each window (the key's prefix, run and source, finds them), in one simple query.
       const results = (await client.query(
         `begin isolation level read committed;
-         select source_id from ${table} where source_id = any(${list})
-          order by array_position(${list}, source_id), slot limit 1 for update skip locked`,
-      )) as unknown as pg.QueryResult<{ source_id: string }>[];
-      const source = results.at(-1)?.rows[0]?.source_id;
+         with claimed as materialized (
+           select source_id from ${slots} where source_id = any(${list})
+            order by array_position(${list}, source_id), slot limit 1 for update skip locked)
+         select c.source_id, v.run_id, v.resource, v.last_stale_at from claimed c
+           left join ${checks} v on v.run_id = any(${runList}) and v.source_id = c.source_id
+                                 and v.last_stale_at is not null`,
+      )) as unknown as pg.QueryResult<VerdictRow>[];
+      const rows = results.at(-1)?.rows ?? [];
+      const source = rows[0]?.source_id;
       if (source === undefined) {
         await client.query('rollback');
         return undefined;
       }
       holding = true;
-      return source;
+      const lastStale = new Map<string, number>();
+      for (const row of rows)
+        if (row.last_stale_at !== null)
+          lastStale.set(`${row.run_id}/${row.resource}`, row.last_stale_at.getTime());
+      return { source, runs: new Set(runs), lastStale };
     },
     async claim(source) {
       if (holding) throw new Error('a slot session holds one slot at a time');
       await client.query('begin isolation level read committed');
       // No SKIP LOCKED: queued behind the workers on the slot, fairly, until it is free.
       const { rows } = await client.query(
-        `select slot from ${table} where source_id = $1 order by slot limit 1 for update`,
+        `select slot from ${slots} where source_id = $1 order by slot limit 1 for update`,
         [source],
       );
       if (rows.length === 0) {
@@ -113,10 +157,20 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       }
       holding = true;
     },
-    async release() {
-      if (!holding) return;
+    async release(verdictOf) {
+      if (!holding) return undefined;
       holding = false;
-      await client.query('rollback');
+      if (verdictOf === undefined) {
+        await client.query('rollback');
+        return undefined;
+      }
+      const results = (await client.query(
+        `rollback;
+         select last_stale_at from ${checks}
+          where run_id = ${Math.trunc(verdictOf.runId)} and source_id = ${client.escapeLiteral(verdictOf.source)}
+            and resource = ${client.escapeLiteral(verdictOf.resource)}`,
+      )) as unknown as pg.QueryResult<{ last_stale_at: Date | null }>[];
+      return results.at(-1)?.rows[0]?.last_stale_at?.getTime() ?? 0;
     },
     async close() {
       await client.end().catch(() => {});

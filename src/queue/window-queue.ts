@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
 import { WINDOW_QUEUE_PREFIX } from './job-table.js';
+import { type QueueDb, queueDb } from './queue-db.js';
 
 /**
  * The window queue: pg-boss in the warehouse database, one pg-boss queue per source. Glossary:
@@ -85,11 +86,12 @@ export async function openQueue(
     throw new CliError(
       `INSIGHTS_SCHEMA ${schema} is too long for the queue: its schema ${name} must have at most 50 characters`,
     );
-  const boss = new PgBoss({
-    connectionString: url,
+  const db = queueDb({ url, max: 4, applicationName: 'insights-sync queue' }, (error) =>
+    logger.warn({ err: error.message }, 'queue error'),
+  );
+  const boss = new QueueBoss(db, {
+    db,
     schema: name,
-    application_name: 'insights-sync queue',
-    max: 4,
     migrate: false,
     createSchema: false,
     supervise: true,
@@ -120,6 +122,24 @@ export async function openQueue(
     throw error;
   }
   return boss;
+}
+
+/** pg-boss on connections of ours (queue-db.ts): closed with it. */
+class QueueBoss extends PgBoss {
+  constructor(
+    private readonly connections: QueueDb,
+    options: ConstructorParameters<typeof PgBoss>[0],
+  ) {
+    super(options);
+  }
+
+  override async stop(options?: Parameters<PgBoss['stop']>[0]): Promise<void> {
+    try {
+      await super.stop(options);
+    } finally {
+      await this.connections.close();
+    }
+  }
 }
 
 /** A source's queue, created once (pg-boss ignores a second create). */

@@ -145,18 +145,35 @@ export async function shareCheck(
  * re-learnings it made since it last told (stamped with the database's time), and hears when the
  * latest verdict of any worker was. Returns whether a verdict came later than this worker's
  * reading was learned: its own reading is then stale too. A verdict older than this worker's own
- * re-learning is the same change, already handled.
+ * re-learning is the same change, already handled. `lastStale`: the latest verdict as read a
+ * moment ago (with the window's slot, source-slots.ts; 0 for none), where this worker has nothing
+ * to tell: no read of its own then.
  */
 export async function exchangeVerdicts(
   db: Kysely<Database>,
   readings: SourceReadings,
   resource: WindowedResource,
   runId: number,
+  lastStale?: number,
 ): Promise<boolean> {
   const own = readings.knowledge[resource].relearned ?? 0;
   const known = readings.verdicts.get(resource) ?? { told: 0, heard: 0 };
   const add = own - known.told;
-  const key = { run_id: runId, source_id: readings.source, resource };
+  const latest =
+    add === 0 && lastStale !== undefined
+      ? lastStale
+      : await tellAndHear(db, { run_id: runId, source_id: readings.source, resource }, add);
+  readings.verdicts.set(resource, { told: own, heard: Math.max(known.heard, latest) });
+  // This worker's own verdict is as new as any: only a later one, from another, is news.
+  return add === 0 && latest > known.heard;
+}
+
+/** Tells `add` stale verdicts of this worker (none: only hears); returns the latest verdict's time, 0 for none. */
+async function tellAndHear(
+  db: Kysely<Database>,
+  key: { run_id: number; source_id: string; resource: WindowedResource },
+  add: number,
+): Promise<number> {
   // Told by the row's upsert, which also makes it the run's check (a re-learning is one); heard by a read.
   const row =
     add > 0
@@ -174,14 +191,11 @@ export async function exchangeVerdicts(
       : await db
           .selectFrom('queue_run_checks')
           .select('last_stale_at')
-          .where('run_id', '=', runId)
-          .where('source_id', '=', readings.source)
-          .where('resource', '=', resource)
+          .where('run_id', '=', key.run_id)
+          .where('source_id', '=', key.source_id)
+          .where('resource', '=', key.resource)
           .executeTakeFirst();
-  const latest = row?.last_stale_at?.getTime() ?? 0;
-  readings.verdicts.set(resource, { told: own, heard: Math.max(known.heard, latest) });
-  // This worker's own verdict is as new as any: only a later one, from another, is news.
-  return add === 0 && latest > known.heard;
+  return row?.last_stale_at?.getTime() ?? 0;
 }
 
 /** What earlier runs learned about a source's server, per windowed resource, as a run starts from it. */
@@ -223,13 +237,6 @@ export async function saveServerReading(
   run: { runId: number | null; logger: Logger },
 ): Promise<boolean> {
   const changes = await inDbTransaction(db, async (trx) => {
-    // A source whose windows all failed before writing has no row yet: nothing to attach to.
-    const known = await trx
-      .selectFrom('sources')
-      .select('source_id')
-      .where('source_id', '=', sourceId)
-      .executeTakeFirst();
-    if (known === undefined) return undefined;
     // Locked: the changes are those from the reading this store replaces, whoever wrote it.
     const row = await trx
       .selectFrom('server_readings')
@@ -238,6 +245,9 @@ export async function saveServerReading(
       .where('resource', '=', resource)
       .forUpdate()
       .executeTakeFirst();
+    // A source whose windows all failed before writing has no row yet: nothing to attach to. A
+    // stored reading's source is there (its foreign key): asked only when none is stored.
+    if (row === undefined && !(await sourceKnown(trx, sourceId))) return undefined;
     const before = row === undefined ? undefined : storedReading(row);
     if (!mayReplace(before, over)) return undefined;
     const after = asStored(before, reading);
@@ -270,6 +280,15 @@ export async function saveServerReading(
       'server reading changed',
     );
   return true;
+}
+
+async function sourceKnown(db: Kysely<Database>, sourceId: string): Promise<boolean> {
+  const known = await db
+    .selectFrom('sources')
+    .select('source_id')
+    .where('source_id', '=', sourceId)
+    .executeTakeFirst();
+  return known !== undefined;
 }
 
 /**

@@ -12,7 +12,7 @@ import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowJobOutput } from '../queue/contract.js';
 import { sourcesWithWaitingJobs } from '../queue/job-table.js';
-import { openSlotSession, type SlotSession } from '../queue/source-slots.js';
+import { type ClaimedSlot, openSlotSession, type SlotSession } from '../queue/source-slots.js';
 import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queue.js';
 import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
@@ -55,6 +55,12 @@ export interface WorkerResult {
   workerId: string;
   done: number;
   failed: number;
+}
+
+/** The slot a job runs under: what was read with its claim, and the session holding it. */
+interface HeldSlot {
+  claimed: ClaimedSlot;
+  session: SlotSession;
 }
 
 /** What a worker knows of one source during one run: shared by that run's windows of the source, as in process. */
@@ -203,6 +209,11 @@ export class RunStates {
 
   constructor(private readonly load: (runId: number, source: string) => Promise<SourceReadings>) {}
 
+  /** The runs this worker has windows of in hand or had lately, newest last. */
+  runIds(): number[] {
+    return [...new Set([...this.runs.keys()].map((key) => Number(key.slice(0, key.indexOf('/')))))];
+  }
+
   of(runId: number, source: string): Promise<RunSourceState> {
     const key = `${runId}/${source}`;
     let state = this.runs.get(key);
@@ -239,7 +250,7 @@ export function jobVerdict(
   return { source };
 }
 
-async function runJob(worker: Worker, job: Job<WindowJob>): Promise<void> {
+async function runJob(worker: Worker, job: Job<WindowJob>, slot: HeldSlot): Promise<void> {
   const { boss } = worker.deps;
   const data = job.data;
   const queue = windowQueueName(data.source);
@@ -255,7 +266,7 @@ async function runJob(worker: Worker, job: Job<WindowJob>): Promise<void> {
   const statuses: Record<string, number> = {};
   let outcome: WindowOutcome;
   try {
-    outcome = await runJobWindow(worker, data, verdict.source, log, statuses);
+    outcome = await runJobWindow(worker, data, verdict.source, log, statuses, slot);
   } catch (error) {
     // runWindow records its own failures; this is the unexpected: the job is offered again.
     worker.counts.failed += 1;
@@ -276,6 +287,7 @@ async function runJobWindow(
   source: SourceConfig,
   log: Logger,
   statuses: Record<string, number>,
+  { claimed, session }: HeldSlot,
 ): Promise<WindowOutcome> {
   const { db, settings } = worker.deps;
   const state = await worker.runs.of(data.runId, data.source);
@@ -303,13 +315,24 @@ async function runJobWindow(
     runId: data.runId,
     memory: worker.memory,
   };
-  // A reading another worker proved stale settles nothing here: heard before and after the window.
-  await shareVerdicts(ctx, state.readings, data.resource);
+  // A reading another worker proved stale settles nothing here: heard before and after the window,
+  // before it from what was read with the slot where that asked about the job's run.
+  const lastStale = claimed.runs.has(data.runId)
+    ? (claimed.lastStale.get(`${data.runId}/${data.resource}`) ?? 0)
+    : undefined;
+  await shareVerdicts(ctx, state.readings, data.resource, lastStale);
   const outcome = await runWindow(ctx, handle, data.resource, data.day, {
     today: data.today,
     startDay: data.startDay,
   });
-  await shareVerdicts(ctx, state.readings, data.resource);
+  // Its requests done, the window's slot is let go, and what was heard since read with it: what
+  // is left (the reading stored, the job completed) asks nothing of the source.
+  // A slot connection that failed here fails no stored window: its lane finds it broken and opens
+  // another, and the verdicts are read from the pool instead.
+  const heard = await session
+    .release({ runId: data.runId, source: data.source, resource: data.resource })
+    .catch(() => undefined);
+  await shareVerdicts(ctx, state.readings, data.resource, heard);
   if (outcome.fatal) state.fatal = true;
   if (outcome.refused !== undefined) state.refused.add(data.resource);
   // Stored when a window taught something (most windows of a run change nothing), under the
@@ -329,9 +352,10 @@ async function shareVerdicts(
   ctx: SyncContext,
   readings: SourceReadings,
   resource: WindowedResource,
+  lastStale?: number,
 ): Promise<void> {
   const runId = ctx.runId;
-  if (runId === null || !(await exchangeVerdicts(ctx.db, readings, resource, runId))) return;
+  if (runId === null || !(await exchangeVerdicts(ctx.db, readings, resource, runId, lastStale))) return;
   const knowledge = readings.knowledge[resource];
   staleElsewhere(knowledge);
   // Learned again because another said so: not this worker's verdict to tell.
@@ -369,12 +393,13 @@ function waitingSourcesEvery(pollMs: number, read: () => Promise<string[]>): () 
 async function takeOne(worker: Worker, session: SlotSession): Promise<boolean> {
   let candidates = (await worker.waitingSources()).filter((name) => worker.byName.has(name));
   while (candidates.length > 0 && !worker.signal.aborted) {
-    const source = await session.tryClaimAny(candidates);
-    if (source === undefined) return false;
+    const claimed = await session.tryClaimAny(candidates, worker.runs.runIds());
+    if (claimed === undefined) return false;
+    const { source } = claimed;
     try {
       const [job] = await worker.deps.boss.fetch<WindowJob>(windowQueueName(source), { batchSize: 1 });
       if (job !== undefined) {
-        await runJob(worker, job);
+        await runJob(worker, job, { claimed, session });
         return true;
       }
     } finally {

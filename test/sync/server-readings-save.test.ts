@@ -10,6 +10,7 @@ import { emptyReading, type ServerReading } from '../../src/extract/server-readi
 import { silentLogger } from '../../src/log/logger.js';
 import { readServerReadings, type StoreOver, saveServerReading } from '../../src/sync/reading-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { interceptQueries } from '../helpers/query-spy.js';
 
 const HOUR = 3_600_000;
 /** Learned before the server changed: an inclusive startdate (an item an hour after midnight). */
@@ -63,5 +64,26 @@ describe('storing a server reading over what the writer last saw', () => {
     // A writer that proved something else of them stores that.
     expect(await save({ ...RELEARNED, instants: 'ignored' }, 'relearned')).toBe(true);
     expect(await stored()).toMatchObject({ instants: 'ignored' });
+  });
+
+  it("over a stored reading, the source's row is not asked for (the reading's key says it is there); a source with none stores nothing", async () => {
+    const statements: string[] = [];
+    interceptQueries(t.pool, (args, query) => {
+      const first = args[0] as string | { text?: string } | undefined;
+      statements.push(typeof first === 'string' ? first : (first?.text ?? ''));
+      return query(...args);
+    });
+    expect(await save({ ...RELEARNED, largestResponse: 40 }, 'relearned')).toBe(true);
+    expect(statements.filter((s) => /from "sources"/.test(s))).toEqual([]);
+    // Between begin and commit: the stored row locked, and its replacement (the largest response
+    // is no change that reading_changes records).
+    expect(statements.filter((s) => !/^(begin|commit)/.test(s))).toHaveLength(2);
+    const unknown = await saveServerReading(t.db, 'nowhere', 'feedback', OLD, null, {
+      runId: null,
+      logger: silentLogger(),
+    });
+    expect(unknown).toBe(false);
+    expect(statements.filter((s) => /from "sources"/.test(s))).toHaveLength(1);
+    expect((await readServerReadings(t.db, 'nowhere')).size).toBe(0);
   });
 });

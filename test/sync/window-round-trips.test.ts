@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPreparedStatement } from '../../src/db/transaction.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Feedback } from '../../src/schemas/feedback.js';
+import { storeNeighbours } from '../../src/sync/run-window.js';
 import { noteSchemaDrift } from '../../src/sync/schema-drift.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
@@ -98,6 +99,27 @@ describe('the statements of one window', () => {
     expect(isPreparedStatement('select store_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as load')).toBe(
       true,
     );
+  });
+
+  it("a neighbouring day's items that came along: one statement, no `begin` or `commit`", async () => {
+    const neighbours = day('2026-03-03' as DayString, 200);
+    const context = { sourceId: SOURCE, resource: 'feedback' as const, day: DAY, runId: null };
+    const store = () =>
+      storeNeighbours({ pool: t.pool }, { name: SOURCE }, 'feedback', context, {
+        valid: neighbours,
+        rejected: [],
+      });
+    statements.length = 0;
+    counting = true;
+    const added = await store();
+    const again = await store();
+    counting = false;
+    expect(statements, statements.map((s) => s.slice(0, 80)).join('\n')).toEqual([
+      'select store_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as load',
+      'select store_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as load',
+    ]);
+    // Added when missing, never updated: their own window keeps them current.
+    expect([added, again]).toEqual([20, 0]);
   });
 
   it("in the function, the visitors' upsert comes after every write of the items and their moves", async () => {
