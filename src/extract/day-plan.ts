@@ -38,6 +38,7 @@ import {
 } from './reading-session.js';
 import {
   answerSpans,
+  atCap,
   covers,
   cutSparesDay,
   type DayRange,
@@ -50,6 +51,7 @@ import {
   learnFromAnswer,
   learnFromResponse,
   proofRequest,
+  proveCap,
   requestFor,
   type ServerReading,
   sameRange,
@@ -147,7 +149,7 @@ export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
 
 /** Whether an answer of `count` items may have been cut: by our limit or by a proved cap. */
 function isCut(count: number, limit: number, reading: ServerReading): boolean {
-  return count >= limit || (reading.cap !== null && count >= reading.cap);
+  return count >= limit || atCap(reading, count);
 }
 
 /**
@@ -162,7 +164,8 @@ export function judge(
 ): Saturation {
   if (count >= limit) return 'limit';
   if (reading.cap !== null && count >= reading.cap) return 'cap';
-  return count > 0 && count >= largestBefore ? 'suspect' : 'complete';
+  // At a cap the run proved and since saw raised: a rolling deploy's old reading may have cut it.
+  return count > 0 && (count >= largestBefore || atCap(reading, count)) ? 'suspect' : 'complete';
 }
 
 export function newDayFetch(
@@ -730,7 +733,7 @@ function* cappedAt(
     });
     if (wider.length > first.length) return 'whole';
     if (holdsNew(wider)) {
-      reading.cap = wider.length;
+      proveCap(reading, wider.length);
       return 'capped';
     }
   }
@@ -743,7 +746,7 @@ function* cappedAt(
     { startdate: addDays(range.enddate, 1), enddate: addDays(range.enddate, widest) },
   ]) {
     if (holdsNew(yield* ask(state, side))) {
-      reading.cap = first.length;
+      proveCap(reading, first.length);
       return 'capped';
     }
   }

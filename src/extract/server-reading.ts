@@ -150,6 +150,26 @@ function requestReach(reading: ServerReading): Reach {
  */
 const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 
+/**
+ * Caps the run proved, run-local beside the reading as its moves are. A rolling deploy that raises
+ * the cap still answers the old way for a while: an answer of exactly an old cap's size may have
+ * been cut by it, although the cap the reading now holds (or none) says it was not.
+ */
+const capsOf = new WeakMap<ServerReading, Set<number>>();
+
+/** Records a cap proved: the reading's cap, and one of the run's for `atCap`. */
+export function proveCap(reading: ServerReading, cap: number): void {
+  reading.cap = cap;
+  const caps = capsOf.get(reading) ?? new Set<number>();
+  caps.add(cap);
+  capsOf.set(reading, caps);
+}
+
+/** Whether `count` items may have been cut by a cap: at or above the reading's, or at one the run proved. */
+export function atCap(reading: ServerReading, count: number): boolean {
+  return (reading.cap !== null && count >= reading.cap) || (capsOf.get(reading)?.has(count) ?? false);
+}
+
 /** Items inside a bound before its move says the server changed rather than the run learned. */
 const HELD_TO = 10;
 

@@ -45,4 +45,17 @@ describe('servers whose reading changes while the tool reads', () => {
       expect(tally.short).toEqual([]);
     }
   }, 60_000);
+
+  it('a rolling deploy that raises the cap settles no day on a part the old reading cut at its cap', () => {
+    // Case 11 of storedFlapSearch(60, 20261129), seed 20261140: from a stored reading (newest
+    // first, cap 100, both bounds exclusive, server day 2 h ahead of UTC) to random order, cap
+    // 1,000, an inclusive enddate and a day 5.5 h ahead, answering both at random for 24 requests.
+    // A part of a cut request came back from the old reading with exactly 100 items after a new
+    // answer of 164 had raised the cap: taken as whole, it settled 2026-10-06 with 158 of its 170
+    // items and no flag.
+    const tally = storedFlapSearch(60, 20261129, 11);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
 });

@@ -225,10 +225,10 @@ export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally):
 }
 
 /** The search's cases, each played as a rolling deploy under way as a run starts (playStoredFlap). */
-export function storedFlapSearch(count: number, seed: number): MidrunTally {
+export function storedFlapSearch(count: number, seed: number, only?: number): MidrunTally {
   const tally = emptyTally();
   midrunCases(count, seed).forEach((c, i) => {
-    playStoredFlap(seed + i, c, tally);
+    if (only === undefined || only === i) playStoredFlap(seed + i, c, tally);
   });
   return tally;
 }

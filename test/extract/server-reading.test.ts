@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  atCap,
   type DayRange,
   emptyReading,
   heldWhole,
   learnFromResponse,
+  proveCap,
   requestFor,
   type ServerReading,
 } from '../../src/extract/server-reading.js';
@@ -127,5 +129,31 @@ describe('a reading that moves while the run reads', () => {
     const range = requestFor(addDays(DAY, -1), reading);
     learnFromResponse(reading, range, served(range, UTC.startMs, 24 * HOUR, 10).slice(-50));
     expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: DAY });
+  });
+});
+
+describe('caps the run proved', () => {
+  it('an answer at or above the proved cap may have been cut by it', () => {
+    const reading = emptyReading();
+    expect(atCap(reading, 100)).toBe(false);
+    proveCap(reading, 100);
+    expect(reading.cap).toBe(100);
+    expect([atCap(reading, 99), atCap(reading, 100), atCap(reading, 250)]).toEqual([false, true, true]);
+  });
+
+  it('once a larger answer raises the cap, an answer of exactly the old cap may still be cut by it (a rolling deploy)', () => {
+    const reading = emptyReading();
+    proveCap(reading, 100);
+    const range = { startdate: addDays(DAY, -1), enddate: DAY };
+    learnFromResponse(reading, range, served(range, 0, 24 * HOUR, 8));
+    expect(reading.cap).toBeNull();
+    expect([atCap(reading, 99), atCap(reading, 100), atCap(reading, 101)]).toEqual([false, true, false]);
+  });
+
+  it('a copy of the reading, as the next run loads it, holds no cap of this run', () => {
+    const reading = emptyReading();
+    proveCap(reading, 100);
+    reading.cap = null;
+    expect(atCap({ ...reading }, 100)).toBe(false);
   });
 });
