@@ -414,7 +414,7 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const widest = widestRequest(state.day);
   if (covers(runRequest(state.day, state.knowledge), widest)) return 'holds';
   // Asked when the day was first found empty: its answer was judged then.
-  const judged = state.widest === 'unasked' ? wideVerdict(state, yield* ask(state, widest)) : state.widest;
+  const judged = state.widest === 'unasked' ? yield* widestVerdict(state, widest) : state.widest;
   if (judged !== 'cut') return judged;
   const { reading } = state.knowledge;
   // Where instants are honoured, their one request below proves the day: the edges' two need not.
@@ -437,6 +437,21 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const evidence = instantsVerdict({ slice, answer: alone, known: state.items, cut });
   if (evidence === 'ignored') return instantsNot(state, 'ignored');
   return evidence === 'honoured' ? 'holds' : 'unproven';
+}
+
+/**
+ * Asks the widest request and judges its answer for an empty day's verdict. One as large as any
+ * answer before it may be a silent cap's cut (a cap an earlier run knew, the reading since changed):
+ * it vouches for the day only once a wider request proves no cap cut it (cappedAt).
+ */
+function* widestVerdict(state: DayFetch, widest: DayRange): Plan<'holds' | 'stale' | 'cut'> {
+  const { reading } = state.knowledge;
+  const largestBefore = reading.largestResponse;
+  const wide = yield* ask(state, widest);
+  const verdict = wideVerdict(state, wide);
+  if (verdict !== 'holds' || cutSparesDay(reading, wide, state.day)) return verdict;
+  if (judge(wide.length, largestBefore, state.limit, reading) !== 'suspect') return verdict;
+  return (yield* cappedAt(state, widest, wide)) === 'capped' ? 'cut' : verdict;
 }
 
 /** Items an edge proof asks for: enough to show an answer's order, never a day's worth to hold. */

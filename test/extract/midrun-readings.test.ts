@@ -46,6 +46,17 @@ describe('servers whose reading changes while the tool reads', () => {
     }
   }, 60_000);
 
+  it('an end bound turned exclusive between runs: no day settled empty on a wide answer a lost cap cut', () => {
+    // Case 32 of midrunSearch(300, 31337), seed 31369: a first backfill learns both bounds
+    // inclusive on a UTC server capped at 100 (the cap never proved), the server restarts with an
+    // exclusive enddate, and a backfill of older days asks (D, D): []. The widest request came
+    // back with 100 items, the stored reading's largest answer, oldest first, all before the day;
+    // taken as uncut, it settled six days of 34 to 98 items empty.
+    const tally = midrunSearch(300, 31337, false, 32);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+  }, 60_000);
+
   it('a rolling deploy that raises the cap settles no day on a part the old reading cut at its cap', () => {
     // Case 11 of storedFlapSearch(60, 20261129), seed 20261140: from a stored reading (newest
     // first, cap 100, both bounds exclusive, server day 2 h ahead of UTC) to random order, cap
