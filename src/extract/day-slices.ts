@@ -1,4 +1,4 @@
-import type { DayString } from '../time/days.js';
+import { type DayString, HOUR_MS } from '../time/days.js';
 import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { readingChanged } from './reading-check.js';
 import { itemTime } from './server-reading.js';
@@ -76,8 +76,6 @@ function* probe(input: SliceInput): Plan<SliceAnswer | undefined> {
     release();
   }
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * The day's slices left by its own cut answers, and among them the edges: the hours between the

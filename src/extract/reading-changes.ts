@@ -1,3 +1,4 @@
+import { HOUR_MS } from '../time/days.js';
 import { endInclusive, type ServerReading, serverDay, startInclusive } from './server-reading.js';
 
 /**
@@ -25,8 +26,6 @@ export interface ReadingChange {
   /** What the server answered that proved it, in a few words. */
   evidence: string;
 }
-
-const HOUR_MS = 3_600_000;
 
 /** What a probe at an instant answered, per verdict (src/extract/time-slices.ts). */
 const INSTANTS_EVIDENCE: Record<NonNullable<ServerReading['instants']>, string> = {

@@ -1,4 +1,4 @@
-import { addDays, type DayString, dayOfTime } from '../time/days.js';
+import { addDays, DAY_MS, type DayString, dayOfTime, HOUR_MS } from '../time/days.js';
 
 /**
  * What a run knows about how one source's server reads a windowed resource where the spec is
@@ -79,8 +79,6 @@ export function emptyReading(): ServerReading {
   };
 }
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 const QUARTER_HOUR_MS = HOUR_MS / 4;
 /** Before any evidence: an exclusive startdate on a server 12 h behind UTC. */
 const LATEST_START_MS = DAY_MS + 12 * HOUR_MS;

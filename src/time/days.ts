@@ -5,7 +5,8 @@
  */
 export type DayString = string;
 
-export const DAY_MS = 86_400_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
 
 const DAY_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -3,28 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueSchema } from '../../src/db/bookkeeping.js';
 import { LATEST_MIGRATION } from '../../src/db/migrator.js';
 import { CliError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { ensureSlots } from '../../src/queue/source-slots.js';
-import {
-  ensureWindowQueue,
-  jobTooNew,
-  openQueue,
-  sendWindowJobs,
-  type WindowJob,
-} from '../../src/queue/window-queue.js';
-import { runWorker } from '../../src/sync/window-worker.js';
+import { jobTooNew, sendWindowJobs, type WindowJob } from '../../src/queue/window-queue.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { TEST_SETTINGS } from '../helpers/sync-harness.js';
+import { openMainQueue, startWorker, TEST_QUEUE_SETTINGS } from '../helpers/queue-harness.js';
 
 /** A worker left behind after an upgrade refuses the jobs of a newer planner, and loses none. */
 
 const NEWER = '9999-from-a-newer-version';
-const settings = {
-  sourceConcurrency: 2,
-  queueExpireSeconds: 60,
-  queueMaintenanceSeconds: 60,
-  queueRetryLimit: 3,
-};
 
 describe('jobTooNew', () => {
   it('refuses a job planned with a newer migration, names both, and lets older and unversioned jobs run', () => {
@@ -49,9 +34,9 @@ describe('a worker given a job of a newer planner', () => {
   });
 
   it('fails it back to the queue (retry, with the reason) and stops with exit code 2', async () => {
-    const boss = await openQueue(t.url, t.schema, settings, silentLogger());
+    // One slot, as the planner makes it before it sends (run-locked.ts).
+    const boss = await openMainQueue(t, { slots: 1 });
     try {
-      await ensureWindowQueue(boss, t.schema, 'main', settings);
       const job: WindowJob = {
         runId: 1,
         source: 'main',
@@ -61,22 +46,13 @@ describe('a worker given a job of a newer planner', () => {
         today: '2026-02-01',
         schema: NEWER,
       };
-      // As the planner does before it sends (run-locked.ts).
-      await ensureSlots(t.db, ['main'], 1);
-      const [id] = await sendWindowJobs(boss, 'sync', [job], settings);
+      const [id] = await sendWindowJobs(boss, 'sync', [job], TEST_QUEUE_SETTINGS);
       const stop = new AbortController();
-      const worker = runWorker({
-        pool: t.pool,
-        db: t.db,
-        url: t.url,
-        schema: t.schema,
-        boss,
-        logger: silentLogger(),
+      const worker = startWorker(t, boss, {
         // Never asked: the job is refused before any request.
         sources: [{ name: 'main', baseUrl: 'http://127.0.0.1:9', apiKey: 'k' }],
-        settings: { ...TEST_SETTINGS, workerConcurrency: 1 },
+        workerConcurrency: 1,
         signal: stop.signal,
-        pollMs: 20,
       });
       // Stopped by the refusal alone: nothing aborts `stop`.
       const error = await worker.then(

@@ -1,28 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import {
-  ensureWindowQueue,
-  openQueue,
-  sendWindowJobs,
-  type WindowJob,
-  windowQueueName,
-} from '../../src/queue/window-queue.js';
+import { sendWindowJobs, type WindowJob, windowQueueName } from '../../src/queue/window-queue.js';
 import { createTestDatabase } from '../helpers/database.js';
+import { openMainQueue, TEST_QUEUE_SETTINGS } from '../helpers/queue-harness.js';
 
 /** The order a worker's lane takes window jobs in, on pg-boss itself (the processes: queue-workers.trials.ts). */
 
 describe('priorities', () => {
   it("a sync's windows go ahead of a backfill's already queued; a backfill's run newest day first", async () => {
     const t = await createTestDatabase();
-    const settings = {
-      sourceConcurrency: 2,
-      queueExpireSeconds: 60,
-      queueMaintenanceSeconds: 60,
-      queueRetryLimit: 1,
-    };
-    const boss = await openQueue(t.url, t.schema, settings, silentLogger());
+    const settings = { ...TEST_QUEUE_SETTINGS, queueRetryLimit: 1 };
+    const boss = await openMainQueue(t, { settings });
     try {
-      await ensureWindowQueue(boss, t.schema, 'main', settings);
       const job = (runId: number, day: string): WindowJob => ({
         runId,
         source: 'main',

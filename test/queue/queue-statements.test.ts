@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
 import { sourcesWithWaitingJobs } from '../../src/queue/job-table.js';
 import { NAMED_TEXTS_MAX, queueDb } from '../../src/queue/queue-db.js';
-import {
-  ensureWindowQueue,
-  openQueue,
-  sendWindowJobs,
-  type WindowJob,
-  windowQueueName,
-} from '../../src/queue/window-queue.js';
+import { sendWindowJobs, type WindowJob, windowQueueName } from '../../src/queue/window-queue.js';
 import { createTestDatabase } from '../helpers/database.js';
+import { openMainQueue, TEST_QUEUE_SETTINGS } from '../helpers/queue-harness.js';
 
 /**
  * pg-boss's statements of a worker's window (fetch, complete, the queues with jobs waiting) go as
@@ -18,15 +12,9 @@ import { createTestDatabase } from '../helpers/database.js';
 describe("pg-boss's statements", () => {
   it("a window's fetch and complete, and the read of waiting queues, are prepared once per connection", async () => {
     const t = await createTestDatabase();
-    const settings = {
-      sourceConcurrency: 2,
-      queueExpireSeconds: 60,
-      queueMaintenanceSeconds: 60,
-      queueRetryLimit: 1,
-    };
-    const boss = await openQueue(t.url, t.schema, settings, silentLogger());
+    const settings = { ...TEST_QUEUE_SETTINGS, queueRetryLimit: 1 };
+    const boss = await openMainQueue(t, { settings });
     try {
-      await ensureWindowQueue(boss, t.schema, 'main', settings);
       const job = (day: string): WindowJob => ({
         runId: 1,
         source: 'main',

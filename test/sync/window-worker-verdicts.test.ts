@@ -2,21 +2,19 @@ import { sql } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueSchema } from '../../src/db/bookkeeping.js';
-import { LATEST_MIGRATION } from '../../src/db/migrator.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { ensureSlots } from '../../src/queue/source-slots.js';
-import {
-  ensureWindowQueue,
-  openQueue,
-  sendWindowJobs,
-  type WindowJob,
-} from '../../src/queue/window-queue.js';
+import { sendWindowJobs } from '../../src/queue/window-queue.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { runWorker } from '../../src/sync/window-worker.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { capturingLogger } from '../helpers/fake-clock.js';
 import { interceptQueries } from '../helpers/query-spy.js';
-import { simulatorSource, TEST_SETTINGS } from '../helpers/sync-harness.js';
+import {
+  jobState,
+  openMainQueue,
+  startSyncRun,
+  startWorker,
+  TEST_QUEUE_SETTINGS,
+} from '../helpers/queue-harness.js';
+import { simulatorSource } from '../helpers/sync-harness.js';
 
 /**
  * A worker hears the run's stale verdicts before each window and after it, and tells its own after
@@ -24,12 +22,6 @@ import { simulatorSource, TEST_SETTINGS } from '../helpers/sync-harness.js';
  * with the window's slot, in the round trips that claim it and let it go: no read of its own,
  * where it made two a window.
  */
-const settings = {
-  sourceConcurrency: 2,
-  queueExpireSeconds: 60,
-  queueMaintenanceSeconds: 60,
-  queueRetryLimit: 3,
-};
 const VERDICT_READ = /^select "last_stale_at" from "queue_run_checks"/;
 
 describe("a worker's stale verdicts", () => {
@@ -42,9 +34,7 @@ describe("a worker's stale verdicts", () => {
     t = await createTestDatabase();
     // Each request answered after 300 ms: a verdict can be told while a window runs.
     sim = await startSimulator({ seed: 3, from: '2026-03-01', to: '2026-03-09', cap: 4000, latencyMs: 300 });
-    boss = await openQueue(t.url, t.schema, settings, silentLogger());
-    await ensureWindowQueue(boss, t.schema, 'main', settings);
-    await ensureSlots(t.db, ['main'], 2);
+    boss = await openMainQueue(t, { slots: 2 });
     interceptQueries(t.pool, (args, query) => {
       const first = args[0] as string | { text?: string } | undefined;
       statements.push(typeof first === 'string' ? first : (first?.text ?? ''));
@@ -57,13 +47,6 @@ describe("a worker's stale verdicts", () => {
     await t?.drop();
   });
 
-  const jobState = async (id: string | undefined) => {
-    const { rows } = await sql<{ state: string }>`
-      select state::text as state from ${sql.id(queueSchema(t.schema), 'job')} where id = ${id}`.execute(
-      t.db,
-    );
-    return rows[0]?.state;
-  };
   const completed = async (ids: (string | undefined)[]) => {
     const { rows } = await sql<{ n: number }>`
       select count(*)::int as n from ${sql.id(queueSchema(t.schema), 'job')}
@@ -72,39 +55,22 @@ describe("a worker's stale verdicts", () => {
   };
 
   it("no read of the run's verdicts of its own once the worker knows the run; another's verdict is heard before a window and after it", async () => {
-    const run = await sql<{ run_id: string }>`
-      insert into sync_runs (trigger, status) values ('sync', 'running') returning run_id`.execute(t.db);
-    const runId = Number(run.rows[0]?.run_id);
-    const job = (day: string): WindowJob => ({
-      runId,
-      source: 'main',
-      resource: 'feedback',
-      day,
-      startDay: '2026-03-01',
-      today: '2026-03-10',
-      schema: LATEST_MIGRATION,
-    });
+    const { runId, job } = await startSyncRun(t, { startDay: '2026-03-01', today: '2026-03-10' });
     const logs = capturingLogger('warn');
     const stop = new AbortController();
-    const worker = runWorker({
-      pool: t.pool,
-      db: t.db,
-      url: t.url,
-      schema: t.schema,
-      boss,
+    const worker = startWorker(t, boss, {
       logger: logs.logger,
       sources: [simulatorSource(sim)],
       // One lane: its windows one after another.
-      settings: { ...TEST_SETTINGS, workerConcurrency: 1 },
+      workerConcurrency: 1,
       signal: stop.signal,
-      pollMs: 20,
     });
     try {
       const days = ['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05'];
-      const first = await sendWindowJobs(boss, 'sync', [job(days[0] as string)], settings);
+      const first = await sendWindowJobs(boss, 'sync', [job(days[0] as string)], TEST_QUEUE_SETTINGS);
       await expect.poll(() => completed(first), { timeout: 10_000 }).toBe(1);
       statements.length = 0;
-      const later = await sendWindowJobs(boss, 'sync', days.slice(1).map(job), settings);
+      const later = await sendWindowJobs(boss, 'sync', days.slice(1).map(job), TEST_QUEUE_SETTINGS);
       await expect.poll(() => completed(later), { timeout: 10_000 }).toBe(3);
       // The first window read before it (its run unknown at the claim); the later ones none.
       expect(statements.filter((s) => VERDICT_READ.test(s))).toEqual([]);
@@ -115,7 +81,7 @@ describe("a worker's stale verdicts", () => {
         on conflict (run_id, source_id, resource) do update set stale_verdicts = 1, last_stale_at = now()`.execute(
         t.db,
       );
-      const stale = await sendWindowJobs(boss, 'sync', [job('2026-03-06')], settings);
+      const stale = await sendWindowJobs(boss, 'sync', [job('2026-03-06')], TEST_QUEUE_SETTINGS);
       await expect.poll(() => completed(stale), { timeout: 10_000 }).toBe(1);
       const heard = () =>
         logs.lines.filter((l) => String(l.msg).startsWith('another worker found the server reading stale'))
@@ -123,8 +89,8 @@ describe("a worker's stale verdicts", () => {
       expect(heard()).toBe(1);
 
       // Told while a window runs (its claim read none): heard after it, as the slot is let go.
-      const during = await sendWindowJobs(boss, 'sync', [job('2026-03-07')], settings);
-      await expect.poll(() => jobState(during[0]), { timeout: 10_000, interval: 20 }).toBe('active');
+      const during = await sendWindowJobs(boss, 'sync', [job('2026-03-07')], TEST_QUEUE_SETTINGS);
+      await expect.poll(() => jobState(t, during[0]), { timeout: 10_000, interval: 20 }).toBe('active');
       await sql`update queue_run_checks set stale_verdicts = 2, last_stale_at = now()
                  where run_id = ${runId} and source_id = 'main' and resource = 'feedback'`.execute(t.db);
       await expect.poll(() => completed(during), { timeout: 10_000 }).toBe(1);
