@@ -39,6 +39,7 @@ import {
 import {
   answerSpans,
   atCap,
+  atRaisedCap,
   covers,
   cutSparesDay,
   type DayRange,
@@ -163,8 +164,8 @@ export function judge(
   reading: ServerReading,
 ): Saturation {
   if (count >= limit) return 'limit';
-  if (reading.cap !== null && count >= reading.cap) return 'cap';
-  // At a cap the run proved and since saw raised: a rolling deploy's old reading may have cut it.
+  if ((reading.cap !== null && count >= reading.cap) || atRaisedCap(reading, count)) return 'cap';
+  // At a cap the run knows, forgotten with a stale reading: a wider request tells (cappedAt).
   return count > 0 && (count >= largestBefore || atCap(reading, count)) ? 'suspect' : 'complete';
 }
 
@@ -261,7 +262,9 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
   if (!sameRange(range, runRequest(state.day, knowledge))) return 'again';
   if (saturation === 'suspect') {
     const verdict = yield* cappedAt(state, range, response);
-    if (verdict !== 'capped') {
+    // A wider answer that brought more may come from a rolling deploy's new reading, this one at
+    // the cap its old reading kept: cut all the same.
+    if (verdict !== 'capped' && !atRaisedCap(reading, response.length)) {
       // The check's own items may have moved the request: then the answer is not settled yet.
       if (!covers(range, runRequest(state.day, knowledge))) return 'again';
       // Whole for what was asked, as on the path above: the reading it was asked under is checked too.

@@ -149,23 +149,52 @@ function requestReach(reading: ServerReading): Reach {
 const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 
 /**
- * Caps the run proved, run-local beside the reading as its moves are. A rolling deploy that raises
- * the cap still answers the old way for a while: an answer of exactly an old cap's size may have
- * been cut by it, although the cap the reading now holds (or none) says it was not.
+ * The caps a run knows proved (this run's, and the one earlier runs stored) and the largest answer
+ * it saw, run-local beside the reading as its moves are, and kept when the reading is forgotten as
+ * stale. A rolling deploy that raises the cap still answers the old way for a while: an answer of
+ * exactly an old cap's size may have been cut by it, although the reading's cap (or none) says not.
  */
-const capsOf = new WeakMap<ServerReading, Set<number>>();
+interface RunCaps {
+  proved: Set<number>;
+  largest: number;
+}
+
+const capsOf = new WeakMap<ServerReading, RunCaps>();
+
+function runCaps(reading: ServerReading): RunCaps {
+  const caps = capsOf.get(reading) ?? { proved: new Set<number>(), largest: 0 };
+  capsOf.set(reading, caps);
+  return caps;
+}
 
 /** Records a cap proved: the reading's cap, and one of the run's for `atCap`. */
 export function proveCap(reading: ServerReading, cap: number): void {
   reading.cap = cap;
-  const caps = capsOf.get(reading) ?? new Set<number>();
-  caps.add(cap);
-  capsOf.set(reading, caps);
+  runCaps(reading).proved.add(cap);
 }
 
-/** Whether `count` items may have been cut by a cap: at or above the reading's, or at one the run proved. */
+/**
+ * The reading a run starts from, as earlier runs stored it: the cap and the largest answer are
+ * learned again (a server may have changed them since), but the stored cap is one the run knows.
+ */
+export function startFrom(stored: ServerReading): ServerReading {
+  const reading = { ...stored, largestResponse: 0, cap: null };
+  if (stored.cap !== null) runCaps(reading).proved.add(stored.cap);
+  return reading;
+}
+
+/** Whether `count` items may have been cut by a cap: at or above the reading's, or at one the run knows. */
 export function atCap(reading: ServerReading, count: number): boolean {
-  return (reading.cap !== null && count >= reading.cap) || (capsOf.get(reading)?.has(count) ?? false);
+  return (reading.cap !== null && count >= reading.cap) || (capsOf.get(reading)?.proved.has(count) ?? false);
+}
+
+/**
+ * Whether `count` items are exactly a cap the run knows that a larger answer has since exceeded:
+ * the server raised it, and an answer that size came from its old reading, cut.
+ */
+export function atRaisedCap(reading: ServerReading, count: number): boolean {
+  const caps = capsOf.get(reading);
+  return caps !== undefined && caps.proved.has(count) && caps.largest > count;
 }
 
 /** Items inside a bound before its move says the server changed rather than the run learned. */
@@ -475,6 +504,8 @@ export function learnFromAnswer(
 ): ServerReading {
   reading.order = mergeOrder(reading.order, orderOf(times));
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
+  const caps = runCaps(reading);
+  caps.largest = Math.max(caps.largest, items.length);
   // A server that now serves more than the proved cap has raised it.
   if (reading.cap !== null && items.length > reading.cap) reading.cap = null;
   return reading;

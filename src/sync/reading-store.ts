@@ -11,6 +11,7 @@ import {
   endInclusive,
   type ServerReading,
   serverDay,
+  startFrom,
   startInclusive,
 } from '../extract/server-reading.js';
 import { recordProofs } from '../ledger/ledger.js';
@@ -205,8 +206,7 @@ export async function readServerReadings(
 ): Promise<Map<WindowedResource, ServerReading>> {
   const rows = await db.selectFrom('server_readings').selectAll().where('source_id', '=', sourceId).execute();
   const readings = new Map<WindowedResource, ServerReading>();
-  for (const row of rows)
-    readings.set(row.resource, { ...storedReading(row), largestResponse: 0, cap: null });
+  for (const row of rows) readings.set(row.resource, startFrom(storedReading(row)));
   return readings;
 }
 

@@ -69,4 +69,16 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
+
+  it('a cap an earlier run stored, raised by the deploy under way: no day settled on an answer of the old cap', () => {
+    // Case 91 of storedFlapSearch(300, 20261129), seed 20261220: from a stored reading capped at
+    // 100 (newest first, UTC, instants honoured) to a cap of 1,000, both answering at random. The
+    // run learns the cap again, so an old answer of exactly 100 after new ones of 250 was taken as
+    // whole, and where a wider request (from the new reading) brought more, as proved whole: 12
+    // days settled with 100 of their 155 to 369 items, or 250 of 391, no flag.
+    const tally = storedFlapSearch(300, 20261129, 91);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
 });

@@ -12,6 +12,7 @@ import {
   endInclusive,
   type ServerReading,
   serverDay,
+  startFrom,
   startInclusive,
 } from '../../src/extract/server-reading.js';
 import type { DayItems } from '../../src/simulator/day-data.js';
@@ -139,7 +140,7 @@ export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
 /** What a run starts from: the stored reading (run-sync's readServerReadings: cap and size learned again). */
 export function storedKnowledge(reading: ServerReading, checked = false): ResourceKnowledge {
   return {
-    reading: { ...reading, largestResponse: 0, cap: null },
+    reading: startFrom(reading),
     ...(checked ? { staleChecked: true } : {}),
   };
 }

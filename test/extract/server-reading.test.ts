@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   atCap,
+  atRaisedCap,
   type DayRange,
   emptyReading,
   heldWhole,
@@ -8,6 +9,7 @@ import {
   proveCap,
   requestFor,
   type ServerReading,
+  startFrom,
 } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 
@@ -148,6 +150,24 @@ describe('caps the run proved', () => {
     learnFromResponse(reading, range, served(range, 0, 24 * HOUR, 8));
     expect(reading.cap).toBeNull();
     expect([atCap(reading, 99), atCap(reading, 100), atCap(reading, 101)]).toEqual([false, true, false]);
+  });
+
+  it('a run starts from a stored cap as one it knows: learned again, and an answer of exactly it may be cut', () => {
+    const stored = { ...emptyReading(), cap: 100, largestResponse: 100 };
+    const reading = startFrom(stored);
+    expect([reading.cap, reading.largestResponse]).toEqual([null, 0]);
+    expect([atCap(reading, 100), atRaisedCap(reading, 100)]).toEqual([true, false]);
+  });
+
+  it('a known cap that a larger answer exceeded was raised: an answer of exactly it came from the old reading, cut', () => {
+    const reading = startFrom({ ...emptyReading(), cap: 100 });
+    const range = { startdate: addDays(DAY, -1), enddate: DAY };
+    learnFromResponse(reading, range, served(range, 0, 24 * HOUR, 8));
+    expect([atRaisedCap(reading, 100), atRaisedCap(reading, 99), atRaisedCap(reading, 180)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('a copy of the reading, as the next run loads it, holds no cap of this run', () => {
