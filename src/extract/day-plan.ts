@@ -56,6 +56,7 @@ import {
   requestFor,
   type ServerReading,
   sameRange,
+  serverDay,
 } from './server-reading.js';
 import {
   type DayAnswer,
@@ -353,6 +354,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     room: roomOf(state),
     served: Math.max(state.servedCount, state.vouchedBy),
     capProved: knowledge.reading.cap !== null,
+    alone: serverDay(knowledge.reading) === 'utc',
   };
   if (!settled(session, state.day, held, answers)) return fetched;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : fetched;

@@ -182,7 +182,7 @@ export function settled(
   session: ReadingSession,
   day: DayString,
   items: readonly unknown[],
-  answers: { room: number; served: number; capProved: boolean },
+  answers: { room: number; served: number; capProved: boolean; alone: boolean },
 ): boolean {
   const { room } = answers;
   if (!session.unproved.includes(day)) session.unproved.push(day);
@@ -191,7 +191,9 @@ export function settled(
   if (span !== undefined) session.held.set(day, span);
   session.sinceProof += 1;
   // The canary's request may hold its neighbours too (a server day off UTC's): a third of the room.
-  if (items.length <= Math.floor(room / 3)) offerCanary(session, day, items);
+  // Where it holds the day alone (UTC's), a day just below the room will do: a busy source, whose
+  // days all hold more than a third, has a canary too.
+  if (items.length < (answers.alone ? room : Math.floor(room / 3) + 1)) offerCanary(session, day, items);
   return session.sinceProof >= stretchOf(session) && session.canary !== undefined;
 }
 

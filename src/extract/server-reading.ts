@@ -194,7 +194,8 @@ export function atCap(reading: ServerReading, count: number): boolean {
  */
 export function atRaisedCap(reading: ServerReading, count: number): boolean {
   const caps = capsOf.get(reading);
-  return caps !== undefined && caps.proved.has(count) && caps.largest > count;
+  if (caps === undefined) return false;
+  return caps.proved.has(count) && caps.largest > count;
 }
 
 /** Items inside a bound before its move says the server changed rather than the run learned. */

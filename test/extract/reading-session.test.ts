@@ -20,7 +20,7 @@ const at = (day: string, hour: number, id = `${day}@${hour}`) => ({
   id,
   dt: `${day}T${String(hour).padStart(2, '0')}:00:00.000Z`,
 });
-const ROOM = { room: 1000, served: 3, capProved: true };
+const ROOM = { room: 1000, served: 3, capProved: true, alone: false };
 
 describe('the reading session: what a day must reach', () => {
   it('a day holding fewer of its items than one answer of the run held is short', () => {
@@ -112,6 +112,17 @@ describe('the reading session: proofs', () => {
     expect(session.canary?.day).toBe('2026-03-04');
   });
 
+  it("where the day's request holds it alone (the server's day is UTC's), takes a day just below the room: a busy source has a canary too", () => {
+    const session = newSession();
+    const many = (day: string, n: number) =>
+      Array.from({ length: n }, (_, i) => at(day, i % 24, `${day}#${i}`));
+    settled(session, '2026-03-01', many('2026-03-01', 29), { ...ROOM, room: 30, alone: true });
+    expect(session.canary?.day).toBe('2026-03-01');
+    // As many as one answer holds: it may come back cut, proving nothing.
+    settled(session, '2026-03-02', many('2026-03-02', 30), { ...ROOM, room: 30, alone: true });
+    expect(session.canary?.day).toBe('2026-03-01');
+  });
+
   it("holds when the canary's answer has every item it held, is stale when it lacks one, unproven when cut", () => {
     const canary = {
       day: '2026-03-01',
@@ -165,9 +176,24 @@ describe('the reading session: proofs', () => {
 
   it('days settled before a cap was proved, whose answers reached it, are reopened at the run end', () => {
     const session = newSession();
-    settled(session, '2026-03-01', [at('2026-03-01', 2)], { room: 1000, served: 100, capProved: false });
-    settled(session, '2026-03-02', [at('2026-03-02', 2)], { room: 1000, served: 40, capProved: false });
-    settled(session, '2026-03-03', [at('2026-03-03', 2)], { room: 100, served: 100, capProved: true });
+    settled(session, '2026-03-01', [at('2026-03-01', 2)], {
+      room: 1000,
+      served: 100,
+      capProved: false,
+      alone: false,
+    });
+    settled(session, '2026-03-02', [at('2026-03-02', 2)], {
+      room: 1000,
+      served: 40,
+      capProved: false,
+      alone: false,
+    });
+    settled(session, '2026-03-03', [at('2026-03-03', 2)], {
+      room: 100,
+      served: 100,
+      capProved: true,
+      alone: false,
+    });
     reopenUncapped(session, 100);
     expect(takeReopened(session)).toEqual(['2026-03-01']);
   });
