@@ -51,6 +51,7 @@ import {
   itemTime,
   learnFromAnswer,
   learnFromResponse,
+  listingChanged,
   proofRequest,
   proveCap,
   requestFor,
@@ -491,6 +492,7 @@ function* askFew(state: DayFetch, range: DayRange): Plan<unknown[]> {
   hold(state, answer.items, false);
   noteAnswer(sessionOf(knowledge), answer.items);
   learnFromResponse(knowledge.reading, range, answer.items);
+  noteListing(knowledge);
   return answer.items;
 }
 
@@ -546,6 +548,15 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
     (range) => ask(state, range),
     (count) => isCut(count, state.limit, knowledge.reading),
   );
+}
+
+/**
+ * A server that lists its answers otherwise than it did this run (sorted by dt, now shuffled, or
+ * the reverse) changed how it reads, a rolling deploy perhaps: the next day the run would settle
+ * is not, and the reading is learned again first (underProof).
+ */
+function noteListing(knowledge: ResourceKnowledge): void {
+  if (listingChanged(knowledge.reading)) sessionOf(knowledge).lapsed = true;
 }
 
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
@@ -671,6 +682,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
       hold(state, items, ownRequest);
       noteAnswer(sessionOf(knowledge), items);
       learnFromResponse(reading, range, items);
+      noteListing(knowledge);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
       if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(dayAnswerOf(state.day, items));
       return items;
@@ -699,6 +711,7 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
     hold(state, answer.items);
     noteAnswer(sessionOf(knowledge), answer.items);
     learnFromAnswer(knowledge.reading, answer.items);
+    noteListing(knowledge);
     return answer.items;
   }
   const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');

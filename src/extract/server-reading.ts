@@ -157,12 +157,49 @@ const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 interface RunCaps {
   proved: Set<number>;
   largest: number;
+  /** How the run's last long answer listed its items, and whether one listed them otherwise before. */
+  listing?: Listing;
+  listingChanged: boolean;
+}
+
+/**
+ * How a long answer lists its items: by dt, either way ('sorted'), or at random ('shuffled': about
+ * as many steps down as up). A server does not move between the two unless it changed: a shuffled
+ * answer of 20 items comes out sorted once in 10^17. Answers between the two (a listing by id,
+ * with a few late arrivals) and short ones say neither.
+ */
+type Listing = 'sorted' | 'shuffled';
+const LISTING_EVIDENCE = 20;
+
+function listingOf(times: readonly number[]): Listing | undefined {
+  let rising = 0;
+  let falling = 0;
+  for (let i = 1; i < times.length; i++) {
+    const [previous, current] = [times[i - 1] as number, times[i] as number];
+    if (current > previous) rising += 1;
+    else if (current < previous) falling += 1;
+  }
+  const steps = rising + falling;
+  if (steps < LISTING_EVIDENCE - 1) return undefined;
+  if (rising === 0 || falling === 0) return 'sorted';
+  return rising > steps / 5 && falling > steps / 5 ? 'shuffled' : undefined;
+}
+
+/**
+ * Whether an answer since the last call listed its items otherwise than one before it (sorted,
+ * then shuffled, or the reverse): the server changed how it reads, whatever the bounds say.
+ */
+export function listingChanged(reading: ServerReading): boolean {
+  const caps = capsOf.get(reading);
+  if (caps?.listingChanged !== true) return false;
+  caps.listingChanged = false;
+  return true;
 }
 
 const capsOf = new WeakMap<ServerReading, RunCaps>();
 
 function runCaps(reading: ServerReading): RunCaps {
-  const caps = capsOf.get(reading) ?? { proved: new Set<number>(), largest: 0 };
+  const caps = capsOf.get(reading) ?? { proved: new Set<number>(), largest: 0, listingChanged: false };
   capsOf.set(reading, caps);
   return caps;
 }
@@ -507,6 +544,11 @@ export function learnFromAnswer(
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
   const caps = runCaps(reading);
   caps.largest = Math.max(caps.largest, items.length);
+  const listing = listingOf(times);
+  if (listing !== undefined) {
+    if (caps.listing !== undefined && caps.listing !== listing) caps.listingChanged = true;
+    caps.listing = listing;
+  }
   // A server that now serves more than the proved cap has raised it.
   if (reading.cap !== null && items.length > reading.cap) reading.cap = null;
   return reading;

@@ -67,6 +67,16 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.short).toEqual([]);
   }, 60_000);
 
+  it('a rolling deploy from a shuffled listing to one by dt: the change is seen, and no day settles on the new reading unproved', () => {
+    // Case 150 of midrunSearch(300, 1234), seed 1384: random order, cap 1,000, UTC, to
+    // newest first, cap 100, a day 5.5 h ahead, both answering at random for 12 requests. Each new
+    // answer of 100 settled its day (the run had seen answers of 1,000), and the run's last proof,
+    // answered by the old reading, passed: six days settled with 100 of their 178 to 388 items.
+    const tally = midrunSearch(300, 1234, false, 150);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+  }, 60_000);
+
   it('a rolling deploy that raises the cap settles no day on a part the old reading cut at its cap', () => {
     // Case 11 of storedFlapSearch(60, 20261129), seed 20261140: from a stored reading (newest
     // first, cap 100, both bounds exclusive, server day 2 h ahead of UTC) to random order, cap

@@ -6,6 +6,7 @@ import {
   emptyReading,
   heldWhole,
   learnFromResponse,
+  listingChanged,
   proveCap,
   requestFor,
   type ServerReading,
@@ -175,5 +176,36 @@ describe('caps the run proved', () => {
     proveCap(reading, 100);
     reading.cap = null;
     expect(atCap({ ...reading }, 100)).toBe(false);
+  });
+});
+
+describe('how a server lists its answers', () => {
+  const range = { startdate: addDays(DAY, -1), enddate: DAY };
+  const sorted = served(range, 0, 24 * HOUR, 60);
+  /** The same items, shuffled the same way every time (every third one moved to the front). */
+  const shuffled = [
+    ...sorted.filter((_, i) => i % 3 === 0),
+    ...sorted.filter((_, i) => i % 3 !== 0).reverse(),
+  ];
+
+  it('a long answer sorted by dt after shuffled ones, or the reverse, says the server changed, once', () => {
+    const reading = emptyReading();
+    learnFromResponse(reading, range, shuffled);
+    expect(listingChanged(reading)).toBe(false);
+    learnFromResponse(reading, range, sorted);
+    expect([listingChanged(reading), listingChanged(reading)]).toEqual([true, false]);
+    learnFromResponse(reading, range, [...sorted].reverse());
+    expect(listingChanged(reading)).toBe(false);
+    learnFromResponse(reading, range, shuffled);
+    expect(listingChanged(reading)).toBe(true);
+  });
+
+  it('short answers, or one listed by id with a late arrival, say nothing', () => {
+    const reading = emptyReading();
+    learnFromResponse(reading, range, shuffled);
+    learnFromResponse(reading, range, sorted.slice(0, 12));
+    const late = [...sorted.slice(0, 30), sorted[2] as { dt: string }, ...sorted.slice(30)];
+    learnFromResponse(reading, range, late);
+    expect(listingChanged(reading)).toBe(false);
   });
 });
