@@ -21,6 +21,16 @@ import { type Kysely, sql } from 'kysely';
  *   windows; in a block of its own, so that a failure there costs a note (the result's
  *   `driftError`), not the day. A window carrying unknown fields records them as before, in a
  *   transaction of its own that takes the pair's turn.
+ * - merge_window_<table> keeps the generic plans of its statements (plan_cache_mode
+ *   force_generic_plan, a setting of the function, as its joins' are): the marks cleared and the
+ *   cross-day losers (0046's init plans) were planned again on every window that ran them once the
+ *   unchanged windows stopped running them. PL/pgSQL keeps a generic plan only while it costs less
+ *   than the mean of the custom plans made so far, and those costs follow the staging table, which
+ *   grows between truncations (migration 0045): plans made while it was small (the unchanged
+ *   windows made none) left the mean below the generic plan's cost, and every changed or new
+ *   window paid two plannings, about 0.4 ms of the server's time. A generic plan is made again
+ *   whenever the staging table is truncated, so its estimates follow the table as custom plans
+ *   would; and the merge's plans were generic at all other times already.
  * Done as 0043 did: each statement, found exactly as the earlier migrations wrote it, is replaced
  * in the function's definition (CREATE OR REPLACE of pg_get_functiondef): owner, grants, settings
  * and comments stay. The earlier texts are copied here, frozen, to find them and for down().
@@ -58,9 +68,6 @@ function declarations(t: WindowTable): { copy: string; call: string } {
   return {
     copy,
     call: `    v_visitor_conflicts integer := 0;
-    v_same integer := 0;
-    v_same_on_day integer := 0;
-    v_day_rows integer := 0;
     v_unchanged boolean := false;
 ${visitors}  begin
 `,
@@ -82,18 +89,22 @@ function probe(t: WindowTable): { copy: string; call: string } {
     -- the day. The statements that could then write nothing are skipped.
     if v_staged > 0 then
       -- Probed from each staged row (a sub-select of its own, which the planner cannot turn into a
-      -- join scanning the stored table), by its key.
-      select count(*) filter (where p.same)::int, count(*) filter (where p.same and ${onDay('p')})::int
-        into v_same, v_same_on_day
-        from (select s.dt, exists (select 1 from ${t.table} t
-                                    where ${match} and t.dt = s.dt and t.raw is not distinct from s.raw${t.webhooks ? ` and t.origin <> 'webhook'` : ''}
-                                      and t.absent_since is null and t.missing_upstream_since is null
-                                      and t.superseded_by_reject_at is null) as same
-                from ${stage} s offset 0) p;
-      if v_same = v_staged and p_whole then
-        select count(*)::int into v_day_rows from ${t.table} d where d.source_id = p_source and ${onDay('d')};
+      -- join scanning the stored table), by its key, up to the first row not stored so: a changed
+      -- or new window pays one probe, not one a row.
+      select not exists (select 1 from (select exists (select 1 from ${t.table} t
+                                          where ${match} and t.dt = s.dt and t.raw is not distinct from s.raw${t.webhooks ? ` and t.origin <> 'webhook'` : ''}
+                                            and t.absent_since is null and t.missing_upstream_since is null
+                                            and t.superseded_by_reject_at is null) as same
+                                  from ${stage} s offset 0) p
+                          where not p.same)
+        into v_unchanged;
+      if v_unchanged and p_whole then
+        -- Each staged row of the day is a stored one (keys are unique): no other is stored when
+        -- the day holds as many.
+        select (select count(*) from ${t.table} d where d.source_id = p_source and ${onDay('d')})
+               = (select count(*) from ${stage} p where ${onDay('p')})
+          into v_unchanged;
       end if;
-      v_unchanged := v_same = v_staged and (not p_whole or v_day_rows = v_same_on_day);
     end if;
 
     if v_staged > 0 and not v_unchanged then
@@ -241,6 +252,10 @@ async function replaceInFunction(
   await sql.raw(def).execute(db);
 }
 
+/** The merge functions, whose statements keep their generic plans. */
+const mergeSignatures = (bookkeeping: string) =>
+  TABLES.map((t) => `${quote(bookkeeping)}.merge_window_${t.table}${ITEM_TYPES}`);
+
 export async function up(db: AnyDb): Promise<void> {
   const bookkeeping = await bookkeepingOf(db);
   for (const { signature, swaps: own } of swaps(bookkeeping))
@@ -249,10 +264,14 @@ export async function up(db: AnyDb): Promise<void> {
       signature,
       own.map((s) => ({ from: s.copy, to: s.call })),
     );
+  for (const signature of mergeSignatures(bookkeeping))
+    await sql.raw(`alter function ${signature} set plan_cache_mode = force_generic_plan`).execute(db);
 }
 
 export async function down(db: AnyDb): Promise<void> {
   const bookkeeping = await bookkeepingOf(db);
+  for (const signature of mergeSignatures(bookkeeping))
+    await sql.raw(`alter function ${signature} reset plan_cache_mode`).execute(db);
   for (const { signature, swaps: own } of swaps(bookkeeping).reverse())
     await replaceInFunction(db, signature, own.map((s) => ({ from: s.call, to: s.copy })).reverse());
 }

@@ -64,9 +64,11 @@ describe('an unchanged window', () => {
     for (const { name, def } of latest)
       expect(def, name).toMatch(name === 'store_window' ? /'drift'/ : /v_unchanged/);
     expect(latest.find((d) => d.name === 'store_window')?.def).toMatch(/p_ledger \? 'drift'/);
+    for (const { name, def } of latest.filter((d) => d.name !== 'store_window'))
+      expect(def, name).toMatch(/SET plan_cache_mode TO 'force_generic_plan'/);
     expect((await migrator.migrateTo('0046-merge-shortcuts-planned-once')).error).toBeUndefined();
     for (const { name, def } of await definitions(t)) {
-      expect(def, name).not.toMatch(/v_unchanged|'drift'/);
+      expect(def, name).not.toMatch(/v_unchanged|'drift'|plan_cache_mode/);
       if (name !== 'merge_window_recordings' && name !== 'store_window')
         expect(def, name).toMatch(
           /from merge_visitors\(v\.sources, v\.visitors, v\.visitors, v\.observed\) r\) m;/,
@@ -112,6 +114,16 @@ describe('an unchanged window', () => {
     const { rows } = await sql<{ id: string; name: string }>`
       select id, name from visitors where source_id = ${source} and name <> 'Ada'`.execute(t.db);
     expect(rows).toEqual([]);
+  });
+
+  it('a whole answer of the items stored as they are, but one: the one left out is marked absent', async () => {
+    const source = 'one-left-out';
+    await storeWindow(t.pool, windowOf(source, day(DAY)));
+    const again = await storeWindow(t.pool, windowOf(source, day(DAY).slice(1)));
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 19 });
+    const { rows } = await sql<{ id: string }>`
+      select id::text from feedback where source_id = ${source} and absent_since is not null`.execute(t.db);
+    expect(rows).toEqual([{ id: '100' }]);
   });
 
   it("the window's statement counts its items in the inventory's run figures", async () => {
