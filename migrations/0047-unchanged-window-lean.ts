@@ -13,7 +13,9 @@ import { type Kysely, sql } from 'kysely';
  *   Otherwise (any row new, changed, marked, or a row of the day missing) all runs as before.
  * - The visitors: only those whose stored row is not at least as recent go to merge_visitors()
  *   (migration 0043), which wrote nothing for the others (the most recent observation of each
- *   visitor is among those kept whenever any is); none, and the call is skipped.
+ *   visitor is among those kept whenever any is); none, and the call is skipped. A window with a
+ *   new item calls it as before: its visitors are nearly always more recent, and the first probe
+ *   would repeat merge_visitors' own.
  * - store_window() updates the inventory of unknown fields (schema_drift, migration 0027) for a
  *   window carrying none, given as `drift` in its ledger argument: the update the worker sent as
  *   a statement of its own after each window (src/load/schema-drift.ts, DRIFT_UPDATE, its paths
@@ -228,7 +230,16 @@ function swaps(bookkeeping: string): { signature: string; swaps: Swap[] }[] {
   const merges = TABLES.map((t) => {
     const stage = `pg_temp.window_${t.table}`;
     const own = [declarations(t), probe(t), ...markGates()];
-    if (t.webhooks) own.push({ copy: visitorsCopy(stage), call: visitorsCall(stage) });
+    if (t.webhooks)
+      own.push({
+        copy: visitorsCopy(stage),
+        call: `
+    -- New items nearly always show their visitors more recent than stored: merge_visitors()
+    -- alone, whose own probe a first one would repeat. Otherwise the call is often spared.
+    if v_inserted = 0 then${visitorsCall(stage)}
+    else${visitorsCopy(stage)}
+    end if;`,
+      });
     return { signature: `${quote(bookkeeping)}.merge_window_${t.table}${ITEM_TYPES}`, swaps: own };
   });
   return [...merges, { signature: `${quote(bookkeeping)}.store_window${STORE_TYPES}`, swaps: [STORE_END] }];

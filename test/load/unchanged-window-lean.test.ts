@@ -116,6 +116,35 @@ describe('an unchanged window', () => {
     expect(rows).toEqual([]);
   });
 
+  it('items changed, none new: only a visitor shown more recent than stored is merged', async () => {
+    const source = 'changed-items';
+    await storeWindow(t.pool, windowOf(source, day(DAY)));
+    const merges = (valid: Feedback[]) =>
+      inTransaction(t.pool, async (trx) => {
+        await trx.query("set local track_functions = 'all'", []);
+        const loaded = await loadWindowItems(trx, 'feedback', source, valid, { wholeDay: DAY });
+        const { rows } = await trx.query(
+          "select pg_stat_get_xact_function_calls('merge_visitors'::regproc) as calls",
+          [],
+        );
+        return { loaded, calls: Number(rows[0]?.calls ?? 0) };
+      });
+    const comments = day(DAY).map((item) => ({ ...item, comment: `${item.comment}, edited` }));
+    const edited = await merges(comments);
+    expect(edited.loaded).toMatchObject({
+      updated: 20,
+      visitors: { inserted: 0, updated: 0, unchanged: 20 },
+    });
+    expect(edited.calls).toBe(0);
+    // At the same instant, the larger observation wins (merge_visitors' own rule): 'Zed' over 'Ada'.
+    const renamed = comments.map((item, i) =>
+      i === 0 ? { ...item, comment: 'again', visitor: { ...item.visitor, name: 'Zed' } } : item,
+    );
+    const merged = await merges(renamed);
+    expect(merged.loaded).toMatchObject({ updated: 1, visitors: { inserted: 0, updated: 1, unchanged: 19 } });
+    expect(merged.calls).toBe(1);
+  });
+
   it('a whole answer of the items stored as they are, but one: the one left out is marked absent', async () => {
     const source = 'one-left-out';
     await storeWindow(t.pool, windowOf(source, day(DAY)));
