@@ -44,6 +44,7 @@ import * as visitorMergeFunction from './0043-visitor-merge-function.js';
 import * as windowMergePasses from './0044-window-merge-passes.js';
 import * as stagingKeptPlanned from './0045-staging-kept-planned.js';
 import * as mergeShortcutsPlannedOnce from './0046-merge-shortcuts-planned-once.js';
+import * as unchangedWindowLean from './0047-unchanged-window-lean.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -95,4 +96,5 @@ export const migrations: Record<string, Migration> = {
   '0044-window-merge-passes': windowMergePasses,
   '0045-staging-kept-planned': stagingKeptPlanned,
   '0046-merge-shortcuts-planned-once': mergeShortcutsPlannedOnce,
+  '0047-unchanged-window-lean': unchangedWindowLean,
 };

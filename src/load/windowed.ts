@@ -46,6 +46,8 @@ export interface WindowLoad extends UpsertCounts {
   suppressed: number;
   /** Rows of the day newly marked missing_upstream_since (src/load/moved-items.ts). */
   missingUpstream: number;
+  /** Why the inventory's update in the window's statement failed (store_window, migration 0047). */
+  driftError?: string;
 }
 
 /**

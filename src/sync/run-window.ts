@@ -20,7 +20,7 @@ import { type WindowedResource, windowedItemSchemas } from '../schemas/resources
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
-import { noteSchemaDrift } from './schema-drift.js';
+import { driftInWindow, noteWindowDrift, windowDrift } from './schema-drift.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
 import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
 
@@ -85,6 +85,7 @@ async function fetchAndStore(
     const status = day < plan.today ? 'done' : 'open';
     const session = sessionOf(source.knowledge[resource]);
     const proofs = takeProofs(session, day);
+    const drift = windowDrift(ctx, { sourceId: source.name, resource, day, valid });
     const loaded = await storeWindow(ctx.pool, {
       sourceId: source.name,
       baseUrl: source.baseUrl,
@@ -100,13 +101,14 @@ async function fetchAndStore(
       startDay: plan.startDay,
       today: plan.today,
       proofs,
+      ...(driftInWindow(drift) ? { drift: { total: drift.total } } : {}),
     }).catch((error: unknown) => {
       // Not written: what the proofs found goes with the next window that is.
       giveBackProofs(session, proofs);
       throw error;
     });
     ledgerTook(session, proofs, day);
-    await noteSchemaDrift(ctx, log, { sourceId: source.name, resource, day, valid });
+    await noteWindowDrift(ctx, log, drift, loaded);
     const neighboursAdded = await storeNeighbours(ctx, source, resource, rejectContext, items.others);
     logLoad(log, fetched, total, loaded);
     return loadedWindow(base, status, items, loaded, {

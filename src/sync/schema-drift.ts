@@ -16,26 +16,45 @@ import type { SyncContext } from './context.js';
 type DriftContext = Pick<SyncContext, 'pool' | 'db' | 'runId' | 'now'>;
 
 /**
- * After a window is stored: its items' fields the spec does not describe go to the inventory
- * (schema_drift), and a field met for the first time is said once, in one warn line per window.
- * Its own short transaction, after the window's: the window's rows never wait on it, and a
- * failure here costs a note, not the day.
+ * What a window's items carry of fields the spec does not describe, for the inventory
+ * (schema_drift). A window carrying none (nearly all) has its inventory updated by its own
+ * statement, store_window() (migration 0047): give storeWindow `drift: { total }` when
+ * driftInWindow() says so, and noteWindowDrift() after it.
  */
-export async function noteSchemaDrift(
-  ctx: DriftContext,
-  log: Logger,
+export function windowDrift(
+  ctx: Pick<DriftContext, 'runId' | 'now'>,
   window: { sourceId: string; resource: WindowedResource; day: DayString; valid: readonly unknown[] },
-): Promise<void> {
-  const counts = countUnknownFields(windowedItemSchemas[window.resource], window.valid);
-  await record(ctx, log, {
+): WindowDrift {
+  return {
     sourceId: window.sourceId,
     resource: window.resource,
     day: window.day,
     runId: ctx.runId,
     total: window.valid.length,
-    counts,
+    counts: countUnknownFields(windowedItemSchemas[window.resource], window.valid),
     seenAt: ctx.now(),
-  });
+  };
+}
+
+/** The window's statement updates the inventory: it carries no field to insert (no turn to take). */
+export function driftInWindow(drift: WindowDrift): boolean {
+  return drift.counts.size === 0;
+}
+
+/**
+ * After a window is stored: a failure of the inventory's update in its statement is said (it cost
+ * a note, not the day); fields it carries go to the inventory in a short transaction of their own,
+ * after the window's (the window's rows never wait on the pair's turn), and a field met for the
+ * first time is said once, in one warn line per window.
+ */
+export async function noteWindowDrift(
+  ctx: DriftContext,
+  log: Logger,
+  drift: WindowDrift,
+  stored: { driftError?: string },
+): Promise<void> {
+  if (!driftInWindow(drift)) return record(ctx, log, drift);
+  if (stored.driftError !== undefined) failed(log, stored.driftError);
 }
 
 /**
@@ -71,6 +90,10 @@ async function record(ctx: DriftContext, log: Logger, drift: WindowDrift): Promi
         'new fields from the API that the spec does not describe: kept in raw, listed in schema_drift',
       );
   } catch (error) {
-    log.warn({ err: errorMessage(error) }, 'could not update the inventory of unknown fields (schema_drift)');
+    failed(log, errorMessage(error));
   }
+}
+
+function failed(log: Logger, err: string): void {
+  log.warn({ err }, 'could not update the inventory of unknown fields (schema_drift)');
 }
