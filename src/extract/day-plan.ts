@@ -488,11 +488,8 @@ function* askFew(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const answer = yield { kind: 'ask', range, limit: Math.min(EDGE_LIMIT, state.limit) };
   if (answer.kind !== 'items')
     throw answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
-  knowledge.responses = (knowledge.responses ?? 0) + 1;
   hold(state, answer.items, false);
-  noteAnswer(sessionOf(knowledge), answer.items);
-  learnFromResponse(knowledge.reading, range, answer.items);
-  noteListing(knowledge);
+  learnAnswer(knowledge, answer.items, range);
   return answer.items;
 }
 
@@ -551,12 +548,19 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
 }
 
 /**
- * A server that lists its answers otherwise than it did this run (sorted by dt, now shuffled, or
- * the reverse) changed how it reads, a rolling deploy perhaps: the next day the run would settle
- * is not, and the reading is learned again first (underProof).
+ * What every answer teaches the run: one more response, what it held of each day (the session),
+ * the reading (its bounds too when `range`, a request by days, was asked), and whether the server
+ * now lists its answers otherwise than it did this run (sorted by dt, now shuffled, or the
+ * reverse): a server that changed how it reads, a rolling deploy perhaps, so the next day the run
+ * would settle is not, and the reading is learned again first (underProof).
  */
-function noteListing(knowledge: ResourceKnowledge): void {
-  if (listingChanged(knowledge.reading)) sessionOf(knowledge).lapsed = true;
+function learnAnswer(knowledge: ResourceKnowledge, items: readonly unknown[], range?: DayRange): void {
+  knowledge.responses = (knowledge.responses ?? 0) + 1;
+  const session = sessionOf(knowledge);
+  noteAnswer(session, items);
+  if (range === undefined) learnFromAnswer(knowledge.reading, items);
+  else learnFromResponse(knowledge.reading, range, items);
+  if (listingChanged(knowledge.reading)) session.lapsed = true;
 }
 
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
@@ -675,14 +679,11 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
     const answer = yield { kind: 'ask', range, limit: state.limit };
     if (answer.kind === 'items') {
       const { items } = answer;
-      knowledge.responses = (knowledge.responses ?? 0) + 1;
       if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
-      noteAnswer(sessionOf(knowledge), items);
-      learnFromResponse(reading, range, items);
-      noteListing(knowledge);
+      learnAnswer(knowledge, items, range);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
       if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(dayAnswerOf(state.day, items));
       return items;
@@ -707,11 +708,8 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
   state.requests += 1;
   const answer = yield { kind: 'ask', range, limit: state.limit };
   if (answer.kind === 'items') {
-    knowledge.responses = (knowledge.responses ?? 0) + 1;
     hold(state, answer.items);
-    noteAnswer(sessionOf(knowledge), answer.items);
-    learnFromAnswer(knowledge.reading, answer.items);
-    noteListing(knowledge);
+    learnAnswer(knowledge, answer.items);
     return answer.items;
   }
   const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');

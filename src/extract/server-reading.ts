@@ -149,12 +149,13 @@ function requestReach(reading: ServerReading): Reach {
 const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 
 /**
- * The caps a run knows proved (this run's, and the one earlier runs stored) and the largest answer
- * it saw, run-local beside the reading as its moves are, and kept when the reading is forgotten as
- * stale. A rolling deploy that raises the cap still answers the old way for a while: an answer of
- * exactly an old cap's size may have been cut by it, although the reading's cap (or none) says not.
+ * What a run's answers showed beyond the reading, run-local beside it as its moves are, and kept
+ * when the reading is forgotten as stale: the caps the run knows proved (this run's, and the one
+ * earlier runs stored) and the largest answer (a rolling deploy that raises the cap still answers
+ * the old way for a while: an answer of exactly an old cap's size may have been cut by it,
+ * although the reading's cap, or none, says not), and how its long answers listed their items.
  */
-interface RunCaps {
+interface RunAnswers {
   proved: Set<number>;
   largest: number;
   /** How the run's last long answer listed its items, and whether one listed them otherwise before. */
@@ -190,24 +191,24 @@ function listingOf(times: readonly number[]): Listing | undefined {
  * then shuffled, or the reverse): the server changed how it reads, whatever the bounds say.
  */
 export function listingChanged(reading: ServerReading): boolean {
-  const caps = capsOf.get(reading);
+  const caps = answersOf.get(reading);
   if (caps?.listingChanged !== true) return false;
   caps.listingChanged = false;
   return true;
 }
 
-const capsOf = new WeakMap<ServerReading, RunCaps>();
+const answersOf = new WeakMap<ServerReading, RunAnswers>();
 
-function runCaps(reading: ServerReading): RunCaps {
-  const caps = capsOf.get(reading) ?? { proved: new Set<number>(), largest: 0, listingChanged: false };
-  capsOf.set(reading, caps);
+function runAnswers(reading: ServerReading): RunAnswers {
+  const caps = answersOf.get(reading) ?? { proved: new Set<number>(), largest: 0, listingChanged: false };
+  answersOf.set(reading, caps);
   return caps;
 }
 
 /** Records a cap proved: the reading's cap, and one of the run's for `atCap`. */
 export function proveCap(reading: ServerReading, cap: number): void {
   reading.cap = cap;
-  runCaps(reading).proved.add(cap);
+  runAnswers(reading).proved.add(cap);
 }
 
 /**
@@ -216,13 +217,15 @@ export function proveCap(reading: ServerReading, cap: number): void {
  */
 export function startFrom(stored: ServerReading): ServerReading {
   const reading = { ...stored, largestResponse: 0, cap: null };
-  if (stored.cap !== null) runCaps(reading).proved.add(stored.cap);
+  if (stored.cap !== null) runAnswers(reading).proved.add(stored.cap);
   return reading;
 }
 
 /** Whether `count` items may have been cut by a cap: at or above the reading's, or at one the run knows. */
 export function atCap(reading: ServerReading, count: number): boolean {
-  return (reading.cap !== null && count >= reading.cap) || (capsOf.get(reading)?.proved.has(count) ?? false);
+  return (
+    (reading.cap !== null && count >= reading.cap) || (answersOf.get(reading)?.proved.has(count) ?? false)
+  );
 }
 
 /**
@@ -230,7 +233,7 @@ export function atCap(reading: ServerReading, count: number): boolean {
  * the server raised it, and an answer that size came from its old reading, cut.
  */
 export function atRaisedCap(reading: ServerReading, count: number): boolean {
-  const caps = capsOf.get(reading);
+  const caps = answersOf.get(reading);
   if (caps === undefined) return false;
   return caps.proved.has(count) && caps.largest > count;
 }
@@ -542,7 +545,7 @@ export function learnFromAnswer(
 ): ServerReading {
   reading.order = mergeOrder(reading.order, orderOf(times));
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
-  const caps = runCaps(reading);
+  const caps = runAnswers(reading);
   caps.largest = Math.max(caps.largest, items.length);
   const listing = listingOf(times);
   if (listing !== undefined) {
