@@ -43,8 +43,8 @@ export interface WindowToStore<R extends WindowedResource> {
 
 /**
  * The window's write: its items, their visitors, its rejects, its ledger row, the watermark and
- * (given `drift`) the inventory of unknown fields, in ONE statement, the owner's function store_window() (migration 0041) given the day's items once
- * as one parameter. A statement is a transaction by itself: a crash anywhere leaves either all of
+ * (given `drift`) the inventory of unknown fields, in ONE statement, the owner's function
+ * store_window() (migration 0041) given the day's items once as one parameter. A statement is a transaction by itself: a crash anywhere leaves either all of
  * it or none of it, and the next run takes the day again. One round trip a window, no `begin` or
  * `commit`, and a text prepared once per connection. The sync runs it for each window, the load
  * benchmark measures it.
@@ -80,7 +80,7 @@ export async function storeWindow<R extends WindowedResource>(
         proved: window.proofs?.proved ?? [],
         start_day: window.startDay,
         today: window.today,
-        ...(window.drift === undefined ? {} : { drift: { total: window.drift.total } }),
+        drift: window.drift,
       }),
     },
   );
