@@ -4,7 +4,7 @@ import { recordProofs } from '../../src/ledger/ledger.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { feedbackItem } from '../load/window-items.js';
+import { feedbackItem, feedbackWindow } from '../load/window-items.js';
 
 /**
  * The ledger under the run's proofs (src/extract/reading-session.ts): a flag is not cleared by a
@@ -27,21 +27,17 @@ describe('the ledger under the run’s proofs', () => {
 
   const store = (count: number, truncated: boolean, day = DAY) => {
     const valid = Array.from({ length: count }, (_, i) => feedbackItem(day, i + 1));
-    return storeWindow(t.pool, {
-      sourceId: SOURCE,
-      baseUrl: 'http://api.example.test',
-      resource: 'feedback',
-      day,
-      status: 'done',
-      valid,
-      rejected: [],
-      requestedLimit: 1000,
-      servedCount: count,
-      truncated,
-      runId: null,
-      startDay: '2026-03-01' as DayString,
-      today: '2026-03-10' as DayString,
-    });
+    return storeWindow(
+      t.pool,
+      feedbackWindow({
+        sourceId: SOURCE,
+        day,
+        valid,
+        truncated,
+        startDay: '2026-03-01' as DayString,
+        today: '2026-03-10' as DayString,
+      }),
+    );
   };
   const row = (day = DAY) =>
     t.db

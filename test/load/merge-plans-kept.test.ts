@@ -5,7 +5,7 @@ import type { Feedback } from '../../src/schemas/feedback.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { feedbackItem } from './window-items.js';
+import { feedbackItem, feedbackWindow } from './window-items.js';
 
 /**
  * The window merge keeps the generic plans of its statements (migration 0047): a connection that
@@ -45,21 +45,10 @@ describe("a connection's merge plans across windows", () => {
     const valid: Feedback[] = Array.from({ length: 20 }, (_, i) =>
       feedbackItem(day, 1000 + 20 * n + i, comment === undefined ? undefined : `${comment} ${i}`),
     );
-    return storeWindow(pool, {
-      sourceId: 'plans',
-      baseUrl: 'http://api.example.test',
-      resource: 'feedback',
-      day,
-      status: 'done',
-      valid,
-      rejected: [],
-      requestedLimit: 1000,
-      servedCount: valid.length,
-      truncated: false,
-      runId: null,
-      startDay: FIRST,
-      today: addDays(FIRST, 60),
-    });
+    return storeWindow(
+      pool,
+      feedbackWindow({ sourceId: 'plans', day, valid, startDay: FIRST, today: addDays(FIRST, 60) }),
+    );
   };
 
   it('stored, stored again unchanged, then changed: each statement planned on few of the changed windows', async () => {

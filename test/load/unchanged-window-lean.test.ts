@@ -12,7 +12,7 @@ import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { mergeFunctionDefinitions, testMigrator } from '../helpers/merge-migrations.js';
-import { feedbackItem } from './window-items.js';
+import { feedbackItem, feedbackWindow } from './window-items.js';
 
 /**
  * A window the warehouse already holds as it is (migration 0047): the merge skips the statements
@@ -32,22 +32,16 @@ describe('an unchanged window', () => {
   });
   afterAll(() => t.drop());
 
-  const windowOf = (source: string, valid: Feedback[], drift?: { total: number }) => ({
-    sourceId: source,
-    baseUrl: BASE_URL,
-    resource: 'feedback' as const,
-    day: DAY,
-    status: 'done' as const,
-    valid,
-    rejected: [],
-    requestedLimit: 1000,
-    servedCount: valid.length,
-    truncated: false,
-    runId: null,
-    startDay: DAY,
-    today: '2026-05-10' as DayString,
-    ...(drift === undefined ? {} : { drift }),
-  });
+  const windowOf = (source: string, valid: Feedback[], drift?: { total: number }) =>
+    feedbackWindow({
+      sourceId: source,
+      baseUrl: BASE_URL,
+      day: DAY,
+      valid,
+      startDay: DAY,
+      today: '2026-05-10' as DayString,
+      ...(drift === undefined ? {} : { drift }),
+    });
   /** The row versions of the source's items and visitors: a row written again gets a new one. */
   const versions = async (source: string) =>
     (

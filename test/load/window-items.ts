@@ -1,4 +1,5 @@
 import type { Feedback } from '../../src/schemas/feedback.js';
+import type { WindowToStore } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { visitor } from '../webhooks/webhook-helpers.js';
 
@@ -16,5 +17,35 @@ export function feedbackItem(day: DayString, id: number, comment = `comment ${id
     url: 'https://shop.example.test/',
     screenshot: `https://cdn.example.test/${id}.png`,
     visitor: visitor(`v-${id}`),
+  };
+}
+
+/**
+ * A window of feedback items as the sync gives storeWindow (src/sync/store-window.ts): whole,
+ * done, asked with a limit of 1,000; what a test varies is given, the rest as a backfill's.
+ */
+export function feedbackWindow(window: {
+  sourceId: string;
+  day: DayString;
+  valid: Feedback[];
+  startDay: DayString;
+  today: DayString;
+  baseUrl?: string;
+  truncated?: boolean;
+  drift?: { total: number };
+}): WindowToStore<'feedback'> {
+  const { valid, baseUrl = 'http://api.example.test', truncated = false, drift, ...rest } = window;
+  return {
+    ...rest,
+    baseUrl,
+    resource: 'feedback',
+    status: 'done',
+    valid,
+    rejected: [],
+    requestedLimit: 1000,
+    servedCount: valid.length,
+    truncated,
+    runId: null,
+    ...(drift === undefined ? {} : { drift }),
   };
 }

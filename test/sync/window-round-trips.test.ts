@@ -9,6 +9,7 @@ import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { interceptQueries } from '../helpers/query-spy.js';
+import { feedbackWindow } from '../load/window-items.js';
 import { visitor } from '../webhooks/webhook-helpers.js';
 
 /**
@@ -50,22 +51,15 @@ describe('the statements of one window', () => {
   });
   afterAll(() => t.drop());
 
-  const windowOf = (valid: Feedback[], d: DayString, drift?: { total: number }) => ({
-    sourceId: SOURCE,
-    baseUrl: 'http://api.example.test',
-    resource: 'feedback' as const,
-    day: d,
-    status: 'done' as const,
-    valid,
-    rejected: [],
-    requestedLimit: 1000,
-    servedCount: valid.length,
-    truncated: false,
-    runId: null,
-    startDay: '2026-03-01' as DayString,
-    today: '2026-03-10' as DayString,
-    ...(drift === undefined ? {} : { drift }),
-  });
+  const windowOf = (valid: Feedback[], d: DayString, drift?: { total: number }) =>
+    feedbackWindow({
+      sourceId: SOURCE,
+      day: d,
+      valid,
+      startDay: '2026-03-01' as DayString,
+      today: '2026-03-10' as DayString,
+      ...(drift === undefined ? {} : { drift }),
+    });
   // As runWindow does it: the inventory in the window's statement when the items carry no unknown field.
   const oneWindow = async (valid: Feedback[], d: DayString) => {
     const ctx = { pool: t.pool, db: t.db, runId: null, now: () => new Date() };
