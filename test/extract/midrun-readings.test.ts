@@ -14,7 +14,7 @@ describe('servers whose reading changes while the tool reads', () => {
   it('60 seeded cases: no day settled short, no flag lost; the request cost printed', () => {
     const tally = midrunSearch(60, 20261128);
     console.info(
-      `reading changes: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+      `reading changes: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${tally.flagged} flagged, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
@@ -27,7 +27,7 @@ describe('servers whose reading changes while the tool reads', () => {
     // lost) and one window failed (a day that did not settle in 32 rounds).
     const tally = storedFlapSearch(40, 777);
     console.info(
-      `rolling deploy at a run's start: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+      `rolling deploy at a run's start: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);

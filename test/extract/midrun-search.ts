@@ -71,6 +71,8 @@ export interface MidrunTally {
   /** Of those, days above the cap: a flag the day should carry, lost. */
   lostFlags: string[];
   flagged: number;
+  /** Days still reopened after the run's last pass: the ledger keeps them for the next run. */
+  left: number;
   requests: number;
   /** Requests an ideal reader asks: one per day read. */
   ideal: number;
@@ -78,7 +80,17 @@ export interface MidrunTally {
 }
 
 export function emptyTally(): MidrunTally {
-  return { cases: 0, days: 0, short: [], lostFlags: [], flagged: 0, requests: 0, ideal: 0, reopened: 0 };
+  return {
+    cases: 0,
+    days: 0,
+    short: [],
+    lostFlags: [],
+    flagged: 0,
+    left: 0,
+    requests: 0,
+    ideal: 0,
+    reopened: 0,
+  };
 }
 
 /** What one read of a day left: settled whole, flagged, or reopened later by the session. */
@@ -95,15 +107,17 @@ export interface DayCost {
 
 /**
  * Reads `days` in order on one knowledge, then reads again whatever the session reopens, as the
- * sync's run does, until nothing is reopened (at most 4 passes). Returns the last result per day;
- * `onDay` hears what each read cost (a benchmark counts the requests of empty days).
+ * sync's run does, until nothing is reopened (at most 4 passes: the run's and REOPEN_PASSES more,
+ * run-sync.ts). Returns the last result per day, and the days still reopened after the last pass,
+ * which the sync leaves reopened in the ledger for the next run: not settled. `onDay` hears what
+ * each read cost (a benchmark counts the requests of empty days).
  */
 export function readRun(
   server: QuietServer,
   days: readonly DayString[],
   knowledge: ResourceKnowledge,
   onDay?: (day: DayString, cost: DayCost) => void,
-): { results: Map<DayString, DayResult>; reopened: number } {
+): { results: Map<DayString, DayResult>; reopened: number; left: DayString[] } {
   const results = new Map<DayString, DayResult>();
   let pending = [...days];
   let reopened = 0;
@@ -124,7 +138,7 @@ export function readRun(
     pending = finishRun(server, knowledge);
     reopened += pending.length;
   }
-  return { results, reopened };
+  return { results, reopened, left: pending };
 }
 
 /** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
@@ -134,14 +148,18 @@ function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString
 
 function tallyRun(
   server: QuietServer,
-  results: Map<DayString, DayResult>,
+  run: { results: Map<DayString, DayResult>; left: readonly DayString[] },
   cap: number,
   tally: MidrunTally,
   label: string,
 ): void {
-  for (const [day, result] of results) {
+  for (const [day, result] of run.results) {
     tally.days += 1;
     tally.ideal += 1;
+    if (run.left.includes(day)) {
+      tally.left += 1;
+      continue;
+    }
     if (result.truncated) {
       tally.flagged += 1;
       continue;
@@ -186,13 +204,13 @@ export function playMidrun(seed: number, c: MidrunCase, tally: MidrunTally): voi
     const server = new SwitchingServer(seed, from, to, c.before, c.after, 0, 0, c.sizes);
     const older = daysFrom(addDays(TODAY, -45), addDays(TODAY, -21));
     const run = readRun(server, older, storedKnowledge(knowledge.reading));
-    tallyRun(server, run.results, cap, tally, label);
+    tallyRun(server, run, cap, tally, label);
     tally.reopened += run.reopened;
     tally.requests += server.requests;
   } else {
     const server = new SwitchingServer(seed, from, to, c.before, c.after, switchAt, steadyAt, c.sizes);
     const run = readRun(server, days, storedKnowledge(emptyReading()));
-    tallyRun(server, run.results, cap, tally, label);
+    tallyRun(server, run, cap, tally, label);
     tally.reopened += run.reopened;
     tally.requests += server.requests;
   }
@@ -218,7 +236,7 @@ export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally):
     daysFrom(addDays(TODAY, -45), addDays(TODAY, -21)),
     storedKnowledge(knowledge.reading),
   );
-  tallyRun(server, run.results, Math.min(c.before.cap, c.after.cap), tally, label);
+  tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
   tally.cases += 1;

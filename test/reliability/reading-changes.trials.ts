@@ -31,7 +31,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
   it('300 seeded cases: no day settled short, no flag lost, the request cost printed', () => {
     const tally = midrunSearch(300, 777);
     console.info(
-      `reading changes (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+      `reading changes (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     for (const day of tally.short) console.info(`  short: ${day}`);
     expect(tally.lostFlags).toEqual([]);
@@ -43,7 +43,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     // settle in 32 rounds).
     const tally = storedFlapSearch(300, 777);
     console.info(
-      `rolling deploy at a run's start (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+      `rolling deploy at a run's start (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     for (const day of tally.short) console.info(`  short: ${day}`);
     expect(tally.lostFlags).toEqual([]);
@@ -54,7 +54,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     const tallies = [midrunSearch(300, 31337), storedFlapSearch(300, 20261129)];
     for (const tally of tallies) {
       console.info(
-        `other seeds: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+        `other seeds: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
       );
       for (const day of tally.short) console.info(`  short: ${day}`);
     }
