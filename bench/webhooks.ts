@@ -39,12 +39,14 @@ export const webhooks: Benchmark<WebhookOptions> = {
   targets: '5',
   figures: ({ connections, fewerConnections, seconds }) => [
     { key: 'deliveries', label: 'deliveries answered', unit: '', digits: 0 },
+    // The absolute rate is shown, not judged: it follows the machine and whatever else runs on it
+    // (1,190/s to 3,430/s for the same code). The target is the rate as a multiple of a reference
+    // measured in the same minutes, which moves with it.
     {
       key: 'rate',
       label: `deliveries/s, ${connections} connections for ${seconds} s`,
       unit: '/s',
       digits: 0,
-      target: { text: '≥ 4,000/s', met: (s) => s.median >= 4000 },
     },
     {
       key: 'commitRate',
@@ -52,7 +54,13 @@ export const webhooks: Benchmark<WebhookOptions> = {
       unit: '/s',
       digits: 0,
     },
-    { key: 'commitRatio', label: 'deliveries/s / single-row INSERT + COMMIT/s', unit: 'x', digits: 2 },
+    {
+      key: 'commitRatio',
+      label: 'deliveries/s / single-row INSERT + COMMIT/s',
+      unit: 'x',
+      digits: 2,
+      target: { text: '≥ 2×', met: (s) => s.median >= 2 },
+    },
     { key: 'p50', label: `delivery latency p50, ${connections} connections`, unit: 'ms', digits: 1 },
     {
       key: 'p99',
