@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDeliveryBatcher, nextBatchSize } from '../../src/webhooks/delivery-batcher.js';
+import { createDeliveryBatcher, nextBatchSize, watchDeadlines } from '../../src/webhooks/delivery-batcher.js';
 import { receiveDeliveries } from '../../src/webhooks/receive-batch.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { count, feedbackBody, surveyBody, visitor } from './webhook-helpers.js';
@@ -169,5 +169,51 @@ describe('when a transaction of waiting deliveries starts (nextBatchSize)', () =
     expect(nextBatchSize({ running: 2, waiting: 500 }, limits)).toBe(0);
     expect(nextBatchSize({ running: 0, waiting: 500 }, limits)).toBe(200);
     expect(nextBatchSize({ running: 1, waiting: 500 }, limits)).toBe(200);
+  });
+});
+
+describe('the persist timeouts of deliveries (watchDeadlines)', () => {
+  const pending = (deadline = Number.POSITIVE_INFINITY) => ({ deadline, settled: false });
+
+  it('lets every answered delivery go once none before it waits, not at the next cut of its list', () => {
+    const watch = watchDeadlines<ReturnType<typeof pending>>(() => {});
+    const all = Array.from({ length: 1_000 }, () => pending());
+    for (const p of all) watch.add(p);
+    const answer = (from: number, to: number) => {
+      for (const p of all.slice(from, to)) {
+        p.settled = true;
+        watch.settled();
+      }
+    };
+    // Answered in order but for the oldest: all are still held behind it.
+    answer(1, 700);
+    expect(watch.held()).toBe(1_000);
+    // The oldest answered: only the 300 not answered yet are held. The 700 answered stayed
+    // referenced until more than 1,024 had passed and the list was cut.
+    answer(0, 1);
+    expect(watch.held()).toBe(300);
+    answer(700, 900);
+    expect(watch.held()).toBe(100);
+    answer(900, 1_000);
+    expect(watch.held()).toBe(0);
+  });
+
+  it('expires the deliveries past their deadline, oldest first, and lets them go too', async () => {
+    const expired: number[] = [];
+    const watch = watchDeadlines<ReturnType<typeof pending> & { n: number }>((p) => {
+      expired.push(p.n);
+      p.settled = true;
+      watch.settled();
+    });
+    const now = performance.now();
+    const late = [0, 1, 2].map((n) => ({ ...pending(now + 5), n }));
+    const later = { ...pending(now + 60_000), n: 3 };
+    for (const p of [...late, later]) watch.add(p);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(expired).toEqual([0, 1, 2]);
+    expect(watch.held()).toBe(1);
+    later.settled = true;
+    watch.settled();
+    expect(watch.held()).toBe(0);
   });
 });
