@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * Whether a token from a request path equals the source's token, in time that does not depend on
@@ -22,5 +22,5 @@ function expectedDigest(token: string): Buffer {
 }
 
 function digest(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }

@@ -80,6 +80,14 @@ describe('bodyHash', () => {
     expect(bodyHash(feedbackBody({ comment: 'Checkout was quick ' }))).not.toBe(bodyHash(body));
     expect(bodyHash({ a: 1 })).not.toBe(bodyHash({ a: '1' }));
   });
+
+  it('is stable across releases: sha256 hex of the canonical JSON', () => {
+    // Stored as the delivery's dedupe key: another value for the same body would store a
+    // redelivery sent across an upgrade as a new delivery.
+    expect(bodyHash({ type: 'feedback', b: 2, a: { d: null, c: [1, 'x'] } })).toBe(
+      '0e2e9230067fa17f59742e8f49b7b87178d59e073a5b73adad30775b3c8f5586',
+    );
+  });
 });
 
 describe('checkBody', () => {
