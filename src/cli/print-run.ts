@@ -42,7 +42,7 @@ export function printRun(
     });
   if (neighbours.came > 0)
     out.write(
-      `items of neighbouring days that came along (not in fetched): ${neighbours.came}, of them ${neighbours.added} stored because their own day lacked them\n`,
+      `items of neighbouring days that came along (not in fetched): ${neighbours.came}, of them ${neighbours.added} stored because their own day lacked them (in written; their own day's window then finds them unchanged)\n`,
     );
   const truncated = Object.entries(result.summary).flatMap(([source, resources]) =>
     Object.entries(resources).flatMap(([resource, s]) =>
@@ -131,8 +131,9 @@ export function summaryRows(summary: RunSummary): (string | number)[][] {
 
 /**
  * The run's one totals line, last, as dbt ends its runs: over many sources the table is long, and
- * this is what a glance reads. Windows and items of the day windows (written: inserted or
- * updated); snapshots that failed.
+ * this is what a glance reads. Windows and items of the day windows (written: every row they
+ * wrote, inserted or updated, and the neighbours' items stored because their own day lacked them,
+ * which their own day's window then counts unchanged); snapshots that failed.
  */
 export function totalsLine(summary: RunSummary): string {
   const sums = {
@@ -157,7 +158,7 @@ export function totalsLine(summary: RunSummary): string {
       sums.failed += s.failedWindows;
       sums.notRun += s.skippedWindows;
       sums.fetched += s.fetched;
-      sums.stored += s.inserted + s.updated;
+      sums.stored += s.inserted + s.updated + (s.neighboursAdded ?? 0);
       sums.truncated += s.truncatedDays.length;
     }
   }

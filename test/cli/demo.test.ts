@@ -64,7 +64,12 @@ describe('npm run demo, on a machine without PostgreSQL (DATABASE_URL unset)', (
     ]);
     // Columns: source, resource, windows run, failed, not run, fetched, inserted, updated, ...
     expect(backfill.find((row) => row[1] === 'feedback')?.slice(2, 5)).toEqual(['30', '0', '0']);
-    expect(backfill.every((row) => Number(row[6]) > 0)).toBe(true);
+    // Every resource read something. A day window's own inserted may be 0 on a first backfill: its
+    // items can all have been stored earlier, from a neighbouring day's answer (written counts them).
+    expect(backfill.every((row) => Number(row[5]) > 0)).toBe(true);
+    const written = Number(/^totals: .* written=(\d+) /m.exec(result.stdout)?.[1]);
+    const fetched = backfill.slice(0, 3).reduce((n, row) => n + Number(row[5]), 0);
+    expect(written).toBeGreaterThan(fetched / 2);
     expect(result.stdout).toMatch(/run 1: ok/);
     expect(result.stdout).toMatch(/run 2: ok/);
     expect(result.stdout).toMatch(

@@ -147,3 +147,27 @@ describe('the run summary of many sources on an 80-column terminal', () => {
     expect(lines.at(-2)).toBe('run 8: ok in 1.0 s');
   });
 });
+
+describe('the run summary of a first backfill whose days bring their neighbours along', () => {
+  // 146 new recordings: 4 inserted by their own day's window, 142 stored earlier from a
+  // neighbouring day's answer, which their own window then found unchanged.
+  const early: ResourceSummary = {
+    ...quiet,
+    fetched: 146,
+    inserted: 4,
+    unchanged: 142,
+    neighbours: 160,
+    neighboursAdded: 142,
+  };
+  const text = printed({ demo: { recordings: early } });
+
+  it('counts the rows stored early in the totals: written is every row the run wrote', () => {
+    expect(text.trimEnd().split('\n').at(-1)).toMatch(/ fetched=146 written=146 /);
+  });
+
+  it('says why inserted is low: the neighbours stored early, found unchanged by their own day', () => {
+    expect(text).toContain(
+      "items of neighbouring days that came along (not in fetched): 160, of them 142 stored because their own day lacked them (in written; their own day's window then finds them unchanged)",
+    );
+  });
+});
