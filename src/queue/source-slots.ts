@@ -33,6 +33,7 @@ export async function ensureSlots(
 /**
  * The stale verdicts of a claimed slot's source, read with the claim (reading-store.ts
  * exchangeVerdicts): per run of `runs` and resource, when a worker last found the reading stale.
+ * And, of the latest of `runs`, the checks its workers share (reading-store.ts hearCheck).
  */
 export interface ClaimedSlot {
   source: string;
@@ -40,6 +41,35 @@ export interface ClaimedSlot {
   runs: ReadonlySet<number>;
   /** By `${runId}/${resource}`, in milliseconds; a run of `runs` without a verdict has none. */
   lastStale: ReadonlyMap<string, number>;
+  /** By `${runId}/${resource}`, the run's shared checks: the latest run's only. */
+  checks: ReadonlyMap<string, SharedCheck>;
+}
+
+/** What a queued run's workers share of a resource's checks (queue_run_checks, migration 0050). */
+export interface SharedCheck {
+  /** A worker checked the stored reading: the others trust it. */
+  checked: boolean;
+  /** The run's quiet decision (quiet-mode.ts); null undecided. */
+  quiet: boolean | null;
+  /** Most items one answer of the run held. */
+  largestResponse: number;
+  /** A worker found the reading stale this run: from then on, each learns it for itself. */
+  stale: boolean;
+}
+
+/** A queue_run_checks row's shared part. */
+export function sharedCheckOf(row: {
+  checked: boolean;
+  quiet: boolean | null;
+  largest_response: number;
+  last_stale_at: Date | null;
+}): SharedCheck {
+  return {
+    checked: row.checked,
+    quiet: row.quiet,
+    largestResponse: row.largest_response,
+    stale: row.last_stale_at !== null,
+  };
 }
 
 /** A session that takes one slot at a time (a worker has one per window it may run at once). */
@@ -85,6 +115,9 @@ interface VerdictRow {
   run_id: number | null;
   resource: string | null;
   last_stale_at: Date | null;
+  checked: boolean | null;
+  quiet: boolean | null;
+  largest_response: number | null;
 }
 
 export async function openSlotSession(url: string, schema: string): Promise<SlotSession> {
@@ -119,16 +152,20 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       if (sources.length === 0) return undefined;
       const list = `array[${sources.map((s) => client.escapeLiteral(s)).join(', ')}]::text[]`;
       const runList = `array[${runs.map((r) => String(Math.trunc(r))).join(', ')}]::integer[]`;
+      // Run ids grow: the latest is the one whose windows are being run, most likely.
+      const latest = runs.length === 0 ? 0 : Math.trunc(Math.max(...runs));
       // One round trip: BEGIN, the claim, and the verdicts a worker would otherwise read before
-      // each window (the key's prefix, run and source, finds them), in one simple query.
+      // each window (the key's prefix, run and source, finds them), in one simple query. The
+      // latest run's shared checks come along: at most a row per resource.
       const results = (await client.query(
         `begin isolation level read committed;
          with claimed as materialized (
            select source_id from ${slots} where source_id = any(${list})
             order by array_position(${list}, source_id), slot limit 1 for update skip locked)
-         select c.source_id, v.run_id, v.resource, v.last_stale_at from claimed c
+         select c.source_id, v.run_id, v.resource, v.last_stale_at, v.checked, v.quiet, v.largest_response
+           from claimed c
            left join ${checks} v on v.run_id = any(${runList}) and v.source_id = c.source_id
-                                 and v.last_stale_at is not null`,
+                                 and (v.last_stale_at is not null or v.run_id = ${latest})`,
       )) as unknown as pg.QueryResult<VerdictRow>[];
       const rows = results.at(-1)?.rows ?? [];
       const source = rows[0]?.source_id;
@@ -138,10 +175,17 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       }
       holding = true;
       const lastStale = new Map<string, number>();
-      for (const row of rows)
-        if (row.last_stale_at !== null)
-          lastStale.set(`${row.run_id}/${row.resource}`, row.last_stale_at.getTime());
-      return { source, runs: new Set(runs), lastStale };
+      const shared = new Map<string, SharedCheck>();
+      for (const row of rows) {
+        const key = `${row.run_id}/${row.resource}`;
+        if (row.last_stale_at !== null) lastStale.set(key, row.last_stale_at.getTime());
+        if (row.run_id === latest && row.checked !== null)
+          shared.set(
+            key,
+            sharedCheckOf({ ...row, checked: row.checked, largest_response: row.largest_response ?? 0 }),
+          );
+      }
+      return { source, runs: new Set(runs), lastStale, checks: shared };
     },
     async claim(source) {
       if (holding) throw new Error('a slot session holds one slot at a time');

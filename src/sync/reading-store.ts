@@ -5,6 +5,7 @@ import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { inDbTransaction, inTransaction } from '../db/transaction.js';
 import type { ResourceKnowledge } from '../extract/plan-steps.js';
 import { readingChanges } from '../extract/reading-changes.js';
+import { endQuiet } from '../extract/reading-check.js';
 import { giveBackProofs, ledgerTook, type ReadingSession, takeProofs } from '../extract/reading-session.js';
 import {
   emptyReading,
@@ -16,6 +17,7 @@ import {
 } from '../extract/server-reading.js';
 import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
+import { type SharedCheck, sharedCheckOf } from '../queue/source-slots.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
 import { knowledgeOfEach } from './context.js';
 
@@ -50,6 +52,8 @@ export interface SourceReadings {
    * latest stale verdict its reading accounts for (exchangeVerdicts).
    */
   verdicts: Map<WindowedResource, { told: number; heard: number }>;
+  /** Per resource, the run's shared quiet decision and largest answer as this worker last told or heard them. */
+  shared: Map<WindowedResource, { quiet: boolean | null; largestResponse: number }>;
 }
 
 /**
@@ -67,21 +71,61 @@ export async function loadReadings(
       ? []
       : await db
           .selectFrom('queue_run_checks')
-          .select('resource')
+          .select(['resource', 'checked', 'quiet', 'largest_response', 'last_stale_at'])
           .where('run_id', '=', queuedRunId)
           .where('source_id', '=', source)
           .execute();
-  const checked = new Set(checks.map((c) => c.resource));
   const stored = await readServerReadings(db, source);
-  const knowledgeOf = (resource: WindowedResource): ResourceKnowledge => ({
-    reading: { ...(stored.get(resource) ?? emptyReading()) },
-    ...(checked.has(resource) ? { staleChecked: true } : {}),
-  });
-  const knowledge = knowledgeOfEach(knowledgeOf);
+  const knowledge = knowledgeOfEach(
+    (resource): ResourceKnowledge => ({ reading: { ...(stored.get(resource) ?? emptyReading()) } }),
+  );
   const seen: SourceReadings['seen'] = new Map();
   for (const [resource, reading] of stored) seen.set(resource, { reading: { ...reading }, relearned: 0 });
-  const shared = WINDOWED_RESOURCES.filter((r) => checked.has(r));
-  return { source, knowledge, seen, checkShared: new Set(shared), verdicts: new Map() };
+  const readings: SourceReadings = {
+    source,
+    knowledge,
+    seen,
+    checkShared: new Set(),
+    verdicts: new Map(),
+    shared: new Map(),
+  };
+  for (const row of checks)
+    if (isWindowed(row.resource)) hearCheck(readings, row.resource, sharedCheckOf(row));
+  return readings;
+}
+
+function isWindowed(resource: string): resource is WindowedResource {
+  return (WINDOWED_RESOURCES as readonly string[]).includes(resource);
+}
+
+/**
+ * What the run's other workers shared of `resource` (queue_run_checks), taken as this worker's
+ * own, as an in-process run's windows take each other's: the check of the stored reading; and,
+ * while no worker has found the reading stale this run (and this one learned it from nothing
+ * since), the quiet decision and the largest answer. From a stale verdict on, each worker learns
+ * them again from its own answers, as every re-learning does. A largest answer is heard only
+ * where no cap is proved here: one above a proved cap is the server's news to learn by asking.
+ */
+export function hearCheck(readings: SourceReadings, resource: WindowedResource, shared: SharedCheck): void {
+  const knowledge = readings.knowledge[resource];
+  if (shared.checked) {
+    knowledge.staleChecked = true;
+    readings.checkShared.add(resource);
+  }
+  if (shared.stale || !sharesLearning(readings, resource)) return;
+  if (shared.quiet === false && knowledge.quiet === true) endQuiet(knowledge);
+  else if (shared.quiet !== null) knowledge.quiet ??= shared.quiet;
+  const { reading } = knowledge;
+  if (reading.cap === null && shared.largestResponse > reading.largestResponse)
+    reading.largestResponse = shared.largestResponse;
+  readings.shared.set(resource, { quiet: shared.quiet, largestResponse: shared.largestResponse });
+}
+
+/** Whether this worker still learns the run's server with the others: no stale verdict, its own or heard. */
+function sharesLearning(readings: SourceReadings, resource: WindowedResource): boolean {
+  return (
+    (readings.knowledge[resource].relearned ?? 0) === 0 && (readings.verdicts.get(resource)?.heard ?? 0) === 0
+  );
 }
 
 /** What a writer's store is compared with: a reading, none (nothing stored yet), or anything. */
@@ -122,23 +166,55 @@ export async function storeReading(
 }
 
 /**
- * After a window of a queued run: this writer made the run's check of the stored reading, so the
- * run's other workers need not. Recorded once per writer, run and resource.
+ * After a window of a queued run: what this writer found that the run's other workers need not
+ * ask again (hearCheck): the run's check of the stored reading (recorded once per writer, run and
+ * resource), and, while the run learns the server together, its quiet decision and a larger
+ * answer than the run had seen. What the row holds then, the others' included, is heard back.
  */
 export async function shareCheck(
   db: Kysely<Database>,
   readings: SourceReadings,
   resource: WindowedResource,
   run: { runId: number; logger: Logger },
+  /** Before the writer stored its reading: nothing, if it re-learned it (its check row comes after the store). */
+  beforeStore = false,
 ): Promise<void> {
-  if (!readings.knowledge[resource].staleChecked || readings.checkShared.has(resource)) return;
-  readings.checkShared.add(resource);
-  run.logger.info({ source: readings.source, resource }, 'checked the stored server reading for the run');
-  await db
+  const knowledge = readings.knowledge[resource];
+  const learns = sharesLearning(readings, resource);
+  if (beforeStore && !learns) return;
+  const checks = knowledge.staleChecked === true && !readings.checkShared.has(resource);
+  const told = readings.shared.get(resource) ?? { quiet: null, largestResponse: 0 };
+  const quiet = learns ? (knowledge.quiet ?? null) : null;
+  const largest = learns ? knowledge.reading.largestResponse : 0;
+  // Quiet mode once ended stays ended for the run: only a decision, or its end, is news.
+  const quietNews = quiet !== null && quiet !== told.quiet && told.quiet !== false;
+  if (!checks && !quietNews && largest <= told.largestResponse) return;
+  const row = await db
     .insertInto('queue_run_checks')
-    .values({ run_id: run.runId, source_id: readings.source, resource })
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+    .values({
+      run_id: run.runId,
+      source_id: readings.source,
+      resource,
+      checked: knowledge.staleChecked === true,
+      quiet,
+      largest_response: largest,
+    })
+    .onConflict((oc) =>
+      oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({
+        checked: sql<boolean>`queue_run_checks.checked or excluded.checked`,
+        // Once a worker found the reading stale, what was shared before is of the old reading.
+        quiet: sql<boolean | null>`case when queue_run_checks.last_stale_at is null
+          then least(queue_run_checks.quiet, excluded.quiet) else queue_run_checks.quiet end`,
+        largest_response: sql<number>`case when queue_run_checks.last_stale_at is null
+          then greatest(queue_run_checks.largest_response, excluded.largest_response)
+          else queue_run_checks.largest_response end`,
+      }),
+    )
+    .returning(['checked', 'quiet', 'largest_response', 'last_stale_at'])
+    .executeTakeFirst();
+  if (checks)
+    run.logger.info({ source: readings.source, resource }, 'checked the stored server reading for the run');
+  if (row !== undefined) hearCheck(readings, resource, sharedCheckOf(row));
 }
 
 /**
@@ -183,6 +259,7 @@ async function tellAndHear(
           .values({ ...key, stale_verdicts: add, last_stale_at: sql<Date>`now()` })
           .onConflict((oc) =>
             oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({
+              checked: true,
               stale_verdicts: sql<number>`queue_run_checks.stale_verdicts + ${add}`,
               last_stale_at: sql<Date>`now()`,
             }),

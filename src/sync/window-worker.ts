@@ -20,6 +20,7 @@ import type { SourceHandle, SyncContext } from './context.js';
 import { countResponse, skippedWindow, type WindowOutcome } from './outcomes.js';
 import {
   exchangeVerdicts,
+  hearCheck,
   loadReadings,
   recordSessionProofs,
   type SourceReadings,
@@ -321,10 +322,20 @@ async function runJobWindow(
     ? (claimed.lastStale.get(`${data.runId}/${data.resource}`) ?? 0)
     : undefined;
   await shareVerdicts(ctx, state.readings, data.resource, lastStale);
+  // What the run's other workers found of the server (its check, quiet decision, largest answer),
+  // read with the slot: not asked again here.
+  const shared = claimed.checks.get(`${data.runId}/${data.resource}`);
+  if (shared !== undefined) hearCheck(state.readings, data.resource, shared);
   const outcome = await runWindow(ctx, handle, data.resource, data.day, {
     today: data.today,
     startDay: data.startDay,
   });
+  // Shared while the slot is held, so that the source's next window, on whichever worker, finds it
+  // (a reading this worker re-learned is stored first: that part waits until after the store).
+  // Told again below should this fail.
+  await shareCheck(db, state.readings, data.resource, { runId: data.runId, logger: log }, true).catch(
+    () => {},
+  );
   // Its requests done, the window's slot is let go, and what was heard since read with it: what
   // is left (the reading stored, the job completed) asks nothing of the source.
   // A slot connection that failed here fails no stored window: its lane finds it broken and opens
@@ -338,7 +349,8 @@ async function runJobWindow(
   // Stored when a window taught something (most windows of a run change nothing), under the
   // one rule of every writer (reading-store.ts): another worker may have re-learned it since.
   await storeReading(db, state.readings, data.resource, { runId: data.runId, logger: log });
-  // This worker made the run's check of the stored reading: the run's other workers need not.
+  // What this worker found for the run (its check of the stored reading, the quiet decision, a
+  // larger answer): the run's other workers need not ask it again.
   await shareCheck(db, state.readings, data.resource, { runId: data.runId, logger: log });
   return outcome;
 }

@@ -14,6 +14,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  * until it is listed here.
  */
 const TWO_AT_A_TIME = [
+  'test/queue/queue-checks.trials.ts',
   'test/queue/queue-instants.trials.ts',
   'test/queue/queue-last-stretch.trials.ts',
   'test/queue/queue-readings.trials.ts',
