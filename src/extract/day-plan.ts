@@ -25,6 +25,7 @@ import {
 import {
   newSession,
   noteAnswer,
+  noteCut,
   type ProofVerdict,
   proofAnswered,
   proofVerdict,
@@ -335,12 +336,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     session.lapsed = false;
     if (state.staleVerdicts < MAX_STALE - 1) return stale(state);
   }
-  if (shortOfSeen(session, state.day, held)) {
-    state.shortAnswers += 1;
-    // Asked again under a reading learned afresh and still short: flagged, never settled short.
-    if (state.shortAnswers >= MAX_SHORT_ANSWERS) return { ...fetched, truncated: true };
-    return stale(state);
-  }
+  if (shortOfSeen(session, state.day, held)) return shortAnswer(state);
   if (held.length === 0 && knowledge.quiet !== true) {
     state.emptyAnswers += 1;
     if (state.emptyAnswers === 1) {
@@ -351,10 +347,12 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
       if (verdict === 'unproven') return { ...fetched, truncated: true };
     }
   }
+  const served = Math.max(state.servedCount, state.vouchedBy);
   const answers = {
     room: roomOf(state),
-    served: Math.max(state.servedCount, state.vouchedBy),
-    capProved: knowledge.reading.cap !== null,
+    served,
+    // At a size the run knows a cap cut at, the day was judged knowing it: no cause to reopen it.
+    capProved: knowledge.reading.cap !== null || atCap(knowledge.reading, served),
     alone: serverDay(knowledge.reading) === 'utc',
   };
   if (!settled(session, state.day, held, answers)) return fetched;
@@ -583,7 +581,7 @@ export function* planRunProof(
   knowledge: ResourceKnowledge,
 ): Plan<DayString[]> {
   const session = sessionOf(knowledge);
-  reopenUncapped(session, knowledge.reading.cap);
+  reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   if (session.canary === undefined) return takeReopened(session);
   const state = newDayFetch(resource, session.canary.day, policy, knowledge);
   const failedBefore = session.proofs.failed;
@@ -620,7 +618,20 @@ function* settleOrAgain(
   range: DayRange,
   answer: readonly unknown[],
 ): Plan<FetchedDay | 'again'> {
+  // Whole, yet holding less of the day than an answer of the run held (a request for it answered
+  // at our limit, then empty, as a bound turned exclusive): the items held from that answer must
+  // not settle the day on this one.
+  const ownWhole = covers(range, requestFor(state.day, state.knowledge.reading));
+  if (ownWhole && shortOfSeen(sessionOf(state.knowledge), state.day, answer)) return shortAnswer(state);
   return (yield* settles(state, range, answer)) ? outcome(state, false) : 'again';
+}
+
+/** The day came back short of what the run saw of it: asked again, flagged if it stays short. */
+function shortAnswer(state: DayFetch): FetchedDay | 'again' {
+  state.shortAnswers += 1;
+  // Asked again under a reading learned afresh and still short: flagged, never settled short.
+  if (state.shortAnswers >= MAX_SHORT_ANSWERS) return outcome(state, true);
+  return stale(state);
 }
 
 /**
@@ -674,6 +685,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const { reading } = knowledge;
   // Decided when asked: another window may narrow the reading while this request is out.
   const ownRequest = covers(requestFor(state.day, reading), range);
+  const holdsDay = covers(range, requestFor(state.day, reading));
   for (;;) {
     state.requests += 1;
     const answer = yield { kind: 'ask', range, limit: state.limit };
@@ -683,6 +695,13 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
+      // The same size seen cut twice is a cap, proved below any the reading had: a deploy lowered it.
+      if (
+        holdsDay &&
+        noteCut(sessionOf(knowledge), state.day, items, state.limit) &&
+        !atCap(reading, items.length)
+      )
+        proveCap(reading, items.length);
       learnAnswer(knowledge, items, range);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
       if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(dayAnswerOf(state.day, items));

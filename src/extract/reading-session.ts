@@ -59,6 +59,12 @@ export interface ReadingSession {
   instantAsks: number;
   /** Proofs this run: passed, failed, and the requests they asked. */
   proofs: { passed: number; failed: number; requests: number };
+  /**
+   * Sizes of answers seen cut without our limit or a proved cap to say so: a request holding a day
+   * whole came back below our limit with fewer of its items than another answer held (a cap lowered
+   * by a deploy, answered beside the old reading). An answer of such a size is taken as cut.
+   */
+  cutSeen: Map<number, number>;
 }
 
 /** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
@@ -106,6 +112,7 @@ export function newSession(): ReadingSession {
     passedInRow: 0,
     instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
+    cutSeen: new Map(),
   };
 }
 
@@ -131,6 +138,27 @@ export function noteAnswer(session: ReadingSession, items: readonly unknown[]): 
       if (session.canary?.day === day) delete session.canary;
     }
   }
+}
+
+/**
+ * An answer of `items` to a request that holds `day` whole under the reading, below our `limit`:
+ * holding fewer of the day's items than an earlier answer did, its size is one a cap may have cut
+ * at. True once the same size was seen so twice: a bound or a zone that moved also shortens a
+ * day's answer, but to sizes that rarely repeat; a cap cuts every answer it reaches at its own.
+ * Judged before the answer is noted.
+ */
+export function noteCut(
+  session: ReadingSession,
+  day: DayString,
+  items: readonly unknown[],
+  limit: number,
+): boolean {
+  const seen = session.seen.get(day);
+  if (seen === undefined || items.length === 0 || items.length >= limit) return false;
+  if ((spansByDay(items).get(day)?.count ?? 0) >= seen.count) return false;
+  const sightings = (session.cutSeen.get(items.length) ?? 0) + 1;
+  session.cutSeen.set(items.length, sightings);
+  return sightings >= 2;
 }
 
 /**
@@ -187,8 +215,8 @@ export function settled(
   const { room } = answers;
   if (!session.unproved.includes(day)) session.unproved.push(day);
   if (!answers.capProved) session.uncapped.set(day, answers.served);
-  const span = spansByDay(items).get(day);
-  if (span !== undefined) session.held.set(day, span);
+  // A day settled empty holds an empty span: any item of it a later answer holds reopens it.
+  session.held.set(day, spansByDay(items).get(day) ?? { count: 0, first: Infinity, last: -Infinity });
   session.sinceProof += 1;
   // The canary's request may hold its neighbours too (a server day off UTC's): a third of the room.
   // Where it holds the day alone (UTC's), a day just below the room will do: a busy source, whose
@@ -276,12 +304,12 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
 }
 
 /**
- * At the run's end, with the cap the run proved (null: none): days settled before it was proved
- * whose answers reached it may have been cut, and are reopened.
+ * At the run's end, with what the run proved of caps (`cut`: whether an answer of that size may
+ * have been cut, at or above the cap or exactly at one proved and since raised): days settled
+ * before a cap was proved whose answers it may have cut are reopened.
  */
-export function reopenUncapped(session: ReadingSession, cap: number | null): void {
-  if (cap === null) return;
-  for (const [day, served] of session.uncapped) if (served >= cap) reopen(session, day);
+export function reopenUncapped(session: ReadingSession, cut: (served: number) => boolean): void {
+  for (const [day, served] of session.uncapped) if (cut(served)) reopen(session, day);
   session.uncapped.clear();
 }
 

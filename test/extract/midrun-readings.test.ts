@@ -101,4 +101,41 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
+  it('a day settled empty is read again once another answer shows its items', () => {
+    // Case 32 of storedFlapSearch(300, 31337), seed 31369: from a stored reading (both bounds
+    // inclusive, oldest first, cap 100) to an exclusive enddate, both answering at random. The new
+    // reading answered 2026-10-07's own request empty twice, its widest requests came back cut at
+    // the cap before the day, and the canary, answered by the old reading, held: the day was settled
+    // empty. Old answers then held 64 of its items, but a day settled empty kept no span to be
+    // found short of: 0 of 64 and 0 of 40 items stayed settled, no flag.
+    const tally = storedFlapSearch(300, 31337, 32);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.left).toBe(0);
+  }, 60_000);
+  it('a cap lowered by a rolling deploy that lasts the run is proved once two answers show it cut', () => {
+    // Case 114 of storedFlapSearch(300, 31337), seed 31451: from a stored reading (cap 1,000, a
+    // maximum limit of 300, oldest first, instants refused) to a cap of 100, both answering at
+    // random for the whole run. Answers of 100 items below our limit of 250 looked whole, and no
+    // proof could tell: every canary was answered by the old reading. 11 days were settled with 100
+    // of their 162 to 397 items, and one with 250 of 276, no flag. The same request holding a day
+    // came back with 250 items of it, then 100: that size, seen cut twice, is a cap.
+    const tally = storedFlapSearch(300, 31337, 114);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.left).toBe(0);
+  }, 60_000);
+  it('a day answered at our limit, then empty, is not settled on the items of the first answer', () => {
+    // Case 250 of storedFlapSearch(300, 555), seed 805: from a stored reading (both bounds
+    // inclusive, random order, a maximum limit of 300, instants honoured) to an exclusive enddate
+    // on busy days. 2026-10-09's own request came back from the old reading at our limit of 250
+    // (cut); a larger limit was refused; asked again at 250, the new reading answered empty. That
+    // answer was whole, and the day was settled with the 250 items the cut answer had brought:
+    // 250 of 361, no flag.
+    const tally = storedFlapSearch(300, 555, 250);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.left).toBe(0);
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import {
   ledgerTook,
   newSession,
   noteAnswer,
+  noteCut,
   proofAnswered,
   proofVerdict,
   reopenUncapped,
@@ -54,6 +55,18 @@ describe('the reading session: what a day must reach', () => {
     noteAnswer(session, [at('2026-03-01', 22), at('2026-03-02', 1)]);
     expect(takeReopened(session)).toEqual(['2026-03-01']);
     expect(session.unproved).toEqual([]);
+  });
+
+  it('a day settled empty is reopened by a later answer holding any item of it', () => {
+    // A rolling deploy: the new reading answered the day's own request empty (an end bound turned
+    // exclusive), the old one then served a wider request holding the day's items.
+    const session = newSession();
+    settled(session, '2026-03-01', [], ROOM);
+    noteAnswer(session, [at('2026-02-28', 23), at('2026-03-02', 1)]);
+    expect(session.reopened).toEqual([]);
+    noteAnswer(session, [at('2026-02-28', 23), at('2026-03-01', 4)]);
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
+    expect(session.lapsed).toBe(true);
   });
 
   it('a settled day found short lapses the reading: the next day is not settled on it', () => {
@@ -194,7 +207,42 @@ describe('the reading session: proofs', () => {
       capProved: true,
       alone: false,
     });
-    reopenUncapped(session, 100);
+    reopenUncapped(session, (served) => served >= 100);
     expect(takeReopened(session)).toEqual(['2026-03-01']);
+  });
+});
+
+describe('the reading session: sizes a cap cut at', () => {
+  const day = (hour: number) => at('2026-03-01', hour);
+  const other = (hour: number) => at('2026-03-02', hour);
+
+  it('an answer below our limit holding fewer of a day than another held is a cut, a cap once seen twice', () => {
+    const session = newSession();
+    noteAnswer(session, [day(1), day(2), day(3), day(4)]);
+    // Two items where four were seen: a size a cap may cut at, seen once.
+    expect(noteCut(session, '2026-03-01', [day(1), day(2)], 1000)).toBe(false);
+    // The same size again, on another answer holding the day: the cap.
+    expect(noteCut(session, '2026-03-01', [day(1), day(2)], 1000)).toBe(true);
+  });
+
+  it('an answer at our limit, an empty one, or one holding as much of the day as seen is no sighting', () => {
+    const session = newSession();
+    noteAnswer(session, [day(1), day(2), day(3)]);
+    for (let i = 0; i < 2; i++) {
+      expect(noteCut(session, '2026-03-01', [day(1), day(2)], 2)).toBe(false);
+      expect(noteCut(session, '2026-03-01', [], 1000)).toBe(false);
+      expect(noteCut(session, '2026-03-01', [day(1), day(2), day(3), other(1)], 1000)).toBe(false);
+      // A day no answer held before: nothing to fall short of.
+      expect(noteCut(session, '2026-03-03', [at('2026-03-03', 1)], 1000)).toBe(false);
+    }
+    expect(session.cutSeen.size).toBe(0);
+  });
+
+  it('sizes differing each time (a bound or a zone that moved) never make a cap', () => {
+    const session = newSession();
+    noteAnswer(session, [day(1), day(2), day(3), day(4), day(5)]);
+    expect(noteCut(session, '2026-03-01', [day(1)], 1000)).toBe(false);
+    expect(noteCut(session, '2026-03-01', [day(1), day(2)], 1000)).toBe(false);
+    expect(noteCut(session, '2026-03-01', [day(1), day(2), day(3)], 1000)).toBe(false);
   });
 });
