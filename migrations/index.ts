@@ -46,7 +46,7 @@ import * as stagingKeptPlanned from './0045-staging-kept-planned.js';
 import * as mergeShortcutsPlannedOnce from './0046-merge-shortcuts-planned-once.js';
 import * as unchangedWindowLean from './0047-unchanged-window-lean.js';
 import * as webhookVisitorsLean from './0048-webhook-visitors-lean.js';
-import * as sharedRunChecks from './0050-shared-run-checks.js';
+import * as sharedRunChecks from './0049-shared-run-checks.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -100,5 +100,5 @@ export const migrations: Record<string, Migration> = {
   '0046-merge-shortcuts-planned-once': mergeShortcutsPlannedOnce,
   '0047-unchanged-window-lean': unchangedWindowLean,
   '0048-webhook-visitors-lean': webhookVisitorsLean,
-  '0050-shared-run-checks': sharedRunChecks,
+  '0049-shared-run-checks': sharedRunChecks,
 };

@@ -45,7 +45,7 @@ export interface ClaimedSlot {
   checks: ReadonlyMap<string, SharedCheck>;
 }
 
-/** What a queued run's workers share of a resource's checks (queue_run_checks, migration 0050). */
+/** What a queued run's workers share of a resource's checks (queue_run_checks, migration 0049). */
 export interface SharedCheck {
   /** A worker checked the stored reading: the others trust it. */
   checked: boolean;

@@ -30,10 +30,10 @@ export interface QueueRunChecksTable {
   stale_verdicts: Generated<number>;
   /** When a worker last found it stale: a worker whose reading is older learns it again. */
   last_stale_at: OptionalTimestamp;
-  /** Whether a worker checked the stored reading (migration 0050): false, the row shares the rest only. */
+  /** Whether a worker checked the stored reading (migration 0049): false, the row shares the rest only. */
   checked: Generated<boolean>;
-  /** The run's quiet decision, false once any worker ended it; null undecided (migration 0050). */
+  /** The run's quiet decision, false once any worker ended it; null undecided (migration 0049). */
   quiet: boolean | null;
-  /** Most items one answer of the run held, over its workers (migration 0050). */
+  /** Most items one answer of the run held, over its workers (migration 0049). */
   largest_response: Generated<number>;
 }
