@@ -18,7 +18,7 @@ import {
 import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
 import { type SharedCheck, sharedCheckOf } from '../queue/source-slots.js';
-import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import { isWindowed, type WindowedResource } from '../schemas/resource-names.js';
 import { knowledgeOfEach } from './context.js';
 
 /**
@@ -92,10 +92,6 @@ export async function loadReadings(
   for (const row of checks)
     if (isWindowed(row.resource)) hearCheck(readings, row.resource, sharedCheckOf(row));
   return readings;
-}
-
-function isWindowed(resource: string): resource is WindowedResource {
-  return (WINDOWED_RESOURCES as readonly string[]).includes(resource);
 }
 
 /**
