@@ -299,7 +299,8 @@ function storedReading(row: Selectable<ServerReadingsTable>): ServerReading {
  * Stores a reading over `over` (see StoreOver); a reading without an item served keeps the
  * stored cap and largest response. What carries over from run to run (readServerReadings) is what
  * is compared. The fields it changes are recorded in reading_changes, in the same transaction,
- * and each said in a warning. Returns whether it was stored.
+ * and each said in a warning. Returns whether anything was stored: a reading that may not replace
+ * the stored one still stores its verdict on instants where none is (foldInstants).
  */
 export async function saveServerReading(
   db: Kysely<Database>,
@@ -311,23 +312,21 @@ export async function saveServerReading(
 ): Promise<boolean> {
   const changes = await inDbTransaction(db, async (trx) => {
     // Locked: the changes are those from the reading this store replaces, whoever wrote it.
-    const row = await trx
-      .selectFrom('server_readings')
-      .selectAll()
-      .where('source_id', '=', sourceId)
-      .where('resource', '=', resource)
-      .forUpdate()
-      .executeTakeFirst();
+    const row = await lockedReading(trx, sourceId, resource);
     // A source whose windows all failed before writing has no row yet: nothing to attach to. A
     // stored reading's source is there (its foreign key): asked only when none is stored.
     if (row === undefined && !(await sourceKnown(trx, sourceId))) return undefined;
     const before = row === undefined ? undefined : storedReading(row);
-    if (!mayReplace(before, over)) return undefined;
+    if (!mayReplace(before, over)) return foldInstants(trx, sourceId, resource, before, reading);
     const after = asStored(before, reading);
-    // Nothing stored to lock: of two first writers, the second finds the first's row and stores
-    // nothing (unless it re-learned: that replaces anything).
+    // Nothing stored to lock: of two first writers, the second finds the first's row (its insert
+    // waits for the first's commit) and stores nothing of its reading (unless it re-learned: that
+    // replaces anything), only what it proved of instants.
     const fresh = before === undefined && over !== 'relearned';
-    if (!(await writeReading(trx, sourceId, resource, after, fresh))) return undefined;
+    if (!(await writeReading(trx, sourceId, resource, after, fresh))) {
+      const first = await lockedReading(trx, sourceId, resource);
+      return foldInstants(trx, sourceId, resource, first && storedReading(first), reading);
+    }
     const found = before === undefined ? [] : readingChanges(before, after, over === 'relearned');
     if (found.length > 0)
       await trx
@@ -353,6 +352,41 @@ export async function saveServerReading(
       'server reading changed',
     );
   return true;
+}
+
+function lockedReading(db: Kysely<Database>, sourceId: string, resource: WindowedResource) {
+  return db
+    .selectFrom('server_readings')
+    .selectAll()
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/**
+ * A writer whose reading may not replace the stored one still stores a verdict on instants where
+ * none is stored: the probe's answer proves a property of the server, whichever reading of its
+ * bounds the writer held (asStored keeps such a verdict across a re-learning in the same way).
+ * Without it, a worker that lost the race to store first, or stores over a reading another
+ * re-learned, would keep its verdict to itself, and every later run would probe again or slice
+ * a day the server cannot slice. Returns no changes when it stored, undefined when it did not.
+ */
+async function foldInstants(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+  stored: ServerReading | undefined,
+  reading: ServerReading,
+): Promise<[] | undefined> {
+  if (stored === undefined || stored.instants !== null || reading.instants === null) return undefined;
+  await db
+    .updateTable('server_readings')
+    .set({ instants: reading.instants, updated_at: sql<Date>`now()` })
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .execute();
+  return [];
 }
 
 async function sourceKnown(db: Kysely<Database>, sourceId: string): Promise<boolean> {

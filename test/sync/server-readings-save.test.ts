@@ -86,4 +86,45 @@ describe('storing a server reading over what the writer last saw', () => {
     expect(statements.filter((s) => /from "sources"/.test(s))).toHaveLength(1);
     expect((await readServerReadings(t.db, 'nowhere')).size).toBe(0);
   });
+
+  it('a writer refused the store of its reading still stores its verdict on instants where none is stored', async () => {
+    await t.db.deleteFrom('server_readings').execute();
+    expect(await save(OLD, null)).toBe(true);
+    // Another first writer, which probed instants: its reading is not stored, its verdict is.
+    expect(await save({ ...OLD, headMs: 2 * HOUR, instants: 'refused' }, null)).toBe(true);
+    expect(await stored()).toMatchObject({ headMs: HOUR, instants: 'refused' });
+    // A verdict already stored is not replaced by a writer whose reading is refused.
+    expect(await save({ ...RELEARNED, instants: 'ignored' }, RELEARNED)).toBe(false);
+    expect(await stored()).toMatchObject({ headMs: HOUR, instants: 'refused' });
+  });
+
+  it('of two first writers at once, the one whose insert waited for the other still stores its verdict on instants', async () => {
+    await t.db.deleteFrom('server_readings').execute();
+    const first = await t.pool.connect();
+    try {
+      await first.query('begin');
+      await first.query(
+        `insert into server_readings (source_id, resource, head_ms, tail_ms, start_inclusive, end_inclusive,
+           server_day, item_order, cap, largest_response, limit_refused, instants)
+         values ('s1', 'feedback', $1, $2, true, true, 'utc', 'oldest-first', null, 0, null, null)`,
+        [HOUR, 23 * HOUR],
+      );
+      const second = save({ ...OLD, instants: 'refused' }, null);
+      // The second writer's insert waits on the first's uncommitted row.
+      await expect.poll(() => waitingInserts(), { timeout: 10_000 }).toBe(1);
+      await first.query('commit');
+      expect(await second).toBe(true);
+    } finally {
+      first.release();
+    }
+    expect(await stored()).toMatchObject({ headMs: HOUR, instants: 'refused' });
+  });
+
+  const waitingInserts = async () => {
+    const { rows } = await t.pool.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query ilike 'insert into "server_readings"%'`,
+    );
+    return rows[0]?.n ?? 0;
+  };
 });
