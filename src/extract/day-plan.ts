@@ -487,7 +487,7 @@ function* askFew(state: DayFetch, range: DayRange): Plan<unknown[]> {
   if (answer.kind !== 'items')
     throw answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
   hold(state, answer.items, false);
-  learnAnswer(knowledge, answer.items, range);
+  learnAnswer(knowledge, answer.items, range, Math.min(EDGE_LIMIT, state.limit));
   return answer.items;
 }
 
@@ -550,14 +550,21 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
  * the reading (its bounds too when `range`, a request by days, was asked), and whether the server
  * now lists its answers otherwise than it did this run (sorted by dt, now shuffled, or the
  * reverse): a server that changed how it reads, a rolling deploy perhaps, so the next day the run
- * would settle is not, and the reading is learned again first (underProof).
+ * would settle is not, and the reading is learned again first (underProof). `limit`: the
+ * request's, where it tells whether the answer may be cut.
  */
-function learnAnswer(knowledge: ResourceKnowledge, items: readonly unknown[], range?: DayRange): void {
+function learnAnswer(
+  knowledge: ResourceKnowledge,
+  items: readonly unknown[],
+  range?: DayRange,
+  limit?: number,
+): void {
   knowledge.responses = (knowledge.responses ?? 0) + 1;
   const session = sessionOf(knowledge);
   noteAnswer(session, items);
+  const cut = limit === undefined ? undefined : isCut(items.length, limit, knowledge.reading);
   if (range === undefined) learnFromAnswer(knowledge.reading, items);
-  else learnFromResponse(knowledge.reading, range, items);
+  else learnFromResponse(knowledge.reading, range, items, cut);
   if (listingChanged(knowledge.reading)) session.lapsed = true;
 }
 
@@ -702,7 +709,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         !atCap(reading, items.length)
       )
         proveCap(reading, items.length);
-      learnAnswer(knowledge, items, range);
+      learnAnswer(knowledge, items, range, state.limit);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
       if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(dayAnswerOf(state.day, items));
       return items;

@@ -48,6 +48,8 @@ interface ReadingMoves {
   earlier?: Reach;
   /** The run started from a reading earlier runs learned: even a whole day's move is a change. */
   stored: boolean;
+  /** A zone's shift of each side that a cut answer showed, until an answer not cut holds to it (noteShift). */
+  pendingShift?: { start: number; end: number };
 }
 
 /** The latest a server's interval starts after a request's startdate midnight, the earliest it ends after its enddate's. */
@@ -254,10 +256,9 @@ function movedBy(inward: number, stored: boolean): boolean {
  * Notes how a response moved the evidence's reach from `before` (null on a side the evidence had
  * nothing for: the run's start, or the reading forgotten as stale, whose count starts afresh): a
  * side that moved inward by hours after HELD_TO items held to it keeps its earlier reach for the
- * run's requests. `heads` and `tails`: the response's items against its startdate and enddate
- * midnights.
+ * run's requests (and, for a zone's move, a reach past the other end: noteShift).
  */
-function noteMoves(reading: ServerReading, before: KnownReach, heads: number[], tails: number[]): void {
+function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAnswer): void {
   // A reading the run starts from, learned by earlier runs, was held to by their answers.
   const moves = movesOf.get(reading) ?? {
     nearStart: before.startMs === null ? 0 : HELD_TO,
@@ -272,12 +273,63 @@ function noteMoves(reading: ServerReading, before: KnownReach, heads: number[], 
   if (startMoved && moves.nearStart >= HELD_TO)
     earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
   if (endMoved && moves.nearEnd >= HELD_TO) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
+  const shift = noteShift(moves, reading, answer, {
+    start: startMoved && moves.nearStart >= HELD_TO ? (before.startMs ?? 0) - now.startMs : 0,
+    end: endMoved && moves.nearEnd >= HELD_TO ? now.endMs - (before.endMs ?? 0) : 0,
+  });
+  if (shift.start > 0)
+    earlier.endMs = Math.min(earlier.endMs, Math.max(EARLIEST_END_MS, now.endMs - shift.start));
+  if (shift.end > 0)
+    earlier.startMs = Math.max(earlier.startMs, Math.min(LATEST_START_MS, now.startMs + shift.end));
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
   if (startMoved || before.startMs === null) moves.nearStart = 0;
   if (endMoved || before.endMs === null) moves.nearEnd = 0;
   const { headMs, tailMs } = reading;
+  const [heads, tails] = answer.mayBeCut ? [[], []] : [answer.heads, answer.tails];
   if (headMs !== null) moves.nearStart += heads.filter((head) => head < headMs + HOUR_MS).length;
   if (tailMs !== null) moves.nearEnd += tails.filter((tail) => tail > tailMs - HOUR_MS).length;
+}
+
+/** An answer as noteMoves sees it: its items against its startdate and enddate midnights. */
+interface MovingAnswer {
+  heads: number[];
+  tails: number[];
+  /** As large as any answer before it: its items at an end hold to no bound. */
+  mayBeCut: boolean;
+  /** Not cut: below the request's limit and any cap the run knows. */
+  whole: boolean;
+}
+
+/**
+ * A zone that moves shifts both ends of the server's day, but only the end it moved outward
+ * shows in items: none can show that the other end came earlier. So where a stored reading's
+ * bound, held to by earlier runs, moves by a zone's hours (less than half a day: a bound that
+ * turned moves a whole day, which sparse items can show as a little less), the requests reach as
+ * much further past the other end (never past what the widest request holds): at once where an
+ * answer not cut moved it; where a cut one did (a cut shows a bound only as far as it reaches),
+ * once an answer not cut holds items within an hour of the moved bound. Returns the shift of each
+ * side to apply now, by how far that side moved (`moved`, 0 for none).
+ */
+function noteShift(
+  moves: ReadingMoves,
+  reading: ServerReading,
+  answer: MovingAnswer,
+  moved: { start: number; end: number },
+): { start: number; end: number } {
+  const zone = (by: number) => (moves.stored && by > 0 && by < DAY_MS / 2 ? by : 0);
+  const pending = moves.pendingShift ?? { start: 0, end: 0 };
+  pending.start = Math.max(pending.start, zone(moved.start));
+  pending.end = Math.max(pending.end, zone(moved.end));
+  moves.pendingShift = pending;
+  if (!answer.whole) return { start: 0, end: 0 };
+  const { headMs, tailMs } = reading;
+  const shift = {
+    start: headMs !== null && answer.heads.some((head) => head < headMs + HOUR_MS) ? pending.start : 0,
+    end: tailMs !== null && answer.tails.some((tail) => tail > tailMs - HOUR_MS) ? pending.end : 0,
+  };
+  if (shift.start > 0) pending.start = 0;
+  if (shift.end > 0) pending.end = 0;
+  return shift;
 }
 
 /**
@@ -505,6 +557,8 @@ export function learnFromResponse(
   reading: ServerReading,
   range: DayRange,
   items: readonly unknown[],
+  /** Whether the answer may have been cut, where the asker knows its limit; else told by its size. */
+  cut?: boolean,
 ): ServerReading {
   const start = midnight(range.startdate);
   const end = midnight(range.enddate);
@@ -513,7 +567,6 @@ export function learnFromResponse(
     startMs: reading.headMs === null ? null : reach.startMs,
     endMs: reading.tailMs === null ? null : reach.endMs,
   };
-  // As large as any answer before, it may be cut at an end: its items there hold to no bound.
   const mayBeCut = items.length >= reading.largestResponse;
   const times: number[] = [];
   const heads: number[] = [];
@@ -530,7 +583,7 @@ export function learnFromResponse(
     if (reading.headMs === null || head < reading.headMs) reading.headMs = head;
     if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
   }
-  noteMoves(reading, before, mayBeCut ? [] : heads, mayBeCut ? [] : tails);
+  noteMoves(reading, before, { heads, tails, mayBeCut, whole: !(cut ?? mayBeCut) });
   return learnFromAnswer(reading, items, times);
 }
 
