@@ -16,6 +16,8 @@ import type { Reading, SwitchCase } from './queue-switch-cases.js';
  *    reading ends with no cap and a largest answer of 97, or the cap 100) settles every day at 60,
  *    while the other resources of the same source prove 60 in the same run (src/extract/
  *    server-reading.ts, atCap: the caps a run knows are per resource).
+ * The same four servers held still at the cap of 60 (before as after, same plans): 0 days short,
+ * one run each. The deploy is what the tool misses, not the cap.
  */
 
 /** A capped UTC server with an exclusive start, oldest first, instants ignored. */
