@@ -23,6 +23,7 @@ import {
   staleReading,
 } from './reading-check.js';
 import {
+  ceilingOf,
   newSession,
   noteAnswer,
   noteCut,
@@ -59,6 +60,7 @@ import {
   type ServerReading,
   sameRange,
   serverDay,
+  suspectCap,
 } from './server-reading.js';
 import {
   type DayAnswer,
@@ -352,7 +354,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     room: roomOf(state),
     served,
     // At a size the run knows a cap cut at, the day was judged knowing it: no cause to reopen it.
-    capProved: knowledge.reading.cap !== null || atCap(knowledge.reading, served),
+    capProved: atCap(knowledge.reading, served),
     alone: serverDay(knowledge.reading) === 'utc',
   };
   if (!settled(session, state.day, held, answers)) return fetched;
@@ -588,6 +590,7 @@ export function* planRunProof(
   knowledge: ResourceKnowledge,
 ): Plan<DayString[]> {
   const session = sessionOf(knowledge);
+  yield* checkCeiling(resource, policy, knowledge);
   reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   if (session.canary === undefined) return takeReopened(session);
   const state = newDayFetch(resource, session.canary.day, policy, knowledge);
@@ -600,6 +603,26 @@ export function* planRunProof(
   );
   if (session.proofs.failed > failedBefore) readingStale(knowledge);
   return reopened;
+}
+
+/**
+ * Days settled at one size again and again, none larger since (reading-session.ts, ceilingOf):
+ * one request around the first of them tells whether that size is a cap lowered during the run.
+ * An answer of exactly that size with items of other days is one: the day alone held as many.
+ * The size is then one answers may have been cut at: the days settled at it are read again.
+ */
+function* checkCeiling(
+  resource: WindowedResource,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): Plan<void> {
+  const ceiling = ceilingOf(sessionOf(knowledge), startLimit(policy, knowledge));
+  if (ceiling === undefined || atCap(knowledge.reading, ceiling.size)) return;
+  const state = newDayFetch(resource, ceiling.day, policy, knowledge);
+  const own = requestFor(ceiling.day, knowledge.reading);
+  const wide = yield* ask(state, { startdate: addDays(own.startdate, -1), enddate: addDays(own.enddate, 1) });
+  if (wide.length === ceiling.size && wide.some((item) => itemDay(item) !== ceiling.day))
+    suspectCap(knowledge.reading, ceiling.size);
 }
 
 function quietEnds(state: DayFetch): 'again' {

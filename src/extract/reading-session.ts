@@ -313,6 +313,32 @@ export function reopenUncapped(session: ReadingSession, cut: (served: number) =>
   session.uncapped.clear();
 }
 
+/** The least size that counts as a ceiling: quiet days repeat small sizes, a cap that low is not played. */
+const CEILING_LEAST = 10;
+
+/**
+ * The trace a cap lowered during the run leaves (a deploy: from 100 to 60, both below our limit):
+ * every answer after it is smaller than the largest before, so none looks cut, and days settle at
+ * the new cap. Days settled (in order) at one size three times or more, none larger since the
+ * first, below our `limit`: that size and its first day, or undefined. Sizes a server that holds
+ * still serves at random rarely peak three times.
+ */
+export function ceilingOf(
+  session: ReadingSession,
+  limit: number,
+): { day: DayString; size: number } | undefined {
+  const sizes = [...session.uncapped.values()];
+  const days = [...session.uncapped.keys()];
+  for (const [i, size] of sizes.entries()) {
+    // At our limit, answers are cut by us: their days were read on as cut ones.
+    if (size < CEILING_LEAST || size >= limit) continue;
+    const since = sizes.slice(i);
+    if (since.every((later) => later <= size) && since.filter((later) => later === size).length >= 3)
+      return { day: days[i] as DayString, size };
+  }
+  return undefined;
+}
+
 /** A day to read again (the run, takeReopened) and to record reopened (the ledger, takeProofs). */
 function reopen(session: ReadingSession, day: DayString): void {
   if (!session.reopened.includes(day)) session.reopened.push(day);

@@ -207,6 +207,25 @@ function runAnswers(reading: ServerReading): RunAnswers {
   return caps;
 }
 
+/**
+ * One source's resources know each other's caps, this run's and stored: a cap is the server's,
+ * and a deploy that lowers it lowers it for every endpoint. A resource whose answers never reached
+ * the old cap cannot see the new one by itself (an answer of 60 where the largest was 97 looks
+ * whole); once another proved 60, its answers of exactly 60 are checked, and its days settled at
+ * 60 are read again at the run's end. A server that caps its endpoints apart costs such a check
+ * on an answer of exactly another's cap, never a day.
+ */
+export function shareCaps(readings: readonly ServerReading[]): void {
+  const proved = new Set<number>();
+  for (const reading of readings) for (const cap of runAnswers(reading).proved) proved.add(cap);
+  for (const reading of readings) runAnswers(reading).proved = proved;
+}
+
+/** A size an answer may have been cut at (`atCap`), not proved the reading's cap. */
+export function suspectCap(reading: ServerReading, size: number): void {
+  runAnswers(reading).proved.add(size);
+}
+
 /** Records a cap proved: the reading's cap, and one of the run's for `atCap`. */
 export function proveCap(reading: ServerReading, cap: number): void {
   reading.cap = cap;

@@ -12,6 +12,7 @@ import {
   endInclusive,
   type ServerReading,
   serverDay,
+  shareCaps,
   startFrom,
   startInclusive,
 } from '../extract/server-reading.js';
@@ -76,9 +77,12 @@ export async function loadReadings(
           .where('source_id', '=', source)
           .execute();
   const stored = await readServerReadings(db, source);
+  // The stored readings themselves, not copies: what the run knows beside each (the stored cap,
+  // startFrom) is kept beside that object.
   const knowledge = knowledgeOfEach(
-    (resource): ResourceKnowledge => ({ reading: { ...(stored.get(resource) ?? emptyReading()) } }),
+    (resource): ResourceKnowledge => ({ reading: stored.get(resource) ?? emptyReading() }),
   );
+  shareCaps(Object.values(knowledge).map((k) => k.reading));
   const seen: SourceReadings['seen'] = new Map();
   for (const [resource, reading] of stored) seen.set(resource, { reading: { ...reading }, relearned: 0 });
   const readings: SourceReadings = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { midrunSearch, storedFlapSearch } from './midrun-search.js';
+import { emptyTally, midrunSearch, playMidrun, SIZES, storedFlapSearch } from './midrun-search.js';
 
 /**
  * SPEC-GAPS, "a reading that changes": servers that change how they read the spec's gaps while
@@ -156,5 +156,35 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.cases).toBe(1);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+  it('a cap lowered mid-run below every answer before it: the days settled at the new cap are read again', () => {
+    // A deploy lowers the cap from 100 to 60, both below our limit, on days of 20 to 100 items.
+    // Every answer after it is smaller than the largest before (100), so none looked cut: seeds
+    // 502 and 508 settled 8 and 9 days with 60 of their 61 to 98 items, no flag (64 days in 40
+    // such cases). The days settled at one size three times, none larger since, are a ceiling;
+    // one request around the first tells it is a cap (reading-session.ts, ceilingOf), and the
+    // run's end reads them again.
+    const before = {
+      startdate: 'exclusive',
+      enddate: 'inclusive',
+      order: 'oldest-first',
+      cap: 100,
+      maxLimit: null,
+      dayOffsetMinutes: 0,
+      instants: 'ignored',
+    } as const;
+    const tally = emptyTally();
+    for (const [seed, at] of [
+      [502, 0.3],
+      [508, 0.1],
+    ] as const)
+      playMidrun(
+        seed,
+        { kind: 'mid-run', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at },
+        tally,
+      );
+    expect(tally.cases).toBe(2);
+    expect(tally.short).toEqual([]);
+    expect(tally.left).toBe(0);
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ceilingOf,
   ledgerTook,
   newSession,
   noteAnswer,
@@ -244,5 +245,41 @@ describe('the reading session: sizes a cap cut at', () => {
     expect(noteCut(session, '2026-03-01', [day(1)], 1000)).toBe(false);
     expect(noteCut(session, '2026-03-01', [day(1), day(2)], 1000)).toBe(false);
     expect(noteCut(session, '2026-03-01', [day(1), day(2), day(3)], 1000)).toBe(false);
+  });
+});
+
+describe('the reading session: a cap lowered during the run', () => {
+  /** Days settled in order at these sizes, under no cap the run knows at that size. */
+  const settledAt = (sizes: number[]) => {
+    const session = newSession();
+    for (const [i, served] of sizes.entries())
+      settled(session, `2026-03-${String(i + 1).padStart(2, '0')}`, [], {
+        ...ROOM,
+        served,
+        capProved: false,
+      });
+    return session;
+  };
+
+  it('days settled three times at one size, none larger since the first, leave a ceiling at that size', () => {
+    expect(ceilingOf(settledAt([97, 80, 60, 41, 60, 12, 60, 33]), 250)).toEqual({
+      day: '2026-03-03',
+      size: 60,
+    });
+  });
+
+  it('a larger day after it, or only two at the size, is no ceiling: sizes a steady server serves at random', () => {
+    expect(ceilingOf(settledAt([60, 44, 60, 60, 61]), 250)).toBeUndefined();
+    expect(ceilingOf(settledAt([97, 60, 41, 60]), 250)).toBeUndefined();
+  });
+
+  it('small sizes a quiet source repeats are no ceiling, nor our limit, nor days settled knowing a cap at their size', () => {
+    expect(ceilingOf(settledAt([3, 1, 3, 3, 2]), 250)).toBeUndefined();
+    // At our limit: cut by us, and read on as cut days (halves, time slices).
+    expect(ceilingOf(settledAt([250, 240, 250, 250]), 250)).toBeUndefined();
+    const session = newSession();
+    for (const day of ['2026-03-01', '2026-03-02', '2026-03-03'])
+      settled(session, day, [], { ...ROOM, served: 60, capProved: true });
+    expect(ceilingOf(session, 250)).toBeUndefined();
   });
 });

@@ -5,11 +5,13 @@ import {
   type DayRange,
   emptyReading,
   heldWhole,
+  learnFromAnswer,
   learnFromResponse,
   listingChanged,
   proveCap,
   requestFor,
   type ServerReading,
+  shareCaps,
   startFrom,
 } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
@@ -255,5 +257,25 @@ describe('how a server lists its answers', () => {
     const late = [...sorted.slice(0, 30), sorted[2] as { dt: string }, ...sorted.slice(30)];
     learnFromResponse(reading, range, late);
     expect(listingChanged(reading)).toBe(false);
+  });
+});
+
+describe("one source's resources know each other's caps", () => {
+  it('a cap one resource proves, or one stored for it, is a size the others check their answers at', () => {
+    const feedback = startFrom({ ...emptyReading(), cap: 100 });
+    const recordings = emptyReading();
+    learnFromAnswer(
+      recordings,
+      Array.from({ length: 97 }, () => ({})),
+    );
+    shareCaps([feedback, recordings]);
+    expect(atCap(recordings, 100)).toBe(true);
+    // A deploy lowered the cap to 60; feedback's answers showed it. Recordings never reached
+    // 100: its answers of exactly 60 looked whole, and now are the old cap's cut.
+    expect(atCap(recordings, 60)).toBe(false);
+    proveCap(feedback, 60);
+    expect(atCap(recordings, 60)).toBe(true);
+    expect(atRaisedCap(recordings, 60)).toBe(true);
+    expect(atCap(recordings, 59)).toBe(false);
   });
 });
