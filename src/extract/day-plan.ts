@@ -133,6 +133,11 @@ export interface DayFetch {
   dayAnswers: DayAnswer[];
   /** A day not over yet (today): read again by every run, it settles nothing and proves nothing. */
   open: boolean;
+  /**
+   * The day was settled empty by an earlier run: its first request is the widest (emptyFirst),
+   * which settles it alone if it is still empty, where the narrow request would need it too.
+   */
+  emptyBefore: boolean;
   /** Answers that held none of the day's items: one alone never settles it (underProof). */
   emptyAnswers: number;
   /** Times the day came back short of what an answer of the run held of it. */
@@ -146,9 +151,11 @@ export interface DayFetch {
   vouchedBy: number;
   /**
    * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
-   * when it did not settle it: it held the day's items, or it was cut before the day.
+   * when it did not settle it: it held the day's items, or it was cut before the day. Asked first,
+   * for a day an earlier run settled empty (emptyFirst): 'holds' when it settled the day empty,
+   * 'asked' when it said none of this (it stands for the day's first empty answer's).
    */
-  widest: 'unasked' | 'stale' | 'cut';
+  widest: 'unasked' | 'asked' | 'stale' | 'cut' | 'holds';
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -180,6 +187,7 @@ export function newDayFetch(
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
   open = false,
+  emptyBefore = false,
 ): DayFetch {
   const limit = startLimit(policy, knowledge);
   return {
@@ -194,6 +202,7 @@ export function newDayFetch(
     limit,
     dayAnswers: [],
     open,
+    emptyBefore,
     emptyAnswers: 0,
     shortAnswers: 0,
     staleVerdicts: 0,
@@ -222,6 +231,11 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
   const { reading } = state.knowledge;
   // Before any answer of the run: whether what it goes by was learned by an earlier run.
   state.knowledge.storedReading ??= reading.headMs !== null || reading.tailMs !== null;
+  const first = yield* emptyFirst(state);
+  if (first !== undefined) {
+    const settledDay = yield* underProof(state, first);
+    if (settledDay !== 'again') return settledDay;
+  }
   let asked: DayRange | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // A server that keeps changing (a rolling deploy) would keep the day asking: flagged instead.
@@ -370,17 +384,56 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
  * and what the answer said is its verdict's if one is needed (emptyVerdict).
  */
 function* widestFirst(state: DayFetch): Plan<'holds' | 'again'> {
+  // Asked already, before the day's own request (emptyFirst), and it settled the day.
+  if (state.widest === 'holds') return 'holds';
+  if (!widestWorthAsking(state)) return 'again';
+  return (yield* askWidest(state)) ? 'holds' : 'again';
+}
+
+/**
+ * Whether the widest request may settle the day empty: not asked yet, wider than what the run
+ * asks for the day, and not holding neighbours seen to hold more than one answer would (it would
+ * come back cut, settling nothing).
+ */
+function widestWorthAsking(state: DayFetch): boolean {
   const widest = widestRequest(state.day);
-  if (state.widest !== 'unasked' || covers(runRequest(state.day, state.knowledge), widest)) return 'again';
-  // Neighbours seen to hold more than one answer would: it would come back cut, settling nothing.
-  if (seenIn(sessionOf(state.knowledge), widest) >= roomOf(state)) return 'again';
+  if (state.widest !== 'unasked' || covers(runRequest(state.day, state.knowledge), widest)) return false;
+  return seenIn(sessionOf(state.knowledge), widest) < roomOf(state);
+}
+
+/**
+ * Asks the widest request for an empty day (see widestFirst): true when its answer settles the day
+ * empty; otherwise what it said is kept for the day's verdict (emptyVerdict).
+ */
+function* askWidest(state: DayFetch): Plan<boolean> {
   const reading = { ...state.knowledge.reading };
-  const wide = yield* ask(state, widest);
+  const wide = yield* ask(state, widestRequest(state.day));
   const verdict = wideVerdict(state, wide);
-  if (verdict === 'holds' && answerSpans(reading, wide, state.day)) return 'holds';
+  if (verdict === 'holds' && answerSpans(reading, wide, state.day)) {
+    state.widest = 'holds';
+    return true;
+  }
   // Uncut only as far as the run knows (a cap not yet proved): asked again for the verdict.
-  if (verdict !== 'holds') state.widest = verdict;
-  return 'again';
+  state.widest = verdict !== 'holds' ? verdict : 'asked';
+  return false;
+}
+
+/**
+ * A day an earlier run settled empty: the widest request asked before the day's own. Still empty,
+ * its answer settles the day alone, under the same test as an empty day's first empty answer
+ * (widestFirst; the day's own request, empty too, would add nothing to it), and the day goes
+ * under the run's proofs as any other. Otherwise undefined: the day is asked as any other, and
+ * what the widest answer held of it its own answer must hold too (shortOfSeen).
+ */
+function* emptyFirst(state: DayFetch): Plan<FetchedDay | undefined> {
+  const { knowledge } = state;
+  if (!state.emptyBefore || state.open || knowledge.quiet === true) return undefined;
+  // Only an answer listed by dt settles an empty day alone (answerSpans): where the server is not
+  // known to list so, the widest request would come first for nothing.
+  if (knowledge.reading.order !== 'oldest-first' && knowledge.reading.order !== 'newest-first')
+    return undefined;
+  if (!widestWorthAsking(state)) return undefined;
+  return (yield* askWidest(state)) ? outcome(state, false) : undefined;
 }
 
 /** Items the run has seen served of the days `range` spans (each day's largest answer). */
@@ -420,7 +473,10 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const widest = widestRequest(state.day);
   if (covers(runRequest(state.day, state.knowledge), widest)) return 'holds';
   // Asked when the day was first found empty: its answer was judged then.
-  const judged = state.widest === 'unasked' ? yield* widestVerdict(state, widest) : state.widest;
+  const judged =
+    state.widest === 'unasked' || state.widest === 'asked'
+      ? yield* widestVerdict(state, widest)
+      : state.widest;
   if (judged !== 'cut') return judged;
   const { reading } = state.knowledge;
   // Where instants are honoured, their one request below proves the day: the edges' two need not.

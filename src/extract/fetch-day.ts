@@ -19,8 +19,15 @@ export function fetchDay(
   knowledge: ResourceKnowledge,
   /** The day is not over (today): its answer settles nothing (day-plan.ts, underProof). */
   open = false,
+  /** An earlier run settled the day empty: the widest request is asked first (day-plan.ts, emptyFirst). */
+  emptyBefore = false,
 ): Promise<FetchedDay> {
-  return drive(client, resource, day, planDay(newDayFetch(resource, day, policy, knowledge, open)));
+  return drive(
+    client,
+    resource,
+    day,
+    planDay(newDayFetch(resource, day, policy, knowledge, open, emptyBefore)),
+  );
 }
 
 /**

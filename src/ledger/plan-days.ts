@@ -112,3 +112,34 @@ async function reopenedDays(
     .execute();
   return rows.map((row) => row.day);
 }
+
+/**
+ * Of `days`, those an earlier run settled empty: done, whole, with no item stored or rejected, not
+ * reopened since. A hint only: such a day is asked the widest request first (day-plan.ts,
+ * emptyFirst), and settled on what this run's answers show, never on the ledger's word.
+ */
+export async function emptyDays(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+  days: readonly DayString[],
+): Promise<Set<DayString>> {
+  const sorted = [...days].sort();
+  const [first, last] = [sorted[0], sorted[sorted.length - 1]];
+  if (first === undefined || last === undefined) return new Set();
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select('day')
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .where('day', '>=', first)
+    .where('day', '<=', last)
+    .where('status', '=', 'done')
+    .where('truncated', '=', false)
+    .where('item_count', '=', 0)
+    .where('rejected_count', '=', 0)
+    .where('reopened_at', 'is', null)
+    .execute();
+  const planned = new Set(days);
+  return new Set(rows.map((row) => row.day).filter((day) => planned.has(day)));
+}

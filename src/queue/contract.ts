@@ -16,6 +16,8 @@ export interface PlannedWindow<Source extends { name: string } = { name: string 
   resource: WindowedResource;
   day: DayString;
   startDay: DayString;
+  /** An earlier run settled the day empty (src/ledger/plan-days.ts, emptyDays). */
+  emptyBefore?: boolean;
 }
 
 /** The first planned window of each source and resource, in the plan's order. */

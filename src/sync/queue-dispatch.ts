@@ -81,6 +81,7 @@ export function windowJobs(
     day: p.day,
     startDay: p.startDay,
     today: run.today,
+    ...(p.emptyBefore === true ? { emptyBefore: true } : {}),
     schema: LATEST_MIGRATION,
   }));
 }

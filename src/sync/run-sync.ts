@@ -12,7 +12,7 @@ import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
 import { describeReading } from '../extract/server-reading.js';
-import { planDays } from '../ledger/plan-days.js';
+import { emptyDays, planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import { windowKey } from '../ledger/verified.js';
 import type { Logger } from '../log/logger.js';
@@ -335,7 +335,8 @@ async function planWindows(
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
       const { days, startDay } = await planDays(deps.db, deps.settings, handle.name, resource, range, today);
-      for (const day of days) plans.push({ handle, resource, day, startDay });
+      const empty = await emptyDays(deps.db, handle.name, resource, days);
+      for (const day of days) plans.push({ handle, resource, day, startDay, emptyBefore: empty.has(day) });
     }
   return oldestFirst(plans);
 }
@@ -497,7 +498,11 @@ async function startWindow(
     allowance.hold(name, plan.resource, plan.day);
     return skippedWindow(name, plan.resource, plan.day);
   }
-  return runWindow(ctx, plan.handle, plan.resource, plan.day, { today: run.today, startDay: plan.startDay });
+  return runWindow(ctx, plan.handle, plan.resource, plan.day, {
+    today: run.today,
+    startDay: plan.startDay,
+    emptyBefore: plan.emptyBefore === true,
+  });
 }
 
 /**

@@ -34,7 +34,7 @@ export async function runWindow(
   source: SourceHandle,
   resource: WindowedResource,
   day: DayString,
-  plan: { today: DayString; startDay: DayString },
+  plan: { today: DayString; startDay: DayString; emptyBefore?: boolean },
 ): Promise<WindowOutcome> {
   // Admitted while what it will hold fits the run's byte budget (src/sync/window-memory.ts).
   const lease = await ctx.memory.admit(`${source.name}/${resource}`);
@@ -50,7 +50,7 @@ async function fetchAndStore(
   source: SourceHandle,
   resource: WindowedResource,
   day: DayString,
-  plan: { today: DayString; startDay: DayString },
+  plan: { today: DayString; startDay: DayString; emptyBefore?: boolean },
   lease: WindowLease,
 ): Promise<WindowOutcome> {
   const base = { source: source.name, resource, day };
@@ -64,6 +64,7 @@ async function fetchAndStore(
       ctx.limits,
       source.knowledge[resource],
       day >= plan.today,
+      plan.emptyBefore === true,
     );
     requests = fetched.requests;
     const items = await validateFetched(fetched, lease, source, resource);

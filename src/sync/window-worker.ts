@@ -329,6 +329,7 @@ async function runJobWindow(
   const outcome = await runWindow(ctx, handle, data.resource, data.day, {
     today: data.today,
     startDay: data.startDay,
+    emptyBefore: data.emptyBefore === true,
   });
   // Shared while the slot is held, so that the source's next window, on whichever worker, finds it
   // (a reading this worker re-learned is stored first: that part waits until after the store).

@@ -11,6 +11,11 @@ const DAY = '2026-03-10';
 const DAY_MS = 86_400_000;
 const POLICY: LimitPolicy = { limit: 1000, maxLimit: 4000 };
 
+interface Range {
+  startdate: string;
+  enddate: string;
+}
+
 /** Inclusive bounds on UTC days, learned this run: each day is asked alone. */
 function provedUtc(): ServerReading {
   return { ...emptyReading(), headMs: 60_000, tailMs: DAY_MS - 60_000, largestResponse: 500 };
@@ -84,6 +89,97 @@ describe('a day settled under the run’s proofs', () => {
     const again = plan.next(items(around(-2, -1, DAY)));
     expect(again.done).toBe(false);
     expect(again.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+  });
+
+  describe('a day an earlier run settled empty', () => {
+    const again = (knowledge: ResourceKnowledge, open = false) => {
+      const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge, open, true));
+      return { plan, first: plan.next() };
+    };
+
+    it('is asked the widest request first: still empty, its answer settles the day alone', () => {
+      const { plan, first } = again(listingByDt());
+      expect(first.value).toMatchObject({ kind: 'ask', range: widestRequest(DAY) });
+      const done = plan.next(items(around(-2, 3, DAY)));
+      expect(done.done).toBe(true);
+      expect(done.value).toMatchObject({ truncated: false, requests: 1 });
+      expect((done.value as { onDay: unknown[] }).onDay).toHaveLength(0);
+    });
+
+    it('with items now, it is asked its own request too, which must hold every item the widest held', () => {
+      const { plan } = again(listingByDt());
+      const own = plan.next(items(dayItems(300)));
+      expect(own.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+      const done = plan.next(items(dayItems(300)));
+      expect(done.done).toBe(true);
+      expect(done.value).toMatchObject({ truncated: false });
+      expect((done.value as { onDay: unknown[] }).onDay).toHaveLength(300);
+    });
+
+    it('with items now that its own request no longer serves (a stale reading), it is never settled short', () => {
+      const knowledge = listingByDt();
+      const { plan } = again(knowledge);
+      // The widest request holds the day's 300 items; the narrow ones, under a reading gone stale,
+      // serve 120 of them, whatever the reading learned again asks.
+      let step = plan.next(items(dayItems(300)));
+      const short = serving(120);
+      for (let asks = 0; !step.done && asks < 20; asks++) step = plan.next(short(step));
+      expect(step.done).toBe(true);
+      expect(step.value).toMatchObject({ truncated: true });
+      expect(knowledge.relearned).toBe(1);
+    });
+
+    /** Runs the day's plan against `answer` to its end: the ranges it asked and its outcome. */
+    const play = (knowledge: ResourceKnowledge, hint: boolean, answer: (range: Range) => unknown[]) => {
+      const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge, false, hint));
+      const asked: Range[] = [];
+      let step = plan.next();
+      for (let asks = 0; !step.done && asks < 30; asks++) {
+        const { range } = step.value as { range: Range };
+        asked.push(range);
+        step = plan.next(items(answer(range)));
+      }
+      return { asked, outcome: step.value };
+    };
+    const widest = widestRequest(DAY);
+    const isWidest = (range: Range) =>
+      range.startdate === widest.startdate && range.enddate === widest.enddate;
+
+    it('a widest answer that stops before the day (cut, the cap not yet known) settles nothing: the day is asked as one found empty first', () => {
+      const cutBefore = (range: Range) => (isWidest(range) ? around(-2, -1, DAY) : []);
+      const hinted = play(listingByDt(), true, cutBefore);
+      expect(hinted.asked[0]).toEqual(widest);
+      expect(hinted.asked[1]).toEqual({ startdate: DAY, enddate: DAY });
+      const unhinted = play(listingByDt(), false, cutBefore);
+      // As many requests, the widest first, and the same verdict, on the same answers.
+      expect(hinted.asked).toHaveLength(unhinted.asked.length);
+      expect(hinted.outcome).toEqual(unhinted.outcome);
+      expect(hinted.asked.filter(isWidest)).toHaveLength(unhinted.asked.filter(isWidest).length);
+    });
+
+    it('on a server not known to list by dt, where no widest answer settles an empty day alone, its own request comes first', () => {
+      const { first } = again({ reading: provedUtc(), staleChecked: true, quiet: false });
+      expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+      const shuffled = again({
+        reading: { ...provedUtc(), order: 'unordered' },
+        staleChecked: true,
+        quiet: false,
+      });
+      expect(shuffled.first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    });
+
+    it('not over yet (today), it is asked as any open day: its own request first', () => {
+      const { first } = again(listingByDt(), true);
+      expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    });
+
+    it('in quiet mode, where every day is asked the widest request, it is asked as any day', () => {
+      const empty = (range: Range) => (isWidest(range) ? around(-2, 3, DAY) : []);
+      const hinted = play({ ...listingByDt(), quiet: true }, true, empty);
+      const unhinted = play({ ...listingByDt(), quiet: true }, false, empty);
+      expect(hinted.asked).toEqual(unhinted.asked);
+      expect(hinted.outcome).toEqual(unhinted.outcome);
+    });
   });
 
   it('a day answered with fewer of its items than a neighbour’s answer held is asked again, and flagged if it stays short', () => {

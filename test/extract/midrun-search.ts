@@ -117,6 +117,8 @@ export function readRun(
   days: readonly DayString[],
   knowledge: ResourceKnowledge,
   onDay?: (day: DayString, cost: DayCost) => void,
+  /** Days an earlier run settled empty: the sync's ledger says so for each read of the run. */
+  emptyBefore: ReadonlySet<DayString> = new Set(),
 ): { results: Map<DayString, DayResult>; reopened: number; left: DayString[] } {
   const results = new Map<DayString, DayResult>();
   let pending = [...days];
@@ -125,7 +127,7 @@ export function readRun(
   for (let pass = 0; pass < 4 && pending.length > 0; pass++) {
     for (const day of pending) {
       const before = { requests: server.requests, proofRequests: proofRequests() };
-      const fetched = fetchDaySync(server, day, knowledge);
+      const fetched = fetchDaySync(server, day, knowledge, emptyBefore.has(day));
       onDay?.(day, {
         requests: server.requests - before.requests,
         proofRequests: proofRequests() - before.proofRequests,
@@ -240,6 +242,56 @@ export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally):
   tally.reopened += run.reopened;
   tally.requests += server.requests;
   tally.cases += 1;
+}
+
+/**
+ * The same days read again by the next run (a lookback, a backfill repeated), from the reading the
+ * first run stored, while the server changes its reading as playMidrun's does (at a share of the
+ * first run's requests; between runs, before the second). Days the first run settled empty are
+ * asked the widest request first (`hinted`, as the sync's ledger has it: day-plan.ts, emptyFirst);
+ * of the two days the first run's server left empty whatever the sizes, one has items by the
+ * second run, as late items would bring.
+ */
+export function playReread(seed: number, c: MidrunCase, tally: MidrunTally, hinted = true): void {
+  const rng = createRandom(hashSeed(seed, 'reread'));
+  const from = addDays(TODAY, -60);
+  const to = addDays(TODAY, 5);
+  const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+  const [stillEmpty, filled] = [days[4] as DayString, days[12] as DayString];
+  const label = `seed ${seed} reread ${c.kind} ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
+  const sizes = { ...c.sizes, empty: [stillEmpty, filled] };
+  const first = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, sizes);
+  const knowledge = storedKnowledge(emptyReading());
+  const firstRun = readRun(first, days, knowledge);
+  const settledEmpty = new Set(
+    days.filter((day) => {
+      const result = firstRun.results.get(day);
+      return (
+        result !== undefined && !result.truncated && result.ids.size === 0 && !firstRun.left.includes(day)
+      );
+    }),
+  );
+  const length = Math.max(1, first.requests);
+  const switchAt = c.kind === 'between-runs' ? 0 : Math.floor(c.at * length);
+  const steadyAt =
+    c.kind === 'flapping' ? switchAt + Math.max(8, Math.floor((length * rng.int(20, 60)) / 100)) : switchAt;
+  const again = { ...c.sizes, empty: [stillEmpty] };
+  const server = new SwitchingServer(seed, from, to, c.before, c.after, switchAt, steadyAt, again);
+  const hints = hinted ? settledEmpty : new Set<DayString>();
+  const run = readRun(server, days, storedKnowledge(knowledge.reading), undefined, hints);
+  tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
+  tally.reopened += run.reopened;
+  tally.requests += server.requests;
+  tally.cases += 1;
+}
+
+/** The search's cases, each played as the same days read again by the next run (playReread). */
+export function rereadSearch(count: number, seed: number, hinted = true, only?: number): MidrunTally {
+  const tally = emptyTally();
+  midrunCases(count, seed).forEach((c, i) => {
+    if (only === undefined || only === i) playReread(seed + i, c, tally, hinted);
+  });
+  return tally;
 }
 
 /** The search's cases, each played as a rolling deploy under way as a run starts (playStoredFlap). */

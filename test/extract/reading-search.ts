@@ -122,8 +122,14 @@ export class QuietServer {
 export const POLICY: LimitPolicy = { limit: 1000, maxLimit: 10_000 };
 
 /** Fetches one day by its plan against the server, sending every request it yields. */
-export function fetchDaySync(server: QuietServer, day: DayString, knowledge: ResourceKnowledge): FetchedDay {
-  return answerPlan(server, planDay(newDayFetch('feedback', day, POLICY, knowledge)));
+export function fetchDaySync(
+  server: QuietServer,
+  day: DayString,
+  knowledge: ResourceKnowledge,
+  /** An earlier run settled the day empty (day-plan.ts, emptyFirst). */
+  emptyBefore = false,
+): FetchedDay {
+  return answerPlan(server, planDay(newDayFetch('feedback', day, POLICY, knowledge, false, emptyBefore)));
 }
 
 /** Sends every request a plan yields to the server, one at a time, until the plan finishes. */
