@@ -371,6 +371,8 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     capProved: atCap(knowledge.reading, served),
     alone: serverDay(knowledge.reading) === 'utc',
   };
+  // A cap proved since a day settled at its size: that day is read again.
+  reopenUncapped(session, (size) => atCap(knowledge.reading, size));
   if (!settled(session, state.day, held, answers)) return fetched;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : fetched;
 }

@@ -304,13 +304,17 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
 }
 
 /**
- * At the run's end, with what the run proved of caps (`cut`: whether an answer of that size may
- * have been cut, at or above the cap or exactly at one proved and since raised): days settled
- * before a cap was proved whose answers it may have cut are reopened.
+ * With what the run proved of caps so far (`cut`: whether an answer of that size may have been
+ * cut, at or above the cap or exactly at one proved and since raised): days settled before a cap
+ * was proved whose answers it may have cut are reopened. Asked as each day settles (a queued
+ * run's worker has no run's end of its own) and at the run's end.
  */
 export function reopenUncapped(session: ReadingSession, cut: (served: number) => boolean): void {
-  for (const [day, served] of session.uncapped) if (cut(served)) reopen(session, day);
-  session.uncapped.clear();
+  for (const [day, served] of session.uncapped)
+    if (cut(served)) {
+      reopen(session, day);
+      session.uncapped.delete(day);
+    }
 }
 
 /** The least size that counts as a ceiling: quiet days repeat small sizes, a cap that low is not played. */

@@ -3,6 +3,7 @@ import {
   emptyTally,
   midrunSearch,
   playMidrun,
+  playStoredFlap,
   rereadSearch,
   SIZES,
   storedFlapSearch,
@@ -205,5 +206,27 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.cases).toBe(2);
     expect(tally.short).toEqual([]);
     expect(tally.left).toBe(0);
+  }, 60_000);
+  it('a cap lowered by a rolling deploy: a day settled at the new cap is read again as soon as the cap is proved', () => {
+    // Both readings answer at random, so answers above 60 keep coming and no ceiling shows; a cap
+    // proved by a cut answer reopened the days settled at 60 only at the run's end, which then
+    // judged them by what its last proof found. Seed 918 (a run from a stored reading) settled 4
+    // days at 60, seed 518 (mid-run) 2; each settle now reopens what a cap since proved explains.
+    const before = {
+      startdate: 'exclusive',
+      enddate: 'inclusive',
+      order: 'oldest-first',
+      cap: 100,
+      maxLimit: null,
+      dayOffsetMinutes: 0,
+      instants: 'ignored',
+    } as const;
+    const after = { ...before, cap: 60 };
+    const tally = emptyTally();
+    playStoredFlap(918, { kind: 'flapping', before, after, sizes: SIZES.normal, at: 0.5 }, tally);
+    playMidrun(518, { kind: 'flapping', before, after, sizes: SIZES.normal, at: 0.3 }, tally);
+    expect(tally.cases).toBe(2);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 });

@@ -211,6 +211,19 @@ describe('the reading session: proofs', () => {
     reopenUncapped(session, (served) => served >= 100);
     expect(takeReopened(session)).toEqual(['2026-03-01']);
   });
+
+  it('asked as days settle, a cap proved mid-run reopens the days at its size at once; the others are asked again later', () => {
+    const session = newSession();
+    const uncapped = { room: 1000, capProved: false, alone: false };
+    settled(session, '2026-03-01', [], { ...uncapped, served: 60 });
+    settled(session, '2026-03-02', [], { ...uncapped, served: 80 });
+    reopenUncapped(session, (served) => served === 60);
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
+    reopenUncapped(session, (served) => served === 60);
+    expect(takeReopened(session)).toEqual([]);
+    reopenUncapped(session, (served) => served >= 80);
+    expect(takeReopened(session)).toEqual(['2026-03-02']);
+  });
 });
 
 describe('the reading session: sizes a cap cut at', () => {
