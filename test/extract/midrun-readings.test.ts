@@ -18,6 +18,17 @@ import {
  * reading session, these 60 cases settled 72 days short and lost 29 flags.
  */
 
+/** A server that caps at 100, below our limit, oldest first, on UTC days: a deploy lowers its cap. */
+const CAPPED_AT_100 = {
+  startdate: 'exclusive',
+  enddate: 'inclusive',
+  order: 'oldest-first',
+  cap: 100,
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+  instants: 'ignored',
+} as const;
+
 describe('servers whose reading changes while the tool reads', () => {
   it('60 seeded cases: no day settled short, no flag lost; the request cost printed', () => {
     const tally = midrunSearch(60, 20261128);
@@ -184,15 +195,7 @@ describe('servers whose reading changes while the tool reads', () => {
     // such cases). The days settled at one size three times, none larger since, are a ceiling;
     // one request around the first tells it is a cap (reading-session.ts, ceilingOf), and the
     // run's end reads them again.
-    const before = {
-      startdate: 'exclusive',
-      enddate: 'inclusive',
-      order: 'oldest-first',
-      cap: 100,
-      maxLimit: null,
-      dayOffsetMinutes: 0,
-      instants: 'ignored',
-    } as const;
+    const before = CAPPED_AT_100;
     const tally = emptyTally();
     for (const [seed, at] of [
       [502, 0.3],
@@ -212,15 +215,7 @@ describe('servers whose reading changes while the tool reads', () => {
     // proved by a cut answer reopened the days settled at 60 only at the run's end, which then
     // judged them by what its last proof found. Seed 918 (a run from a stored reading) settled 4
     // days at 60, seed 518 (mid-run) 2; each settle now reopens what a cap since proved explains.
-    const before = {
-      startdate: 'exclusive',
-      enddate: 'inclusive',
-      order: 'oldest-first',
-      cap: 100,
-      maxLimit: null,
-      dayOffsetMinutes: 0,
-      instants: 'ignored',
-    } as const;
+    const before = CAPPED_AT_100;
     const after = { ...before, cap: 60 };
     const tally = emptyTally();
     playStoredFlap(918, { kind: 'flapping', before, after, sizes: SIZES.normal, at: 0.5 }, tally);

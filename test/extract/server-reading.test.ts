@@ -53,6 +53,14 @@ function learnedAhead(): ServerReading {
   return reading;
 }
 
+/** A reading learned from one dense answer of the UTC server. */
+function learnedUtc(): ServerReading {
+  const reading = emptyReading();
+  const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+  learnFromResponse(reading, first, served(first, UTC.startMs, UTC.endMs, 10));
+  return reading;
+}
+
 describe('a reading that moves while the run reads', () => {
   it('a server 5.5 h ahead of UTC is asked each day with the next, which its day ends inside', () => {
     expect(requestFor(DAY, learnedAhead())).toEqual({
@@ -91,10 +99,8 @@ describe('a reading that moves while the run reads', () => {
   });
 
   it('from a stored reading, a start that moves by hours moves the end as far: requests reach past it', () => {
-    const learned = emptyReading();
-    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
-    learnFromResponse(learned, first, served(first, UTC.startMs, UTC.endMs, 10));
-    const stored = { ...learned };
+    // A copy, as the next run loads it: a reading earlier runs learned.
+    const stored = { ...learnedUtc() };
     // The server's zone moved 2 h east: its day now runs from 22:00 to 22:00 UTC. Its answers
     // show the earlier start; none can show the end that came 2 h earlier too.
     const range = requestFor(addDays(DAY, -1), stored);
@@ -104,10 +110,8 @@ describe('a reading that moves while the run reads', () => {
   });
 
   it('a start moved by hours in a cut answer widens the requests only once an answer not cut holds to it', () => {
-    const learned = emptyReading();
-    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
-    learnFromResponse(learned, first, served(first, UTC.startMs, UTC.endMs, 10));
-    const stored = { ...learned };
+    // A copy, as the next run loads it: a reading earlier runs learned.
+    const stored = { ...learnedUtc() };
     const ahead = (range: DayRange) => served(range, UTC.startMs - 2 * HOUR, UTC.endMs - 2 * HOUR, 10);
     // Cut at our limit: it shows the start only as far as its cut, as a reading learned from cut
     // answers (a busy source, newest first) moves on a server that never changed.
@@ -120,29 +124,23 @@ describe('a reading that moves while the run reads', () => {
   });
 
   it('a start moved by most of a day (a bound that turned, seen on sparse items) is no zone: the end keeps its reach', () => {
-    const learned = emptyReading();
-    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
-    learnFromResponse(learned, first, served(first, UTC.startMs, UTC.endMs, 10));
-    const stored = { ...learned };
+    // A copy, as the next run loads it: a reading earlier runs learned.
+    const stored = { ...learnedUtc() };
     const range = requestFor(addDays(DAY, -1), stored);
     learnFromResponse(stored, range, served(range, UTC.startMs - 23 * HOUR, UTC.endMs, 10), false);
     expect(requestFor(DAY, stored).enddate).toBe(addDays(DAY, 1));
   });
 
   it('a run learning from nothing takes a start that moves by hours as what it learns: no wider requests', () => {
-    const reading = emptyReading();
-    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
-    learnFromResponse(reading, first, served(first, UTC.startMs, UTC.endMs, 10));
+    const reading = learnedUtc();
     const range = requestFor(addDays(DAY, -1), reading);
     learnFromResponse(reading, range, served(range, UTC.startMs - 2 * HOUR, UTC.endMs - 2 * HOUR, 10));
     expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 1));
   });
 
   it('from a stored reading, an enddate turned inclusive (a whole day) keeps the reach too', () => {
-    const learned = emptyReading();
-    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
-    learnFromResponse(learned, first, served(first, UTC.startMs, UTC.endMs, 10));
-    const stored = { ...learned };
+    // A copy, as the next run loads it: a reading earlier runs learned.
+    const stored = { ...learnedUtc() };
     const range = requestFor(addDays(DAY, -1), stored);
     learnFromResponse(stored, range, served(range, UTC.startMs, 24 * HOUR, 10).slice(-50));
     expect(requestFor(DAY, stored)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 1) });
@@ -170,9 +168,7 @@ describe('a reading that moves while the run reads', () => {
   });
 
   it('a bound that moves by a whole day (proved inclusive) narrows the requests, however many items held to it', () => {
-    const reading = emptyReading();
-    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
-    learnFromResponse(reading, first, served(first, UTC.startMs, UTC.endMs, 10));
+    const reading = learnedUtc();
     for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
       const range = requestFor(day, reading);
       learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10));
