@@ -246,7 +246,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'sixteen statements with their commit before; and the requests beyond one a window (the table',
     'above: an empty day costs one more on a first backfill, the widest request, which settles it',
     'when its answer runs from before the day to after it; a day an earlier run settled empty is',
-    'asked that request first, which settles it alone; the rest are the run\'s proofs of the',
+    "asked that request first, which settles it alone; the rest are the run's proofs of the",
     'reading, one a stretch of days, and its check of the stored reading, one a resource). On a',
     'machine busy with other work every request and statement waits for a core, which is what the',
     'spread of this figure shows.',
