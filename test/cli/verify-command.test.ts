@@ -50,7 +50,13 @@ describe('insights-sync verify', () => {
   };
 
   it('reports the same findings dry and for real; the dry run writes nothing', async () => {
-    const removed = sim.removeItem('recordings', FROM, 0);
+    // The clock picks the range, and the seed's data: the first day of it that has a recording.
+    const gone = sim
+      .truth()
+      .recordings.map((item) => item.dt.slice(0, 10))
+      .filter((day) => day >= FROM && day <= TO)
+      .sort()[0] as string;
+    const removed = sim.removeItem('recordings', gone, 0);
     const advanced = sim.advance();
     const before = await warehouseState();
 
@@ -70,7 +76,7 @@ describe('insights-sync verify', () => {
     };
     expect(found.totals).toEqual(dryFound.totals);
     expect(found.days.filter((d) => d.gone > 0).map((d) => `${d.resource} ${d.day}`)).toEqual([
-      `recordings ${FROM}`,
+      `recordings ${gone}`,
     ]);
     expect(await warehouseState()).not.toBe(before);
     const row = await t.db
