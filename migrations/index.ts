@@ -47,6 +47,7 @@ import * as mergeShortcutsPlannedOnce from './0046-merge-shortcuts-planned-once.
 import * as unchangedWindowLean from './0047-unchanged-window-lean.js';
 import * as webhookVisitorsLean from './0048-webhook-visitors-lean.js';
 import * as sharedRunChecks from './0049-shared-run-checks.js';
+import * as capsSharedByWorkers from './0050-caps-shared-by-workers.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -101,4 +102,5 @@ export const migrations: Record<string, Migration> = {
   '0047-unchanged-window-lean': unchangedWindowLean,
   '0048-webhook-visitors-lean': webhookVisitorsLean,
   '0049-shared-run-checks': sharedRunChecks,
+  '0050-caps-shared-by-workers': capsSharedByWorkers,
 };

@@ -150,6 +150,12 @@ export interface DayFetch {
    */
   vouchedBy: number;
   /**
+   * Whether the larger of servedCount and vouchedBy was at a cap the run knew when that answer
+   * came: judged knowing the cap. Decided then, not when the day settles: a cap another window
+   * proves meanwhile did not judge this answer.
+   */
+  servedAtCap: boolean;
+  /**
    * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
    * when it did not settle it: it held the day's items, or it was cut before the day. Asked first,
    * for a day an earlier run settled empty (emptyFirst): 'holds' when it settled the day empty,
@@ -207,6 +213,7 @@ export function newDayFetch(
     shortAnswers: 0,
     staleVerdicts: 0,
     vouchedBy: 0,
+    servedAtCap: false,
     widest: 'unasked',
   };
 }
@@ -367,14 +374,16 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   const answers = {
     room: roomOf(state),
     served,
-    // At a size the run knows a cap cut at, the day was judged knowing it: no cause to reopen it.
-    capProved: atCap(knowledge.reading, served),
+    // At a size the run knew a cap cut at when the answer came, the day was judged knowing it:
+    // no cause to reopen it.
+    capProved: state.servedAtCap,
     alone: serverDay(knowledge.reading) === 'utc',
   };
   // A cap proved since a day settled at its size: that day is read again.
   reopenUncapped(session, (size) => atCap(knowledge.reading, size));
-  if (!settled(session, state.day, held, answers)) return fetched;
-  return (yield* proveReading(state)) === 'stale' ? stale(state) : fetched;
+  const whole = answers.capProved ? fetched : { ...fetched, uncappedServed: served };
+  if (!settled(session, state.day, held, answers)) return whole;
+  return (yield* proveReading(state)) === 'stale' ? stale(state) : whole;
 }
 
 /**
@@ -460,6 +469,7 @@ function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stal
   if (isCut(wide.length, state.limit, reading)) return 'cut';
   // Uncut as far as the run knows: a cap learned in an earlier run may have been lowered since.
   state.vouchedBy = wide.length;
+  noteServed(state);
   return 'holds';
 }
 
@@ -760,8 +770,14 @@ function outcome(state: DayFetch, truncated: boolean): FetchedDay {
 function* served(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const response = yield* ask(state, range);
   state.servedCount = Math.max(state.servedCount, response.length);
+  noteServed(state);
   yield* prove(state);
   return response;
+}
+
+/** Whether the day's largest answer is at a cap the run knows now, as it came (DayFetch.servedAtCap). */
+function noteServed(state: DayFetch): void {
+  state.servedAtCap = atCap(state.knowledge.reading, Math.max(state.servedCount, state.vouchedBy));
 }
 
 /**

@@ -133,5 +133,10 @@ export interface FetchedDay {
    * ceiling, and time slices could not read it whole.
    */
   truncated: boolean;
+  /**
+   * Settled whole at a size no cap the run knew then could have cut: that size. A cap proved
+   * later at it (by this run, or another worker of it) means the day may be short.
+   */
+  uncappedServed?: number;
   requests: number;
 }

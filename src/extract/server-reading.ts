@@ -226,6 +226,11 @@ export function suspectCap(reading: ServerReading, size: number): void {
   runAnswers(reading).proved.add(size);
 }
 
+/** The sizes the run knows answers may be cut at (caps proved, stored or suspected), least first. */
+export function knownCaps(reading: ServerReading): number[] {
+  return [...(answersOf.get(reading)?.proved ?? [])].sort((a, b) => a - b);
+}
+
 /** Records a cap proved: the reading's cap, and one of the run's for `atCap`. */
 export function proveCap(reading: ServerReading, cap: number): void {
   reading.cap = cap;

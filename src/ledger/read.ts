@@ -271,6 +271,32 @@ export async function unprovedDaysOfRun(
 }
 
 /**
+ * The days of a queued run settled whole at a size no cap their reader knew covered, with that
+ * size, in the order they were settled: what the planner's last proof checks against the caps the
+ * run's workers proved (reading-session.ts, ceilingOf and reopenUncapped).
+ */
+export async function uncappedDaysOfRun(
+  db: Kysely<Database>,
+  key: { source: string; resource: WindowedResource },
+  runId: number,
+): Promise<{ day: DayString; served: number }[]> {
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select([sql<DayString>`day::text`.as('day'), 'uncapped_served'])
+    .where('source_id', '=', key.source)
+    .where('resource', '=', key.resource)
+    .where('run_id', '=', runId)
+    .where('status', '=', 'done')
+    .where('truncated', '=', false)
+    .where('reopened_at', 'is', null)
+    .where('uncapped_served', 'is not', null)
+    .orderBy('fetched_at')
+    .orderBy('day')
+    .execute();
+  return rows.map((row) => ({ day: row.day, served: row.uncapped_served ?? 0 }));
+}
+
+/**
  * A canary for a proof made outside the windows (the planner of a queued run): a day a proof
  * already found whole, not truncated, of at most `most` items, the run's own first, then the
  * largest; with the times of the items the warehouse holds of it as the API served them. None

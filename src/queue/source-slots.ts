@@ -55,6 +55,8 @@ export interface SharedCheck {
   largestResponse: number;
   /** A worker found the reading stale this run: from then on, each learns it for itself. */
   stale: boolean;
+  /** Sizes the run's workers know this resource's answers may be cut at (migration 0050). */
+  caps: readonly number[];
 }
 
 /** A queue_run_checks row's shared part. */
@@ -63,12 +65,14 @@ export function sharedCheckOf(row: {
   quiet: boolean | null;
   largest_response: number;
   last_stale_at: Date | null;
+  caps: readonly number[] | null;
 }): SharedCheck {
   return {
     checked: row.checked,
     quiet: row.quiet,
     largestResponse: row.largest_response,
     stale: row.last_stale_at !== null,
+    caps: row.caps ?? [],
   };
 }
 
@@ -118,6 +122,7 @@ interface VerdictRow {
   checked: boolean | null;
   quiet: boolean | null;
   largest_response: number | null;
+  caps: number[] | null;
 }
 
 export async function openSlotSession(url: string, schema: string): Promise<SlotSession> {
@@ -162,7 +167,7 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
          with claimed as materialized (
            select source_id from ${slots} where source_id = any(${list})
             order by array_position(${list}, source_id), slot limit 1 for update skip locked)
-         select c.source_id, v.run_id, v.resource, v.last_stale_at, v.checked, v.quiet, v.largest_response
+         select c.source_id, v.run_id, v.resource, v.last_stale_at, v.checked, v.quiet, v.largest_response, v.caps
            from claimed c
            left join ${checks} v on v.run_id = any(${runList}) and v.source_id = c.source_id
                                  and (v.last_stale_at is not null or v.run_id = ${latest})`,

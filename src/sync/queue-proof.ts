@@ -1,12 +1,13 @@
 import { sessionOf } from '../extract/day-plan.js';
-import { proveRun } from '../extract/fetch-day.js';
-import { CANARY_MOST } from '../extract/reading-session.js';
-import { ledgerCanary, unprovedDaysOfRun } from '../ledger/read.js';
+import { proveRun, type ResourceKnowledge } from '../extract/fetch-day.js';
+import { CANARY_MOST, reopenUncapped } from '../extract/reading-session.js';
+import { atCap } from '../extract/server-reading.js';
+import { ledgerCanary, uncappedDaysOfRun, unprovedDaysOfRun } from '../ledger/read.js';
 import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import { exchangeVerdicts, loadReadings, recordSessionProofs } from './reading-store.js';
+import { exchangeVerdicts, loadReadings, recordSessionProofs, shareCheck } from './reading-store.js';
 
 /**
  * The last proof of a queued run, made by its planner once the workers have read the windows.
@@ -17,6 +18,9 @@ import { exchangeVerdicts, loadReadings, recordSessionProofs } from './reading-s
  * whole, with the times of its items as the warehouse holds them. A stale verdict is told to the
  * workers (they learn the reading again) and reopens the days in the ledger, which the run then
  * queues again (it finds them in the ledger).
+ * It also does for caps what the in-process run's end does: the days any worker settled at a size
+ * no cap it knew covered (the ledger's uncapped_served) are checked against the caps the run's
+ * workers proved; those a cap may have cut are reopened.
  */
 export async function proveQueuedRun(
   ctx: SyncContext & { runId: number },
@@ -45,25 +49,42 @@ async function proveEndpoint(
 ): Promise<void> {
   const key = { source: handle.name, resource };
   const unproved = await unprovedDaysOfRun(ctx.db, key, ctx.runId, today);
-  if (unproved.length === 0) return;
-  // What the workers learned and stored, and the verdicts they told: not the planner's copy.
+  const uncapped = await uncappedDaysOfRun(ctx.db, key, ctx.runId);
+  if (unproved.length === 0 && uncapped.length === 0) return;
+  // What the workers learned and stored, the caps and verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
   const knowledge = readings.knowledge[resource];
-  const room = Math.min(ctx.limits.limit, knowledge.reading.cap ?? ctx.limits.limit);
-  const canary = await ledgerCanary(ctx.db, key, ctx.runId, Math.min(CANARY_MOST, Math.floor(room / 3)));
-  if (canary === undefined) {
+  const session = sessionOf(knowledge);
+  // Days settled at a size a cap the run's workers proved since may have cut, whichever worker
+  // read them, are read again. Not a ceiling (days settled at one size again and again, as a cap
+  // lowered mid-run leaves them): the ledger's order interleaves the workers' days, and a steady
+  // server's sizes made one there, costing a request and days read again.
+  for (const { day, served } of uncapped) session.uncapped.set(day, served);
+  reopenUncapped(session, (served) => atCap(knowledge.reading, served));
+  session.uncapped.clear();
+  const canary = unproved.length === 0 ? undefined : await canaryOf(ctx, key, knowledge);
+  if (canary !== undefined) {
+    session.canary = canary;
+    session.unproved = unproved.filter((day) => day !== canary.day);
+  } else if (unproved.length > 0)
     ctx.logger.info(
       { source: handle.name, resource, days: unproved.length },
       'no day proved whole to prove the queued run by: its last days stay unproved',
     );
-    return;
-  }
-  const session = sessionOf(knowledge);
-  session.canary = canary;
-  session.unproved = unproved.filter((day) => day !== canary.day);
   await proveRun(handle.client, resource, ctx.limits, knowledge);
-  // A stale verdict re-learned the reading here: the workers hear it before their next window.
+  // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
+  // before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
+}
+
+function canaryOf(
+  ctx: SyncContext & { runId: number },
+  key: { source: string; resource: WindowedResource },
+  knowledge: ResourceKnowledge,
+) {
+  const room = Math.min(ctx.limits.limit, knowledge.reading.cap ?? ctx.limits.limit);
+  return ledgerCanary(ctx.db, key, ctx.runId, Math.min(CANARY_MOST, Math.floor(room / 3)));
 }

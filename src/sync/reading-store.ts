@@ -10,11 +10,13 @@ import { giveBackProofs, ledgerTook, type ReadingSession, takeProofs } from '../
 import {
   emptyReading,
   endInclusive,
+  knownCaps,
   type ServerReading,
   serverDay,
   shareCaps,
   startFrom,
   startInclusive,
+  suspectCap,
 } from '../extract/server-reading.js';
 import { recordProofs } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
@@ -55,6 +57,8 @@ export interface SourceReadings {
   verdicts: Map<WindowedResource, { told: number; heard: number }>;
   /** Per resource, the run's shared quiet decision and largest answer as this worker last told or heard them. */
   shared: Map<WindowedResource, { quiet: boolean | null; largestResponse: number }>;
+  /** The source's caps the run's workers know, as this worker last told or heard them (hearCaps). */
+  toldCaps: Set<number>;
 }
 
 /**
@@ -72,7 +76,7 @@ export async function loadReadings(
       ? []
       : await db
           .selectFrom('queue_run_checks')
-          .select(['resource', 'checked', 'quiet', 'largest_response', 'last_stale_at'])
+          .select(['resource', 'checked', 'quiet', 'largest_response', 'last_stale_at', 'caps'])
           .where('run_id', '=', queuedRunId)
           .where('source_id', '=', source)
           .execute();
@@ -92,6 +96,7 @@ export async function loadReadings(
     checkShared: new Set(),
     verdicts: new Map(),
     shared: new Map(),
+    toldCaps: new Set(),
   };
   for (const row of checks)
     if (isWindowed(row.resource)) hearCheck(readings, row.resource, sharedCheckOf(row));
@@ -108,6 +113,7 @@ export async function loadReadings(
  */
 export function hearCheck(readings: SourceReadings, resource: WindowedResource, shared: SharedCheck): void {
   const knowledge = readings.knowledge[resource];
+  hearCaps(readings, shared.caps);
   if (shared.checked) {
     knowledge.staleChecked = true;
     readings.checkShared.add(resource);
@@ -119,6 +125,18 @@ export function hearCheck(readings: SourceReadings, resource: WindowedResource, 
   if (reading.cap === null && shared.largestResponse > reading.largestResponse)
     reading.largestResponse = shared.largestResponse;
   readings.shared.set(resource, { quiet: shared.quiet, largestResponse: shared.largestResponse });
+}
+
+/**
+ * Caps the run's other workers know, heard for every resource of the source (a cap is the server's:
+ * a deploy that lowers it lowers it for each endpoint), stale verdicts or not: an answer of exactly
+ * such a size is then checked, and a day this worker settled at it is read again (reopenUncapped).
+ */
+export function hearCaps(readings: SourceReadings, caps: readonly number[]): void {
+  for (const cap of caps) {
+    readings.toldCaps.add(cap);
+    for (const knowledge of Object.values(readings.knowledge)) suspectCap(knowledge.reading, cap);
+  }
 }
 
 /** Whether this worker still learns the run's server with the others: no stale verdict, its own or heard. */
@@ -168,8 +186,9 @@ export async function storeReading(
 /**
  * After a window of a queued run: what this writer found that the run's other workers need not
  * ask again (hearCheck): the run's check of the stored reading (recorded once per writer, run and
- * resource), and, while the run learns the server together, its quiet decision and a larger
- * answer than the run had seen. What the row holds then, the others' included, is heard back.
+ * resource), the caps it knows that the run did not, and, while the run learns the server
+ * together, its quiet decision and a larger answer than the run had seen. What the row holds then,
+ * the others' included, is heard back.
  */
 export async function shareCheck(
   db: Kysely<Database>,
@@ -188,7 +207,9 @@ export async function shareCheck(
   const largest = learns ? knowledge.reading.largestResponse : 0;
   // Quiet mode once ended stays ended for the run: only a decision, or its end, is news.
   const quietNews = quiet !== null && quiet !== told.quiet && told.quiet !== false;
-  if (!checks && !quietNews && largest <= told.largestResponse) return;
+  const caps = knownCaps(knowledge.reading);
+  const capsNews = caps.some((cap) => !readings.toldCaps.has(cap));
+  if (!checks && !quietNews && largest <= told.largestResponse && !capsNews) return;
   const row = await db
     .insertInto('queue_run_checks')
     .values({
@@ -198,6 +219,7 @@ export async function shareCheck(
       checked: knowledge.staleChecked === true,
       quiet,
       largest_response: largest,
+      caps,
     })
     .onConflict((oc) =>
       oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({
@@ -208,9 +230,12 @@ export async function shareCheck(
         largest_response: sql<number>`case when queue_run_checks.last_stale_at is null
           then greatest(queue_run_checks.largest_response, excluded.largest_response)
           else queue_run_checks.largest_response end`,
+        caps: sql<
+          number[]
+        >`array(select distinct c from unnest(queue_run_checks.caps || excluded.caps) c order by c)`,
       }),
     )
-    .returning(['checked', 'quiet', 'largest_response', 'last_stale_at'])
+    .returning(['checked', 'quiet', 'largest_response', 'last_stale_at', 'caps'])
     .executeTakeFirst();
   if (checks)
     run.logger.info({ source: readings.source, resource }, 'checked the stored server reading for the run');

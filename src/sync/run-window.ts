@@ -97,6 +97,7 @@ async function fetchAndStore(
       rejected,
       requestedLimit: fetched.requestedLimit,
       servedCount: fetched.servedCount,
+      ...(fetched.uncappedServed === undefined ? {} : { uncappedServed: fetched.uncappedServed }),
       truncated: fetched.truncated,
       runId: ctx.runId,
       startDay: plan.startDay,

@@ -27,6 +27,8 @@ export interface WindowToStore<R extends WindowedResource> {
   /** What the fetch saw, for the ledger. */
   requestedLimit: number;
   servedCount: number;
+  /** Settled at a size no cap the reader knew covered: that size (src/extract/plan-steps.ts, FetchedDay). */
+  uncappedServed?: number;
   truncated: boolean;
   runId: number | null;
   /** The watermark's range: the source's first day and today. */
@@ -74,6 +76,7 @@ export async function storeWindow<R extends WindowedResource>(
         item_count: window.valid.length,
         requested_limit: window.requestedLimit,
         served_count: window.servedCount,
+        uncapped_served: window.uncappedServed ?? null,
         truncated: window.truncated,
         rejected_count: window.rejected.length,
         reopened: window.proofs?.reopened ?? [],

@@ -20,6 +20,7 @@ import type { SourceHandle, SyncContext } from './context.js';
 import { countResponse, skippedWindow, type WindowOutcome } from './outcomes.js';
 import {
   exchangeVerdicts,
+  hearCaps,
   hearCheck,
   loadReadings,
   recordSessionProofs,
@@ -326,6 +327,9 @@ async function runJobWindow(
   // read with the slot: not asked again here.
   const shared = claimed.checks.get(`${data.runId}/${data.resource}`);
   if (shared !== undefined) hearCheck(state.readings, data.resource, shared);
+  // The caps the run knows, told on any resource's row: a cap is the source's server's.
+  for (const [key, check] of claimed.checks)
+    if (key.startsWith(`${data.runId}/`)) hearCaps(state.readings, check.caps);
   const outcome = await runWindow(ctx, handle, data.resource, data.day, {
     today: data.today,
     startDay: data.startDay,

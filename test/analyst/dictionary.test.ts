@@ -76,8 +76,10 @@ describe('the data dictionary (docs/warehouse.md) and the COMMENTs describe the 
       if (!doc) return [];
       const problems: string[] = [];
       // information_schema writes `timestamp with time zone`, `ARRAY`, `USER-DEFINED`; the doc
-      // shows PostgreSQL's own name, which starts the same for every type used here.
-      if (!doc.type.startsWith(c.data_type)) problems.push(`type ${doc.type} <> ${c.data_type}`);
+      // shows PostgreSQL's own name, which starts the same for every type used here but arrays
+      // (`integer[]`).
+      const sameType = c.data_type === 'ARRAY' ? doc.type.endsWith('[]') : doc.type.startsWith(c.data_type);
+      if (!sameType) problems.push(`type ${doc.type} <> ${c.data_type}`);
       if (doc.kind !== c.kind) problems.push(`kind ${doc.kind} <> ${c.kind}`);
       if (doc.meaning !== c.comment) problems.push(`meaning "${doc.meaning}" <> comment "${c.comment}"`);
       return problems.map((p) => `${c.relation}.${c.column}: ${p}`);

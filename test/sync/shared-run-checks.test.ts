@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proveCap } from '../../src/extract/server-reading.js';
+import { atCap, proveCap } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { exchangeVerdicts, hearCheck, loadReadings, shareCheck } from '../../src/sync/reading-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -69,7 +69,7 @@ describe("a queued run's shared checks", () => {
   });
 
   it('a largest answer is not heard where a cap is proved: one above it is news of the server to ask about', async () => {
-    const shared = { checked: false, quiet: null, largestResponse: 400, stale: false };
+    const shared = { checked: false, quiet: null, largestResponse: 400, stale: false, caps: [] };
     const capped = await loadReadings(t.db, 'main');
     proveCap(capped.knowledge.feedback.reading, 100);
     capped.knowledge.feedback.reading.largestResponse = 100;
@@ -116,5 +116,37 @@ describe("a queued run's shared checks", () => {
       .where('run_id', '=', runId)
       .executeTakeFirstOrThrow();
     expect(after).toEqual({ quiet: false, largest_response: 50 });
+  });
+
+  it("a cap one worker proved is every worker's of the source, told once and heard whatever was found stale", async () => {
+    runId += 1;
+    const [a, b] = [await worker(), await worker()];
+    // b found the reading stale: caps are shared all the same (a cap is the server's, not a reading's).
+    b.knowledge.recordings.relearned = 1;
+    b.knowledge.recordings.staleChecked = true;
+    await exchangeVerdicts(t.db, b, 'recordings', runId);
+
+    proveCap(a.knowledge.feedback.reading, 60);
+    await shareCheck(t.db, a, 'feedback', run());
+    const told = () =>
+      t.db.selectFrom('queue_run_checks').select(['resource', 'caps']).where('run_id', '=', runId).execute();
+    expect(await told()).toContainEqual({ resource: 'feedback', caps: [60] });
+
+    // b hears it when it next tells something (a larger answer), for each resource, not only feedback's.
+    b.knowledge.feedback.reading.largestResponse = 3;
+    await shareCheck(t.db, b, 'feedback', run());
+    expect(atCap(b.knowledge.recordings.reading, 60)).toBe(true);
+    expect(atCap(b.knowledge.survey.reading, 60)).toBe(true);
+    expect(atCap(b.knowledge.survey.reading, 59)).toBe(false);
+    // A worker starting on the run hears it with the run's rows.
+    expect(atCap((await worker()).knowledge.recordings.reading, 60)).toBe(true);
+
+    // Told once: a cap heard is not news to tell again; a second one is, and the row keeps both.
+    const rows = await told();
+    await shareCheck(t.db, a, 'feedback', run());
+    expect(await told()).toEqual(rows);
+    proveCap(b.knowledge.survey.reading, 45);
+    await shareCheck(t.db, b, 'feedback', run());
+    expect(await told()).toContainEqual({ resource: 'feedback', caps: [45, 60] });
   });
 });

@@ -16,6 +16,8 @@ export interface SyncWindowsTable {
   item_count: Generated<number>;
   requested_limit: number | null;
   served_count: number | null;
+  /** A day settled at a size no cap its reader knew covered: that size (migration 0050); else null. */
+  uncapped_served: number | null;
   truncated: Generated<boolean>;
   rejected_count: Generated<number>;
   attempts: Generated<number>;

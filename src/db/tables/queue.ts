@@ -36,4 +36,6 @@ export interface QueueRunChecksTable {
   quiet: boolean | null;
   /** Most items one answer of the run held, over its workers (migration 0049). */
   largest_response: Generated<number>;
+  /** Sizes the run's workers know answers of the source may be cut at (migration 0050). */
+  caps: Generated<number[]>;
 }

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../src/api/api-client.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { SourceHandle } from '../../src/sync/context.js';
+import { proveQueuedRun } from '../../src/sync/queue-proof.js';
+import { loadReadings } from '../../src/sync/reading-store.js';
+import { windowMemory } from '../../src/sync/window-memory.js';
+import type { DayString } from '../../src/time/days.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
+
+/**
+ * The queued run's last proof (src/sync/queue-proof.ts) does for caps what the in-process run's
+ * end does: a worker that settled a day at a size no cap it knew covered records that size in the
+ * ledger (uncapped_served); another worker may prove that size a cap later in the run (a deploy
+ * lowered it from 100 to 60, and the day's 72 items came back as 60). The planner reopens such
+ * days, whichever worker settled them, and the run reads them again.
+ */
+const FROM = '2026-03-01' as DayString;
+const TO = '2026-03-08' as DayString;
+const NOW = new Date('2026-03-12T06:00:00Z');
+
+describe("a queued run's last proof of caps", () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+  /** The queued run whose last proof this is. */
+  let queuedRun: number;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 12, from: FROM, to: TO });
+    // The source, its ledger and readings, as a run leaves them.
+    await runAgainst(t, sim, {
+      now: NOW,
+      request: { trigger: 'backfill', range: { from: FROM, to: TO }, resources: ['feedback'] },
+    });
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running' })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    queuedRun = Number(run.run_id);
+  }, 60_000);
+  afterAll(async () => {
+    await sim?.stop();
+    await t?.drop();
+  });
+
+  /** Days settled by the queued run's workers: at `served` when no cap they knew covered it, or null. */
+  async function settledByWorkers(days: Record<string, number | null>): Promise<void> {
+    for (const [day, served] of Object.entries(days))
+      await t.db
+        .updateTable('sync_windows')
+        .set({
+          run_id: queuedRun,
+          uncapped_served: served,
+          truncated: false,
+          reopened_at: null,
+          proved_at: null,
+        })
+        .where('resource', '=', 'feedback')
+        .where('day', '=', day as DayString)
+        .execute();
+  }
+
+  async function prove(): Promise<string[]> {
+    const readings = await loadReadings(t.db, 'main', queuedRun);
+    const handle: SourceHandle = {
+      name: 'main',
+      baseUrl: sim.url,
+      client: createApiClient({ source: simulatorSource(sim), sleep: async () => {} }),
+      knowledge: readings.knowledge,
+    };
+    const ctx = {
+      pool: t.pool,
+      db: t.db,
+      logger: silentLogger(),
+      now: () => NOW,
+      limits: { limit: 1000, maxLimit: 4000 },
+      maxInvalidShare: 0.05,
+      runId: queuedRun,
+      memory: windowMemory(64 * 1024 * 1024),
+    };
+    await proveQueuedRun(
+      ctx,
+      [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
+      '2026-03-12' as DayString,
+    );
+    const rows = await t.db
+      .selectFrom('sync_windows')
+      .select('day')
+      .where('resource', '=', 'feedback')
+      .where('reopened_at', 'is not', null)
+      .orderBy('day')
+      .execute();
+    return rows.map((row) => String(row.day));
+  }
+
+  it('reopens a day settled at a size another worker proved a cap, and no other', async () => {
+    await settledByWorkers({ '2026-03-02': 60, '2026-03-03': 59, '2026-03-04': null, '2026-03-05': 60 });
+    // Nothing told yet: no cap at 60 is known, nothing is reopened.
+    expect(await prove()).toEqual([]);
+
+    // A worker proved 60 and told the run.
+    await t.db
+      .insertInto('queue_run_checks')
+      .values({ run_id: queuedRun, source_id: 'main', resource: 'survey', caps: [60] })
+      .execute();
+    expect(await prove()).toEqual(['2026-03-02', '2026-03-05']);
+  });
+
+  it('a day read again knowing the cap records no uncapped size: the next proof leaves it', async () => {
+    await t.db
+      .updateTable('sync_windows')
+      .set({ reopened_at: null, uncapped_served: null })
+      .where('resource', '=', 'feedback')
+      .execute();
+    expect(await prove()).toEqual([]);
+  });
+});
