@@ -212,8 +212,10 @@ function runAnswers(reading: ServerReading): RunAnswers {
  * and a deploy that lowers it lowers it for every endpoint. A resource whose answers never reached
  * the old cap cannot see the new one by itself (an answer of 60 where the largest was 97 looks
  * whole); once another proved 60, its answers of exactly 60 are checked, and its days settled at
- * 60 are read again at the run's end. A server that caps its endpoints apart costs such a check
- * on an answer of exactly another's cap, never a day.
+ * 60 are read again (reopenUncapped, as each day settles and at the run's end; a queued run's
+ * workers hear each other's caps, src/sync/reading-store.ts hearCaps). A server that caps its
+ * endpoints apart costs such a check on an answer of exactly another's cap, and a day at that size
+ * read again once, never a day lost.
  */
 export function shareCaps(readings: readonly ServerReading[]): void {
   const proved = new Set<number>();
@@ -294,12 +296,14 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   const startMoved = before.startMs !== null && movedBy(before.startMs - now.startMs, moves.stored);
   const endMoved = before.endMs !== null && movedBy(now.endMs - before.endMs, moves.stored);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
-  if (startMoved && moves.nearStart >= HELD_TO)
-    earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
-  if (endMoved && moves.nearEnd >= HELD_TO) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
+  // Moved after many items held to it: the server changed, not the run's learning.
+  const startChanged = startMoved && moves.nearStart >= HELD_TO;
+  const endChanged = endMoved && moves.nearEnd >= HELD_TO;
+  if (startChanged) earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
+  if (endChanged) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
   const shift = noteShift(moves, reading, answer, {
-    start: startMoved && moves.nearStart >= HELD_TO ? (before.startMs ?? 0) - now.startMs : 0,
-    end: endMoved && moves.nearEnd >= HELD_TO ? now.endMs - (before.endMs ?? 0) : 0,
+    start: startChanged ? (before.startMs ?? 0) - now.startMs : 0,
+    end: endChanged ? now.endMs - (before.endMs ?? 0) : 0,
   });
   if (shift.start > 0)
     earlier.endMs = Math.min(earlier.endMs, Math.max(EARLIEST_END_MS, now.endMs - shift.start));

@@ -246,54 +246,33 @@ export async function verifyDifferences(
 }
 
 /**
- * The days a queued run's workers settled that no proof has proved yet (each worker proves only
- * the stretches it completes): what the planner's last proof stands for.
+ * The days a queued run's workers settled (done, not reopened since), before `before` (today),
+ * for the planner's last proof: whether a proof has proved each yet (each worker proves only the
+ * stretches it completes), and the size of a day settled whole at a size no cap its reader knew
+ * covered (uncapped_served), which a cap a worker proved since reopens.
  */
-export async function unprovedDaysOfRun(
+export async function settledDaysOfRun(
   db: Kysely<Database>,
   key: { source: string; resource: WindowedResource },
   runId: number,
   before: DayString,
-): Promise<DayString[]> {
+): Promise<{ day: DayString; proved: boolean; uncappedServed: number | null }[]> {
   const rows = await db
     .selectFrom('sync_windows')
-    .select(sql<DayString>`day::text`.as('day'))
+    .select([
+      sql<DayString>`day::text`.as('day'),
+      sql<boolean>`proved_at is not null`.as('proved'),
+      sql<number | null>`case when truncated then null else uncapped_served end`.as('uncapped_served'),
+    ])
     .where('source_id', '=', key.source)
     .where('resource', '=', key.resource)
     .where('run_id', '=', runId)
     .where('status', '=', 'done')
-    .where('proved_at', 'is', null)
     .where('reopened_at', 'is', null)
     .where('day', '<', before)
     .orderBy('day')
     .execute();
-  return rows.map((row) => row.day);
-}
-
-/**
- * The days of a queued run settled whole at a size no cap their reader knew covered, with that
- * size, in the order they were settled: what the planner's last proof checks against the caps the
- * run's workers proved (reading-session.ts, ceilingOf and reopenUncapped).
- */
-export async function uncappedDaysOfRun(
-  db: Kysely<Database>,
-  key: { source: string; resource: WindowedResource },
-  runId: number,
-): Promise<{ day: DayString; served: number }[]> {
-  const rows = await db
-    .selectFrom('sync_windows')
-    .select([sql<DayString>`day::text`.as('day'), 'uncapped_served'])
-    .where('source_id', '=', key.source)
-    .where('resource', '=', key.resource)
-    .where('run_id', '=', runId)
-    .where('status', '=', 'done')
-    .where('truncated', '=', false)
-    .where('reopened_at', 'is', null)
-    .where('uncapped_served', 'is not', null)
-    .orderBy('fetched_at')
-    .orderBy('day')
-    .execute();
-  return rows.map((row) => ({ day: row.day, served: row.uncapped_served ?? 0 }));
+  return rows.map((row) => ({ day: row.day, proved: row.proved, uncappedServed: row.uncapped_served }));
 }
 
 /**

@@ -2,7 +2,7 @@ import { sessionOf } from '../extract/day-plan.js';
 import { proveRun, type ResourceKnowledge } from '../extract/fetch-day.js';
 import { CANARY_MOST, reopenUncapped } from '../extract/reading-session.js';
 import { atCap } from '../extract/server-reading.js';
-import { ledgerCanary, uncappedDaysOfRun, unprovedDaysOfRun } from '../ledger/read.js';
+import { ledgerCanary, settledDaysOfRun } from '../ledger/read.js';
 import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
@@ -48,8 +48,9 @@ async function proveEndpoint(
   today: DayString,
 ): Promise<void> {
   const key = { source: handle.name, resource };
-  const unproved = await unprovedDaysOfRun(ctx.db, key, ctx.runId, today);
-  const uncapped = await uncappedDaysOfRun(ctx.db, key, ctx.runId);
+  const settled = await settledDaysOfRun(ctx.db, key, ctx.runId, today);
+  const unproved = settled.filter((d) => !d.proved).map((d) => d.day);
+  const uncapped = settled.filter((d) => d.uncappedServed !== null);
   if (unproved.length === 0 && uncapped.length === 0) return;
   // What the workers learned and stored, the caps and verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
@@ -60,7 +61,7 @@ async function proveEndpoint(
   // read them, are read again. Not a ceiling (days settled at one size again and again, as a cap
   // lowered mid-run leaves them): the ledger's order interleaves the workers' days, and a steady
   // server's sizes made one there, costing a request and days read again.
-  for (const { day, served } of uncapped) session.uncapped.set(day, served);
+  for (const { day, uncappedServed } of uncapped) session.uncapped.set(day, uncappedServed ?? 0);
   reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   session.uncapped.clear();
   const canary = unproved.length === 0 ? undefined : await canaryOf(ctx, key, knowledge);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.js';
 import { recordProofs } from '../../src/ledger/ledger.js';
-import { ledgerCanary, unprovedDaysOfRun } from '../../src/ledger/read.js';
+import { ledgerCanary, settledDaysOfRun } from '../../src/ledger/read.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -66,8 +66,12 @@ describe('the ledger’s canary and unproved days of a queued run', () => {
     await store('2026-03-06', 30);
     await store('2026-03-07', 25, { runId: null });
     await prove(['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-07']);
-    expect(await unprovedDaysOfRun(t.db, KEY, RUN, '2026-03-20' as DayString)).toEqual(['2026-03-06']);
-    expect(await unprovedDaysOfRun(t.db, KEY, RUN, '2026-03-06' as DayString)).toEqual([]);
+    const unproved = async (before: string) =>
+      (await settledDaysOfRun(t.db, KEY, RUN, before as DayString))
+        .filter((d) => !d.proved)
+        .map((d) => d.day);
+    expect(await unproved('2026-03-20')).toEqual(['2026-03-06']);
+    expect(await unproved('2026-03-06')).toEqual([]);
 
     // 300 items do not fit; a truncated day is no canary; 55 is the largest of the run's.
     const canary = await ledgerCanary(t.db, KEY, RUN, 100);
