@@ -54,6 +54,7 @@ import {
   learnFromAnswer,
   learnFromResponse,
   listingChanged,
+  mixedReadings,
   proofRequest,
   proveCap,
   requestFor,
@@ -150,11 +151,13 @@ export interface DayFetch {
    */
   vouchedBy: number;
   /**
-   * Whether the larger of servedCount and vouchedBy was at a cap the run knew when that answer
-   * came: judged knowing the cap. Decided then, not when the day settles: a cap another window
-   * proves meanwhile did not judge this answer.
+   * The size of the answer last judged whole for the day: below every cap the run knew when it was
+   * judged (else it was judged cut). A cap proved later at that size, by another window perhaps
+   * while this day's reading check was out, means it may have been cut.
    */
-  servedAtCap: boolean;
+  wholeAt: number;
+  /** An answer for the day was judged cut and the day read as a cut one (readCut): not as whole. */
+  readAsCut: boolean;
   /**
    * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
    * when it did not settle it: it held the day's items, or it was cut before the day. Asked first,
@@ -213,7 +216,8 @@ export function newDayFetch(
     shortAnswers: 0,
     staleVerdicts: 0,
     vouchedBy: 0,
-    servedAtCap: false,
+    wholeAt: 0,
+    readAsCut: false,
     widest: 'unasked',
   };
 }
@@ -264,9 +268,9 @@ function* playRound(state: DayFetch, range: DayRange): Plan<FetchedDay | 'again'
   const judged = yield* judgeAnswer(state, range);
   // The answer itself is let go of once judged: what the cut day's halves and slices ask next
   // goes by its items' times, and its new items are held in `items`.
-  return typeof judged === 'object' && 'cutTimes' in judged
-    ? yield* readCut(state, range, judged.cutTimes)
-    : judged;
+  if (typeof judged !== 'object' || !('cutTimes' in judged)) return judged;
+  state.readAsCut = true;
+  return yield* readCut(state, range, judged.cutTimes);
 }
 
 /** An answer to the day's request that stays cut: the times of its items. */
@@ -370,13 +374,13 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
       if (verdict === 'unproven') return { ...fetched, truncated: true };
     }
   }
-  const served = Math.max(state.servedCount, state.vouchedBy);
+  // The answer the day was settled on as whole, or the wide one that vouched for it empty.
+  const served = Math.max(state.wholeAt, state.vouchedBy);
   const answers = {
     room: roomOf(state),
     served,
-    // At a size the run knew a cap cut at when the answer came, the day was judged knowing it:
-    // no cause to reopen it.
-    capProved: state.servedAtCap,
+    // Read as a cut day, its answers were judged knowing the cap: no cause to reopen it.
+    capProved: state.readAsCut,
     alone: serverDay(knowledge.reading) === 'utc',
   };
   // A cap proved since a day settled at its size: that day is read again.
@@ -469,7 +473,6 @@ function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stal
   if (isCut(wide.length, state.limit, reading)) return 'cut';
   // Uncut as far as the run knows: a cap learned in an earlier run may have been lowered since.
   state.vouchedBy = wide.length;
-  noteServed(state);
   return 'holds';
 }
 
@@ -619,8 +622,9 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
  * What every answer teaches the run: one more response, what it held of each day (the session),
  * the reading (its bounds too when `range`, a request by days, was asked), and whether the server
  * now lists its answers otherwise than it did this run (sorted by dt, now shuffled, or the
- * reverse): a server that changed how it reads, a rolling deploy perhaps, so the next day the run
- * would settle is not, and the reading is learned again first (underProof). `limit`: the
+ * reverse), or its bounds' evidence holds two readings (mixedReadings): a server that changed how
+ * it reads, a rolling deploy perhaps, so the next day the run would settle is not, and the reading
+ * is learned again first (underProof). `limit`: the
  * request's, where it tells whether the answer may be cut.
  */
 function learnAnswer(
@@ -635,7 +639,7 @@ function learnAnswer(
   const cut = limit === undefined ? undefined : isCut(items.length, limit, knowledge.reading);
   if (range === undefined) learnFromAnswer(knowledge.reading, items);
   else learnFromResponse(knowledge.reading, range, items, cut);
-  if (listingChanged(knowledge.reading)) session.lapsed = true;
+  if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;
 }
 
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
@@ -721,6 +725,7 @@ function* settleOrAgain(
   // not settle the day on this one.
   const ownWhole = covers(range, requestFor(state.day, state.knowledge.reading));
   if (ownWhole && shortOfSeen(sessionOf(state.knowledge), state.day, answer)) return shortAnswer(state);
+  state.wholeAt = answer.length;
   return (yield* settles(state, range, answer)) ? outcome(state, false) : 'again';
 }
 
@@ -770,14 +775,8 @@ function outcome(state: DayFetch, truncated: boolean): FetchedDay {
 function* served(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const response = yield* ask(state, range);
   state.servedCount = Math.max(state.servedCount, response.length);
-  noteServed(state);
   yield* prove(state);
   return response;
-}
-
-/** Whether the day's largest answer is at a cap the run knows now, as it came (DayFetch.servedAtCap). */
-function noteServed(state: DayFetch): void {
-  state.servedAtCap = atCap(state.knowledge.reading, Math.max(state.servedCount, state.vouchedBy));
 }
 
 /**

@@ -269,6 +269,8 @@ function startAfresh(knowledge: ResourceKnowledge): void {
   endQuiet(knowledge);
   // Day answers found aligned were asked under the reading now known stale.
   delete knowledge.dayAnswersAligned;
+  // A change the old reading's answers showed (a listing, mixed bounds) is answered by this.
+  if (knowledge.session !== undefined) knowledge.session.lapsed = false;
 }
 
 /** Whether every item has a readable dt: only such an answer can be filed by day in quiet mode. */

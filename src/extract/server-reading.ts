@@ -163,6 +163,8 @@ interface RunAnswers {
   /** How the run's last long answer listed its items, and whether one listed them otherwise before. */
   listing?: Listing;
   listingChanged: boolean;
+  /** The bounds' evidence came to hold two readings at once (mixedReadings). */
+  mixed?: boolean;
 }
 
 /**
@@ -196,6 +198,21 @@ export function listingChanged(reading: ServerReading): boolean {
   const caps = answersOf.get(reading);
   if (caps?.listingChanged !== true) return false;
   caps.listingChanged = false;
+  return true;
+}
+
+/**
+ * Whether the bounds' evidence held two readings at once since the last call. A server serves a
+ * request (a, b) over [a + S, b + E), where E - S is a whole number of days no more than one
+ * (both bounds inclusive: one; one exclusive: none; both: minus one) whatever its zone, so its
+ * items hold tail - head below a day. A tail a day or more past the head came from two servers: a
+ * deploy that moved the day by hours (the new zone's late tail beside the old zone's early head,
+ * which no item can take back), answering while the reading was learned. The run learns it anew.
+ */
+export function mixedReadings(reading: ServerReading): boolean {
+  const caps = answersOf.get(reading);
+  if (caps?.mixed !== true) return false;
+  caps.mixed = false;
   return true;
 }
 
@@ -612,6 +629,8 @@ export function learnFromResponse(
     if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
   }
   noteMoves(reading, before, { heads, tails, mayBeCut, whole: !(cut ?? mayBeCut) });
+  if (reading.headMs !== null && reading.tailMs !== null && reading.tailMs - reading.headMs >= DAY_MS)
+    runAnswers(reading).mixed = true;
   return learnFromAnswer(reading, items, times);
 }
 

@@ -6,10 +6,11 @@ import { emptyReading, suspectCap } from '../../src/extract/server-reading.js';
 import type { DayString } from '../../src/time/days.js';
 
 /**
- * Whether a day was settled knowing the cap its answer may have been cut at is decided when the
- * answer comes, not when the day settles: another window (or another worker, heard) may prove
- * that size a cap meanwhile, and that proof judged nothing of this answer. Such a day records the
- * size (FetchedDay.uncappedServed), which a cap proved at it later reopens.
+ * A day settled whole records the size of the answer it was settled on (FetchedDay.uncappedServed),
+ * judged below every cap the run knew then: a cap proved later at that size reopens it. Whether
+ * the size is a known cap when the day settles says nothing: another window (or another worker,
+ * heard) may prove it while the day's reading check is out, and that proof judged nothing of the
+ * answer. A day read as a cut one records no size: its answers were judged knowing the cap.
  */
 const DAY = '2026-03-10' as DayString;
 const POLICY: LimitPolicy = { limit: 1000, maxLimit: 4000 };
@@ -70,7 +71,7 @@ describe("a day's answer at a size a cap is proved at while the day is read", ()
     expect(day).toMatchObject({ truncated: false, uncappedServed: 60 });
   });
 
-  it('records nothing where the cap was known when the answer came: the day was judged knowing it', () => {
+  it('records nothing where the cap was known when the answer came: the day was read as a cut one', () => {
     const k = knowledge();
     suspectCap(k.reading, 60);
     const day = drive(planDay(newDayFetch('feedback', DAY, POLICY, k)), answer, () => {});

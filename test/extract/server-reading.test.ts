@@ -8,6 +8,7 @@ import {
   learnFromAnswer,
   learnFromResponse,
   listingChanged,
+  mixedReadings,
   proveCap,
   requestFor,
   type ServerReading,
@@ -273,5 +274,36 @@ describe("one source's resources know each other's caps", () => {
     expect(atCap(recordings, 60)).toBe(true);
     expect(atRaisedCap(recordings, 60)).toBe(true);
     expect(atCap(recordings, 59)).toBe(false);
+  });
+});
+
+describe('bounds evidence that holds two readings at once', () => {
+  const range = { startdate: DAY, enddate: DAY };
+
+  it("a server's own answers never reach a day past their earliest, whatever its zone and bounds", () => {
+    // Both bounds inclusive: [a + z, b + 24 h + z); the start exclusive: [a + 24 h + z, b + 24 h + z);
+    // the end: [a + z, b + z); both: [a + 24 h + z, b + z). Asked three days at once.
+    const wide = { startdate: addDays(DAY, -2), enddate: DAY };
+    for (const zone of [-14 * HOUR, -5 * HOUR, 0, 5.5 * HOUR, 12 * HOUR])
+      for (const [start, end] of [
+        [zone, 24 * HOUR + zone],
+        [24 * HOUR + zone, 24 * HOUR + zone],
+        [zone, zone],
+        [24 * HOUR + zone, zone],
+      ] as const) {
+        const reading = emptyReading();
+        learnFromResponse(reading, wide, served(wide, start, end, 7));
+        learnFromResponse(reading, { startdate: addDays(DAY, -3), enddate: addDays(DAY, 1) }, []);
+        expect(mixedReadings(reading), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
+      }
+  });
+
+  it("a new zone's late tail beside the old zone's early head says the server changed, once", () => {
+    const reading = emptyReading();
+    // UTC days, both bounds inclusive, then the day moved 5 h later (a deploy to UTC-5).
+    learnFromResponse(reading, range, served(range, 0, 24 * HOUR, 30));
+    expect(mixedReadings(reading)).toBe(false);
+    learnFromResponse(reading, range, served(range, 5 * HOUR, 29 * HOUR, 30));
+    expect([mixedReadings(reading), mixedReadings(reading)]).toEqual([true, false]);
   });
 });

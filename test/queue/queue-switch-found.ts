@@ -6,7 +6,7 @@ import type { Reading, SwitchCase } from './queue-switch-cases.js';
  * becomes: `INSIGHTS_TRIAL_FOUND=1` plays them all instead of the generated cases. The requests of
  * a run interleave differently each time, and each note says how often the case failed.
  *
- * The cap cases (the first four, `fixed`) failed the same two ways. A deploy lowers the cap from
+ * All are fixed now (`fixed`). The cap cases (the first four) failed the same two ways. A deploy lowers the cap from
  * 100 to 60; the days the new deploy answers with exactly 60 items were settled whole:
  *  - a resource that proved the new cap later in the run kept the days it settled at 60 before
  *    (its reading then held the old cap 100 as proved, and 60 is below it); or another window
@@ -15,12 +15,17 @@ import type { Reading, SwitchCase } from './queue-switch-cases.js';
  *    before another proved 60 were in no session any more.
  * Fixed (migration 0050): workers tell and hear the run's caps, a day read with no cap known at
  * its size records that size in the ledger, and the planner's last proof reads again the days at
- * a cap any worker proved; whether a day was read knowing the cap is decided when its answer
- * came. Each played 4 times since: 0 days short. The two queue ones play in the default set.
+ * a cap any worker proved; the size a day records is that of the answer it was settled on,
+ * judged below every cap known then. Each played 4 times since: 0 days short. The queue ones play
+ * in the default set.
  *
- * The zone cases (the last two) still fail about one run in three: the worker's reading mixes the
- * old zone's start with the new zone's end, and a day whose first hours the new zone files under
- * the capped day before is settled without them. The direct path flags those days (5 runs of 5).
+ * The zone cases (the last two) failed about one run in three: a worker's reading mixed the old
+ * zone's start with the new zone's end (its evidence said the server's day ran from 00:01 to 27:53
+ * of a request's days), and a day whose first hours the new zone files under the capped day
+ * before was settled without them; the direct path flagged those days (5 runs of 5). Fixed: such
+ * evidence, a day or more from head to tail, holds two readings, and the reading is learned anew
+ * (server-reading.ts, mixedReadings). Case 5 played 5 times since, all found cases twice: 0 days
+ * short. In the default set too.
  */
 
 /** A capped UTC server with an exclusive start, oldest first, instants ignored. */
@@ -123,6 +128,7 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
     // of 100 (oldest first) inside 10-28 and never serve them; the request for server day 10-29
     // (request 74, new deploy) answered 44: the day's 33 items after 05:00Z and 11 of 10-30.
     note: 'day zone moved to UTC-5, rolling, queue: a day beside a capped one settled short',
+    fixed: true,
     c: {
       seed: 89095,
       kind: 'zone',
@@ -139,6 +145,7 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
     // day above the cap of 60 (10-25: 87, 10-28: 153): as above, the day's first five hours belong
     // to the capped server day before it.
     note: 'day zone moved to UTC-5, rolling, queue, cap 60: days beside capped ones settled short',
+    fixed: true,
     c: {
       seed: 15355,
       kind: 'zone',

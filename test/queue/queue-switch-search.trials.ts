@@ -38,8 +38,8 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * INSIGHTS_TRIAL_LOG_LEVEL=debug); a failing case's logs, routed requests and stored readings are
  * written to $TMPDIR/queue-switch-search/. INSIGHTS_TRIAL_FOUND=1 plays instead the cases the wide
  * runs found settling days short (queue-switch-found.ts); the default set plays after its own the
- * queue cases of those since fixed. Case 11 of the default seed is one of those not fixed, which is
- * why the generated set stops at 10 (0 to 9 passed in every run).
+ * queue cases of those, fixed since (case 11 of the default seed was one of them: the generated
+ * set stops at 10, its first 10 having passed in every run).
  */
 
 const DEFAULT_CASES = 10;
