@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { feedbackWebhookSchema, surveyWebhookSchema, type WebhookBody } from '../schemas/webhook.js';
-import { storableText } from './json-limits.js';
+import { fieldPath, storableText } from './json-limits.js';
 
 /** One problem of a body, named by its field path (`visitor.created_at`), `(body)` for the whole. */
 export interface BodyIssue {
@@ -43,7 +43,7 @@ export function checkBody(body: unknown): CheckedBody {
 
 function issuesOf(error: z.ZodError): BodyIssue[] {
   return error.issues.slice(0, MAX_ISSUES).map((issue) => ({
-    field: issue.path.length > 0 ? storableText(issue.path.map(String).join('.')) : '(body)',
+    field: fieldPath(issue.path),
     message: storableText(issue.message),
   }));
 }

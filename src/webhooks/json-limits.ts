@@ -28,7 +28,7 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
  * must be at most MAX_JSON_DEPTH deep (see jsonDepth).
  */
 export function unstorableStringPath(value: unknown, path: string[] = []): string | undefined {
-  if (typeof value === 'string') return unstorable(value) ? formatPath(path) : undefined;
+  if (typeof value === 'string') return unstorable(value) ? fieldPath(path) : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   // One path array for the whole walk (every delivery is walked): pushed and popped per key.
   const at = [...path];
@@ -38,10 +38,10 @@ export function unstorableStringPath(value: unknown, path: string[] = []): strin
 function unstorableIn(value: object, path: string[]): string | undefined {
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    if (unstorable(key)) return formatPath([...path, key]);
+    if (unstorable(key)) return fieldPath([...path, key]);
     const child = (value as Record<string, unknown>)[key];
     if (typeof child === 'string') {
-      if (unstorable(child)) return formatPath([...path, key]);
+      if (unstorable(child)) return fieldPath([...path, key]);
     } else if (child !== null && typeof child === 'object') {
       path.push(key);
       const found = unstorableIn(child, path);
@@ -69,6 +69,11 @@ export function storableText(text: string): string {
     : text;
 }
 
-function formatPath(path: readonly string[]): string {
-  return path.length === 0 ? '(body)' : storableText(path.join('.'));
+/**
+ * A field's path as an answer and the error column name it: keys joined by dots, an empty key
+ * shown as `""` (a body may hold one; the path must still name a field), `(body)` for the body.
+ */
+export function fieldPath(path: readonly (string | number | symbol)[]): string {
+  if (path.length === 0) return '(body)';
+  return storableText(path.map((key) => (key === '' ? '""' : String(key))).join('.'));
 }

@@ -5,7 +5,7 @@ import { classifyDatabaseError } from '../../src/db/transaction.js';
 import { createAllowList } from '../../src/webhooks/allow-list.js';
 import { bodyHash } from '../../src/webhooks/body-hash.js';
 import { checkBody } from '../../src/webhooks/check-body.js';
-import { jsonDepth, storableText, unstorableStringPath } from '../../src/webhooks/json-limits.js';
+import { fieldPath, jsonDepth, storableText, unstorableStringPath } from '../../src/webhooks/json-limits.js';
 import { maskUrl } from '../../src/webhooks/mask-url.js';
 import { tokensMatch } from '../../src/webhooks/token.js';
 import { feedbackBody, surveyBody, visitor } from './webhook-helpers.js';
@@ -147,6 +147,12 @@ describe('jsonDepth and unstorableStringPath', () => {
     expect(unstorableStringPath({ a: ['fine', '\ud83d'] })).toBe('a.1');
     expect(unstorableStringPath({ 'k\udc00': 1 })).toBe('k\ufffd');
     expect(storableText('a\u0000b\ud800c😀')).toBe('a\ufffdb\ufffdc😀');
+  });
+  it('names a field under an empty key too: the path is never empty', () => {
+    expect(unstorableStringPath({ '': '\u0000' })).toBe('""');
+    expect(unstorableStringPath({ visitor: { '': { x: '\ud800' } } })).toBe('visitor."".x');
+    expect(fieldPath([])).toBe('(body)');
+    expect(fieldPath(['items', 0, ''])).toBe('items.0.""');
   });
 });
 
