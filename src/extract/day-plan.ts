@@ -24,6 +24,7 @@ import {
 } from './reading-check.js';
 import {
   ceilingOf,
+  flappingCeilingOf,
   newSession,
   noteAnswer,
   noteCut,
@@ -674,7 +675,9 @@ export function* planRunProof(
     (count) => isCut(count, state.limit, knowledge.reading),
   );
   if (session.proofs.failed > failedBefore) readingStale(knowledge);
-  return reopened;
+  // The proof's own answer may prove a cap (a size seen cut twice): the days settled at it too.
+  reopenUncapped(session, (served) => atCap(knowledge.reading, served));
+  return [...new Set([...reopened, ...takeReopened(session)])].sort();
 }
 
 /**
@@ -688,13 +691,34 @@ function* checkCeiling(
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
 ): Plan<void> {
-  const ceiling = ceilingOf(sessionOf(knowledge), startLimit(policy, knowledge));
-  if (ceiling === undefined || atCap(knowledge.reading, ceiling.size)) return;
+  const session = sessionOf(knowledge);
+  const limit = startLimit(policy, knowledge);
+  for (const ceiling of [ceilingOf(session, limit), flappingCeilingOf(session, limit)]) {
+    if (ceiling === undefined || atCap(knowledge.reading, ceiling.size)) continue;
+    if (yield* ceilingIsCap(resource, policy, knowledge, ceiling))
+      suspectCap(knowledge.reading, ceiling.size);
+  }
+}
+
+/**
+ * Whether a size days settled at again and again is a cap: the first of them asked again holds
+ * more of it than it settled with (a rolling deploy's old reading answered), or a request a day
+ * wider on each side is cut at that size too, with other days' items (the answer it settled on
+ * may have been wider than the day's own).
+ */
+function* ceilingIsCap(
+  resource: WindowedResource,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+  ceiling: { day: DayString; size: number },
+): Plan<boolean> {
   const state = newDayFetch(resource, ceiling.day, policy, knowledge);
   const own = requestFor(ceiling.day, knowledge.reading);
+  const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === ceiling.day).length;
+  const again = yield* ask(state, own);
+  if (ofDay(again) > ceiling.size) return true;
   const wide = yield* ask(state, { startdate: addDays(own.startdate, -1), enddate: addDays(own.enddate, 1) });
-  if (wide.length === ceiling.size && wide.some((item) => itemDay(item) !== ceiling.day))
-    suspectCap(knowledge.reading, ceiling.size);
+  return (wide.length === ceiling.size && ofDay(wide) < wide.length) || ofDay(wide) > ceiling.size;
 }
 
 function quietEnds(state: DayFetch): 'again' {

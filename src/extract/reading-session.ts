@@ -343,6 +343,34 @@ export function ceilingOf(
   return undefined;
 }
 
+/**
+ * Besides the ceiling (ceilingOf), the size days settled at most often, three times or more, with
+ * larger days in between: a rolling deploy that lowered the cap answers larger days from its old
+ * reading while its new one settles days at the new cap. Undefined where that is the ceiling. A
+ * steady server repeats a size three times in about one run of six: a request, no day, each.
+ */
+export function flappingCeilingOf(
+  session: ReadingSession,
+  limit: number,
+): { day: DayString; size: number } | undefined {
+  const seen = new Map<number, { day: DayString; times: number }>();
+  for (const [day, size] of session.uncapped) {
+    if (size < CEILING_LEAST || size >= limit) continue;
+    const at = seen.get(size) ?? { day, times: 0 };
+    at.times += 1;
+    seen.set(size, at);
+  }
+  let best: { day: DayString; size: number; times: number } | undefined;
+  for (const [size, { day, times }] of seen)
+    if (
+      times >= 3 &&
+      (best === undefined || times > best.times || (times === best.times && size > best.size))
+    )
+      best = { day, size, times };
+  if (best === undefined || best.size === ceilingOf(session, limit)?.size) return undefined;
+  return { day: best.day, size: best.size };
+}
+
 /** A day to read again (the run, takeReopened) and to record reopened (the ledger, takeProofs). */
 function reopen(session: ReadingSession, day: DayString): void {
   if (!session.reopened.includes(day)) session.reopened.push(day);

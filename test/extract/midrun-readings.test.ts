@@ -210,6 +210,24 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.short).toEqual([]);
     expect(tally.left).toBe(0);
   }, 60_000);
+  it("a cap lowered by a rolling deploy near the run's end: the size settled at most often is checked, its first day asked again", () => {
+    // Found by attacking the run with a rolling deploy from cap 100 to 60 (UTC days, random order):
+    // seed 7001 settled 11-11, 11-14 and 11-18 with 60 of their 69, 90 and 70 items, no flag. The
+    // old reading answered larger days in between (84, 88), so no ceiling showed, and the run's one
+    // proof went to the old reading. The size settled at most often (60, three times) is checked
+    // too: the first day at it asked again holds more than 60 when the old reading answers, and a
+    // request a day wider is cut at 60 when the new one does (day-plan.ts, ceilingIsCap).
+    const before = { ...CAPPED_AT_100, startdate: 'inclusive', order: 'random' } as const;
+    const tally = emptyTally();
+    playMidrun(
+      7001,
+      { kind: 'flapping', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at: 0.5 },
+      tally,
+    );
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
   it('a cap lowered by a rolling deploy: a day settled at the new cap is read again as soon as the cap is proved', () => {
     // Both readings answer at random, so answers above 60 keep coming and no ceiling shows; a cap
     // proved by a cut answer reopened the days settled at 60 only at the run's end, which then

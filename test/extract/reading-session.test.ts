@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ceilingOf,
+  flappingCeilingOf,
   ledgerTook,
   newSession,
   noteAnswer,
@@ -294,5 +295,16 @@ describe('the reading session: a cap lowered during the run', () => {
     for (const day of ['2026-03-01', '2026-03-02', '2026-03-03'])
       settled(session, day, [], { ...ROOM, served: 60, capProved: true });
     expect(ceilingOf(session, 250)).toBeUndefined();
+  });
+
+  it("a rolling deploy's larger days in between leave no ceiling, but the size settled at most often, for its own check", () => {
+    const rolling = settledAt([97, 60, 84, 30, 60, 88, 60, 34]);
+    expect(ceilingOf(rolling, 250)).toBeUndefined();
+    expect(flappingCeilingOf(rolling, 250)).toEqual({ day: '2026-03-02', size: 60 });
+    // The more often first, then the larger; none where that is the ceiling, or under three.
+    expect(flappingCeilingOf(settledAt([40, 60, 90, 40, 60, 90, 40, 60, 99, 40]), 250)?.size).toBe(40);
+    expect(flappingCeilingOf(settledAt([40, 60, 90, 40, 60, 90, 40, 60, 99]), 250)?.size).toBe(60);
+    expect(flappingCeilingOf(settledAt([97, 80, 60, 41, 60, 12, 60, 33]), 250)).toBeUndefined();
+    expect(flappingCeilingOf(settledAt([97, 60, 84, 60, 3, 3, 3]), 250)).toBeUndefined();
   });
 });
