@@ -693,10 +693,10 @@ function* checkCeiling(
 ): Plan<void> {
   const session = sessionOf(knowledge);
   const limit = startLimit(policy, knowledge);
-  for (const ceiling of [ceilingOf(session, limit), flappingCeilingOf(session, limit)]) {
-    if (ceiling === undefined || atCap(knowledge.reading, ceiling.size)) continue;
-    if (yield* ceilingIsCap(resource, policy, knowledge, ceiling))
-      suspectCap(knowledge.reading, ceiling.size);
+  const ceiling = ceilingOf(session, limit);
+  for (const check of [ceiling, flappingCeilingOf(session, limit, ceiling)]) {
+    if (check === undefined || atCap(knowledge.reading, check.size)) continue;
+    if (yield* ceilingIsCap(resource, policy, knowledge, check)) suspectCap(knowledge.reading, check.size);
   }
 }
 

@@ -309,11 +309,16 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
  * was proved whose answers it may have cut are reopened. Asked as each day settles (a queued
  * run's worker has no run's end of its own) and at the run's end.
  */
-export function reopenUncapped(session: ReadingSession, cut: (served: number) => boolean): void {
-  for (const [day, served] of session.uncapped)
+export function reopenUncapped(
+  session: ReadingSession,
+  cut: (served: number) => boolean,
+  /** Days and sizes to judge: the session's own, or (a queued run's planner) the ledger's. */
+  uncapped: Map<DayString, number> = session.uncapped,
+): void {
+  for (const [day, served] of uncapped)
     if (cut(served)) {
       reopen(session, day);
-      session.uncapped.delete(day);
+      uncapped.delete(day);
     }
 }
 
@@ -346,12 +351,14 @@ export function ceilingOf(
 /**
  * Besides the ceiling (ceilingOf), the size days settled at most often, three times or more, with
  * larger days in between: a rolling deploy that lowered the cap answers larger days from its old
- * reading while its new one settles days at the new cap. Undefined where that is the ceiling. A
- * steady server repeats a size three times in about one run of six: a request, no day, each.
+ * reading while its new one settles days at the new cap. Undefined where that is `ceiling`, the
+ * ceiling found already. A steady server repeats a size three times in about one run of six: the
+ * check's two requests, no day, each.
  */
 export function flappingCeilingOf(
   session: ReadingSession,
   limit: number,
+  ceiling: { size: number } | undefined,
 ): { day: DayString; size: number } | undefined {
   const seen = new Map<number, { day: DayString; times: number }>();
   for (const [day, size] of session.uncapped) {
@@ -367,7 +374,7 @@ export function flappingCeilingOf(
       (best === undefined || times > best.times || (times === best.times && size > best.size))
     )
       best = { day, size, times };
-  if (best === undefined || best.size === ceilingOf(session, limit)?.size) return undefined;
+  if (best === undefined || best.size === ceiling?.size) return undefined;
   return { day: best.day, size: best.size };
 }
 

@@ -61,9 +61,8 @@ async function proveEndpoint(
   // read them, are read again. Not a ceiling (days settled at one size again and again, as a cap
   // lowered mid-run leaves them): the ledger's order interleaves the workers' days, and a steady
   // server's sizes made one there, costing a request and days read again.
-  for (const { day, uncappedServed } of uncapped) session.uncapped.set(day, uncappedServed ?? 0);
-  reopenUncapped(session, (served) => atCap(knowledge.reading, served));
-  session.uncapped.clear();
+  const sizes = new Map(uncapped.map(({ day, uncappedServed }) => [day, uncappedServed ?? 0]));
+  reopenUncapped(session, (served) => atCap(knowledge.reading, served), sizes);
   const canary = unproved.length === 0 ? undefined : await canaryOf(ctx, key, knowledge);
   if (canary !== undefined) {
     session.canary = canary;
