@@ -163,9 +163,11 @@ export interface DayFetch {
    * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
    * when it did not settle it: it held the day's items, or it was cut before the day. Asked first,
    * for a day an earlier run settled empty (emptyFirst): 'holds' when it settled the day empty,
-   * 'asked' when it said none of this (it stands for the day's first empty answer's).
+   * 'asked' when it said none of this (it stands for the day's first empty answer's). 'empty' when
+   * it held no item at all: no cap cut it and no reading places the day's items outside it, so it
+   * is the empty day's verdict (emptyVerdict) once a second answer is empty too.
    */
-  widest: 'unasked' | 'asked' | 'stale' | 'cut' | 'holds';
+  widest: 'unasked' | 'asked' | 'empty' | 'stale' | 'cut' | 'holds';
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -396,14 +398,20 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
  * settles it at once if its answer, in the server's order, runs from before the day to after it
  * with none of the day's items: a server that lists by dt serves every item between an answer's
  * first and last. One request rules out both a transient empty answer and a stale reading, where
- * asking the day again and then the canary took two. Otherwise ('again') the day is asked again,
- * and what the answer said is its verdict's if one is needed (emptyVerdict).
+ * asking the day again and then the canary took two. An answer with no item at all does too: no
+ * cap cut it, no reading places the day outside it, and it is the day's second empty answer.
+ * Otherwise ('again') the day is asked again, and what the answer said is its verdict's if one is
+ * needed (emptyVerdict).
  */
 function* widestFirst(state: DayFetch): Plan<'holds' | 'again'> {
-  // Asked already, before the day's own request (emptyFirst), and it settled the day.
-  if (state.widest === 'holds') return 'holds';
-  if (!widestWorthAsking(state)) return 'again';
-  return (yield* askWidest(state)) ? 'holds' : 'again';
+  // Asked already (emptyFirst, settles), and it settled the day, or came back empty.
+  if (!widestSettles(state) && widestWorthAsking(state)) yield* askWidest(state);
+  return widestSettles(state) ? 'holds' : 'again';
+}
+
+/** The widest answer settled the day, or came back empty: with the day's own, two empty answers. */
+function widestSettles(state: DayFetch): boolean {
+  return state.widest === 'holds' || state.widest === 'empty';
 }
 
 /**
@@ -430,7 +438,7 @@ function* askWidest(state: DayFetch): Plan<boolean> {
     return true;
   }
   // Uncut only as far as the run knows (a cap not yet proved): asked again for the verdict.
-  state.widest = verdict !== 'holds' ? verdict : 'asked';
+  state.widest = verdict !== 'holds' ? verdict : wide.length === 0 ? 'empty' : 'asked';
   return false;
 }
 
@@ -449,7 +457,10 @@ function* emptyFirst(state: DayFetch): Plan<FetchedDay | undefined> {
   if (knowledge.reading.order !== 'oldest-first' && knowledge.reading.order !== 'newest-first')
     return undefined;
   if (!widestWorthAsking(state)) return undefined;
-  return (yield* askWidest(state)) ? outcome(state, false) : undefined;
+  if (yield* askWidest(state)) return outcome(state, false);
+  // Empty, it is the day's first empty answer: the day's own, empty too, is its second.
+  if (state.widest === 'empty') state.emptyAnswers = 1;
+  return undefined;
 }
 
 /** Items the run has seen served of the days `range` spans (each day's largest answer). */
@@ -484,6 +495,9 @@ function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stal
  * honoured); else the day is flagged, never settled empty on a reading nothing proved.
  */
 function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
+  // The widest request came back empty: the day held nothing under any reading then, and this
+  // second empty answer says a transient empty answer did not make it so.
+  if (state.widest === 'empty') return 'holds';
   const verdict = yield* proveReading(state);
   if (verdict === 'holds' || verdict === 'stale') return verdict;
   const widest = widestRequest(state.day);
@@ -767,6 +781,17 @@ function shortAnswer(state: DayFetch): FetchedDay | 'again' {
  */
 function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]): Plan<boolean> {
   if (!covers(range, requestFor(state.day, state.knowledge.reading))) return false;
+  // An empty answer: the widest request, which the day's verdict asks for (widestFirst), before
+  // the reading's check, which has nothing to tell of a day empty under any reading.
+  if (answer.length === 0 && !state.open && widestWorthAsking(state)) {
+    yield* askWidest(state);
+    // It held the day's items: this empty answer, the day's first, is not believed.
+    if (state.widest === 'stale') {
+      state.emptyAnswers += 1;
+      return false;
+    }
+  }
+  if (state.widest === 'empty' && answer.length === 0) return true;
   return !(yield* staleReading(checkInput(state, range, answer)));
 }
 

@@ -59,6 +59,50 @@ describe('a day settled under the run’s proofs', () => {
     expect((done.value as { onDay: unknown[] }).onDay).toHaveLength(300);
   });
 
+  /** A reading an earlier run stored, instants honoured: each settled day is checked by its UTC day. */
+  const storedHonoured = (): ResourceKnowledge => ({
+    reading: { ...provedUtc(), order: 'oldest-first', instants: 'honoured' },
+    storedReading: true,
+    staleChecked: true,
+    quiet: false,
+  });
+
+  it('an empty day whose widest answer is empty too is settled on those two, with no check of the reading', () => {
+    const { plan, first } = start(storedHonoured());
+    expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    const wide = plan.next(items([]));
+    expect(wide.value).toMatchObject({ kind: 'ask', range: widestRequest(DAY) });
+    const done = plan.next(items([]));
+    expect(done.done).toBe(true);
+    expect(done.value).toMatchObject({ truncated: false, requests: 2 });
+  });
+
+  it('a day settled empty before: the widest asked first and empty counts as its first empty answer', () => {
+    const state = newDayFetch('feedback', DAY, POLICY, storedHonoured());
+    state.emptyBefore = true;
+    const plan = planDay(state);
+    expect(plan.next().value).toMatchObject({ kind: 'ask', range: widestRequest(DAY) });
+    const own = plan.next(items([]));
+    expect(own.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    const done = plan.next(items([]));
+    expect(done.done).toBe(true);
+    expect(done.value).toMatchObject({ truncated: false, requests: 2 });
+  });
+
+  it('a transient empty answer to the widest request and the day’s own items: the items stand', () => {
+    const state = newDayFetch('feedback', DAY, POLICY, storedHonoured());
+    state.emptyBefore = true;
+    const plan = planDay(state);
+    plan.next();
+    const own = plan.next(items([]));
+    // The day's own answer holds its items: they are read, checked by the UTC day, and kept.
+    let step = plan.next(items(dayItems(40)));
+    while (!step.done) step = plan.next(serving(40)(step));
+    expect(step.value).toMatchObject({ truncated: false });
+    expect((step.value as { onDay: unknown[] }).onDay).toHaveLength(40);
+    expect(own.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+  });
+
   /** Items one a quarter hour over the days `from`..`to`, skipping `empty`, oldest first. */
   const around = (from: number, to: number, empty: string) =>
     Array.from({ length: (to - from) * 96 }, (_, i) => ({

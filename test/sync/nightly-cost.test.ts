@@ -54,3 +54,61 @@ describe('a nightly sync of a normal source, nothing new since', () => {
     expect(asked).toBeLessThanOrEqual(Math.floor(1.5 * ideal));
   });
 });
+
+/**
+ * A source with nothing since its last day of data, on a server that caps an endpoint and honours
+ * instants (so every settled day's reading is checked by its UTC day): every planned day is empty.
+ * One empty answer never settles a day (a transient `200 []` would lose it), so an empty day costs
+ * two: its own request and the widest, which holds the day under any reading and, empty, leaves
+ * the reading's check nothing to tell of it. The open day is asked and checked as any night.
+ */
+describe('a nightly sync of a source with nothing since its last day of data, its server capped', () => {
+  const QUIET_NIGHT = new Date('2026-04-01T03:00:00.000Z');
+  let t: TestDatabase;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({
+      seed: 78,
+      from: FROM,
+      to: TO,
+      volume: { ...VOLUME, busyDayFeedback: 400 },
+      caps: { feedback: 100 },
+      instants: 'honoured',
+    });
+    const first = await runAgainst(t, sim, {
+      now: QUIET_NIGHT,
+      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+    });
+    expect(first.status).toBe('ok');
+    // The night before: its lookback's days are settled empty, its today read open.
+    const before = new Date(QUIET_NIGHT.getTime() - 86_400_000);
+    expect((await runAgainst(t, sim, { now: before, request: { trigger: 'sync' } })).status).toBe('ok');
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await t.drop();
+  });
+
+  it('asks two requests an empty day, the snapshots, and one check of the reading a resource', async () => {
+    const before = sim.stats();
+    const night = await runAgainst(t, sim, { now: QUIET_NIGHT, request: { trigger: 'sync' } });
+    expect(night.status).toBe('ok');
+    expect(night.windows.every((w) => w.fetched === 0)).toBe(true);
+    const after = sim.stats();
+    const asked = after.requests - before.requests;
+    const windows = night.windows.length;
+    const snapshots = Object.entries(after.byPath).reduce(
+      (sum, [path, n]) =>
+        /(feedback|survey|recordings)$/.test(path) ? sum : sum + n - (before.byPath[path] ?? 0),
+      0,
+    );
+    const bound = 2 * windows + snapshots + 3;
+    console.info(
+      `nightly no-op, empty days: ${windows} windows, ${snapshots} snapshot requests, ${asked} requests in all (ideal ${windows + snapshots}, at most ${bound})`,
+    );
+    expect(windows).toBe(12);
+    expect(asked).toBeLessThanOrEqual(bound);
+  });
+});
