@@ -678,8 +678,11 @@ export function* planRunProof(
 ): Plan<DayString[]> {
   const session = sessionOf(knowledge);
   yield* checkCeiling(resource, policy, knowledge);
-  reopenUncapped(session, (served) => atCap(knowledge.reading, served));
-  if (session.canary === undefined) return takeReopened(session);
+  const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));
+  if (session.canary === undefined) {
+    reopenAtCaps();
+    return takeReopened(session);
+  }
   const state = newDayFetch(resource, session.canary.day, policy, knowledge);
   const failedBefore = session.proofs.failed;
   const reopened = yield* proveRun(
@@ -689,8 +692,9 @@ export function* planRunProof(
     (count) => isCut(count, state.limit, knowledge.reading),
   );
   if (session.proofs.failed > failedBefore) readingStale(knowledge);
-  // The proof's own answer may prove a cap (a size seen cut twice): the days settled at it too.
-  reopenUncapped(session, (served) => atCap(knowledge.reading, served));
+  // Once, after the proof: its own answer may prove a cap (a size seen cut twice) beside the
+  // ceiling check's, and a stale verdict forgets the reading's cap but not the caps proved.
+  reopenAtCaps();
   return [...new Set([...reopened, ...takeReopened(session)])].sort();
 }
 
@@ -782,8 +786,8 @@ function shortAnswer(state: DayFetch): FetchedDay | 'again' {
 function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]): Plan<boolean> {
   if (!covers(range, requestFor(state.day, state.knowledge.reading))) return false;
   // Checked on an empty day too, though it tells nothing of that day: what the check learns of
-  // the reading serves the run's other days (asking the widest first and skipping the check left
-  // a quiet source's day short when a rolling deploy moved the server's zone).
+  // the reading serves the run's other days. On a quiet source most days are empty, and a zone a
+  // rolling deploy moved is seen only by these checks.
   return !(yield* staleReading(checkInput(state, range, answer)));
 }
 

@@ -16,6 +16,19 @@ const NIGHT = new Date('2026-03-25T03:00:00.000Z');
 /** 20-100 items a day of each resource: a normal source. */
 const VOLUME = { feedbackPerDay: 60, surveyPerDay: 40, recordingsPerDay: 30, busyDayFeedback: 90 };
 
+/** One nightly sync at `now`: its requests in all, its windows, and its snapshot requests (every path but the windowed ones). */
+async function nightCost(t: TestDatabase, sim: Simulator, now: Date) {
+  const before = sim.stats();
+  const night = await runAgainst(t, sim, { now, request: { trigger: 'sync' } });
+  const after = sim.stats();
+  const snapshots = Object.entries(after.byPath).reduce(
+    (sum, [path, n]) =>
+      /(feedback|survey|recordings)$/.test(path) ? sum : sum + n - (before.byPath[path] ?? 0),
+    0,
+  );
+  return { night, asked: after.requests - before.requests, windows: night.windows.length, snapshots };
+}
+
 describe('a nightly sync of a normal source, nothing new since', () => {
   let t: TestDatabase;
   let sim: Simulator;
@@ -35,17 +48,8 @@ describe('a nightly sync of a normal source, nothing new since', () => {
   });
 
   it('asks at most 1.5 times the ideal: one request a planned day and resource, and the snapshots', async () => {
-    const before = sim.stats();
-    const night = await runAgainst(t, sim, { now: NIGHT, request: { trigger: 'sync' } });
+    const { night, asked, windows, snapshots } = await nightCost(t, sim, NIGHT);
     expect(night.status).toBe('ok');
-    const after = sim.stats();
-    const asked = after.requests - before.requests;
-    const windows = night.windows.length;
-    const snapshots = Object.entries(after.byPath).reduce(
-      (sum, [path, n]) =>
-        /(feedback|survey|recordings)$/.test(path) ? sum : sum + n - (before.byPath[path] ?? 0),
-      0,
-    );
     const ideal = windows + snapshots;
     console.info(
       `nightly no-op: ${windows} windows, ${snapshots} snapshot requests, ${asked} requests in all (ideal ${ideal}, at most ${Math.floor(1.5 * ideal)})`,
@@ -92,18 +96,9 @@ describe('a nightly sync of a source with nothing since its last day of data, it
   });
 
   it('asks two requests an empty day, the snapshots, and two checks a resource', async () => {
-    const before = sim.stats();
-    const night = await runAgainst(t, sim, { now: QUIET_NIGHT, request: { trigger: 'sync' } });
+    const { night, asked, windows, snapshots } = await nightCost(t, sim, QUIET_NIGHT);
     expect(night.status).toBe('ok');
     expect(night.windows.every((w) => w.fetched === 0)).toBe(true);
-    const after = sim.stats();
-    const asked = after.requests - before.requests;
-    const windows = night.windows.length;
-    const snapshots = Object.entries(after.byPath).reduce(
-      (sum, [path, n]) =>
-        /(feedback|survey|recordings)$/.test(path) ? sum : sum + n - (before.byPath[path] ?? 0),
-      0,
-    );
     // Two a resource beside: the reading's check, and the run's end asking whether a size days
     // settled at again and again is a cap (day-plan.ts, checkCeiling).
     const bound = 2 * windows + snapshots + 2 * 3;
