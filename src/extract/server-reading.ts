@@ -347,9 +347,10 @@ interface MovingAnswer {
 
 /**
  * A zone that moves shifts both ends of the server's day, but only the end it moved outward
- * shows in items: none can show that the other end came earlier. So where a stored reading's
- * bound, held to by earlier runs, moves by a zone's hours (less than half a day: a bound that
- * turned moves a whole day, which sparse items can show as a little less), the requests reach as
+ * shows in items: none can show that the other end came earlier. So where a bound held to (by
+ * earlier runs, for a stored reading; else by HELD_TO of this run's items) moves by a zone's hours
+ * (less than half a day: a bound that turned moves a whole day, which sparse items can show as a
+ * little less), the requests reach as
  * much further past the other end (never past what the widest request holds): at once where an
  * answer not cut moved it; where a cut one did (a cut shows a bound only as far as it reaches),
  * once an answer not cut holds items within an hour of the moved bound. Returns the shift of each
@@ -361,7 +362,10 @@ function noteShift(
   answer: MovingAnswer,
   moved: { start: number; end: number },
 ): { start: number; end: number } {
-  const zone = (by: number) => (moves.stored && by > 0 && by < DAY_MS / 2 ? by : 0);
+  // `moved` is non-zero only for a bound held to (noteMoves), in a run's own learning too: a
+  // queued worker that saw a new zone's start, but not its end, settled days on answers that
+  // ended hours short of them.
+  const zone = (by: number) => (by > 0 && by < DAY_MS / 2 ? by : 0);
   const pending = moves.pendingShift ?? { start: 0, end: 0 };
   pending.start = Math.max(pending.start, zone(moved.start));
   pending.end = Math.max(pending.end, zone(moved.end));
@@ -595,6 +599,23 @@ export function proofRequest(
 }
 
 /**
+ * Whether the bounds' evidence holds two readings (mixedReadings). One reading serves [a + S, b + E)
+ * with S = s + o, E = e + o (s, e: 0 or 24 h; o within -14 h and +12 h), and S <= head, E > tail:
+ * - a tail a day or more past the head fits no e - s;
+ * - an end many items held to (E within hours of the tail) at or past the head fits only e = 24 h,
+ *   so o = E - 24 h, which must be -14 h or more: a tail an hour or more below 10 h cannot be. The
+ *   new zone's early head beside the old zone's held end: a server day moved earlier while the run
+ *   read, seen by a queued worker whose answers had not held to the new start.
+ */
+function twoReadings(reading: ServerReading): boolean {
+  const { headMs, tailMs } = reading;
+  if (headMs === null || tailMs === null) return false;
+  if (tailMs - headMs >= DAY_MS) return true;
+  const endHeld = (movesOf.get(reading)?.nearEnd ?? 0) >= HELD_TO;
+  return endHeld && headMs <= tailMs && tailMs < EARLIEST_END_MS + DAY_MS - HOUR_MS;
+}
+
+/**
  * Folds one response into the reading: bound and server-day evidence from its items' dt, the
  * order they came in, and the largest response. Mutates and returns `reading`.
  */
@@ -629,8 +650,7 @@ export function learnFromResponse(
     if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
   }
   noteMoves(reading, before, { heads, tails, mayBeCut, whole: !(cut ?? mayBeCut) });
-  if (reading.headMs !== null && reading.tailMs !== null && reading.tailMs - reading.headMs >= DAY_MS)
-    runAnswers(reading).mixed = true;
+  if (twoReadings(reading)) runAnswers(reading).mixed = true;
   return learnFromAnswer(reading, items, times);
 }
 

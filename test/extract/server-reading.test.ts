@@ -139,6 +139,20 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 1));
   });
 
+  it('a run learning from nothing whose start many items held to moves by hours moves the end as far', () => {
+    const reading = learnedUtc();
+    // Two whole answers hold items within an hour of the start: it is the server's, not a guess.
+    for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
+      const range = requestFor(day, reading);
+      learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10), false);
+    }
+    // A deploy moved the server's zone 5.5 h east: its day ends 5.5 h before UTC's now, which no
+    // item can show; a request that ends where the old zone's did would leave that much out.
+    const range = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, range, served(range, AHEAD.startMs, AHEAD.endMs, 10), false);
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
+  });
+
   it('from a stored reading, an enddate turned inclusive (a whole day) keeps the reach too', () => {
     // A copy, as the next run loads it: a reading earlier runs learned.
     const stored = { ...learnedUtc() };
@@ -296,6 +310,44 @@ describe('bounds evidence that holds two readings at once', () => {
         learnFromResponse(reading, { startdate: addDays(DAY, -3), enddate: addDays(DAY, 1) }, []);
         expect(mixedReadings(reading), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
       }
+  });
+
+  it('a steady server held to at both ends, answering day by day, holds one reading whatever its zone and bounds', () => {
+    for (const zone of [-14 * HOUR, -13.75 * HOUR, -5.5 * HOUR, 0, 5 * HOUR, 12 * HOUR])
+      for (const [start, end] of [
+        [zone, 24 * HOUR + zone],
+        [24 * HOUR + zone, 24 * HOUR + zone],
+        [zone, zone],
+        [24 * HOUR + zone, zone],
+      ] as const) {
+        const reading = emptyReading();
+        const wide = { startdate: addDays(DAY, -12), enddate: addDays(DAY, -6) };
+        learnFromResponse(reading, wide, served(wide, start, end, 7));
+        const mixed: boolean[] = [mixedReadings(reading)];
+        for (let back = 5; back >= 0; back--) {
+          const asked = requestFor(addDays(DAY, -back), reading);
+          learnFromResponse(reading, asked, served(asked, start, end, 7), false);
+          mixed.push(mixedReadings(reading));
+        }
+        expect(mixed.some(Boolean), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
+      }
+  });
+
+  it('an early head beside an end many items held to says the server day moved earlier, once', () => {
+    // startdate inclusive, enddate exclusive, UTC days: (D, D+1) serves [D, D+1).
+    const reading = emptyReading();
+    const wide = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    learnFromResponse(reading, wide, served(wide, 0, 0, 10));
+    for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
+      const asked = requestFor(day, reading);
+      learnFromResponse(reading, asked, served(asked, 0, 0, 10), false);
+    }
+    expect(mixedReadings(reading)).toBe(false);
+    // A deploy to UTC+5:30 (its day from 18:30 UTC), in an answer cut at our limit: its start
+    // shows, not held to; its end, 5.5 h before the one held to, cannot show.
+    const asked = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, asked, served(asked, -5.5 * HOUR, -5.5 * HOUR, 10), true);
+    expect([mixedReadings(reading), mixedReadings(reading)]).toEqual([true, false]);
   });
 
   it("a new zone's late tail beside the old zone's early head says the server changed, once", () => {
