@@ -720,9 +720,10 @@ function* checkCeiling(
 
 /**
  * Whether a size days settled at again and again is a cap: the first of them asked again holds
- * more of it than it settled with (a rolling deploy's old reading answered), or a request a day
- * wider on each side is cut at that size too, with other days' items (the answer it settled on
- * may have been wider than the day's own).
+ * more of it than it settled with (a rolling deploy's old reading answered), or a request a week
+ * wider on each side (as the cap check's) is cut at that size too, with other days' items (the
+ * answer it settled on may have been wider than the day's own). A day wider was too narrow: on a
+ * steady server of a few items a day, three days' items made the size by chance.
  */
 function* ceilingIsCap(
   resource: WindowedResource,
@@ -735,7 +736,11 @@ function* ceilingIsCap(
   const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === ceiling.day).length;
   const again = yield* ask(state, own);
   if (ofDay(again) > ceiling.size) return true;
-  const wide = yield* ask(state, { startdate: addDays(own.startdate, -1), enddate: addDays(own.enddate, 1) });
+  const widen = CHECK_WIDENINGS[0];
+  const wide = yield* ask(state, {
+    startdate: addDays(own.startdate, -widen),
+    enddate: addDays(own.enddate, widen),
+  });
   return (wide.length === ceiling.size && ofDay(wide) < wide.length) || ofDay(wide) > ceiling.size;
 }
 

@@ -349,11 +349,12 @@ export function ceilingOf(
 }
 
 /**
- * Besides the ceiling (ceilingOf), the size days settled at most often, three times or more, with
- * larger days in between: a rolling deploy that lowered the cap answers larger days from its old
- * reading while its new one settles days at the new cap. Undefined where that is `ceiling`, the
- * ceiling found already. A steady server repeats a size three times in about one run of six: the
- * check's two requests, no day, each.
+ * Besides the ceiling (ceilingOf), the size days settled at most often, twice or more, with larger
+ * days in between: a rolling deploy that lowered the cap answers larger days from its old reading
+ * while its new one settles days at the new cap. Of sizes seen as often, the one first seen latest:
+ * the new cap's size begins after the deploy, a steady server's repeats anywhere. Undefined where
+ * that is `ceiling`, the ceiling found already. A steady server repeats some size in most runs of
+ * 20 days (rarely in a nightly's 4): the check's two requests, no day read again.
  */
 export function flappingCeilingOf(
   session: ReadingSession,
@@ -369,10 +370,7 @@ export function flappingCeilingOf(
   }
   let best: { day: DayString; size: number; times: number } | undefined;
   for (const [size, { day, times }] of seen)
-    if (
-      times >= 3 &&
-      (best === undefined || times > best.times || (times === best.times && size > best.size))
-    )
+    if (times >= 2 && (best === undefined || times > best.times || (times === best.times && day > best.day)))
       best = { day, size, times };
   if (best === undefined || best.size === ceiling?.size) return undefined;
   return { day: best.day, size: best.size };

@@ -216,12 +216,29 @@ describe('servers whose reading changes while the tool reads', () => {
     // old reading answered larger days in between (84, 88), so no ceiling showed, and the run's one
     // proof went to the old reading. The size settled at most often (60, three times) is checked
     // too: the first day at it asked again holds more than 60 when the old reading answers, and a
-    // request a day wider is cut at 60 when the new one does (day-plan.ts, ceilingIsCap).
+    // request a week wider is cut at 60 when the new one does (day-plan.ts, ceilingIsCap).
     const before = { ...CAPPED_AT_100, startdate: 'inclusive', order: 'random' } as const;
     const tally = emptyTally();
     playMidrun(
       7001,
       { kind: 'flapping', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at: 0.5 },
+      tally,
+    );
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+  it('a cap lowered by a rolling deploy, its size settled twice beside sizes a steady server repeats: the size that began latest is checked', () => {
+    // Found by the same attack (UTC days, oldest first, the deploy at 0.58 of the run): seed 7001
+    // settled 11-12 and 11-17 with 60 of their 84 and 88 items, no flag. Sizes 90 (11-03, 11-14)
+    // and 69 (11-10, 11-11) came twice too, none three times: no check was made. Twice is enough
+    // now, and of sizes seen as often the one first seen latest is checked: the new cap's size
+    // begins after the deploy.
+    const before = { ...CAPPED_AT_100, startdate: 'inclusive' } as const;
+    const tally = emptyTally();
+    playMidrun(
+      7001,
+      { kind: 'flapping', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at: 0.58 },
       tally,
     );
     expect(tally.cases).toBe(1);
