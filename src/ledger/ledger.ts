@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/database.js';
 import type { LoadTransaction } from '../db/transaction.js';
 import type { WindowedResource } from '../schemas/resources.js';
 
@@ -57,4 +58,28 @@ export async function recordProofs(
     await rows(days.reopened).set({ reopened_at: sql<Date>`now()`, proved_at: null }).execute();
   if (days.proved.length > 0)
     await rows(days.proved).where('reopened_at', 'is', null).set({ proved_at: sql<Date>`now()` }).execute();
+}
+
+/**
+ * Days settled whole at exactly `cap` items while no cap their reader knew covered that size
+ * (uncapped_served), in any run and of any of the source's resources (a cap is the server's):
+ * now that `cap` is proved, their answers may have been cut by it. A deploy that lowered the cap
+ * while the run that read them read, which that run never proved, leaves such days; the run that
+ * proves the cap reopens them, and the next run reads them first. Returns how many.
+ */
+export async function reopenSettledAtCap(
+  db: Kysely<Database>,
+  sourceId: string,
+  cap: number,
+): Promise<number> {
+  const result = await db
+    .updateTable('sync_windows')
+    .set({ reopened_at: sql<Date>`now()`, proved_at: null })
+    .where('source_id', '=', sourceId)
+    .where('status', '=', 'done')
+    .where('truncated', '=', false)
+    .where('reopened_at', 'is', null)
+    .where('uncapped_served', '=', cap)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

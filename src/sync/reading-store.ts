@@ -18,7 +18,7 @@ import {
   startInclusive,
   suspectCap,
 } from '../extract/server-reading.js';
-import { recordProofs } from '../ledger/ledger.js';
+import { recordProofs, reopenSettledAtCap } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
 import { type SharedCheck, sharedCheckOf } from '../queue/source-slots.js';
 import { isWindowed, type WindowedResource } from '../schemas/resource-names.js';
@@ -339,7 +339,9 @@ export async function saveServerReading(
   over: StoreOver,
   run: { runId: number | null; logger: Logger },
 ): Promise<boolean> {
+  let reopenedAtCap = { cap: 0, days: 0 };
   const changes = await inDbTransaction(db, async (trx) => {
+    reopenedAtCap = { cap: 0, days: 0 };
     // Locked: the changes are those from the reading this store replaces, whoever wrote it.
     const row = await lockedReading(trx, sourceId, resource);
     // A source whose windows all failed before writing has no row yet: nothing to attach to. A
@@ -357,6 +359,9 @@ export async function saveServerReading(
       return foldInstants(trx, sourceId, resource, first && storedReading(first), reading);
     }
     const found = before === undefined ? [] : readingChanges(before, after, over === 'relearned');
+    // A cap proved that the stored reading did not have: days settled at its size may be cut.
+    if (after.cap !== null && after.cap !== before?.cap)
+      reopenedAtCap = { cap: after.cap, days: await reopenSettledAtCap(trx, sourceId, after.cap) };
     if (found.length > 0)
       await trx
         .insertInto('reading_changes')
@@ -375,6 +380,11 @@ export async function saveServerReading(
     return found;
   });
   if (changes === undefined) return false;
+  if (reopenedAtCap.days > 0)
+    run.logger.warn(
+      { source: sourceId, cap: reopenedAtCap.cap, days: reopenedAtCap.days },
+      'days settled whole at exactly the cap now proved may have been cut by it: reopened, read first by the next run',
+    );
   for (const c of changes)
     run.logger.warn(
       { source: sourceId, resource, field: c.field, from: c.from, to: c.to, evidence: c.evidence },

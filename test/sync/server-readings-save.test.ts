@@ -5,6 +5,7 @@
  * one that read the old reading cannot put it back over the reading another re-learned after the
  * server changed. A writer that re-learned it replaces whatever is stored.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -127,4 +128,57 @@ describe('storing a server reading over what the writer last saw', () => {
     );
     return rows[0]?.n ?? 0;
   };
+});
+
+describe('a cap proved that the stored reading did not have', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+    const day = (resource: 'feedback' | 'survey', d: string, served: number | null, truncated = false) => ({
+      source_id: 's1',
+      resource,
+      day: d,
+      status: 'done' as const,
+      uncapped_served: served,
+      truncated,
+    });
+    await t.db
+      .insertInto('sync_windows')
+      .values([
+        // Settled whole at 60 by earlier runs that knew no cap at 60: a deploy may have cut them.
+        day('feedback', '2026-03-01', 60),
+        day('survey', '2026-03-02', 60),
+        // Another size, a day flagged already, a day settled knowing its cap: nothing to doubt.
+        day('feedback', '2026-03-03', 59),
+        day('feedback', '2026-03-04', null, true),
+        day('feedback', '2026-03-05', null),
+      ])
+      .execute();
+    await save({ ...OLD, cap: 100, largestResponse: 100 }, null);
+  });
+  afterAll(() => t?.drop());
+
+  const save = (reading: ServerReading, over: StoreOver) =>
+    saveServerReading(t.db, 's1', 'feedback', reading, over, { runId: null, logger: silentLogger() });
+  const reopened = async () =>
+    (
+      await t.db
+        .selectFrom('sync_windows')
+        .select(['resource', sql<string>`day::text`.as('day')])
+        .where('reopened_at', 'is not', null)
+        .orderBy('day')
+        .execute()
+    ).map((r) => `${r.resource} ${r.day}`);
+
+  it('reopens the days settled whole at exactly its size, of every resource of the source, once', async () => {
+    expect(await reopened()).toEqual([]);
+    const lowered: ServerReading = { ...OLD, cap: 60, largestResponse: 60 };
+    expect(await save(lowered, { ...OLD, cap: 100, largestResponse: 100 })).toBe(true);
+    expect(await reopened()).toEqual(['feedback 2026-03-01', 'survey 2026-03-02']);
+    // Read again, they settle anew; storing the same cap again reopens nothing.
+    await t.db.updateTable('sync_windows').set({ reopened_at: null, uncapped_served: null }).execute();
+    expect(await save({ ...lowered, headMs: 2 * HOUR }, lowered)).toBe(true);
+    expect(await reopened()).toEqual([]);
+  });
 });
