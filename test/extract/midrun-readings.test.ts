@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ServedReading } from '../helpers/sim-readings.js';
 import {
   emptyTally,
   midrunSearch,
@@ -28,6 +29,22 @@ const CAPPED_AT_100 = {
   dayOffsetMinutes: 0,
   instants: 'ignored',
 } as const;
+
+/**
+ * Seed 7001 of the rolling-deploy attack, the cap lowered from 100 to 60 from `at` of the run on
+ * normal days: no day settled whole but short, no flag lost.
+ */
+function expectWholeAfterCapLowered(before: ServedReading, at: number): void {
+  const tally = emptyTally();
+  playMidrun(
+    7001,
+    { kind: 'flapping', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at },
+    tally,
+  );
+  expect(tally.cases).toBe(1);
+  expect(tally.short).toEqual([]);
+  expect(tally.lostFlags).toEqual([]);
+}
 
 describe('servers whose reading changes while the tool reads', () => {
   it('60 seeded cases: no day settled short, no flag lost; the request cost printed', () => {
@@ -217,16 +234,7 @@ describe('servers whose reading changes while the tool reads', () => {
     // proof went to the old reading. The size settled at most often (60, three times) is checked
     // too: the first day at it asked again holds more than 60 when the old reading answers, and a
     // request a week wider is cut at 60 when the new one does (day-plan.ts, ceilingIsCap).
-    const before = { ...CAPPED_AT_100, startdate: 'inclusive', order: 'random' } as const;
-    const tally = emptyTally();
-    playMidrun(
-      7001,
-      { kind: 'flapping', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at: 0.5 },
-      tally,
-    );
-    expect(tally.cases).toBe(1);
-    expect(tally.short).toEqual([]);
-    expect(tally.lostFlags).toEqual([]);
+    expectWholeAfterCapLowered({ ...CAPPED_AT_100, startdate: 'inclusive', order: 'random' }, 0.5);
   }, 60_000);
   it('a cap lowered by a rolling deploy, its size settled twice beside sizes a steady server repeats: the size that began latest is checked', () => {
     // Found by the same attack (UTC days, oldest first, the deploy at 0.58 of the run): seed 7001
@@ -234,16 +242,7 @@ describe('servers whose reading changes while the tool reads', () => {
     // and 69 (11-10, 11-11) came twice too, none three times: no check was made. Twice is enough
     // now, and of sizes seen as often the one first seen latest is checked: the new cap's size
     // begins after the deploy.
-    const before = { ...CAPPED_AT_100, startdate: 'inclusive' } as const;
-    const tally = emptyTally();
-    playMidrun(
-      7001,
-      { kind: 'flapping', before, after: { ...before, cap: 60 }, sizes: SIZES.normal, at: 0.58 },
-      tally,
-    );
-    expect(tally.cases).toBe(1);
-    expect(tally.short).toEqual([]);
-    expect(tally.lostFlags).toEqual([]);
+    expectWholeAfterCapLowered({ ...CAPPED_AT_100, startdate: 'inclusive' }, 0.58);
   }, 60_000);
   it('a cap lowered by a rolling deploy: a day settled at the new cap is read again as soon as the cap is proved', () => {
     // Both readings answer at random, so answers above 60 keep coming and no ceiling shows; a cap

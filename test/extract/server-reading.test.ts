@@ -293,44 +293,45 @@ describe("one source's resources know each other's caps", () => {
 
 describe('bounds evidence that holds two readings at once', () => {
   const range = { startdate: DAY, enddate: DAY };
+  /**
+   * Each zone's four servers, as `served` takes their interval: both bounds inclusive,
+   * [a + z, b + 24 h + z); the start exclusive; the end; both.
+   */
+  const everyBounds = (zones: readonly number[]) =>
+    zones.flatMap((zone) =>
+      [
+        [zone, 24 * HOUR + zone],
+        [24 * HOUR + zone, 24 * HOUR + zone],
+        [zone, zone],
+        [24 * HOUR + zone, zone],
+      ].map(([start, end]) => ({ zone, start: start as number, end: end as number })),
+    );
 
   it("a server's own answers never reach a day past their earliest, whatever its zone and bounds", () => {
     // Both bounds inclusive: [a + z, b + 24 h + z); the start exclusive: [a + 24 h + z, b + 24 h + z);
     // the end: [a + z, b + z); both: [a + 24 h + z, b + z). Asked three days at once.
     const wide = { startdate: addDays(DAY, -2), enddate: DAY };
-    for (const zone of [-14 * HOUR, -5 * HOUR, 0, 5.5 * HOUR, 12 * HOUR])
-      for (const [start, end] of [
-        [zone, 24 * HOUR + zone],
-        [24 * HOUR + zone, 24 * HOUR + zone],
-        [zone, zone],
-        [24 * HOUR + zone, zone],
-      ] as const) {
-        const reading = emptyReading();
-        learnFromResponse(reading, wide, served(wide, start, end, 7));
-        learnFromResponse(reading, { startdate: addDays(DAY, -3), enddate: addDays(DAY, 1) }, []);
-        expect(mixedReadings(reading), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
-      }
+    for (const { zone, start, end } of everyBounds([-14 * HOUR, -5 * HOUR, 0, 5.5 * HOUR, 12 * HOUR])) {
+      const reading = emptyReading();
+      learnFromResponse(reading, wide, served(wide, start, end, 7));
+      learnFromResponse(reading, { startdate: addDays(DAY, -3), enddate: addDays(DAY, 1) }, []);
+      expect(mixedReadings(reading), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
+    }
   });
 
   it('a steady server held to at both ends, answering day by day, holds one reading whatever its zone and bounds', () => {
-    for (const zone of [-14 * HOUR, -13.75 * HOUR, -5.5 * HOUR, 0, 5 * HOUR, 12 * HOUR])
-      for (const [start, end] of [
-        [zone, 24 * HOUR + zone],
-        [24 * HOUR + zone, 24 * HOUR + zone],
-        [zone, zone],
-        [24 * HOUR + zone, zone],
-      ] as const) {
-        const reading = emptyReading();
-        const wide = { startdate: addDays(DAY, -12), enddate: addDays(DAY, -6) };
-        learnFromResponse(reading, wide, served(wide, start, end, 7));
-        const mixed: boolean[] = [mixedReadings(reading)];
-        for (let back = 5; back >= 0; back--) {
-          const asked = requestFor(addDays(DAY, -back), reading);
-          learnFromResponse(reading, asked, served(asked, start, end, 7), false);
-          mixed.push(mixedReadings(reading));
-        }
-        expect(mixed.some(Boolean), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
+    for (const { zone, start, end } of everyBounds([-14, -13.75, -5.5, 0, 5, 12].map((h) => h * HOUR))) {
+      const reading = emptyReading();
+      const wide = { startdate: addDays(DAY, -12), enddate: addDays(DAY, -6) };
+      learnFromResponse(reading, wide, served(wide, start, end, 7));
+      const mixed: boolean[] = [mixedReadings(reading)];
+      for (let back = 5; back >= 0; back--) {
+        const asked = requestFor(addDays(DAY, -back), reading);
+        learnFromResponse(reading, asked, served(asked, start, end, 7), false);
+        mixed.push(mixedReadings(reading));
       }
+      expect(mixed.some(Boolean), `zone ${zone / HOUR} h, ${start}..${end}`).toBe(false);
+    }
   });
 
   it('an early head beside an end many items held to says the server day moved earlier, once', () => {
