@@ -736,11 +736,7 @@ function* ceilingIsCap(
   const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === ceiling.day).length;
   const again = yield* ask(state, own);
   if (ofDay(again) > ceiling.size) return true;
-  const widen = CHECK_WIDENINGS[0];
-  const wide = yield* ask(state, {
-    startdate: addDays(own.startdate, -widen),
-    enddate: addDays(own.enddate, widen),
-  });
+  const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
   return (wide.length === ceiling.size && ofDay(wide) < wide.length) || ofDay(wide) > ceiling.size;
 }
 
@@ -916,6 +912,11 @@ function* prove(state: DayFetch): Plan<void> {
   }
 }
 
+/** `range` and `days` more on each side: the cap checks' wider requests. */
+function widened(range: DayRange, days: number): DayRange {
+  return { startdate: addDays(range.startdate, -days), enddate: addDays(range.enddate, days) };
+}
+
 /**
  * Whether a response of `first` was cut by a silent cap (see step 2 above): 'whole' when a
  * wider request brought more, 'capped' when none brought more but one held other items,
@@ -930,10 +931,7 @@ function* cappedAt(
   const seen = new Set(first.map(itemIdentity));
   const holdsNew = (response: readonly unknown[]) => response.some((item) => !seen.has(itemIdentity(item)));
   for (const widen of CHECK_WIDENINGS) {
-    const wider = yield* ask(state, {
-      startdate: addDays(range.startdate, -widen),
-      enddate: addDays(range.enddate, widen),
-    });
+    const wider = yield* ask(state, widened(range, widen));
     if (wider.length > first.length) return 'whole';
     if (holdsNew(wider)) {
       proveCap(reading, wider.length);

@@ -39,6 +39,11 @@ export async function recordWindowFailure(trx: LoadTransaction, failure: WindowF
     .execute();
 }
 
+/** A day reopened: read again first by a run, and standing on no proof until then. */
+function reopening() {
+  return { reopened_at: sql<Date>`now()`, proved_at: null };
+}
+
 /**
  * What the run's proofs found of days settled this run (src/extract/reading-session.ts): the
  * reopened are read again first; the proved stand on a proof asked after them.
@@ -54,8 +59,7 @@ export async function recordProofs(
       .where('source_id', '=', key.sourceId)
       .where('resource', '=', key.resource)
       .where('day', 'in', list);
-  if (days.reopened.length > 0)
-    await rows(days.reopened).set({ reopened_at: sql<Date>`now()`, proved_at: null }).execute();
+  if (days.reopened.length > 0) await rows(days.reopened).set(reopening()).execute();
   if (days.proved.length > 0)
     await rows(days.proved).where('reopened_at', 'is', null).set({ proved_at: sql<Date>`now()` }).execute();
 }
@@ -74,7 +78,7 @@ export async function reopenSettledAtCap(
 ): Promise<number> {
   const result = await db
     .updateTable('sync_windows')
-    .set({ reopened_at: sql<Date>`now()`, proved_at: null })
+    .set(reopening())
     .where('source_id', '=', sourceId)
     .where('status', '=', 'done')
     .where('truncated', '=', false)

@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { itemsPerDay, type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 import { compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -43,10 +43,9 @@ describe('a day settled at a cap lowered before its run could prove it', () => {
     });
     expect(first.status).toBe('ok');
     // A day of 61 to 99 items (settled whole under the old cap), outside the next nightlies' lookback.
-    const counts = new Map<string, number>();
-    for (const item of sim.truth().feedback as unknown as { dt: string }[])
-      counts.set(item.dt.slice(0, 10), (counts.get(item.dt.slice(0, 10)) ?? 0) + 1);
-    day = [...counts].find(([d, n]) => d <= addDays(TO, -8) && n > 60 && n < 100)?.[0] as DayString;
+    day = [...itemsPerDay(sim.truth(), 'feedback')].find(
+      ([d, n]) => d <= addDays(TO, -8) && n > 60 && n < 100,
+    )?.[0] as DayString;
     expect(day).toBeDefined();
     // What the run that met the new cap left: 60 of the day's items, settled whole at 60.
     await sql`delete from feedback where source_id = 'main' and ctid in (
