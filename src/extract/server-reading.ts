@@ -41,9 +41,15 @@ export interface ServerReading {
  * while, so until the run ends every request holds its day under the earlier readings as well.
  */
 interface ReadingMoves {
-  /** Items seen within an hour inside each bound since it last moved by hours. */
-  nearStart: number;
-  nearEnd: number;
+  /**
+   * Items seen inside each bound since it last moved by hours, per quarter hour from their
+   * request's startdate midnight (heads) and enddate midnight (tails), from answers not cut: how
+   * many held to a band as wide as a move is what says the server moved (heldNear).
+   */
+  heads: Map<number, number>;
+  tails: Map<number, number>;
+  /** The side's bound was held to by earlier runs' answers (a stored reading), until it moves. */
+  heldBefore: { start: boolean; end: boolean };
   /** How far requests of the earlier readings reach, on the sides that moved. */
   earlier?: Reach;
   /** The run started from a reading earlier runs learned: even a whole day's move is a change. */
@@ -283,8 +289,49 @@ export function atRaisedCap(reading: ServerReading, count: number): boolean {
   return caps.proved.has(count) && caps.largest > count;
 }
 
-/** Items inside a bound before its move says the server changed rather than the run learned. */
+/**
+ * Items inside a bound, within as many hours of it as it then moves by, that say the server
+ * changed rather than the run learned: a bound a few items placed moves as the run learns, one
+ * that ten items held to over the hours it gave up does not.
+ */
 const HELD_TO = 10;
+
+/**
+ * The widest band inside a bound its items are counted in: answers far inside a bound learned
+ * from few items say nothing of it (a first sparse day's, a cut one's), and a zone's move gives up
+ * hours nearest the bound first.
+ */
+const HELD_BAND_MOST = 2 * HOUR_MS;
+
+/** Counts each time into its quarter hour. */
+function tally(counts: Map<number, number>, times: readonly number[]): void {
+  for (const time of times) {
+    const quarter = Math.floor(time / QUARTER_HOUR_MS);
+    counts.set(quarter, (counts.get(quarter) ?? 0) + 1);
+  }
+}
+
+/** Items counted in [from, to): quarter hours whose start lies in it. */
+function countIn(counts: Map<number, number>, from: number, to: number): number {
+  let count = 0;
+  for (const [quarter, n] of counts) {
+    const at = quarter * QUARTER_HOUR_MS;
+    if (at >= from && at < to) count += n;
+  }
+  return count;
+}
+
+/** Whether HELD_TO items held to the start (`startMs`, a quarter hour) within `width` inside it. */
+function heldNearStart(moves: ReadingMoves, startMs: number, width: number): boolean {
+  const band = Math.min(width, HELD_BAND_MOST);
+  return moves.heldBefore.start || countIn(moves.heads, startMs, startMs + band) >= HELD_TO;
+}
+
+/** Whether HELD_TO items held to the end (`endMs`, a quarter hour) within `width` inside it. */
+function heldNearEnd(moves: ReadingMoves, endMs: number, width: number): boolean {
+  const band = Math.min(width, HELD_BAND_MOST);
+  return moves.heldBefore.end || countIn(moves.tails, endMs - band, endMs) >= HELD_TO;
+}
 
 /**
  * Whether a bound moved inward by hours: a server's zone changed, or a bound turned inclusive. A
@@ -298,41 +345,48 @@ function movedBy(inward: number, stored: boolean): boolean {
 /**
  * Notes how a response moved the evidence's reach from `before` (null on a side the evidence had
  * nothing for: the run's start, or the reading forgotten as stale, whose count starts afresh): a
- * side that moved inward by hours after HELD_TO items held to it keeps its earlier reach for the
- * run's requests (and, for a zone's move, a reach past the other end: noteShift).
+ * side that moved inward by hours after HELD_TO items held to the hours it gave up keeps its
+ * earlier reach for the run's requests (and, for a zone's move, a reach past the other end: noteShift).
  */
 function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAnswer): void {
   // A reading the run starts from, learned by earlier runs, was held to by their answers.
-  const moves = movesOf.get(reading) ?? {
-    nearStart: before.startMs === null ? 0 : HELD_TO,
-    nearEnd: before.endMs === null ? 0 : HELD_TO,
+  const moves: ReadingMoves = movesOf.get(reading) ?? {
+    heads: new Map(),
+    tails: new Map(),
+    heldBefore: { start: before.startMs !== null, end: before.endMs !== null },
     stored: before.startMs !== null || before.endMs !== null,
   };
   movesOf.set(reading, moves);
   const now = evidenceReach(reading);
-  const startMoved = before.startMs !== null && movedBy(before.startMs - now.startMs, moves.stored);
-  const endMoved = before.endMs !== null && movedBy(now.endMs - before.endMs, moves.stored);
+  const inward = { start: (before.startMs ?? 0) - now.startMs, end: now.endMs - (before.endMs ?? 0) };
+  const startMoved = before.startMs !== null && movedBy(inward.start, moves.stored);
+  const endMoved = before.endMs !== null && movedBy(inward.end, moves.stored);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
-  // Moved after many items held to it: the server changed, not the run's learning.
-  const startChanged = startMoved && moves.nearStart >= HELD_TO;
-  const endChanged = endMoved && moves.nearEnd >= HELD_TO;
+  // Moved after many items held to the hours it gave up: the server changed, not the run's learning.
+  const startChanged = startMoved && heldNearStart(moves, before.startMs ?? 0, inward.start);
+  const endChanged = endMoved && heldNearEnd(moves, before.endMs ?? 0, inward.end);
   if (startChanged) earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
   if (endChanged) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
   const shift = noteShift(moves, reading, answer, {
-    start: startChanged ? (before.startMs ?? 0) - now.startMs : 0,
-    end: endChanged ? now.endMs - (before.endMs ?? 0) : 0,
+    start: startChanged ? inward.start : 0,
+    end: endChanged ? inward.end : 0,
   });
   if (shift.start > 0)
     earlier.endMs = Math.min(earlier.endMs, Math.max(EARLIEST_END_MS, now.endMs - shift.start));
   if (shift.end > 0)
     earlier.startMs = Math.max(earlier.startMs, Math.min(LATEST_START_MS, now.startMs + shift.end));
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
-  if (startMoved || before.startMs === null) moves.nearStart = 0;
-  if (endMoved || before.endMs === null) moves.nearEnd = 0;
-  const { headMs, tailMs } = reading;
-  const [heads, tails] = answer.mayBeCut ? [[], []] : [answer.heads, answer.tails];
-  if (headMs !== null) moves.nearStart += heads.filter((head) => head < headMs + HOUR_MS).length;
-  if (tailMs !== null) moves.nearEnd += tails.filter((tail) => tail > tailMs - HOUR_MS).length;
+  if (startMoved || before.startMs === null) {
+    moves.heads.clear();
+    moves.heldBefore.start = false;
+  }
+  if (endMoved || before.endMs === null) {
+    moves.tails.clear();
+    moves.heldBefore.end = false;
+  }
+  if (answer.mayBeCut) return;
+  tally(moves.heads, answer.heads);
+  tally(moves.tails, answer.tails);
 }
 
 /** An answer as noteMoves sees it: its items against its startdate and enddate midnights. */
@@ -348,7 +402,7 @@ interface MovingAnswer {
 /**
  * A zone that moves shifts both ends of the server's day, but only the end it moved outward
  * shows in items: none can show that the other end came earlier. So where a bound held to (by
- * earlier runs, for a stored reading; else by HELD_TO of this run's items) moves by a zone's hours
+ * earlier runs, for a stored reading; else by HELD_TO of this run's items within the hours it moved) moves by a zone's hours
  * (less than half a day: a bound that turned moves a whole day, which sparse items can show as a
  * little less), the requests reach as
  * much further past the other end (never past what the widest request holds): at once where an
@@ -611,7 +665,8 @@ function twoReadings(reading: ServerReading): boolean {
   const { headMs, tailMs } = reading;
   if (headMs === null || tailMs === null) return false;
   if (tailMs - headMs >= DAY_MS) return true;
-  const endHeld = (movesOf.get(reading)?.nearEnd ?? 0) >= HELD_TO;
+  const moves = movesOf.get(reading);
+  const endHeld = moves !== undefined && heldNearEnd(moves, endReach(reading), HOUR_MS);
   return endHeld && headMs <= tailMs && tailMs < EARLIEST_END_MS + DAY_MS - HOUR_MS;
 }
 

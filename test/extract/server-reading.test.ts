@@ -153,6 +153,27 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
   });
 
+  it('a start that fewer than ten items held to within an hour, but many within the hours it moves by, moves the end as far', () => {
+    const reading = learnedUtc();
+    // One whole answer, an item every 7 minutes: 9 within the start's first hour, 18 within two.
+    const day = requestFor(addDays(DAY, -2), reading);
+    learnFromResponse(reading, day, served(day, UTC.startMs, UTC.endMs, 7), false);
+    // A deploy moved the server's zone 5.5 h east; the hours it gave up at the start held items.
+    const range = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, range, served(range, AHEAD.startMs, AHEAD.endMs, 10), false);
+    expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
+  });
+
+  it('a start learned from a few items far inside it moves by hours as the run learns: no wider requests', () => {
+    const reading = learnedUtc();
+    // A day whose first items came after 11:30 (a sparse morning), 12 of them within the 11 hours after.
+    const sparse = requestFor(addDays(DAY, -2), reading);
+    learnFromResponse(reading, sparse, served(sparse, UTC.startMs + 11.5 * HOUR, UTC.endMs, 60), false);
+    const range = requestFor(addDays(DAY, -1), reading);
+    learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10), false);
+    expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 1));
+  });
+
   it('from a stored reading, an enddate turned inclusive (a whole day) keeps the reach too', () => {
     // A copy, as the next run loads it: a reading earlier runs learned.
     const stored = { ...learnedUtc() };
