@@ -28,6 +28,14 @@ import type { Reading, SwitchCase } from './queue-switch-cases.js';
  * short. In the default set too.
  */
 
+/**
+ * The three cases after them came from an attack on the queue path: an exclusive start (which the
+ * rule for two readings cannot use), the server's day moved 2 to 10 h earlier by a rolling deploy,
+ * 12 cases played 4 times (seeds 50000 + 7919 i). 1 to 2 days short in each run of the 12 (26 of
+ * 29 recordings, 40 of 49 feedback, 21 of 31, 59 of 64 survey), each a different way; see each
+ * note. Fixed: 0 short in 4 runs of the 12 since.
+ */
+
 /** A capped UTC server with an exclusive start, oldest first, instants ignored. */
 const OLDEST_FIRST: Reading = {
   startdate: 'exclusive',
@@ -155,6 +163,64 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
       path: 'queue',
       from: '2026-10-25',
       to: '2026-11-03',
+    },
+  },
+  {
+    // Failed 2 runs of 5: recordings 11-02 (26 of 29), feedback 11-04 (40 of 49). The day's request
+    // (D-1, D] went to the new deploy, whose day ends 5.5 h before UTC's: its answer held the
+    // evening before, which moved the start 5.5 h earlier, and lacked the day's evening, which no
+    // item can show. The end was moved as far only where 10 items had held to the start within an
+    // hour of it; about 9 had. Fixed: counted within as many hours as it moved by, up to two.
+    note: 'day zone moved to UTC+5:30, rolling, queue, exclusive start: the end moved only in the evidence',
+    fixed: true,
+    c: {
+      seed: 113352,
+      kind: 'zone',
+      before: { ...OLDEST_FIRST, order: 'random' },
+      after: { ...OLDEST_FIRST, order: 'random', dayOffsetMinutes: 330 },
+      plan: { switchAt: 26, steadyAt: 60, seed: 900008 },
+      path: 'queue',
+      from: '2026-10-28',
+      to: '2026-11-08',
+    },
+  },
+  {
+    // Failed 2 runs of 9: feedback 10-28 (21 of 31), recordings 10-28 (17 of 25), the run's oldest
+    // day, read last under the new deploy (UTC+10): its answer ends at 14:00, the day before it is
+    // empty, so nothing in it shows the move. No worker settled a stretch, so no day was proved and
+    // the planner's last proof had no canary. Fixed: the run's largest settled day serves as one,
+    // which can prove the reading stale but not vouch for it; a canary whose answer may be cut
+    // gives way to the next.
+    note: 'day zone moved to UTC+10, rolling, queue: the last day read short, no proved day to prove it by',
+    fixed: true,
+    c: {
+      seed: 65838,
+      kind: 'zone',
+      before: { ...OLDEST_FIRST, order: 'random' },
+      after: { ...OLDEST_FIRST, order: 'random', dayOffsetMinutes: 600 },
+      plan: { switchAt: 44, steadyAt: 80, seed: 900002 },
+      path: 'queue',
+      from: '2026-10-28',
+      to: '2026-11-08',
+    },
+  },
+  {
+    // Failed 1 run of 4: survey 11-01 (59 of 64), settled on the new deploy's answer (UTC+5:30)
+    // under the old reading. The planner's proof took that very day as its canary (no day was
+    // proved): asked again it came back with all 64, every item the canary held among them, and
+    // the proof held. Fixed: an answer holding an item of an unproved canary's day that it lacks
+    // proves the reading stale.
+    note: 'day zone moved to UTC+5:30, rolling, queue: the canary was the short day',
+    fixed: true,
+    c: {
+      seed: 81676,
+      kind: 'zone',
+      before: { ...OLDEST_FIRST, order: 'newest-first' },
+      after: { ...OLDEST_FIRST, order: 'newest-first', dayOffsetMinutes: 330 },
+      plan: { switchAt: 38, steadyAt: 60, seed: 900004 },
+      path: 'queue',
+      from: '2026-10-28',
+      to: '2026-11-08',
     },
   },
 ];
