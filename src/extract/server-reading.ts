@@ -385,8 +385,18 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
     moves.heldBefore.end = false;
   }
   if (answer.mayBeCut) return;
-  tally(moves.heads, answer.heads);
-  tally(moves.tails, answer.tails);
+  // Only items a band may hold: the bounds only move inward, so those farther never will be.
+  const { headMs, tailMs } = reading;
+  if (headMs !== null)
+    tally(
+      moves.heads,
+      answer.heads.filter((head) => head < headMs + HELD_BAND_MOST),
+    );
+  if (tailMs !== null)
+    tally(
+      moves.tails,
+      answer.tails.filter((tail) => tail > tailMs - HELD_BAND_MOST),
+    );
 }
 
 /** An answer as noteMoves sees it: its items against its startdate and enddate midnights. */
@@ -402,10 +412,10 @@ interface MovingAnswer {
 /**
  * A zone that moves shifts both ends of the server's day, but only the end it moved outward
  * shows in items: none can show that the other end came earlier. So where a bound held to (by
- * earlier runs, for a stored reading; else by HELD_TO of this run's items within the hours it moved) moves by a zone's hours
- * (less than half a day: a bound that turned moves a whole day, which sparse items can show as a
- * little less), the requests reach as
- * much further past the other end (never past what the widest request holds): at once where an
+ * earlier runs, for a stored reading; else by HELD_TO of this run's items within the hours it
+ * moved) moves by a zone's hours (less than half a day: a bound that turned moves a whole day,
+ * which sparse items can show as a little less), the requests reach as much further past the
+ * other end (never past what the widest request holds): at once where an
  * answer not cut moved it; where a cut one did (a cut shows a bound only as far as it reaches),
  * once an answer not cut holds items within an hour of the moved bound. Returns the shift of each
  * side to apply now, by how far that side moved (`moved`, 0 for none).
