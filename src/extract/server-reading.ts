@@ -41,21 +41,26 @@ export interface ServerReading {
  * while, so until the run ends every request holds its day under the earlier readings as well.
  */
 interface ReadingMoves {
-  /**
-   * Items seen inside each bound since it last moved by hours, per quarter hour from their
-   * request's startdate midnight (heads) and enddate midnight (tails), from answers not cut: how
-   * many held to a band as wide as a move is what says the server moved (heldNear).
-   */
-  heads: Map<number, number>;
-  tails: Map<number, number>;
-  /** The side's bound was held to by earlier runs' answers (a stored reading), until it moves. */
-  heldBefore: { start: boolean; end: boolean };
+  /** What held to each bound since it last moved by hours: the start (heads), the end (tails). */
+  start: BoundItems;
+  end: BoundItems;
   /** How far requests of the earlier readings reach, on the sides that moved. */
   earlier?: Reach;
   /** The run started from a reading earlier runs learned: even a whole day's move is a change. */
   stored: boolean;
   /** A zone's shift of each side that a cut answer showed, until an answer not cut holds to it (noteShift). */
   pendingShift?: { start: number; end: number };
+}
+
+/**
+ * Items seen inside one bound since it last moved by hours, per quarter hour from their request's
+ * startdate midnight (heads) or enddate midnight (tails), from answers not cut: how many held to a
+ * band as wide as a move is what says the server moved (heldNear).
+ */
+interface BoundItems {
+  counts: Map<number, number>;
+  /** Held to by earlier runs' answers (a stored reading), until it moves. */
+  heldBefore: boolean;
 }
 
 /** The latest a server's interval starts after a request's startdate midnight, the earliest it ends after its enddate's. */
@@ -321,16 +326,9 @@ function countIn(counts: Map<number, number>, from: number, to: number): number 
   return count;
 }
 
-/** Whether HELD_TO items held to the start (`startMs`, a quarter hour) within `width` inside it. */
-function heldNearStart(moves: ReadingMoves, startMs: number, width: number): boolean {
-  const band = Math.min(width, HELD_BAND_MOST);
-  return moves.heldBefore.start || countIn(moves.heads, startMs, startMs + band) >= HELD_TO;
-}
-
-/** Whether HELD_TO items held to the end (`endMs`, a quarter hour) within `width` inside it. */
-function heldNearEnd(moves: ReadingMoves, endMs: number, width: number): boolean {
-  const band = Math.min(width, HELD_BAND_MOST);
-  return moves.heldBefore.end || countIn(moves.tails, endMs - band, endMs) >= HELD_TO;
+/** Whether HELD_TO items held to a bound within [from, to), the band inside it. */
+function heldNear(bound: BoundItems, from: number, to: number): boolean {
+  return bound.heldBefore || countIn(bound.counts, from, to) >= HELD_TO;
 }
 
 /**
@@ -351,9 +349,8 @@ function movedBy(inward: number, stored: boolean): boolean {
 function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAnswer): void {
   // A reading the run starts from, learned by earlier runs, was held to by their answers.
   const moves: ReadingMoves = movesOf.get(reading) ?? {
-    heads: new Map(),
-    tails: new Map(),
-    heldBefore: { start: before.startMs !== null, end: before.endMs !== null },
+    start: { counts: new Map(), heldBefore: before.startMs !== null },
+    end: { counts: new Map(), heldBefore: before.endMs !== null },
     stored: before.startMs !== null || before.endMs !== null,
   };
   movesOf.set(reading, moves);
@@ -363,8 +360,10 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   const endMoved = before.endMs !== null && movedBy(inward.end, moves.stored);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
   // Moved after many items held to the hours it gave up: the server changed, not the run's learning.
-  const startChanged = startMoved && heldNearStart(moves, before.startMs ?? 0, inward.start);
-  const endChanged = endMoved && heldNearEnd(moves, before.endMs ?? 0, inward.end);
+  const band = { start: Math.min(inward.start, HELD_BAND_MOST), end: Math.min(inward.end, HELD_BAND_MOST) };
+  const startChanged =
+    startMoved && heldNear(moves.start, before.startMs ?? 0, (before.startMs ?? 0) + band.start);
+  const endChanged = endMoved && heldNear(moves.end, (before.endMs ?? 0) - band.end, before.endMs ?? 0);
   if (startChanged) earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
   if (endChanged) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
   const shift = noteShift(moves, reading, answer, {
@@ -376,25 +375,19 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   if (shift.end > 0)
     earlier.startMs = Math.max(earlier.startMs, Math.min(LATEST_START_MS, now.startMs + shift.end));
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
-  if (startMoved || before.startMs === null) {
-    moves.heads.clear();
-    moves.heldBefore.start = false;
-  }
-  if (endMoved || before.endMs === null) {
-    moves.tails.clear();
-    moves.heldBefore.end = false;
-  }
+  if (startMoved || before.startMs === null) moves.start = { counts: new Map(), heldBefore: false };
+  if (endMoved || before.endMs === null) moves.end = { counts: new Map(), heldBefore: false };
   if (answer.mayBeCut) return;
   // Only items a band may hold: the bounds only move inward, so those farther never will be.
   const { headMs, tailMs } = reading;
   if (headMs !== null)
     tally(
-      moves.heads,
+      moves.start.counts,
       answer.heads.filter((head) => head < headMs + HELD_BAND_MOST),
     );
   if (tailMs !== null)
     tally(
-      moves.tails,
+      moves.end.counts,
       answer.tails.filter((tail) => tail > tailMs - HELD_BAND_MOST),
     );
 }
@@ -676,7 +669,7 @@ function twoReadings(reading: ServerReading): boolean {
   if (headMs === null || tailMs === null) return false;
   if (tailMs - headMs >= DAY_MS) return true;
   const moves = movesOf.get(reading);
-  const endHeld = moves !== undefined && heldNearEnd(moves, endReach(reading), HOUR_MS);
+  const endHeld = moves !== undefined && heldNear(moves.end, endReach(reading) - HOUR_MS, endReach(reading));
   return endHeld && headMs <= tailMs && tailMs < EARLIEST_END_MS + DAY_MS - HOUR_MS;
 }
 
