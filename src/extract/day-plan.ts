@@ -42,6 +42,7 @@ import {
 import {
   answerSpans,
   atCap,
+  atNewCap,
   atRaisedCap,
   covers,
   cutSparesDay,
@@ -160,6 +161,11 @@ export interface DayFetch {
   /** An answer for the day was judged cut and the day read as a cut one (readCut): not as whole. */
   readAsCut: boolean;
   /**
+   * The largest answer of a cut day's halves or time slices judged whole: judged below the caps
+   * known then, so a cap proved later (a deploy lowered it) may have cut it.
+   */
+  partsWholeAt: number;
+  /**
    * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
    * when it did not settle it: it held the day's items, or it was cut before the day. Asked first,
    * for a day an earlier run settled empty (emptyFirst): 'holds' when it settled the day empty,
@@ -174,7 +180,7 @@ export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
 
 /** Whether an answer of `count` items may have been cut: by our limit or by a proved cap. */
 function isCut(count: number, limit: number, reading: ServerReading): boolean {
-  return count >= limit || atCap(reading, count);
+  return count >= limit || atCap(reading, count) || atNewCap(reading, count);
 }
 
 /**
@@ -221,6 +227,7 @@ export function newDayFetch(
     vouchedBy: 0,
     wholeAt: 0,
     readAsCut: false,
+    partsWholeAt: 0,
     widest: 'unasked',
   };
 }
@@ -377,18 +384,19 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
       if (verdict === 'unproven') return { ...fetched, truncated: true };
     }
   }
-  // The answer the day was settled on as whole, or the wide one that vouched for it empty.
-  const served = Math.max(state.wholeAt, state.vouchedBy);
+  // The answer the day was settled on as whole, or the wide one that vouched for it empty; read
+  // as a cut day, the largest of its parts judged whole.
+  const served = state.readAsCut ? state.partsWholeAt : Math.max(state.wholeAt, state.vouchedBy);
   const answers = {
     room: roomOf(state),
     served,
-    // Read as a cut day, its answers were judged knowing the cap: no cause to reopen it.
-    capProved: state.readAsCut,
+    readAsCut: state.readAsCut,
     alone: serverDay(knowledge.reading) === 'utc',
   };
   // A cap proved since a day settled at its size: that day is read again.
   reopenUncapped(session, (size) => atCap(knowledge.reading, size));
-  const whole = answers.capProved ? fetched : { ...fetched, uncappedServed: served };
+  // Read as a cut day whose parts all came back cut or empty: nothing a later cap could have cut.
+  const whole = state.readAsCut && served === 0 ? fetched : { ...fetched, uncappedServed: served };
   if (!settled(session, state.day, held, answers)) return whole;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : whole;
 }
@@ -753,8 +761,15 @@ function sliced(state: DayFetch): Plan<boolean> {
     held: () => state.items,
     dayAnswers: () => state.dayAnswers,
     ask: (range) => askInstants(state, range),
-    cut: (count) => isCut(count, state.limit, state.knowledge.reading),
+    cut: (count) => partCut(state, count),
   });
+}
+
+/** Whether a cut day's half or slice answered `count` items may be cut; if not, its size is noted. */
+function partCut(state: DayFetch, count: number): boolean {
+  const cut = isCut(count, state.limit, state.knowledge.reading);
+  if (!cut) state.partsWholeAt = Math.max(state.partsWholeAt, count);
+  return cut;
 }
 
 /** A whole answer: the day's outcome if it settles the day, else 'again'. */
@@ -997,7 +1012,7 @@ function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
   const { reading } = state.knowledge;
   const response = yield* served(state, part);
   return {
-    cut: isCut(response.length, state.limit, reading),
+    cut: partCut(state, response.length),
     sparesDay: cutSparesDay(reading, response, state.day),
     times: datedTimes(response),
   };

@@ -34,6 +34,13 @@ export interface ReadingSession {
    * that reached the cap proved since may have been cut (closeRun).
    */
   uncapped: Map<DayString, number>;
+  /**
+   * Days read as cut and settled on halves or time slices judged whole below the caps known then,
+   * with the largest of them: a cap proved since (a deploy lowered it) may have cut one. Kept apart
+   * from `uncapped`: a steady server's halves repeat sizes below its cap, and no ceiling
+   * (ceilingOf) is looked for among them.
+   */
+  cutUncapped: Map<DayString, number>;
   /** The day the proofs re-ask, and the times of the items it held whole. */
   canary?: Canary;
   /** Days settled since the last passed proof, oldest first; a failed proof reopens them. */
@@ -102,6 +109,7 @@ export function newSession(): ReadingSession {
     seen: new Map(),
     held: new Map(),
     uncapped: new Map(),
+    cutUncapped: new Map(),
     unproved: [],
     reopened: [],
     proved: [],
@@ -210,11 +218,12 @@ export function settled(
   session: ReadingSession,
   day: DayString,
   items: readonly unknown[],
-  answers: { room: number; served: number; capProved: boolean; alone: boolean },
+  answers: { room: number; served: number; readAsCut: boolean; alone: boolean },
 ): boolean {
   const { room } = answers;
   if (!session.unproved.includes(day)) session.unproved.push(day);
-  if (!answers.capProved) session.uncapped.set(day, answers.served);
+  if (!answers.readAsCut) session.uncapped.set(day, answers.served);
+  else if (answers.served > 0) session.cutUncapped.set(day, answers.served);
   // A day settled empty holds an empty span: any item of it a later answer holds reopens it.
   session.held.set(day, spansByDay(items).get(day) ?? { count: 0, first: Infinity, last: -Infinity });
   session.sinceProof += 1;
@@ -313,13 +322,14 @@ export function reopenUncapped(
   session: ReadingSession,
   cut: (served: number) => boolean,
   /** Days and sizes to judge: the session's own, or (a queued run's planner) the ledger's. */
-  uncapped: Map<DayString, number> = session.uncapped,
+  ...sizes: Map<DayString, number>[]
 ): void {
-  for (const [day, served] of uncapped)
-    if (cut(served)) {
-      reopen(session, day);
-      uncapped.delete(day);
-    }
+  for (const uncapped of sizes.length > 0 ? sizes : [session.uncapped, session.cutUncapped])
+    for (const [day, served] of uncapped)
+      if (cut(served)) {
+        reopen(session, day);
+        uncapped.delete(day);
+      }
 }
 
 /** The least size that counts as a ceiling: quiet days repeat small sizes, a cap that low is not played. */

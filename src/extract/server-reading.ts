@@ -295,6 +295,18 @@ export function atRaisedCap(reading: ServerReading, count: number): boolean {
 }
 
 /**
+ * Whether `count` items may be cut at a raised cap not yet proved: an answer exceeded a cap the
+ * run knew (the server raised it), and none since was larger than `count`. A steady server never
+ * serves above a cap it proved, so only a server that changed pays for this.
+ */
+export function atNewCap(reading: ServerReading, count: number): boolean {
+  const caps = answersOf.get(reading);
+  if (caps === undefined || count <= 0 || count < caps.largest) return false;
+  for (const cap of caps.proved) if (cap < count) return true;
+  return false;
+}
+
+/**
  * Items inside a bound, within as many hours of it as it then moves by, that say the server
  * changed rather than the run learned: a bound a few items placed moves as the run learns, one
  * that ten items held to over the hours it gave up does not.

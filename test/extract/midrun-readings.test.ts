@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServedReading } from '../helpers/sim-readings.js';
 import {
+  capMoveSearch,
   emptyTally,
   midrunSearch,
   playMidrun,
@@ -123,6 +124,36 @@ describe('servers whose reading changes while the tool reads', () => {
     const tally = midrunSearch(300, 1234, false, 150);
     expect(tally.cases).toBe(1);
     expect(tally.short).toEqual([]);
+  }, 60_000);
+
+  it('a cap raised to one some days still exceed: no day settled whole at the new cap', () => {
+    // The cut day's request came back at the old cap; its half holding the day alone came back
+    // at the new one, larger than any answer before, and was taken as whole: before a half at the
+    // run's largest answer after a raise counted as cut, 55 of 324 cases of 60 to 100 and 19 of
+    // 60 to 150 settled days short (seeds 400000 on).
+    for (const caps of [
+      [60, 100],
+      [60, 150],
+    ] as [number, number][]) {
+      const tally = capMoveSearch(72, 400000, caps);
+      console.info(
+        `cap ${caps[0]} raised to ${caps[1]}: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+      );
+      expect(tally.short).toEqual([]);
+      expect(tally.lostFlags).toEqual([]);
+    }
+  }, 120_000);
+
+  it('a cap lowered while a cut day is read in time slices: the day is read again once the new cap is proved', () => {
+    // Seed 400002 of capMoveSearch: a UTC server listing oldest first, instants honoured, its cap
+    // lowered from 100 to 60 by a deploy. 2026-11-04's request came back at 100, cut; the slice
+    // after its last item, the first request under the new cap, came back with 60, below the cap
+    // the run knew, and settled the day with 159 of its 191 items. The slice's size now counts
+    // among those a cap proved later reopens.
+    const tally = capMoveSearch(3, 400000, [100, 60]);
+    expect(tally.cases).toBe(3);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
   it('a rolling deploy that raises the cap settles no day on a part the old reading cut at its cap', () => {

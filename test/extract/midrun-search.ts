@@ -356,3 +356,36 @@ export function midrunSearch(count: number, seed: number, steady = false, only?:
   });
   return tally;
 }
+
+/** Days of 20 to 200 items: a cap of 60 to 150 cuts some and not others. */
+const AROUND_THE_CAP: DaySizes = { least: 20, most: 200 };
+
+/**
+ * A cap moved from `caps[0]` to `caps[1]`, both below the busiest days, by a deploy or a rolling
+ * deploy, across every other reading in turn (each bound, order, zone, instants), `count` cases.
+ * The wide search's caps (100 and 1,000 on days of up to 400) never raise a cap some days still
+ * exceed; this one does.
+ */
+export function capMoveSearch(count: number, seed: number, caps: [number, number]): MidrunTally {
+  const tally = emptyTally();
+  const bounds = ['inclusive', 'exclusive'] as const;
+  const orders = ['oldest-first', 'newest-first', 'random'] as const;
+  const instants = ['honoured', 'ignored', 'refused'] as const;
+  const zones = [0, 330, -300];
+  for (let i = 0; i < count; i++) {
+    const before: ServedReading = {
+      startdate: bounds[i % 2] as ServedReading['startdate'],
+      enddate: bounds[Math.floor(i / 2) % 2] as ServedReading['enddate'],
+      order: orders[Math.floor(i / 4) % 3] as ServedReading['order'],
+      cap: caps[0],
+      maxLimit: null,
+      dayOffsetMinutes: zones[Math.floor(i / 12) % 3] as number,
+      instants: instants[Math.floor(i / 36) % 3] as ServedReading['instants'],
+    };
+    const kind = i % 2 === 0 ? 'mid-run' : 'flapping';
+    const at = 0.05 + ((i * 0.137) % 0.85);
+    const after = { ...before, cap: caps[1] };
+    playMidrun(seed + i, { kind, before, after, sizes: AROUND_THE_CAP, at }, tally);
+  }
+  return tally;
+}

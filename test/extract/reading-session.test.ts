@@ -23,7 +23,7 @@ const at = (day: string, hour: number, id = `${day}@${hour}`) => ({
   id,
   dt: `${day}T${String(hour).padStart(2, '0')}:00:00.000Z`,
 });
-const ROOM = { room: 1000, served: 3, capProved: true, alone: false };
+const ROOM = { room: 1000, served: 3, readAsCut: true, alone: false };
 
 describe('the reading session: what a day must reach', () => {
   it('a day holding fewer of its items than one answer of the run held is short', () => {
@@ -194,28 +194,39 @@ describe('the reading session: proofs', () => {
     settled(session, '2026-03-01', [at('2026-03-01', 2)], {
       room: 1000,
       served: 100,
-      capProved: false,
+      readAsCut: false,
       alone: false,
     });
     settled(session, '2026-03-02', [at('2026-03-02', 2)], {
       room: 1000,
       served: 40,
-      capProved: false,
+      readAsCut: false,
       alone: false,
     });
+    // Read as a cut day, its halves judged whole below the cap it knew: the largest held 40.
     settled(session, '2026-03-03', [at('2026-03-03', 2)], {
       room: 100,
-      served: 100,
-      capProved: true,
+      served: 40,
+      readAsCut: true,
       alone: false,
     });
     reopenUncapped(session, (served) => served >= 100);
     expect(takeReopened(session)).toEqual(['2026-03-01']);
   });
 
+  it('a day read as cut whose halves a cap proved since may have cut is reopened, and makes no ceiling', () => {
+    const session = newSession();
+    // Halves judged whole below the old cap of 100; the largest came back with 60, the new cap.
+    for (const day of ['2026-03-01', '2026-03-02', '2026-03-03'])
+      settled(session, day, [], { room: 100, served: 60, readAsCut: true, alone: false });
+    expect(ceilingOf(session, 250)).toBeUndefined();
+    reopenUncapped(session, (served) => served >= 60);
+    expect(takeReopened(session)).toEqual(['2026-03-01', '2026-03-02', '2026-03-03']);
+  });
+
   it('asked as days settle, a cap proved mid-run reopens the days at its size at once; the others are asked again later', () => {
     const session = newSession();
-    const uncapped = { room: 1000, capProved: false, alone: false };
+    const uncapped = { room: 1000, readAsCut: false, alone: false };
     settled(session, '2026-03-01', [], { ...uncapped, served: 60 });
     settled(session, '2026-03-02', [], { ...uncapped, served: 80 });
     reopenUncapped(session, (served) => served === 60);
@@ -270,7 +281,7 @@ describe('the reading session: a cap lowered during the run', () => {
       settled(session, `2026-03-${String(i + 1).padStart(2, '0')}`, [], {
         ...ROOM,
         served,
-        capProved: false,
+        readAsCut: false,
       });
     return session;
   };
@@ -293,7 +304,7 @@ describe('the reading session: a cap lowered during the run', () => {
     expect(ceilingOf(settledAt([250, 240, 250, 250]), 250)).toBeUndefined();
     const session = newSession();
     for (const day of ['2026-03-01', '2026-03-02', '2026-03-03'])
-      settled(session, day, [], { ...ROOM, served: 60, capProved: true });
+      settled(session, day, [], { ...ROOM, served: 60, readAsCut: true });
     expect(ceilingOf(session, 250)).toBeUndefined();
   });
 
