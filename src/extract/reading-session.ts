@@ -84,6 +84,11 @@ export interface DaySpan {
 export interface Canary {
   day: DayString;
   times: readonly number[];
+  /**
+   * No proof found the day whole (a queued run's planner has none better): an answer holding an
+   * item of it that it lacks shows it was settled short, under a reading already stale.
+   */
+  unproved?: true;
 }
 
 /** Days settled between two proofs: a proof's request is spread over this many days' requests. */
@@ -256,14 +261,19 @@ export function startProof(session: ReadingSession): DayString[] {
 
 /**
  * The canary's answer, asked under the run's reading: 'holds' when it held every item of the
- * canary day it held before; 'stale' when it lacked one; 'unproven' when it lacked one but may
- * have been cut (`cut`: at our limit or a proved cap), which proves nothing either way.
+ * canary day it held before; 'stale' when it lacked one, or (an unproved canary) held one of the
+ * day the canary lacks; 'unproven' when it lacked one but may have been cut (`cut`: at our limit
+ * or a proved cap), which proves nothing either way.
  */
 export function proofVerdict(canary: Canary, answer: readonly unknown[], cut: boolean): ProofVerdict {
   const times = new Set<number>();
   for (const item of answer) {
     const time = itemTime(item);
     if (time !== undefined) times.add(time);
+  }
+  if (canary.unproved === true) {
+    const held = new Set(canary.times);
+    for (const time of times) if (!held.has(time) && dayOfTime(time) === canary.day) return 'stale';
   }
   if (canary.times.every((time) => times.has(time))) return 'holds';
   return cut ? 'unproven' : 'stale';

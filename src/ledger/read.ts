@@ -276,38 +276,47 @@ export async function settledDaysOfRun(
 }
 
 /**
- * A canary for a proof made outside the windows (the planner of a queued run): a day a proof
- * already found whole, not truncated, of at most `most` items, the run's own first, then the
- * largest; with the times of the items the warehouse holds of it as the API served them. None
- * when the warehouse does not hold exactly the day's settled count (an item since marked absent,
- * or one a webhook brought alone): a canary must be what the server served, no more, no less.
+ * Canaries for a proof made outside the windows (the planner of a queued run), best first, up to
+ * three: days a proof already found whole, not truncated, of at most `most` items, the run's own
+ * first, then the largest; each with the times of the items the warehouse holds of it as the API
+ * served them. After them, days the run settled that no proof found whole yet (`proved` false; a
+ * first backfill whose workers each settled fewer days than a stretch has no other): whole as far
+ * as their reader knew, they can prove a reading stale, not vouch for one. A day whose rows are not
+ * exactly its settled count (an item since marked absent, or one a webhook brought alone) is none:
+ * a canary must be what the server served, no more, no less.
  */
-export async function ledgerCanary(
+export async function ledgerCanaries(
   db: Kysely<Database>,
   key: { source: string; resource: WindowedResource },
   runId: number,
   most: number,
-): Promise<{ day: DayString; times: number[] } | undefined> {
+): Promise<{ day: DayString; times: number[]; proved: boolean }[]> {
   const candidates = await db
     .selectFrom('sync_windows')
-    .select([sql<DayString>`day::text`.as('day'), 'item_count'])
+    .select([
+      sql<DayString>`day::text`.as('day'),
+      'item_count',
+      sql<boolean>`proved_at is not null`.as('proved'),
+    ])
     .where('source_id', '=', key.source)
     .where('resource', '=', key.resource)
     .where('status', '=', 'done')
     .where('truncated', '=', false)
-    .where('proved_at', 'is not', null)
+    .where((eb) => eb.or([eb('proved_at', 'is not', null), eb('run_id', '=', runId)]))
     .where('reopened_at', 'is', null)
     .where('item_count', '>', 0)
     .where('item_count', '<=', most)
+    .orderBy(sql`proved_at is not null`, 'desc')
     .orderBy(sql`run_id is not distinct from ${runId}`, 'desc')
     .orderBy('item_count', 'desc')
     .limit(3)
     .execute();
-  for (const { day, item_count } of candidates) {
+  const canaries: { day: DayString; times: number[]; proved: boolean }[] = [];
+  for (const { day, item_count, proved } of candidates) {
     const times = await servedTimesOfDay(db, key, day);
-    if (times.length === item_count) return { day, times };
+    if (times.length === item_count) canaries.push({ day, times, proved });
   }
-  return undefined;
+  return canaries;
 }
 
 /** The dt (epoch ms) of the rows of one UTC day the API served and still serves. */

@@ -1,8 +1,8 @@
 import { sessionOf } from '../extract/day-plan.js';
 import { proveRun, type ResourceKnowledge } from '../extract/fetch-day.js';
 import { CANARY_MOST, reopenUncapped } from '../extract/reading-session.js';
-import { atCap } from '../extract/server-reading.js';
-import { ledgerCanary, settledDaysOfRun } from '../ledger/read.js';
+import { atCap, serverDay } from '../extract/server-reading.js';
+import { ledgerCanaries, settledDaysOfRun } from '../ledger/read.js';
 import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
@@ -63,16 +63,25 @@ async function proveEndpoint(
   // server's sizes made one there, costing a request and days read again.
   const sizes = new Map(uncapped.map(({ day, uncappedServed }) => [day, uncappedServed ?? 0]));
   reopenUncapped(session, (served) => atCap(knowledge.reading, served), sizes);
-  const canary = unproved.length === 0 ? undefined : await canaryOf(ctx, key, knowledge);
-  if (canary !== undefined) {
-    session.canary = canary;
-    session.unproved = unproved.filter((day) => day !== canary.day);
-  } else if (unproved.length > 0)
+  const canaries = unproved.length === 0 ? [] : await canariesOf(ctx, key, knowledge);
+  if (canaries.length === 0 && unproved.length > 0)
     ctx.logger.info(
       { source: handle.name, resource, days: unproved.length },
-      'no day proved whole to prove the queued run by: its last days stay unproved',
+      'no day settled whole to prove the queued run by: its last days stay unproved',
     );
-  await proveRun(handle.client, resource, ctx.limits, knowledge);
+  for (const canary of canaries) {
+    const { day, times, proved } = canary;
+    session.canary = proved ? { day, times } : { day, times, unproved: true };
+    // One no proof found whole is as unproved as the rest: a stale verdict reopens it too.
+    session.unproved = proved ? unproved.filter((other) => other !== day) : [...unproved];
+    await proveRun(handle.client, resource, ctx.limits, knowledge);
+    // A canary no proof found whole may be one of the short days itself, served short again: its
+    // holding proves nothing. Its days stay unproved; a stale verdict has reopened them.
+    if (!proved) session.proved = [];
+    // Kept unless its answer may have been cut (proofVerdict 'unproven'): a smaller one may tell.
+    if (session.canary !== undefined) break;
+  }
+  if (canaries.length === 0) await proveRun(handle.client, resource, ctx.limits, knowledge);
   // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
   // before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
@@ -80,11 +89,14 @@ async function proveEndpoint(
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
 }
 
-function canaryOf(
+function canariesOf(
   ctx: SyncContext & { runId: number },
   key: { source: string; resource: WindowedResource },
   knowledge: ResourceKnowledge,
 ) {
   const room = Math.min(ctx.limits.limit, knowledge.reading.cap ?? ctx.limits.limit);
-  return ledgerCanary(ctx.db, key, ctx.runId, Math.min(CANARY_MOST, Math.floor(room / 3)));
+  // As a window picks its own (reading-session.ts, settled): a day below the room where the
+  // canary's request holds it alone (a UTC server's day), else a third of it (with neighbours).
+  const most = serverDay(knowledge.reading) === 'utc' ? room - 1 : Math.floor(room / 3);
+  return ledgerCanaries(ctx.db, key, ctx.runId, Math.min(CANARY_MOST, most));
 }

@@ -150,6 +150,18 @@ describe('the reading session: proofs', () => {
     expect(proofVerdict(canary, [at('2026-03-01', 1)], true)).toBe('unproven');
   });
 
+  it('an unproved canary whose answer holds an item of its day it lacks was settled short: stale, cut or not', () => {
+    const times = [Date.parse('2026-03-01T01:00:00Z'), Date.parse('2026-03-01T12:00:00Z')];
+    const more = [at('2026-03-01', 1), at('2026-03-01', 12), at('2026-03-01', 20)];
+    const unproved = { day: '2026-03-01', times, unproved: true as const };
+    expect(proofVerdict(unproved, more, false)).toBe('stale');
+    expect(proofVerdict(unproved, more, true)).toBe('stale');
+    // Items of the neighbours its request holds say nothing of it.
+    expect(proofVerdict(unproved, [...more.slice(0, 2), at('2026-03-02', 3)], false)).toBe('holds');
+    // A day a proof found whole gains an item by a late arrival, not by a short reading.
+    expect(proofVerdict({ day: '2026-03-01', times }, more, false)).toBe('holds');
+  });
+
   it('a passed proof proves the days it was asked after; a failed one reopens every unproved day', () => {
     const session = newSession();
     settled(session, '2026-03-01', [at('2026-03-01', 2)], ROOM);

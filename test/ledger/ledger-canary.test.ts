@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.js';
 import { recordProofs } from '../../src/ledger/ledger.js';
-import { ledgerCanary, settledDaysOfRun } from '../../src/ledger/read.js';
+import { ledgerCanaries, settledDaysOfRun } from '../../src/ledger/read.js';
 import { storeWindow } from '../../src/sync/store-window.js';
 import type { DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -73,9 +73,15 @@ describe('the ledger’s canary and unproved days of a queued run', () => {
     expect(await unproved('2026-03-20')).toEqual(['2026-03-06']);
     expect(await unproved('2026-03-06')).toEqual([]);
 
-    // 300 items do not fit; a truncated day is no canary; 55 is the largest of the run's.
-    const canary = await ledgerCanary(t.db, KEY, RUN, 100);
-    expect(canary?.day).toBe('2026-03-03');
+    // 300 items do not fit; a truncated day is no canary; 55 is the largest of the run's; the day
+    // of no run (25) was proved too, the run's unproved day (30) comes after both.
+    const canaries = await ledgerCanaries(t.db, KEY, RUN, 100);
+    expect(canaries.map(({ day, proved }) => [day, proved])).toEqual([
+      ['2026-03-03', true],
+      ['2026-03-02', true],
+      ['2026-03-07', true],
+    ]);
+    const canary = canaries[0];
     expect(canary?.times).toHaveLength(55);
     const stored = Array.from({ length: 55 }, (_, i) =>
       Date.parse(feedbackItem('2026-03-03' as DayString, i + 5501).dt),
@@ -95,9 +101,48 @@ describe('the ledger’s canary and unproved days of a queued run', () => {
         origin: 'webhook',
       })
       .execute();
-    expect((await ledgerCanary(t.db, KEY, RUN, 100))?.day).toBe('2026-03-03');
+    expect((await ledgerCanaries(t.db, KEY, RUN, 100))[0]?.day).toBe('2026-03-03');
     // The same row as if the API had served it: the day holds 56 rows for 55 settled.
     await t.db.updateTable('feedback').set({ origin: 'api' }).where('id', '=', 999_001).execute();
-    expect((await ledgerCanary(t.db, KEY, RUN, 100))?.day).toBe('2026-03-02');
+    expect((await ledgerCanaries(t.db, KEY, RUN, 100))[0]?.day).toBe('2026-03-02');
+  });
+
+  it('where no proof found a day whole, offers the run’s own settled days, largest first, as unproved', async () => {
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running' })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    const other = { ...KEY, source: 'canary-first' };
+    const storeOther = (day: string, count: number, truncated = false) =>
+      storeWindow(t.pool, {
+        sourceId: other.source,
+        baseUrl: 'http://api.example.test',
+        resource: 'feedback',
+        day: day as DayString,
+        status: 'done',
+        valid: Array.from({ length: count }, (_, i) =>
+          feedbackItem(day as DayString, i + 1 + count * 100 + 50_000),
+        ),
+        rejected: [],
+        requestedLimit: 1000,
+        servedCount: count,
+        truncated,
+        runId: Number(run.run_id),
+        startDay: '2026-03-01' as DayString,
+        today: '2026-03-20' as DayString,
+      });
+    await storeOther('2026-03-10', 21);
+    await storeOther('2026-03-11', 86);
+    await storeOther('2026-03-12', 120, true);
+    await storeOther('2026-03-13', 40);
+    const canaries = await ledgerCanaries(t.db, other, Number(run.run_id), 99);
+    expect(canaries.map(({ day, proved, times }) => [day, proved, times.length])).toEqual([
+      ['2026-03-11', false, 86],
+      ['2026-03-13', false, 40],
+      ['2026-03-10', false, 21],
+    ]);
+    // Another run's unproved days are no canary of this one.
+    expect(await ledgerCanaries(t.db, other, RUN, 99)).toEqual([]);
   });
 });

@@ -32,16 +32,15 @@ import type { Reading, SwitchCase } from './queue-switch-cases.js';
  * The cases after them came from an attack on the queue path: an exclusive start (which the rule
  * for two readings cannot use), the server's day moved 2 to 10 h earlier by a rolling deploy, 12
  * cases played 4 times (seeds 50000 + 7919 i), 1 to 2 days short in each run of the 12, each a
- * different way; see each note. The first is fixed. The next two were fixed by the queued run's
- * last proof taking the run's largest settled day as its canary where no proof had found a day
- * whole (and an answer holding an item of an unproved canary's day it lacks as stale): 0 short in
- * 5 runs of the 12; but the proofs' reopened days, read again in a second pass, lost flags in the
- * default set (case 3: a day flagged at the old cap of 60, read again under a cap raised to 100,
- * settled whole at 100 of 158), 3 runs of 5, so that change did not land: not fixed. The last two,
- * from the same attack on other seeds (60000, 62000; the direct path too), are not fixed either:
- * each fails about one run in six, on a day whose own answer shows nothing of the move (the
- * hours beside it empty), where only a proof can tell and one answered by the old deploy during
- * the rolling stretch vouched.
+ * different way; see each note. The first three are fixed; the next two by the queued run's last
+ * proof taking the run's largest settled day as its canary where no proof had found a day whole
+ * (and an answer holding an item of an unproved canary's day it lacks as stale). That change first
+ * lost flags in the default set (case 3: a cap raised from 60 to 100 between a cut day's request
+ * and its half, the half taken as whole at 100 of 158); it landed once a half at a raised cap
+ * counted as cut. The last two, from the same attack on other seeds (60000, 62000; the direct
+ * path too), are not fixed: each fails about one run in six, on a day whose own answer shows
+ * nothing of the move (the hours beside it empty), where only a proof can tell and one answered
+ * by the old deploy during the rolling stretch vouched.
  */
 
 /** A capped UTC server with an exclusive start, oldest first, instants ignored. */
@@ -193,12 +192,14 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
     },
   },
   {
-    // Not fixed: failed 2 runs of 9: feedback 10-28 (21 of 31), recordings 10-28 (17 of 25), the
-    // run's oldest day, read last under the new deploy (UTC+10): its answer ends at 14:00, the day
-    // before it is empty, so nothing in it shows the move. No worker settled a stretch, so no day
-    // was proved and the planner's last proof had no canary. A canary from the run's own settled
-    // days fixed it but did not land (see above).
+    // Failed 2 runs of 9: feedback 10-28 (21 of 31), recordings 10-28 (17 of 25), the run's oldest
+    // day, read last under the new deploy (UTC+10): its answer ends at 14:00, the day before it is
+    // empty, so nothing in it shows the move. No worker settled a stretch, so no day was proved and
+    // the planner's last proof had no canary. Fixed: the run's largest settled day serves as one,
+    // which can prove the reading stale but not vouch for it; a canary whose answer may be cut
+    // gives way to the next.
     note: 'day zone moved to UTC+10, rolling, queue: the last day read short, no proved day to prove it by',
+    fixed: true,
     c: {
       seed: 65838,
       kind: 'zone',
@@ -211,12 +212,13 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
     },
   },
   {
-    // Not fixed: failed 1 run of 4: survey 11-01 (59 of 64), settled on the new deploy's answer
-    // (UTC+5:30) under the old reading. With the canary above, the planner's proof took that very
-    // day as its canary: asked again it came back with all 64, every item the canary held among
-    // them, and the proof held. An answer holding an item of an unproved canary's day that it
-    // lacks proving the reading stale fixed it, with that canary; not landed.
+    // Failed 1 run of 4: survey 11-01 (59 of 64), settled on the new deploy's answer (UTC+5:30)
+    // under the old reading. The planner's proof took that very day as its canary (no day was
+    // proved): asked again it came back with all 64, every item the canary held among them, and
+    // the proof held. Fixed: an answer holding an item of an unproved canary's day that it lacks
+    // proves the reading stale.
     note: 'day zone moved to UTC+5:30, rolling, queue: the canary was the short day',
+    fixed: true,
     c: {
       seed: 81676,
       kind: 'zone',
