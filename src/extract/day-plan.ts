@@ -178,7 +178,10 @@ export interface DayFetch {
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
 
-/** Whether an answer of `count` items may have been cut: by our limit or by a proved cap. */
+/**
+ * Whether an answer of `count` items may have been cut: by our limit, by a proved cap, or by a
+ * raised one not yet proved (atNewCap).
+ */
 function isCut(count: number, limit: number, reading: ServerReading): boolean {
   return count >= limit || atCap(reading, count) || atNewCap(reading, count);
 }
