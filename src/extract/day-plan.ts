@@ -166,6 +166,11 @@ export interface DayFetch {
    */
   partsWholeAt: number;
   /**
+   * The day's UTC day, asked with instants (the stored reading's check, checkByInstants), came back
+   * empty: under instants honoured, a second empty answer no reading of bounds or zone explains.
+   */
+  utcDayEmpty: boolean;
+  /**
    * What the widest request, asked at the day's first empty answer (widestFirst), said of the day
    * when it did not settle it: it held the day's items, or it was cut before the day. Asked first,
    * for a day an earlier run settled empty (emptyFirst): 'holds' when it settled the day empty,
@@ -231,6 +236,7 @@ export function newDayFetch(
     wholeAt: 0,
     readAsCut: false,
     partsWholeAt: 0,
+    utcDayEmpty: false,
     widest: 'unasked',
   };
 }
@@ -380,7 +386,11 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   if (held.length === 0 && knowledge.quiet !== true) {
     state.emptyAnswers += 1;
     if (state.emptyAnswers === 1) {
-      if ((yield* widestFirst(state)) === 'again') return 'again';
+      // Its own answer, whole and empty, and the stored reading's check of its UTC day asked with
+      // instants, empty too: settled.
+      const utcEmpty =
+        state.utcDayEmpty && knowledge.storedReading === true && knowledge.reading.instants === 'honoured';
+      if (!utcEmpty && (yield* widestFirst(state)) === 'again') return 'again';
     } else if (state.emptyAnswers === 2) {
       const verdict = state.widest === 'stale' ? 'stale' : yield* emptyVerdict(state);
       if (verdict === 'stale') return stale(state);
@@ -896,11 +906,17 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
   if (answer.kind === 'items') {
     hold(state, answer.items);
     learnAnswer(knowledge, answer.items);
+    if (answer.items.length === 0 && sameInstants(range, sliceRequest(daySlice(state.day))))
+      state.utcDayEmpty = true;
     return answer.items;
   }
   const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
   if (error instanceof ApiError && error.context.status === 400) return 'refused';
   throw error;
+}
+
+function sameInstants(a: InstantRange, b: InstantRange): boolean {
+  return a.startdate === b.startdate && a.enddate === b.enddate;
 }
 
 /**

@@ -205,7 +205,8 @@ function* compareQuiet(input: ReadingCheckInput): Plan<boolean> {
  * UTC day asked with instants, which holds the day whatever the bounds and the server's day (as a
  * time slice is asked: time-slices.ts). Beside a day above the cap the widest request comes back
  * cut and can prove nothing, so on a capped source only this check can: made for every quiet day,
- * it costs one request a day, and the day then holds its UTC day's items whatever the reading.
+ * it costs one request a day, and the day then holds its UTC day's items whatever the reading
+ * (an empty day, empty here too, is settled on the two: day-plan.ts, utcDayEmpty).
  * Items of the day the narrow answer lacked, or an answer cut where the narrow one was not, prove
  * the reading stale; a 400, or items outside the instants, prove instants no longer honoured.
  * Either way the reading changed: it is learned again from this run's answers (readingChanged).

@@ -83,12 +83,24 @@ describe('a day settled under the run’s proofs', () => {
   /** The reading's check of a settled day by its UTC day (instants honoured, stored). */
   const byInstants = (asked: string[]) => asked.filter((range) => range.includes('T'));
 
-  it('an empty day whose widest answer is empty too is settled on those two: neither is asked again', () => {
+  it('an empty day whose UTC day, asked with instants by the stored reading’s check, is empty too is settled on those two: nothing is asked again', () => {
+    // No reading of bounds or zone explains an empty answer to the UTC day's instants away: the
+    // widest request, its own again and the empty day's verdict would add nothing to it.
     const { plan, first } = start(storedHonoured());
     const { asked, fetched } = allEmpty(plan, first);
     expect(fetched).toMatchObject({ truncated: false });
-    expect(asked.filter((range) => !range.includes('T'))).toEqual([own, widest]);
+    expect(asked.filter((range) => !range.includes('T'))).toEqual([own]);
     expect(byInstants(asked)).toHaveLength(1);
+  });
+
+  it('a transient empty answer to the day’s own request, its UTC day’s check holding its items: they are read, not settled empty', () => {
+    const { plan, first } = start(storedHonoured());
+    expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    // Own answer empty by a transient fault; every later request answered as the server holds it.
+    let step = plan.next(items([]));
+    while (!step.done) step = plan.next(serving(40)(step));
+    expect(step.value).toMatchObject({ truncated: false });
+    expect((step.value as { onDay: unknown[] }).onDay).toHaveLength(40);
   });
 
   it('a day settled empty before: the widest asked first and empty counts as its first empty answer', () => {
