@@ -906,17 +906,13 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
   if (answer.kind === 'items') {
     hold(state, answer.items);
     learnAnswer(knowledge, answer.items);
-    if (answer.items.length === 0 && sameInstants(range, sliceRequest(daySlice(state.day))))
+    if (answer.items.length === 0 && sameRange(range, sliceRequest(daySlice(state.day))))
       state.utcDayEmpty = true;
     return answer.items;
   }
   const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
   if (error instanceof ApiError && error.context.status === 400) return 'refused';
   throw error;
-}
-
-function sameInstants(a: InstantRange, b: InstantRange): boolean {
-  return a.startdate === b.startdate && a.enddate === b.enddate;
 }
 
 /**

@@ -320,6 +320,11 @@ const HELD_TO = 10;
  */
 const HELD_BAND_MOST = 2 * HOUR_MS;
 
+/** A bound's items, none counted yet: `heldBefore` where earlier runs' answers held to it. */
+function freshBound(heldBefore: boolean): BoundItems {
+  return { counts: new Map(), heldBefore };
+}
+
 /** Counts each time into its quarter hour. */
 function tally(counts: Map<number, number>, times: readonly number[]): void {
   for (const time of times) {
@@ -361,8 +366,8 @@ function movedBy(inward: number, stored: boolean): boolean {
 function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAnswer): void {
   // A reading the run starts from, learned by earlier runs, was held to by their answers.
   const moves: ReadingMoves = movesOf.get(reading) ?? {
-    start: { counts: new Map(), heldBefore: before.startMs !== null },
-    end: { counts: new Map(), heldBefore: before.endMs !== null },
+    start: freshBound(before.startMs !== null),
+    end: freshBound(before.endMs !== null),
     stored: before.startMs !== null || before.endMs !== null,
   };
   movesOf.set(reading, moves);
@@ -387,8 +392,8 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   if (shift.end > 0)
     earlier.startMs = Math.max(earlier.startMs, Math.min(LATEST_START_MS, now.startMs + shift.end));
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
-  if (startMoved || before.startMs === null) moves.start = { counts: new Map(), heldBefore: false };
-  if (endMoved || before.endMs === null) moves.end = { counts: new Map(), heldBefore: false };
+  if (startMoved || before.startMs === null) moves.start = freshBound(false);
+  if (endMoved || before.endMs === null) moves.end = freshBound(false);
   if (answer.mayBeCut) return;
   // Only items a band may hold: the bounds only move inward, so those farther never will be.
   const { headMs, tailMs } = reading;
