@@ -48,7 +48,9 @@ vitest_summary() {
     echo "no vitest summary in $log" >&2
     return 1
   fi
-  if printf '%s\n' "$lines" | grep -qvE '^(Test Files|Tests) [0-9]+ passed \([0-9]+\)$'; then
+  # A here-string, not a pipe: under pipefail, grep -q leaving early could fail printf with
+  # SIGPIPE, and the failed pipeline would read as "all green".
+  if grep -qvE '^(Test Files|Tests) [0-9]+ passed \([0-9]+\)$' <<<"$lines"; then
     echo "not all green in $log: $(printf '%s\n' "$lines" | paste -sd '|' -)" >&2
     return 1
   fi
