@@ -104,6 +104,8 @@ const MAX_ROUNDS = 32;
  * about one check per resource on a server without a cap.
  */
 const CHECK_WIDENINGS = [7] as const;
+/** The most days settled at a repeated size the run's end asks again (ceilingIsCap). */
+const CEILING_ASKS = 4;
 /** Requests per run and resource spent proving the server's day; on a UTC server one or two do. */
 const MAX_PROOFS = 12;
 /** Halvings of a cut request before the day is called truncated. */
@@ -735,30 +737,46 @@ function* checkCeiling(
   const ceiling = ceilingOf(session, limit);
   for (const check of [ceiling, flappingCeilingOf(session, limit, ceiling)]) {
     if (check === undefined || atCap(knowledge.reading, check.size)) continue;
-    if (yield* ceilingIsCap(resource, policy, knowledge, check)) suspectCap(knowledge.reading, check.size);
+    const others = [...session.uncapped].filter(([day, size]) => size === check.size && day !== check.day);
+    const days = [check.day, ...others.map(([day]) => day)];
+    if (yield* ceilingIsCap(resource, policy, knowledge, check.size, days))
+      suspectCap(knowledge.reading, check.size);
   }
 }
 
 /**
- * Whether a size days settled at again and again is a cap: the first of them asked again holds
+ * Whether a size days settled at again and again is a cap: a day settled at it, asked again, holds
  * more of it than it settled with (a rolling deploy's old reading answered), or a request a week
- * wider on each side (as the cap check's) is cut at that size too, with other days' items (the
- * answer it settled on may have been wider than the day's own). A day wider was too narrow: on a
- * steady server of a few items a day, three days' items made the size by chance.
+ * wider on each side of the first (as the cap check's) is cut at that size too, with other days'
+ * items (the answer it settled on may have been wider than the day's own). A day wider was too
+ * narrow: on a steady server of a few items a day, three days' items made the size by chance.
+ * While a rolling deploy still answers both readings, each request goes to either: the other days
+ * at the size are asked again too (at most CEILING_ASKS in all), each one more chance to meet the
+ * old reading's whole day. A steady server pays one request for each such day. A day asked again
+ * that comes back alone with fewer of its items than it settled with was cut now, at that size.
  */
 function* ceilingIsCap(
   resource: WindowedResource,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
-  ceiling: { day: DayString; size: number },
+  size: number,
+  days: readonly DayString[],
 ): Plan<boolean> {
-  const state = newDayFetch(resource, ceiling.day, policy, knowledge);
-  const own = requestFor(ceiling.day, knowledge.reading);
-  const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === ceiling.day).length;
-  const again = yield* ask(state, own);
-  if (ofDay(again) > ceiling.size) return true;
-  const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
-  return (wide.length === ceiling.size && ofDay(wide) < wide.length) || ofDay(wide) > ceiling.size;
+  for (const [i, day] of days.slice(0, CEILING_ASKS).entries()) {
+    const state = newDayFetch(resource, day, policy, knowledge);
+    const own = requestFor(day, knowledge.reading);
+    const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === day).length;
+    const again = yield* ask(state, own);
+    if (ofDay(again) > size) return true;
+    // The day alone, holding fewer of it than it settled with: cut at that size now (a new
+    // reading's lower cap), which any day settled at exactly that size may have been too.
+    if (again.length > 0 && ofDay(again) === again.length && again.length < size)
+      suspectCap(knowledge.reading, again.length);
+    if (i > 0) continue;
+    const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
+    if ((wide.length === size && ofDay(wide) < wide.length) || ofDay(wide) > size) return true;
+  }
+  return false;
 }
 
 function quietEnds(state: DayFetch): 'again' {

@@ -156,6 +156,19 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
+  it('a cap lowered by a rolling deploy still under way at the run end: every day settled at the repeated size is asked again', () => {
+    // Cases 111 and 191 of capMoveSearch from 150 to 60 (both bounds exclusive, UTC; oldest first
+    // with instants honoured, random order with instants refused): the new reading answered the
+    // run's last days, settled at 60 of 130 and 183 items (seed 400111), of 71 to 196 (400191).
+    // The run's end asked the first of them again and a week around it, both answered by the new
+    // reading, then by the old one at its known cap: nothing told. Each day at the size is asked
+    // again now, and the old reading answers one of them with more.
+    const tally = capMoveSearch(192, 400000, [150, 60], [111, 191]);
+    expect(tally.cases).toBe(2);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
   it('a rolling deploy that raises the cap settles no day on a part the old reading cut at its cap', () => {
     // Case 11 of storedFlapSearch(60, 20261129), seed 20261140: from a stored reading (newest
     // first, cap 100, both bounds exclusive, server day 2 h ahead of UTC) to random order, cap
@@ -264,7 +277,10 @@ describe('servers whose reading changes while the tool reads', () => {
     // old reading answered larger days in between (84, 88), so no ceiling showed, and the run's one
     // proof went to the old reading. The size settled at most often (60, three times) is checked
     // too: the first day at it asked again holds more than 60 when the old reading answers, and a
-    // request a week wider is cut at 60 when the new one does (day-plan.ts, ceilingIsCap).
+    // request a week wider is cut at 60 when the new one does (day-plan.ts, ceilingIsCap). Where
+    // the size checked is no cap (69 here, once the end asks every day at it: the deploy's coin
+    // falls otherwise), a day asked again that comes back alone with fewer of its items than it
+    // settled with (60 of 69) was cut at that size: 11-18, settled at 60, is read again.
     expectWholeAfterCapLowered({ ...CAPPED_AT_100, startdate: 'inclusive', order: 'random' }, 0.5);
   }, 60_000);
   it('a cap lowered by a rolling deploy, its size settled twice beside sizes a steady server repeats: the size that began latest is checked', () => {

@@ -362,17 +362,24 @@ const AROUND_THE_CAP: DaySizes = { least: 20, most: 200 };
 
 /**
  * A cap moved from `caps[0]` to `caps[1]`, both below the busiest days, by a deploy or a rolling
- * deploy, across every other reading in turn (each bound, order, zone, instants), `count` cases.
+ * deploy, across every other reading in turn (each bound, order, zone, instants), `count` cases
+ * (or of those, the indexes `only`).
  * The wide search's caps (100 and 1,000 on days of up to 400) never raise a cap some days still
  * exceed; this one does.
  */
-export function capMoveSearch(count: number, seed: number, caps: [number, number]): MidrunTally {
+export function capMoveSearch(
+  count: number,
+  seed: number,
+  caps: [number, number],
+  only?: readonly number[],
+): MidrunTally {
   const tally = emptyTally();
   const bounds = ['inclusive', 'exclusive'] as const;
   const orders = ['oldest-first', 'newest-first', 'random'] as const;
   const instants = ['honoured', 'ignored', 'refused'] as const;
   const zones = [0, 330, -300];
   for (let i = 0; i < count; i++) {
+    if (only !== undefined && !only.includes(i)) continue;
     const before: ServedReading = {
       startdate: bounds[i % 2] as ServedReading['startdate'],
       enddate: bounds[Math.floor(i / 2) % 2] as ServedReading['enddate'],
