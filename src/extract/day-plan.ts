@@ -388,10 +388,10 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   if (held.length === 0 && knowledge.quiet !== true) {
     state.emptyAnswers += 1;
     if (state.emptyAnswers === 1) {
-      // Its own answer, whole and empty, and the stored reading's check of its UTC day asked with
-      // instants, empty too: settled.
-      const utcEmpty =
-        state.utcDayEmpty && knowledge.storedReading === true && knowledge.reading.instants === 'honoured';
+      // Its own answer, whole and empty, and its UTC day asked with instants (the stored reading's
+      // check, or asked here), empty too: settled.
+      const utcEmpty = yield* utcDayEmpty(state);
+      if (utcEmpty === 'stale') return stale(state);
       if (!utcEmpty && (yield* widestFirst(state)) === 'again') return 'again';
     } else if (state.emptyAnswers === 2) {
       const verdict = state.widest === 'stale' ? 'stale' : yield* emptyVerdict(state);
@@ -414,6 +414,24 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   const whole = state.readAsCut && served === 0 ? fetched : { ...fetched, uncappedServed: served };
   if (!settled(session, state.day, held, answers)) return whole;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : whole;
+}
+
+/**
+ * Whether a day whose own answer was empty is empty in its UTC day asked with instants too: two
+ * empty answers, the second one no reading of bounds or zone explains away. Where the stored
+ * reading's check asked it already, free; where this run's probe proved instants honoured, one
+ * request, as the widest request would be, and it is never cut by busy neighbours. Items of the
+ * day there: the day's own request missed them, the reading is stale.
+ */
+function* utcDayEmpty(state: DayFetch): Plan<boolean | 'stale'> {
+  const { knowledge } = state;
+  if (knowledge.reading.instants !== 'honoured') return false;
+  if (knowledge.storedReading === true) return state.utcDayEmpty;
+  if (knowledge.instantsProbed !== true) return false;
+  const answer = yield* askInstants(state, sliceRequest(daySlice(state.day)));
+  if (answer === 'refused') return false;
+  if (answer.some((item) => itemDay(item) === state.day)) return 'stale';
+  return state.utcDayEmpty;
 }
 
 /**
@@ -753,7 +771,8 @@ function* checkCeiling(
  * While a rolling deploy still answers both readings, each request goes to either: the other days
  * at the size are asked again too (at most CEILING_ASKS in all), each one more chance to meet the
  * old reading's whole day. A steady server pays one request for each such day. A day asked again
- * that comes back alone with fewer of its items than it settled with was cut now, at that size.
+ * that comes back alone with fewer of its items than an answer of the run held was cut now, at
+ * that size.
  */
 function* ceilingIsCap(
   resource: WindowedResource,
@@ -768,9 +787,10 @@ function* ceilingIsCap(
     const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === day).length;
     const again = yield* ask(state, own);
     if (ofDay(again) > size) return true;
-    // The day alone, holding fewer of it than it settled with: cut at that size now (a new
-    // reading's lower cap), which any day settled at exactly that size may have been too.
-    if (again.length > 0 && ofDay(again) === again.length && again.length < size)
+    // The day alone, holding fewer of it than an answer of the run held: cut at that size now (a
+    // new reading's lower cap), which any day settled at exactly that size may have been too.
+    const held = sessionOf(knowledge).seen.get(day)?.count ?? 0;
+    if (again.length > 0 && ofDay(again) === again.length && again.length < held)
       suspectCap(knowledge.reading, again.length);
     if (i > 0) continue;
     const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));

@@ -103,6 +103,47 @@ describe('a day settled under the run’s proofs', () => {
     expect((step.value as { onDay: unknown[] }).onDay).toHaveLength(40);
   });
 
+  /** A reading learned this run, whose probe proved instants honoured: no earlier run stored it. */
+  const probedHonoured = (): ResourceKnowledge => ({
+    reading: { ...provedUtc(), order: 'oldest-first', instants: 'honoured' },
+    storedReading: false,
+    instantsProbed: true,
+    staleChecked: true,
+    quiet: false,
+  });
+
+  it('a first run that proved instants honoured asks an empty day’s UTC day with instants, not the widest request: empty too, the day is settled on the two', () => {
+    // The widest request, beside busy days, comes back cut and proves nothing; the UTC day asked
+    // with instants holds the day alone whatever the bounds and the zone.
+    const { plan, first } = start(probedHonoured());
+    const { asked, fetched } = allEmpty(plan, first);
+    expect(fetched).toMatchObject({ truncated: false });
+    expect(asked.filter((range) => !range.includes('T'))).toEqual([own]);
+    expect(byInstants(asked)).toEqual(['2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z']);
+  });
+
+  it('a first run’s empty day whose UTC day asked with instants holds its items: the reading is learned again and the items are read', () => {
+    const { plan, first } = start(probedHonoured());
+    expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+    const check = plan.next(items([]));
+    expect((check.value as { range: Range }).range.startdate).toContain('T');
+    let step = plan.next(items(dayItems(40)));
+    while (!step.done) step = plan.next(serving(40)(step));
+    expect(step.value).toMatchObject({ truncated: false });
+    expect((step.value as { onDay: unknown[] }).onDay).toHaveLength(40);
+  });
+
+  it('a first run that has not learned whether instants are honoured asks the widest request as before', () => {
+    const knowledge = probedHonoured();
+    const { plan, first } = start({
+      ...knowledge,
+      reading: { ...knowledge.reading, instants: null },
+      instantsProbed: false,
+    });
+    const { asked } = allEmpty(plan, first);
+    expect(asked[1]).toBe(widest);
+  });
+
   it('a day settled empty before: the widest asked first and empty counts as its first empty answer', () => {
     const state = newDayFetch('feedback', DAY, POLICY, storedHonoured());
     state.emptyBefore = true;
