@@ -112,5 +112,5 @@ describe('an empty day between busy days, instants refused', () => {
       expect(tally.cases).toBe(changes.length);
       expect(tally.short).toEqual([]);
       expect(tally.lostFlags).toEqual([]);
-    });
+    }, 120_000); // a search, CPU-bound: 15 s alone on a slow 2-core machine, twice that beside other files
 });
