@@ -105,11 +105,9 @@ describe('a day settled under the run’s proofs', () => {
 
   /** A reading learned this run, whose probe proved instants honoured: no earlier run stored it. */
   const probedHonoured = (): ResourceKnowledge => ({
-    reading: { ...provedUtc(), order: 'oldest-first', instants: 'honoured' },
+    ...storedHonoured(),
     storedReading: false,
     instantsProbed: true,
-    staleChecked: true,
-    quiet: false,
   });
 
   it('a first run that proved instants honoured asks an empty day’s UTC day with instants, not the widest request: empty too, the day is settled on the two', () => {
