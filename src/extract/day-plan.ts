@@ -181,6 +181,8 @@ export interface DayFetch {
    * is the empty day's verdict (emptyVerdict) once a second answer is empty too.
    */
   widest: 'unasked' | 'asked' | 'empty' | 'stale' | 'cut' | 'holds';
+  /** The cap check's wider answer that brought more than the day's: the reading's check may read it. */
+  wider: { range: DayRange; answer: readonly unknown[] } | undefined;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -240,6 +242,7 @@ export function newDayFetch(
     partsWholeAt: 0,
     utcDayEmpty: false,
     widest: 'unasked',
+    wider: undefined,
   };
 }
 
@@ -705,6 +708,7 @@ function stale(state: DayFetch): 'again' {
   staleFound(sessionOf(state.knowledge), state.day);
   state.emptyAnswers = 0;
   state.widest = 'unasked';
+  state.wider = undefined;
   return 'again';
 }
 
@@ -870,6 +874,7 @@ function checkInput(state: DayFetch, range: DayRange, answer: readonly unknown[]
     held: () => state.items,
     cut: (count) => isCut(count, state.limit, state.knowledge.reading),
     quiet: (count) => quietAnswer(count, state.limit, state.knowledge.reading),
+    asked: state.wider,
   };
 }
 
@@ -999,8 +1004,12 @@ function* cappedAt(
   const seen = new Set(first.map(itemIdentity));
   const holdsNew = (response: readonly unknown[]) => response.some((item) => !seen.has(itemIdentity(item)));
   for (const widen of CHECK_WIDENINGS) {
-    const wider = yield* ask(state, widened(range, widen));
-    if (wider.length > first.length) return 'whole';
+    const wide = widened(range, widen);
+    const wider = yield* ask(state, wide);
+    if (wider.length > first.length) {
+      state.wider = { range: wide, answer: wider };
+      return 'whole';
+    }
     if (holdsNew(wider)) {
       proveCap(reading, wider.length);
       return 'capped';

@@ -82,6 +82,8 @@ export interface ReadingCheckInput {
   cut: (count: number) => boolean;
   /** Whether a whole answer of this many items leaves the source quiet (quiet-mode.ts). */
   quiet: (count: number) => boolean;
+  /** An answer the day's plan holds already to a request wider than the day's (a cap check's). */
+  asked?: { range: DayRange; answer: readonly unknown[] };
 }
 
 /**
@@ -127,10 +129,12 @@ export function* staleReading(input: ReadingCheckInput): Plan<boolean> {
 /** The check, or a trusting writer's question whether the source is quiet: asks the widest request. */
 function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boolean): Plan<boolean> {
   const { knowledge } = input;
-  const wide = yield* input.ask(widest);
+  const held = heldWidest(input, widest);
+  const asked = held?.range ?? widest;
+  const wide = held?.answer ?? (yield* input.ask(widest));
   const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
   if (verdict === 'stale') {
-    relearn(knowledge, widest, wide);
+    relearn(knowledge, asked, wide);
     return true;
   }
   if (input.cut(wide.length)) {
@@ -149,6 +153,26 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
     knowledge.quietAnswers = [keptAnswer(input.range, input.answer), keptAnswer(widest, wide)];
   // The day's items are all held: the widest answer, whole, holds them under any reading.
   return false;
+}
+
+/**
+ * An answer the day's plan holds already (a cap check's, a week wider on each side) that holds
+ * the widest request's items: the check reads it instead of asking the widest. Only one not cut,
+ * and holding too many items where the widest request holds them under any reading for the source
+ * to be quiet: quiet mode compares the widest answers themselves.
+ */
+function heldWidest(
+  input: ReadingCheckInput,
+  widest: DayRange,
+): { range: DayRange; answer: readonly unknown[] } | undefined {
+  const { asked } = input;
+  if (asked === undefined || !covers(asked.range, widest) || input.cut(asked.answer.length)) return undefined;
+  const anyReading = emptyReading();
+  const surely = asked.answer.filter((item) => {
+    const time = itemTime(item);
+    return time !== undefined && heldWhole(widest, anyReading, time);
+  });
+  return input.quiet(surely.length) ? undefined : asked;
 }
 
 /**

@@ -168,6 +168,47 @@ describe('the day plan checks a stored reading once a run', () => {
     expect(knowledge.relearned).toBeUndefined();
   });
 
+  it("reads the cap check's week-wide answer, whole and too full for a quiet source, instead of asking the widest request", () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10 }) };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 50);
+    expect(plan.next(items(day)).value).toMatchObject({
+      range: { startdate: addDays(DAY, -7), enddate: addDays(DAY, 7) },
+    });
+    const week = [-3, -2, -1, 1, 2, 3].flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
+    const last = plan.next(items([...day, ...week]));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.staleChecked).toBe(true);
+    expect(knowledge.quiet).toBe(false);
+    expect(knowledge.relearned).toBeUndefined();
+  });
+
+  it("a week-wide answer holding items of the day that the narrow one lacked proves the reading stale, as the widest one's would", () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10 }) };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 50);
+    plan.next(items(day));
+    const week = [-3, -1, 1, 3].flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
+    const next = plan.next(items([...day, ...itemsOn(DAY, 3, 'missed'), ...week]));
+    expect(knowledge.relearned).toBe(1);
+    expect(next.done).toBe(false);
+    expect(next.value).toMatchObject({ kind: 'ask' });
+  });
+
+  it('on a source the widest request may find quiet, asks it after the week-wide answer: quiet mode compares the widest answers themselves', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 1 }) };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 5);
+    plan.next(items(day));
+    const next = plan.next(items([...day, ...itemsOn(addDays(DAY, 1), 5), ...itemsOn(addDays(DAY, 5), 40)]));
+    expect(next.value).toEqual({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      limit: 1000,
+    });
+  });
+
   it('while another window checks the reading, waits for its verdict before settling, then settles on it', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const release = claimVerdict(knowledge, 'reading');
