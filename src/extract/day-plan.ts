@@ -160,6 +160,8 @@ export interface DayFetch {
    * while this day's reading check was out, means it may have been cut.
    */
   wholeAt: number;
+  /** That answer, by its first and last item (reading-session.ts, settledOn). */
+  wholeOn: string | undefined;
   /** An answer for the day was judged cut and the day read as a cut one (readCut): not as whole. */
   readAsCut: boolean;
   /**
@@ -238,6 +240,7 @@ export function newDayFetch(
     staleVerdicts: 0,
     vouchedBy: 0,
     wholeAt: 0,
+    wholeOn: undefined,
     readAsCut: false,
     partsWholeAt: 0,
     utcDayEmpty: false,
@@ -410,6 +413,8 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     served,
     readAsCut: state.readAsCut,
     alone: serverDay(knowledge.reading) === 'utc',
+    // Settled on the answer judged whole, not on a wide one that vouched for it.
+    ...(state.wholeAt >= state.vouchedBy && state.wholeOn !== undefined ? { answer: state.wholeOn } : {}),
   };
   // A cap proved since a day settled at its size: that day is read again.
   reopenUncapped(session, (size) => atCap(knowledge.reading, size));
@@ -839,6 +844,8 @@ function* settleOrAgain(
   const ownWhole = covers(range, requestFor(state.day, state.knowledge.reading));
   if (ownWhole && shortOfSeen(sessionOf(state.knowledge), state.day, answer)) return shortAnswer(state);
   state.wholeAt = answer.length;
+  state.wholeOn =
+    answer.length === 0 ? undefined : `${itemIdentity(answer[0])} ${itemIdentity(answer.at(-1))}`;
   return (yield* settles(state, range, answer)) ? outcome(state, false) : 'again';
 }
 

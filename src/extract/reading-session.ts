@@ -35,6 +35,11 @@ export interface ReadingSession {
    */
   uncapped: Map<DayString, number>;
   /**
+   * Of `uncapped`, the answer each day was settled on, by its first and last item: an empty day
+   * asked with its neighbour settles on the neighbour's answer, one answer at one size, not two.
+   */
+  settledOn: Map<DayString, string>;
+  /**
    * Days read as cut and settled on halves or time slices judged whole below the caps known then,
    * with the largest of them: a cap proved since (a deploy lowered it) may have cut one. Kept apart
    * from `uncapped`: a steady server's halves repeat sizes below its cap, and no ceiling
@@ -114,6 +119,7 @@ export function newSession(): ReadingSession {
     seen: new Map(),
     held: new Map(),
     uncapped: new Map(),
+    settledOn: new Map(),
     cutUncapped: new Map(),
     unproved: [],
     reopened: [],
@@ -223,12 +229,15 @@ export function settled(
   session: ReadingSession,
   day: DayString,
   items: readonly unknown[],
-  answers: { room: number; served: number; readAsCut: boolean; alone: boolean },
+  answers: { room: number; served: number; readAsCut: boolean; alone: boolean; answer?: string },
 ): boolean {
   const { room } = answers;
   if (!session.unproved.includes(day)) session.unproved.push(day);
-  if (!answers.readAsCut) session.uncapped.set(day, answers.served);
-  else if (answers.served > 0) session.cutUncapped.set(day, answers.served);
+  if (!answers.readAsCut) {
+    session.uncapped.set(day, answers.served);
+    if (answers.answer === undefined) session.settledOn.delete(day);
+    else session.settledOn.set(day, answers.answer);
+  } else if (answers.served > 0) session.cutUncapped.set(day, answers.served);
   // A day settled empty holds an empty span: any item of it a later answer holds reopens it.
   session.held.set(day, spansByDay(items).get(day) ?? { count: 0, first: Infinity, last: -Infinity });
   session.sinceProof += 1;
@@ -362,7 +371,7 @@ export function ceilingOf(
     // At our limit, answers are cut by us: their days were read on as cut ones.
     if (size < CEILING_LEAST || size >= limit) continue;
     const since = sizes.slice(i);
-    if (since.every((later) => later <= size) && since.filter((later) => later === size).length >= 3)
+    if (since.every((later) => later <= size) && answersAt(session, days.slice(i), size) >= 3)
       return { day: days[i] as DayString, size };
   }
   return undefined;
@@ -382,11 +391,10 @@ export function flappingCeilingOf(
   ceiling: { size: number } | undefined,
 ): { day: DayString; size: number } | undefined {
   const seen = new Map<number, { day: DayString; times: number }>();
+  const days = [...session.uncapped.keys()];
   for (const [day, size] of session.uncapped) {
-    if (size < CEILING_LEAST || size >= limit) continue;
-    const at = seen.get(size) ?? { day, times: 0 };
-    at.times += 1;
-    seen.set(size, at);
+    if (size < CEILING_LEAST || size >= limit || seen.has(size)) continue;
+    seen.set(size, { day, times: answersAt(session, days, size) });
   }
   let best: { day: DayString; size: number; times: number } | undefined;
   for (const [size, { day, times }] of seen)
@@ -394,6 +402,23 @@ export function flappingCeilingOf(
       best = { day, size, times };
   if (best === undefined || best.size === ceiling?.size) return undefined;
   return { day: best.day, size: best.size };
+}
+
+/**
+ * How many answers settled `days` at `size`: days settled on one answer (settledOn) count once.
+ * The same items answered twice are no second sign of a cap.
+ */
+function answersAt(session: ReadingSession, days: readonly DayString[], size: number): number {
+  const answers = new Set<string>();
+  let count = 0;
+  for (const day of days) {
+    if (session.uncapped.get(day) !== size) continue;
+    const answer = session.settledOn.get(day);
+    if (answer !== undefined && answers.has(answer)) continue;
+    if (answer !== undefined) answers.add(answer);
+    count += 1;
+  }
+  return count;
 }
 
 /** A day to read again (the run, takeReopened) and to record reopened (the ledger, takeProofs). */

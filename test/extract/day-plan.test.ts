@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { judge, newDayFetch, planDay } from '../../src/extract/day-plan.js';
+import { judge, newDayFetch, planDay, sessionOf } from '../../src/extract/day-plan.js';
 import type { LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
+import { itemIdentity } from '../../src/extract/item-identity.js';
 import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
 import { type Answer, claimVerdict } from '../../src/extract/plan-steps.js';
 import { checkVerdict } from '../../src/extract/reading-check.js';
@@ -69,6 +70,26 @@ describe('the day plan decides the next request from the answers fed to it', () 
       requestedLimit: 1000,
     });
     expect(last.done && last.value.onDay).toHaveLength(10);
+  });
+
+  it('records the answer a day settled on by its first and last item, for the run end to count answers at a size, not days', () => {
+    const knowledge = checked(provedUtc());
+    for (const [day, answer] of [
+      [DAY, itemsOn(DAY, 12)],
+      [addDays(DAY, 1), itemsOn(addDays(DAY, 1), 12)],
+    ] as const) {
+      const plan = planDay(newDayFetch('feedback', day, POLICY, knowledge));
+      plan.next();
+      expect(plan.next(items([...answer])).done).toBe(true);
+    }
+    const { settledOn, uncapped } = sessionOf(knowledge);
+    const ends = (day: DayString) => {
+      const answer = itemsOn(day, 12);
+      return `${itemIdentity(answer[0])} ${itemIdentity(answer[11])}`;
+    };
+    expect(settledOn.get(DAY)).toBe(ends(DAY));
+    expect(settledOn.get(addDays(DAY, 1))).toBe(ends(addDays(DAY, 1)));
+    expect(uncapped.get(DAY)).toBe(12);
   });
 
   it('an answer as long as the limit is asked again, same range, four times the limit', () => {

@@ -287,14 +287,17 @@ describe('the reading session: sizes a cap cut at', () => {
 
 describe('the reading session: a cap lowered during the run', () => {
   /** Days settled in order at these sizes, under no cap the run knows at that size. */
-  const settledAt = (sizes: number[]) => {
+  const settledAt = (sizes: number[], answers: (string | undefined)[] = []) => {
     const session = newSession();
-    for (const [i, served] of sizes.entries())
+    for (const [i, served] of sizes.entries()) {
+      const answer = answers[i];
       settled(session, `2026-03-${String(i + 1).padStart(2, '0')}`, [], {
         ...ROOM,
         served,
         readAsCut: false,
+        ...(answer === undefined ? {} : { answer }),
       });
+    }
     return session;
   };
 
@@ -303,6 +306,20 @@ describe('the reading session: a cap lowered during the run', () => {
       day: '2026-03-03',
       size: 60,
     });
+  });
+
+  it('days settled on one answer count once: an empty day asked with its neighbour holds the same items at the same size', () => {
+    const sizes = [97, 60, 60, 41, 60, 33];
+    expect(ceilingOf(settledAt(sizes, [undefined, 'a', 'a', undefined, 'b']), 250)).toBeUndefined();
+    expect(ceilingOf(settledAt(sizes, [undefined, 'a', 'c', undefined, 'b']), 250)).toEqual({
+      day: '2026-03-02',
+      size: 60,
+    });
+    // Nor is a size two days settled on one answer a rolling deploy's: one answer, no repeat.
+    const flapping = settledAt([97, 60, 60, 84, 30], [undefined, 'a', 'a']);
+    expect(flappingCeilingOf(flapping, 250, ceilingOf(flapping, 250))).toBeUndefined();
+    const twice = settledAt([97, 60, 60, 84, 30], [undefined, 'a', 'b']);
+    expect(flappingCeilingOf(twice, 250, ceilingOf(twice, 250))).toEqual({ day: '2026-03-02', size: 60 });
   });
 
   it('a larger day after it, or only two at the size, is no ceiling: sizes a steady server serves at random', () => {
