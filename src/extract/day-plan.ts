@@ -434,7 +434,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
 function* utcDayEmpty(state: DayFetch): Plan<boolean | 'stale'> {
   const { knowledge } = state;
   if (knowledge.reading.instants !== 'honoured') return false;
-  if (knowledge.storedReading === true) return state.utcDayEmpty;
+  if (knowledge.storedReading === true || state.utcDayEmpty) return state.utcDayEmpty;
   if (knowledge.instantsProbed !== true) return false;
   const answer = yield* askInstants(state, sliceRequest(daySlice(state.day)));
   if (answer === 'refused') return false;

@@ -230,6 +230,46 @@ describe('the day plan checks a stored reading once a run', () => {
     });
   });
 
+  /** A reading learned this run, whose probe proved instants honoured; `cutChecks` widest answers came back cut. */
+  const probedThisRun = (cutChecks?: number): ResourceKnowledge => ({
+    reading: provedUtc({ instants: 'honoured' }),
+    storedReading: false,
+    instantsProbed: true,
+    ...(cutChecks === undefined ? {} : { cutChecks }),
+  });
+  const dayWithInstants = {
+    startdate: `${addDays(DAY, -1)}T23:59:59.999Z`,
+    enddate: `${addDays(DAY, 1)}T00:00:00.000Z`,
+  };
+
+  it("in a run whose probe proved instants honoured, the check after a cut one asks the day's UTC day with instants: whole there, the run's check is made", () => {
+    const knowledge = probedThisRun(1);
+    const { plan } = start(knowledge);
+    expect(plan.next(items(itemsOn(DAY, 10))).value).toMatchObject({ kind: 'ask', range: dayWithInstants });
+    const last = plan.next(items(itemsOn(DAY, 10)));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.staleChecked).toBe(true);
+    expect(knowledge.relearned).toBeUndefined();
+  });
+
+  it('the UTC day asked with instants holding items of the day the narrow answer lacked proves the reading stale', () => {
+    const knowledge = probedThisRun(1);
+    const { plan } = start(knowledge);
+    plan.next(items(itemsOn(DAY, 10)));
+    const next = plan.next(items([...itemsOn(DAY, 10), ...itemsOn(DAY, 3, 'missed')]));
+    expect(knowledge.relearned).toBe(1);
+    expect(next.done).toBe(false);
+  });
+
+  it('before any widest answer came back cut, the check asks the widest request, which also tells whether the source is quiet', () => {
+    const { plan } = start(probedThisRun());
+    expect(plan.next(items(itemsOn(DAY, 10))).value).toMatchObject({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+    });
+  });
+
   it('while another window checks the reading, waits for its verdict before settling, then settles on it', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const release = claimVerdict(knowledge, 'reading');

@@ -120,6 +120,15 @@ describe('a day settled under the run’s proofs', () => {
     expect(byInstants(asked)).toEqual(['2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z']);
   });
 
+  it('a first run’s empty day whose reading check asked its UTC day with instants already is settled on that answer: it is not asked twice', () => {
+    // The run's check still to make, after a widest answer came back cut: it asks the UTC day.
+    const { plan, first } = start({ ...probedHonoured(), staleChecked: false, cutChecks: 1 });
+    const { asked, fetched } = allEmpty(plan, first);
+    expect(fetched).toMatchObject({ truncated: false });
+    expect(asked.filter((range) => !range.includes('T'))).toEqual([own]);
+    expect(byInstants(asked)).toEqual(['2026-03-09T23:59:59.999Z..2026-03-11T00:00:00.000Z']);
+  });
+
   it('a first run’s empty day whose UTC day asked with instants holds its items: the reading is learned again and the items are read', () => {
     const { plan, first } = start(probedHonoured());
     expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
