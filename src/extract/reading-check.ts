@@ -54,10 +54,7 @@ export function checkVerdict(check: {
   const { day, reading, range } = check;
   // Not only the day: every item the reading says the narrow answer holds whole. On a quiet
   // server the day alone may have no item where an old reading now misses some.
-  const held = check.wide.filter((item) => {
-    const time = itemTime(item);
-    return time !== undefined && heldWhole(range, reading, time);
-  });
+  const held = heldIn(check.wide, range, reading);
   // Nothing there proves nothing either way.
   if (held.length === 0) return 'unproven';
   const seen = new Set(check.answer.map(itemIdentity));
@@ -67,6 +64,14 @@ export function checkVerdict(check: {
   // where they differ (a server now 5 h behind with an exclusive startdate answers the old
   // request with the next day's items alone).
   return held.some((item) => itemDay(item) === day) ? 'holds' : 'unproven';
+}
+
+/** The items of `answer` that the answer to `range` holds whole if `reading` holds. */
+function heldIn(answer: readonly unknown[], range: DayRange, reading: ServerReading): unknown[] {
+  return answer.filter((item) => {
+    const time = itemTime(item);
+    return time !== undefined && heldWhole(range, reading, time);
+  });
 }
 
 export interface ReadingCheckInput {
@@ -173,12 +178,7 @@ function heldWidest(
 ): { range: DayRange; answer: readonly unknown[] } | undefined {
   const { asked } = input;
   if (asked === undefined || !covers(asked.range, widest) || input.cut(asked.answer.length)) return undefined;
-  const anyReading = emptyReading();
-  const surely = asked.answer.filter((item) => {
-    const time = itemTime(item);
-    return time !== undefined && heldWhole(widest, anyReading, time);
-  });
-  return input.quiet(surely.length) ? undefined : asked;
+  return input.quiet(heldIn(asked.answer, widest, emptyReading()).length) ? undefined : asked;
 }
 
 /**

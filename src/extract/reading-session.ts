@@ -410,15 +410,14 @@ export function flappingCeilingOf(
  */
 function answersAt(session: ReadingSession, days: readonly DayString[], size: number): number {
   const answers = new Set<string>();
-  let count = 0;
+  let unnamed = 0;
   for (const day of days) {
     if (session.uncapped.get(day) !== size) continue;
     const answer = session.settledOn.get(day);
-    if (answer !== undefined && answers.has(answer)) continue;
-    if (answer !== undefined) answers.add(answer);
-    count += 1;
+    if (answer === undefined) unnamed += 1;
+    else answers.add(answer);
   }
-  return count;
+  return unnamed + answers.size;
 }
 
 /** A day to read again (the run, takeReopened) and to record reopened (the ledger, takeProofs). */
