@@ -1,8 +1,9 @@
-import type { DayString } from '../time/days.js';
+import { addDays, type DayString } from '../time/days.js';
 import { itemIdentity } from './item-identity.js';
 import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { disagrees, keptAnswer, widestRequest } from './quiet-mode.js';
 import {
+  answerSpans,
   covers,
   type DayRange,
   emptyReading,
@@ -168,16 +169,27 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
 
 /**
  * An answer the day's plan holds already (a cap check's, a week wider on each side) that holds
- * the widest request's items: the check reads it instead of asking the widest. Only one not cut,
- * and holding too many items where the widest request holds them under any reading for the source
- * to be quiet: quiet mode compares the widest answers themselves.
+ * the widest request's items: the check reads it instead of asking the widest. Only one proved
+ * whole there, and holding too many items where the widest request holds them under any reading
+ * for the source to be quiet: quiet mode compares the widest answers themselves.
+ *
+ * Whole there: a cap not yet seen may lie between the widest answer's size and this one's, and cut
+ * it unseen; a cut answer lacks items, and those it lacks may be the day's the reading misses. So
+ * only an answer smaller than one the run had (any cap lies above it), or one listed by dt that
+ * runs from before the day's request to after it, a day more on each side for a server day not
+ * UTC's (a cut spares everything between its first item and its last): the check reads it there.
  */
 function heldWidest(
   input: ReadingCheckInput,
   widest: DayRange,
 ): { range: DayRange; answer: readonly unknown[] } | undefined {
-  const { asked } = input;
+  const { asked, knowledge } = input;
   if (asked === undefined || !covers(asked.range, widest) || input.cut(asked.answer.length)) return undefined;
+  const { reading } = knowledge;
+  const whole =
+    asked.answer.length < reading.largestResponse ||
+    answerSpans(reading, asked.answer, addDays(input.range.startdate, -1), addDays(input.range.enddate, 1));
+  if (!whole) return undefined;
   return input.quiet(heldIn(asked.answer, widest, emptyReading()).length) ? undefined : asked;
 }
 

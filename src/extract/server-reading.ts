@@ -582,17 +582,22 @@ function listedByDt(
 }
 
 /**
- * Whether an answer served every item of `day` the server holds, whatever its cut: in the
- * reading's order (oldest or newest first), it runs from before the day to after it. A server
- * that lists by dt serves every item between an answer's first and last.
+ * Whether an answer served every item of the UTC days `from` to `to` the server holds, whatever its
+ * cut: in the reading's order (oldest or newest first), it runs from before them to after them. A
+ * server that lists by dt serves every item between an answer's first and last.
  */
-export function answerSpans(reading: ServerReading, items: readonly unknown[], day: DayString): boolean {
+export function answerSpans(
+  reading: ServerReading,
+  items: readonly unknown[],
+  from: DayString,
+  to: DayString = from,
+): boolean {
   const listed = listedByDt(reading, items);
   if (listed === undefined) return false;
   const { times, order } = listed;
   const [first, last] = [times[0] as number, times[times.length - 1] as number];
   const [earliest, latest] = order === 'oldest-first' ? [first, last] : [last, first];
-  return earliest < midnight(day) && latest >= midnight(addDays(day, 1));
+  return earliest < midnight(from) && latest >= midnight(addDays(to, 1));
 }
 
 /**

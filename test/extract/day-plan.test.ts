@@ -189,20 +189,60 @@ describe('the day plan checks a stored reading once a run', () => {
     expect(knowledge.relearned).toBeUndefined();
   });
 
-  it("reads the cap check's week-wide answer, whole and too full for a quiet source, instead of asking the widest request", () => {
-    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10 }) };
+  it("reads the cap check's week-wide answer, listed by dt from before the widest request to after it and too full for a quiet source, instead of asking the widest request", () => {
+    const knowledge: ResourceKnowledge = {
+      reading: provedUtc({ largestResponse: 10, order: 'oldest-first' }),
+    };
     const { plan } = start(knowledge);
     const day = itemsOn(DAY, 50);
     expect(plan.next(items(day)).value).toMatchObject({
       range: { startdate: addDays(DAY, -7), enddate: addDays(DAY, 7) },
     });
-    const week = [-3, -2, -1, 1, 2, 3].flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
-    const last = plan.next(items([...day, ...week]));
+    const week = [-4, -3, -2, -1, 0, 1, 2, 3, 4].flatMap((offset) =>
+      offset === 0 ? day : itemsOn(addDays(DAY, offset), 50),
+    );
+    const last = plan.next(items(week));
     expect(last.done).toBe(true);
     expect(last.value).toMatchObject({ truncated: false, requests: 2 });
     expect(knowledge.staleChecked).toBe(true);
     expect(knowledge.quiet).toBe(false);
     expect(knowledge.relearned).toBeUndefined();
+  });
+
+  it('reads the week-wide answer when it is smaller than an answer the run had: any cap lies above it, so it was not cut', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10 }) };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 50);
+    plan.next(items(day));
+    knowledge.reading.largestResponse = 1000;
+    const week = [-3, -2, -1, 1, 2, 3].flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
+    const last = plan.next(items([...day, ...week]));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+  });
+
+  // A cap the run has not seen may lie between the widest answer's size and the week's: the week
+  // answer is then cut, and a newest-first cut inside the day keeps only the day's late items,
+  // all of which the narrow answer holds, while the early ones the stale reading misses are gone.
+  it.each([
+    ['in no order by dt', 'unordered' as const, false],
+    ['newest first, cut inside the day', 'newest-first' as const, true],
+  ])("asks the widest request where the week-wide answer may be a cap's cut (%s)", (_, order, sorted) => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10, order }) };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 50);
+    const late = day.slice(25);
+    plan.next(items(sorted ? [...late].reverse() : late));
+    const after = [1, 2, 3, 4, 5, 6, 7].flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
+    const cut = sorted ? [...after, ...late].reverse() : [...late, ...after];
+    const next = plan.next(items(cut));
+    expect(next.done).toBe(false);
+    expect(next.value).toEqual({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      limit: 1000,
+    });
+    expect(knowledge.staleChecked).toBe(true);
   });
 
   it("a week-wide answer holding items of the day that the narrow one lacked proves the reading stale, as the widest one's would", () => {
