@@ -143,8 +143,15 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
     return yield* checkByInstants(input);
   const held = heldWidest(input, widest);
   const asked = held?.range ?? widest;
+  const largestBefore = knowledge.reading.largestResponse;
   const wide = held?.answer ?? (yield* input.ask(widest));
-  const verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
+  let verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
+  // As large as any answer of the run, the widest may be cut by a cap the run has not seen, and
+  // keep only items the narrow answer holds: it agrees only once a wider answer brings more.
+  if (verdict === 'holds' && held === undefined && wide.length >= largestBefore) {
+    const around = { startdate: addDays(widest.startdate, -7), enddate: addDays(widest.enddate, 7) };
+    if ((yield* input.ask(around)).length <= wide.length) verdict = 'unproven';
+  }
   if (verdict === 'stale') {
     relearn(knowledge, asked, wide);
     return true;

@@ -310,6 +310,45 @@ describe('the day plan checks a stored reading once a run', () => {
     });
   });
 
+  // The widest request, as large as any answer of the run, may be cut by a cap the run has not
+  // seen: newest first, it keeps the neighbours after the day and the day's late items, which the
+  // narrow answer under a stale reading holds; the day's early items it misses are gone from both.
+  describe('a widest answer as large as any before it, whose items agree with the narrow answer', () => {
+    const setUp = () => {
+      const knowledge: ResourceKnowledge = {
+        reading: provedUtc({ largestResponse: 60, order: 'newest-first' }),
+      };
+      const { plan } = start(knowledge);
+      const late = itemsOn(DAY, 50).slice(25).reverse();
+      const widest = plan.next(items(late));
+      expect(widest.value).toMatchObject({
+        range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      });
+      const after = [1, 2].flatMap((offset) => itemsOn(addDays(DAY, offset), 20)).reverse();
+      const around = plan.next(items([...after, ...late]));
+      expect(around.value).toMatchObject({
+        kind: 'ask',
+        range: { startdate: addDays(DAY, -9), enddate: addDays(DAY, 9) },
+      });
+      return { knowledge, plan, cut: [...after, ...late] };
+    };
+
+    it("asks a week wider on each side; the same size again leaves the run's check to a later day", () => {
+      const { knowledge, plan, cut } = setUp();
+      const last = plan.next(items(cut));
+      expect(last.done).toBe(true);
+      expect(knowledge.staleChecked).toBe(false);
+    });
+
+    it('asks a week wider on each side; more items there prove the widest whole, and the check made', () => {
+      const { knowledge, plan, cut } = setUp();
+      const more = [...itemsOn(addDays(DAY, 8), 5), ...cut].sort((a, b) => b.dt.localeCompare(a.dt));
+      const last = plan.next(items(more));
+      expect(last.done).toBe(true);
+      expect(knowledge.staleChecked).toBe(true);
+    });
+  });
+
   it('while another window checks the reading, waits for its verdict before settling, then settles on it', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const release = claimVerdict(knowledge, 'reading');
