@@ -147,10 +147,14 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
   const wide = held?.answer ?? (yield* input.ask(widest));
   let verdict = checkVerdict({ ...input, reading: knowledge.reading, wide });
   // As large as any answer of the run, the widest may be cut by a cap the run has not seen, and
-  // keep only items the narrow answer holds: it agrees only once a wider answer brings more.
-  if (verdict === 'holds' && held === undefined && wide.length >= largestBefore) {
+  // keep only items the narrow answer holds: it agrees only once a wider answer brings more, and
+  // one that brings no more leaves the source not quiet (its widest answers may all be cut).
+  if (verdict === 'holds' && held === undefined && !input.cut(wide.length) && wide.length >= largestBefore) {
     const around = { startdate: addDays(widest.startdate, -7), enddate: addDays(widest.enddate, 7) };
-    if ((yield* input.ask(around)).length <= wide.length) verdict = 'unproven';
+    if ((yield* input.ask(around)).length <= wide.length) {
+      verdict = 'unproven';
+      knowledge.quiet ??= false;
+    }
   }
   if (verdict === 'stale') {
     relearn(knowledge, asked, wide);
