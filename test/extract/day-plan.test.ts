@@ -340,6 +340,22 @@ describe('the day plan checks a stored reading once a run', () => {
       expect(knowledge.staleChecked).toBe(false);
     });
 
+    it('a few items, no more a week wider: the source is not taken for quiet, its widest answers may all be cut', () => {
+      const knowledge: ResourceKnowledge = {
+        reading: provedUtc({ largestResponse: 5, order: 'newest-first' }),
+      };
+      const { plan } = start(knowledge);
+      const late = itemsOn(DAY, 6).slice(3).reverse();
+      plan.next(items(late));
+      const cut = [...itemsOn(addDays(DAY, 1), 6).reverse(), ...late];
+      expect(plan.next(items(cut)).value).toMatchObject({
+        range: { startdate: addDays(DAY, -9), enddate: addDays(DAY, 9) },
+      });
+      expect(plan.next(items(cut)).done).toBe(true);
+      expect(knowledge.quiet).toBe(false);
+      expect(knowledge.staleChecked).toBe(false);
+    });
+
     it('asks a week wider on each side; more items there prove the widest whole, and the check made', () => {
       const { knowledge, plan, cut } = setUp();
       const more = [...itemsOn(addDays(DAY, 8), 5), ...cut].sort((a, b) => b.dt.localeCompare(a.dt));
