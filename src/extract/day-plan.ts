@@ -691,19 +691,26 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
  * is learned again first (underProof). `limit`: the
  * request's, where it tells whether the answer may be cut.
  */
+/** Learns from an answer; returns its items' times, read once for every use of the answer. */
 function learnAnswer(
   knowledge: ResourceKnowledge,
   items: readonly unknown[],
   range?: DayRange,
   limit?: number,
-): void {
+): (number | undefined)[] {
   knowledge.responses = (knowledge.responses ?? 0) + 1;
   const session = sessionOf(knowledge);
-  noteAnswer(session, items);
+  const times = items.map(itemTime);
+  noteAnswer(session, items, times);
   const cut = limit === undefined ? undefined : isCut(items.length, limit, knowledge.reading);
-  if (range === undefined) learnFromAnswer(knowledge.reading, items);
-  else learnFromResponse(knowledge.reading, range, items, cut);
+  if (range === undefined) learnFromAnswer(knowledge.reading, items, times.filter(isTime));
+  else learnFromResponse(knowledge.reading, range, items, cut, times);
   if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;
+  return times;
+}
+
+function isTime(time: number | undefined): time is number {
+  return time !== undefined;
 }
 
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
@@ -929,9 +936,10 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         !atCap(reading, items.length)
       )
         proveCap(reading, items.length);
-      learnAnswer(knowledge, items, range, state.limit);
+      const times = learnAnswer(knowledge, items, range, state.limit);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
-      if (covers(range, requestFor(state.day, reading))) state.dayAnswers.push(dayAnswerOf(state.day, items));
+      if (covers(range, requestFor(state.day, reading)))
+        state.dayAnswers.push(dayAnswerOf(state.day, items, times));
       return items;
     }
     const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');

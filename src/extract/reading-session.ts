@@ -140,8 +140,13 @@ export function newSession(): ReadingSession {
  * that an answer shows held less (an item earlier or later than any it held, or more items) is
  * reopened: its own request missed what a neighbour's served.
  */
-export function noteAnswer(session: ReadingSession, items: readonly unknown[]): void {
-  for (const [day, span] of spansByDay(items)) {
+export function noteAnswer(
+  session: ReadingSession,
+  items: readonly unknown[],
+  /** The items' times (itemTime), where the caller read them already. */
+  times: readonly (number | undefined)[] = items.map(itemTime),
+): void {
+  for (const [day, span] of spansByDay(times)) {
     const seen = session.seen.get(day);
     session.seen.set(day, seen === undefined ? span : widest(seen, span));
     const held = session.held.get(day);
@@ -174,7 +179,7 @@ export function noteCut(
 ): boolean {
   const seen = session.seen.get(day);
   if (seen === undefined || items.length === 0 || items.length >= limit) return false;
-  if ((spansByDay(items).get(day)?.count ?? 0) >= seen.count) return false;
+  if ((spansByDay(items.map(itemTime)).get(day)?.count ?? 0) >= seen.count) return false;
   const sightings = (session.cutSeen.get(items.length) ?? 0) + 1;
   session.cutSeen.set(items.length, sightings);
   return sightings >= 2;
@@ -187,7 +192,7 @@ export function noteCut(
 export function shortOfSeen(session: ReadingSession, day: DayString, held: readonly unknown[]): boolean {
   const seen = session.seen.get(day);
   if (seen === undefined) return false;
-  const span = spansByDay(held).get(day);
+  const span = spansByDay(held.map(itemTime)).get(day);
   return span === undefined || lacks(span, seen);
 }
 
@@ -204,10 +209,9 @@ function widest(a: DaySpan, b: DaySpan): DaySpan {
   };
 }
 
-function spansByDay(items: readonly unknown[]): Map<DayString, DaySpan> {
+function spansByDay(times: readonly (number | undefined)[]): Map<DayString, DaySpan> {
   const spans = new Map<DayString, DaySpan>();
-  for (const item of items) {
-    const time = itemTime(item);
+  for (const time of times) {
     if (time === undefined) continue;
     const day = dayOfTime(time);
     const span = spans.get(day);
@@ -239,7 +243,10 @@ export function settled(
     else session.settledOn.set(day, answers.answer);
   } else if (answers.served > 0) session.cutUncapped.set(day, answers.served);
   // A day settled empty holds an empty span: any item of it a later answer holds reopens it.
-  session.held.set(day, spansByDay(items).get(day) ?? { count: 0, first: Infinity, last: -Infinity });
+  session.held.set(
+    day,
+    spansByDay(items.map(itemTime)).get(day) ?? { count: 0, first: Infinity, last: -Infinity },
+  );
   session.sinceProof += 1;
   // The canary's request may hold its neighbours too (a server day off UTC's): a third of the room.
   // Where it holds the day alone (UTC's), a day just below the room will do: a busy source, whose

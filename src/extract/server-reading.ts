@@ -705,6 +705,8 @@ export function learnFromResponse(
   items: readonly unknown[],
   /** Whether the answer may have been cut, where the asker knows its limit; else told by its size. */
   cut?: boolean,
+  /** The items' times (itemTime), where the caller read them already. */
+  itemTimes: readonly (number | undefined)[] = items.map(itemTime),
 ): ServerReading {
   const start = midnight(range.startdate);
   const end = midnight(range.enddate);
@@ -717,8 +719,7 @@ export function learnFromResponse(
   const times: number[] = [];
   const heads: number[] = [];
   const tails: number[] = [];
-  for (const item of items) {
-    const time = itemTime(item);
+  for (const time of itemTimes) {
     if (time === undefined) continue;
     times.push(time);
     if (time < start - PLAUSIBLE_MS || time >= end + DAY_MS + PLAUSIBLE_MS) continue;

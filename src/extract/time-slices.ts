@@ -251,9 +251,13 @@ export interface DayAnswer {
   onDay: boolean;
 }
 
-export function dayAnswerOf(day: DayString, answer: readonly unknown[]): DayAnswer {
+export function dayAnswerOf(
+  day: DayString,
+  answer: readonly unknown[],
+  /** The items' times (itemTime), where the caller read them already. */
+  times: readonly (number | undefined)[] = answer.map(itemTime),
+): DayAnswer {
   const whole = daySlice(day);
-  const times = answer.map(itemTime);
   const onDay = times.every((time) => isAt(time, (t) => within(whole, t)));
   if (times.length < 2 || !times.every((time) => time !== undefined))
     return { count: answer.length, served: undefined, first: 0, last: 0, onDay };

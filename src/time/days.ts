@@ -18,10 +18,23 @@ export function isDay(value: string): boolean {
   return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(value);
 }
 
+/**
+ * Start instants of the days met so far. A day's plan asks for the same few days' midnights once
+ * per item of every answer, and checking and parsing the string each time was a sixth of its CPU;
+ * a run meets a few thousand days at most, so the map is emptied past that, never grown unbounded.
+ */
+const starts = new Map<string, number>();
+const STARTS_KEPT = 10_000;
+
 /** The instant (ms since the epoch) the day starts in UTC; RangeError when it is not a day. */
 export function dayStartMs(day: DayString): number {
+  const known = starts.get(day);
+  if (known !== undefined) return known;
   if (!isDay(day)) throw new RangeError(`not a day: ${day}`);
-  return Date.parse(`${day}T00:00:00.000Z`);
+  const ms = Date.parse(`${day}T00:00:00.000Z`);
+  if (starts.size >= STARTS_KEPT) starts.clear();
+  starts.set(day, ms);
+  return ms;
 }
 
 /** Days since 1970-01-01, used to keep integer ids of different days apart. */

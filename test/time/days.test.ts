@@ -1,5 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays, dayDiff, dayOfTime, daysFrom, maxDay, minDay, todayUtc } from '../../src/time/days.js';
+import {
+  addDays,
+  DAY_MS,
+  dayDiff,
+  dayOfTime,
+  dayStartMs,
+  daysFrom,
+  maxDay,
+  minDay,
+  todayUtc,
+} from '../../src/time/days.js';
 
 describe('addDays', () => {
   it.each([
@@ -22,6 +32,24 @@ describe('addDays', () => {
   it('rejects a string that is not a calendar day', () => {
     expect(() => addDays('2026-02-30', 1)).toThrow(RangeError);
     expect(() => addDays('yesterday', 1)).toThrow(RangeError);
+  });
+});
+
+describe('dayStartMs', () => {
+  it("is the day's UTC midnight, asked again or past the days it keeps (it keeps 10,000)", () => {
+    const first = Date.parse('1990-01-01T00:00:00.000Z');
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < 25_000; i += 2) {
+        const day = new Date(first + i * DAY_MS).toISOString().slice(0, 10);
+        expect(dayStartMs(day)).toBe(first + i * DAY_MS);
+      }
+  });
+
+  it('rejects a string that is not a calendar day, each time it is asked', () => {
+    for (let i = 0; i < 2; i++) {
+      expect(() => dayStartMs('2026-02-30')).toThrow(RangeError);
+      expect(() => dayStartMs('2026-3-1')).toThrow(RangeError);
+    }
   });
 });
 
