@@ -669,10 +669,10 @@ export function proofRequest(
   for (const item of items) {
     const time = itemTime(item);
     if (time === undefined) continue;
-    const day = new Date(time).toISOString().slice(0, 10);
-    const sinceMidnight = time - midnight(day);
+    // Asked of every item held after each answer: arithmetic, not a day's text and its parse.
+    const sinceMidnight = time - Math.floor(time / DAY_MS) * DAY_MS;
     if (side === 'start' ? sinceMidnight < QUARTER_HOUR_MS : sinceMidnight >= DAY_MS - QUARTER_HOUR_MS)
-      return requestForServerDay(day, reading);
+      return requestForServerDay(dayOfTime(time), reading);
   }
   return undefined;
 }
