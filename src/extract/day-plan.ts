@@ -64,6 +64,7 @@ import {
   sameRange,
   serverDay,
   suspectCap,
+  widened,
 } from './server-reading.js';
 import {
   type DayAnswer,
@@ -689,9 +690,9 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
  * reverse), or its bounds' evidence holds two readings (mixedReadings): a server that changed how
  * it reads, a rolling deploy perhaps, so the next day the run would settle is not, and the reading
  * is learned again first (underProof). `limit`: the
- * request's, where it tells whether the answer may be cut.
+ * request's, where it tells whether the answer may be cut. Returns the items' times, read once
+ * for every use of the answer.
  */
-/** Learns from an answer; returns its items' times, read once for every use of the answer. */
 function learnAnswer(
   knowledge: ResourceKnowledge,
   items: readonly unknown[],
@@ -998,11 +999,6 @@ function* prove(state: DayFetch): Plan<void> {
     knowledge.proofs = (knowledge.proofs ?? 0) + 1;
     yield* ask(state, range);
   }
-}
-
-/** `range` and `days` more on each side: the cap checks' wider requests. */
-function widened(range: DayRange, days: number): DayRange {
-  return { startdate: addDays(range.startdate, -days), enddate: addDays(range.enddate, days) };
 }
 
 /**

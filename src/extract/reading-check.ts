@@ -14,6 +14,7 @@ import {
   learnFromResponse,
   requestFor,
   type ServerReading,
+  widened,
 } from './server-reading.js';
 import { daySlice, type InstantRange, instantsVerdict, sliceRequest } from './time-slices.js';
 
@@ -150,8 +151,7 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
   // keep only items the narrow answer holds: it agrees only once a wider answer brings more, and
   // one that brings no more leaves the source not quiet (its widest answers may all be cut).
   if (verdict === 'holds' && held === undefined && !input.cut(wide.length) && wide.length >= largestBefore) {
-    const around = { startdate: addDays(widest.startdate, -7), enddate: addDays(widest.enddate, 7) };
-    if ((yield* input.ask(around)).length <= wide.length) {
+    if ((yield* input.ask(widened(widest, 7))).length <= wide.length) {
       verdict = 'unproven';
       knowledge.quiet ??= false;
     }

@@ -529,6 +529,11 @@ export function halves(range: DayRange, reading: ServerReading): [DayRange, DayR
   return narrower(first) && narrower(second) ? [first, second] : undefined;
 }
 
+/** `range` and `days` more on each side: the cap checks' wider requests. */
+export function widened(range: DayRange, days: number): DayRange {
+  return { startdate: addDays(range.startdate, -days), enddate: addDays(range.enddate, days) };
+}
+
 export function covers(outer: DayRange, inner: DayRange): boolean {
   return outer.startdate <= inner.startdate && outer.enddate >= inner.enddate;
 }
