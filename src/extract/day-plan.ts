@@ -33,6 +33,7 @@ import {
   proofVerdict,
   type ReadingSession,
   reopenUncapped,
+  reopenUncovered,
   settled,
   shortOfSeen,
   staleFound,
@@ -187,6 +188,8 @@ export interface DayFetch {
   widest: 'unasked' | 'asked' | 'empty' | 'stale' | 'cut' | 'holds';
   /** The cap check's wider answer that brought more than the day's: the reading's check may read it. */
   wider: { range: DayRange; answer: readonly unknown[] } | undefined;
+  /** The request of the round that settles the day (reading-session.ts, reopenUncovered). */
+  asked: DayRange | undefined;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -248,6 +251,7 @@ export function newDayFetch(
     utcDayEmpty: false,
     widest: 'unasked',
     wider: undefined,
+    asked: undefined,
   };
 }
 
@@ -276,19 +280,18 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
     const settledDay = yield* underProof(state, first);
     if (settledDay !== 'again') return settledDay;
   }
-  let asked: DayRange | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // A server that keeps changing (a rolling deploy) would keep the day asking: flagged instead.
     if (state.staleVerdicts >= MAX_STALE) return outcome(state, true);
     const range = runRequest(state.day, state.knowledge);
-    asked = range;
+    state.asked = range;
     const played = yield* playRound(state, range);
     if (played === 'again') continue;
     const settledDay = yield* underProof(state, played);
     if (settledDay !== 'again') return settledDay;
   }
   throw new Error(
-    `fetching ${state.resource} ${state.day} did not settle after ${MAX_ROUNDS} rounds (last asked ${asked?.startdate}..${asked?.enddate})`,
+    `fetching ${state.resource} ${state.day} did not settle after ${MAX_ROUNDS} rounds (last asked ${state.asked?.startdate}..${state.asked?.enddate})`,
   );
 }
 
@@ -419,9 +422,15 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     alone: serverDay(knowledge.reading) === 'utc',
     // Settled on the answer judged whole, not on a wide one that vouched for it.
     ...(state.wholeAt >= state.vouchedBy && state.wholeOn !== undefined ? { answer: state.wholeOn } : {}),
+    // Settled on its own request's answer, not on the widest request's, which holds it under any reading.
+    ...(state.asked !== undefined && state.vouchedBy === 0
+      ? { under: { range: state.asked, relearned: knowledge.relearned ?? 0 } }
+      : {}),
   };
-  // A cap proved since a day settled at its size: that day is read again.
+  // A cap proved since a day settled at its size, or a reading that no longer holds a day in the
+  // request it was settled under: that day is read again.
   reopenUncapped(session, (size) => atCap(knowledge.reading, size));
+  reopenUncoveredDays(knowledge);
   // Read as a cut day whose parts all came back cut or empty: nothing a later cap could have cut.
   const whole = state.readAsCut && served === 0 ? fetched : { ...fetched, uncappedServed: served };
   if (!settled(session, state.day, held, answers)) return whole;
@@ -742,6 +751,7 @@ export function* planRunProof(
   const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   if (session.canary === undefined) {
     reopenAtCaps();
+    reopenUncoveredDays(knowledge);
     return takeReopened(session);
   }
   const state = newDayFetch(resource, session.canary.day, policy, knowledge);
@@ -756,7 +766,18 @@ export function* planRunProof(
   // Once, after the proof: its own answer may prove a cap (a size seen cut twice) beside the
   // ceiling check's, and a stale verdict forgets the reading's cap but not the caps proved.
   reopenAtCaps();
+  reopenUncoveredDays(knowledge);
   return [...new Set([...reopened, ...takeReopened(session)])].sort();
+}
+
+/** Days settled under a request the reading, as it stands, says misses part of them: read again. */
+function reopenUncoveredDays(knowledge: ResourceKnowledge): void {
+  const { reading } = knowledge;
+  reopenUncovered(
+    sessionOf(knowledge),
+    (day, range) => covers(range, requestFor(day, reading)),
+    knowledge.relearned ?? 0,
+  );
 }
 
 /**
@@ -877,7 +898,12 @@ function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]):
   // Checked on an empty day too, though it tells nothing of that day: what the check learns of
   // the reading serves the run's other days. On a quiet source most days are empty, and a zone a
   // rolling deploy moved is seen only by these checks.
-  return !(yield* staleReading(checkInput(state, range, answer)));
+  const relearned = state.knowledge.relearned;
+  const stale = yield* staleReading(checkInput(state, range, answer));
+  // Found stale by this check, the reading had served the days settled since the last proof too:
+  // they are read again, as a failed proof would have them.
+  if (stale && state.knowledge.relearned !== relearned) staleFound(sessionOf(state.knowledge), state.day);
+  return !stale;
 }
 
 /** What the reading's check works with: the day's answer to `range` and the plan's ways to ask. */

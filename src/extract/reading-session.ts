@@ -1,5 +1,5 @@
 import { type DayString, dayOfTime } from '../time/days.js';
-import { itemTime } from './server-reading.js';
+import { type DayRange, itemTime } from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the
@@ -13,7 +13,8 @@ import { itemTime } from './server-reading.js';
  *                                                             |
  *                                                    (canary short) --> stale: reading learned
  *                                                    again, every day settled since the last
- *                                                    passed proof reopened, back to settling
+ *                                                    passed proof reopened, and the days it
+ *                                                    proved, back to settling
  *
  * The proof re-asks the canary, a day already held whole (the settled day with the most items),
  * under the reading as it stands: every item it held must come back. Its cost is one request a
@@ -46,6 +47,12 @@ export interface ReadingSession {
    * (ceilingOf) is looked for among them.
    */
   cutUncapped: Map<DayString, number>;
+  /**
+   * Per day settled this run, the request it was settled under and the reading's generation then
+   * (ResourceKnowledge.relearned): a reading that learns more since may find that request never
+   * held the day whole (reopenUncovered).
+   */
+  settledBy: Map<DayString, { range: DayRange; relearned: number }>;
   /** The day the proofs re-ask, and the times of the items it held whole. */
   canary?: Canary;
   /** Days settled since the last passed proof, oldest first; a failed proof reopens them. */
@@ -54,6 +61,12 @@ export interface ReadingSession {
   reopened: DayString[];
   /** Days a passed proof proved, not yet recorded in the ledger (takeProofs). */
   proved: DayString[];
+  /**
+   * The days the last passed proof proved: a stale verdict reopens them too. A proof passes on a
+   * server that already changed where the canary's hours did not move, or where a rolling deploy's
+   * old reading answered it, and the days it proved were settled under the change.
+   */
+  lastProved: DayString[];
   /** Reopened days the ledger has not recorded yet (takeProofs, ledgerTook). */
   unledgered: Set<DayString>;
   /** Days settled since the last proof was asked. */
@@ -121,9 +134,11 @@ export function newSession(): ReadingSession {
     uncapped: new Map(),
     settledOn: new Map(),
     cutUncapped: new Map(),
+    settledBy: new Map(),
     unproved: [],
     reopened: [],
     proved: [],
+    lastProved: [],
     unledgered: new Set(),
     sinceProof: 0,
     lapsed: false,
@@ -233,10 +248,20 @@ export function settled(
   session: ReadingSession,
   day: DayString,
   items: readonly unknown[],
-  answers: { room: number; served: number; readAsCut: boolean; alone: boolean; answer?: string },
+  answers: {
+    room: number;
+    served: number;
+    readAsCut: boolean;
+    alone: boolean;
+    answer?: string;
+    /** The request the day was asked under, and the reading's generation then (reopenUncovered). */
+    under?: { range: DayRange; relearned: number };
+  },
 ): boolean {
   const { room } = answers;
   if (!session.unproved.includes(day)) session.unproved.push(day);
+  if (answers.under === undefined) session.settledBy.delete(day);
+  else session.settledBy.set(day, answers.under);
   if (!answers.readAsCut) {
     session.uncapped.set(day, answers.served);
     if (answers.answer === undefined) session.settledOn.delete(day);
@@ -318,6 +343,7 @@ export function proofAnswered(
     if (session.turbulent && session.passedInRow < 2) return;
     session.unproved = session.unproved.filter((day) => !proving.includes(day));
     for (const day of proving) if (!session.proved.includes(day)) session.proved.push(day);
+    session.lastProved = [...proving];
     return;
   }
   session.proofs.failed += 1;
@@ -326,14 +352,15 @@ export function proofAnswered(
 
 /**
  * The reading proved stale (a proof failed, or a day came back short of what the run saw of it):
- * every day settled since the last passed proof is reopened, but `asking`, which its plan asks
- * again at once.
+ * every day settled since the last passed proof is reopened, and the days that proof proved
+ * (lastProved), but `asking`, which its plan asks again at once.
  */
 export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.passedInRow = 0;
   session.turbulent = true;
-  for (const day of session.unproved) if (day !== asking) reopen(session, day);
+  for (const day of [...session.lastProved, ...session.unproved]) if (day !== asking) reopen(session, day);
   session.unproved = [];
+  session.lastProved = [];
   session.reopened = session.reopened.filter((day) => day !== asking);
   session.proved = session.proved.filter((day) => !session.reopened.includes(day));
 }
@@ -425,6 +452,29 @@ function answersAt(session: ReadingSession, days: readonly DayString[], size: nu
     else answers.add(answer);
   }
   return unnamed + answers.size;
+}
+
+/**
+ * Days settled under a request the reading, as it has learned since, no longer holds the day
+ * whole in (`covered` says no): reopened. A reading learned from items only widens what it allows
+ * a request to serve, so on a server that holds still a request once judged whole stays so; one
+ * that moved its day while the run read (a rolling deploy answering both zones) can leave a day
+ * settled on a narrow answer whose request, under the reading the later answers taught, misses
+ * the day's first or last hours, where no proof's canary looked. Only days settled under the
+ * reading's present generation: after a stale verdict the reading starts again from nothing,
+ * which proves no request short, and the days settled before it were proved or reopened then.
+ * Asked as each day settles (a queued worker has no run's end of its own) and at the run's end.
+ */
+export function reopenUncovered(
+  session: ReadingSession,
+  covered: (day: DayString, range: DayRange) => boolean,
+  relearned: number,
+): void {
+  for (const [day, under] of session.settledBy) {
+    if (under.relearned !== relearned || covered(day, under.range)) continue;
+    session.settledBy.delete(day);
+    reopen(session, day);
+  }
 }
 
 /** A day to read again (the run, takeReopened) and to record reopened (the ledger, takeProofs). */
