@@ -456,8 +456,8 @@ function answersAt(session: ReadingSession, days: readonly DayString[], size: nu
 
 /**
  * Days settled under a request the reading, as it has learned since, no longer holds the day
- * whole in (`covered` says no): reopened. A reading learned from items only widens what it allows
- * a request to serve, so on a server that holds still a request once judged whole stays so; one
+ * whole in (`covered` says no): reopened. On a server that holds still, what a reading learns
+ * from items only ever narrows a day's request, so a request once judged whole stays so; one
  * that moved its day while the run read (a rolling deploy answering both zones) can leave a day
  * settled on a narrow answer whose request, under the reading the later answers taught, misses
  * the day's first or last hours, where no proof's canary looked. Only days settled under the
