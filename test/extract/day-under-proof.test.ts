@@ -326,3 +326,58 @@ describe('a day settled under the run’s proofs', () => {
     expect((step.value as { onDay: unknown[] }).onDay).toHaveLength(300);
   });
 });
+
+describe('a reading the check finds stale after days were settled under it', () => {
+  const BEFORE = '2026-03-09';
+  /** `count` items of `day`, one every 10 minutes from 01:00. */
+  const of = (day: string, count: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      id: `${day}#${i}`,
+      dt: new Date(Date.parse(`${day}T01:00:00.000Z`) + i * 600_000).toISOString(),
+    }));
+  const truth = [...of(BEFORE, 5), ...of(DAY, 5)];
+
+  /** An inclusive UTC server that honours instants; `short` answers the day's own request without its last two items. */
+  function server(short: { value: boolean }) {
+    return (value: unknown): Answer => {
+      const { range } = value as { range: Range };
+      const instants = range.startdate.length > 10;
+      const from = instants ? Date.parse(range.startdate) : Date.parse(`${range.startdate}T00:00:00.000Z`);
+      const to = instants
+        ? Date.parse(range.enddate) + 1
+        : Date.parse(`${range.enddate}T00:00:00.000Z`) + DAY_MS;
+      const served = truth.filter((item) => Date.parse(item.dt) >= from && Date.parse(item.dt) < to);
+      if (short.value && !instants && range.startdate === DAY && range.enddate === DAY) {
+        short.value = false;
+        return items(served.slice(0, 3));
+      }
+      return items(served);
+    };
+  }
+
+  function settle(knowledge: ResourceKnowledge, day: string, serve: (value: unknown) => Answer) {
+    const plan = planDay(newDayFetch('feedback', day, POLICY, knowledge));
+    let step = plan.next();
+    while (!step.done) step = plan.next(serve(step.value));
+    return step.value;
+  }
+
+  it('reopens the days settled since the last proof, as a failed proof would', () => {
+    const knowledge: ResourceKnowledge = {
+      reading: { ...provedUtc(), order: 'oldest-first', instants: 'honoured' },
+      storedReading: true,
+      staleChecked: true,
+      quiet: false,
+    };
+    const short = { value: true };
+    expect(settle(knowledge, BEFORE, server(short)).onDay).toHaveLength(5);
+    expect(sessionOf(knowledge).unproved).toEqual([BEFORE]);
+    // The day's own answer lacks two items its UTC day asked with instants holds: the reading the
+    // earlier day was settled under is stale, and that day is read again.
+    const day = settle(knowledge, DAY, server(short));
+    expect(day.truncated).toBe(false);
+    expect(day.onDay).toHaveLength(5);
+    expect(knowledge.relearned).toBe(1);
+    expect(sessionOf(knowledge).reopened).toEqual([BEFORE]);
+  });
+});
