@@ -92,11 +92,10 @@ import {
  *      it: more items back means no cap; no more, with items the first answer lacked, proves a
  *      cap of that size. Escalation alone cannot see a cap it never reaches.
  *    - a 400 on a large limit steps the limit down (the server has a maximum) and is remembered.
- * 3. A request that stays cut is read in time slices (day-slices.ts) unless the run found the
- *    server not honouring instants; there, a request over several server days is split in halves,
- *    so neighbours cannot crowd the day out.
- * 4. A day still cut (no slices, or a slice that stays cut) is flagged truncated, loaded as far as
- *    it came.
+ * 3. A request over several server days that stays cut is split in halves, so neighbours cannot
+ *    crowd the day out.
+ * 4. A day still cut is read in time slices where the server honours instants (day-slices.ts);
+ *    otherwise, or where a slice stays cut, the day is flagged truncated, loaded as far as it came.
  */
 
 /** Evidence only narrows or widens a bounded number of times; more rounds means a bug. */
@@ -361,12 +360,10 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
 function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): Plan<FetchedDay | 'again'> {
   const { knowledge } = state;
   const { reading } = knowledge;
-  // Unless instants are known not honoured, slices read the day from this answer on, neighbours
-  // left out: halving the request first would ask again what the slices ask (learning the bounds
-  // cut answer by cut answer, a first day cost six times the ideal). Where the probe the slices
-  // start with finds them not honoured, the halves are asked as before: a server that ignores
-  // instants costs that one request a resource and run, the day staying cut or not.
-  const slicedFirst = reading.instants !== 'ignored' && reading.instants !== 'refused';
+  // Where instants are honoured, slices read the day from this answer on, neighbours left out:
+  // halving the request first would ask again what the slices ask. Should the run find them not
+  // honoured after all, the halves are asked as before.
+  const slicedFirst = reading.instants === 'honoured';
   if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
   const truncated = yield* split(state, range, 0, whole);
   if (truncated === 'stale') return stale(state);
@@ -424,7 +421,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     ...(state.wholeAt >= state.vouchedBy && state.wholeOn !== undefined ? { answer: state.wholeOn } : {}),
     // Settled on its own request's answer, not on the widest request's, which holds it under any reading.
     ...(state.asked !== undefined && state.vouchedBy === 0
-      ? { under: { range: state.asked, relearned: knowledge.relearned ?? 0 } }
+      ? { under: { range: state.asked, relearned: knowledge.relearned ?? 0, reading: knowledge.reading } }
       : {}),
   };
   // A cap proved since a day settled at its size, or a reading that no longer holds a day in the
@@ -773,11 +770,10 @@ export function* planRunProof(
 /** Days settled under a request the reading, as it stands, says misses part of them: read again. */
 function reopenUncoveredDays(knowledge: ResourceKnowledge): void {
   const { reading } = knowledge;
-  reopenUncovered(
-    sessionOf(knowledge),
-    (day, range) => covers(range, requestFor(day, reading)),
-    knowledge.relearned ?? 0,
-  );
+  reopenUncovered(sessionOf(knowledge), (day, range) => covers(range, requestFor(day, reading)), {
+    relearned: knowledge.relearned ?? 0,
+    reading,
+  });
 }
 
 /**

@@ -13,8 +13,7 @@ import { type DayRange, itemTime } from './server-reading.js';
  *                                                             |
  *                                                    (canary short) --> stale: reading learned
  *                                                    again, every day settled since the last
- *                                                    passed proof reopened, and the days it
- *                                                    proved, back to settling
+ *                                                    passed proof reopened, back to settling
  *
  * The proof re-asks the canary, a day already held whole (the settled day with the most items),
  * under the reading as it stands: every item it held must come back. Its cost is one request a
@@ -52,7 +51,7 @@ export interface ReadingSession {
    * (ResourceKnowledge.relearned): a reading that learns more since may find that request never
    * held the day whole (reopenUncovered).
    */
-  settledBy: Map<DayString, { range: DayRange; relearned: number }>;
+  settledBy: Map<DayString, SettledUnder>;
   /** The day the proofs re-ask, and the times of the items it held whole. */
   canary?: Canary;
   /** Days settled since the last passed proof, oldest first; a failed proof reopens them. */
@@ -61,12 +60,6 @@ export interface ReadingSession {
   reopened: DayString[];
   /** Days a passed proof proved, not yet recorded in the ledger (takeProofs). */
   proved: DayString[];
-  /**
-   * The days the last passed proof proved: a stale verdict reopens them too. A proof passes on a
-   * server that already changed where the canary's hours did not move, or where a rolling deploy's
-   * old reading answered it, and the days it proved were settled under the change.
-   */
-  lastProved: DayString[];
   /** Reopened days the ledger has not recorded yet (takeProofs, ledgerTook). */
   unledgered: Set<DayString>;
   /** Days settled since the last proof was asked. */
@@ -90,6 +83,18 @@ export interface ReadingSession {
    * by a deploy, answered beside the old reading). An answer of such a size is taken as cut.
    */
   cutSeen: Map<number, number>;
+}
+
+/**
+ * The request a day was settled under, and which reading it was asked under: its generation
+ * (ResourceKnowledge.relearned) and the reading object itself. A queued worker that loads the
+ * run's reading afresh holds another object, which may know less: it judges no day settled
+ * under the one before.
+ */
+export interface SettledUnder {
+  range: DayRange;
+  relearned: number;
+  reading: object;
 }
 
 /** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
@@ -138,7 +143,6 @@ export function newSession(): ReadingSession {
     unproved: [],
     reopened: [],
     proved: [],
-    lastProved: [],
     unledgered: new Set(),
     sinceProof: 0,
     lapsed: false,
@@ -255,7 +259,7 @@ export function settled(
     alone: boolean;
     answer?: string;
     /** The request the day was asked under, and the reading's generation then (reopenUncovered). */
-    under?: { range: DayRange; relearned: number };
+    under?: SettledUnder;
   },
 ): boolean {
   const { room } = answers;
@@ -343,7 +347,6 @@ export function proofAnswered(
     if (session.turbulent && session.passedInRow < 2) return;
     session.unproved = session.unproved.filter((day) => !proving.includes(day));
     for (const day of proving) if (!session.proved.includes(day)) session.proved.push(day);
-    session.lastProved = [...proving];
     return;
   }
   session.proofs.failed += 1;
@@ -352,15 +355,14 @@ export function proofAnswered(
 
 /**
  * The reading proved stale (a proof failed, or a day came back short of what the run saw of it):
- * every day settled since the last passed proof is reopened, and the days that proof proved
- * (lastProved), but `asking`, which its plan asks again at once.
+ * every day settled since the last passed proof is reopened, but `asking`, which its plan asks
+ * again at once.
  */
 export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.passedInRow = 0;
   session.turbulent = true;
-  for (const day of [...session.lastProved, ...session.unproved]) if (day !== asking) reopen(session, day);
+  for (const day of session.unproved) if (day !== asking) reopen(session, day);
   session.unproved = [];
-  session.lastProved = [];
   session.reopened = session.reopened.filter((day) => day !== asking);
   session.proved = session.proved.filter((day) => !session.reopened.includes(day));
 }
@@ -468,10 +470,11 @@ function answersAt(session: ReadingSession, days: readonly DayString[], size: nu
 export function reopenUncovered(
   session: ReadingSession,
   covered: (day: DayString, range: DayRange) => boolean,
-  relearned: number,
+  now: Omit<SettledUnder, 'range'>,
 ): void {
   for (const [day, under] of session.settledBy) {
-    if (under.relearned !== relearned || covered(day, under.range)) continue;
+    if (under.relearned !== now.relearned || under.reading !== now.reading) continue;
+    if (covered(day, under.range)) continue;
     session.settledBy.delete(day);
     reopen(session, day);
   }

@@ -396,38 +396,3 @@ export function capMoveSearch(
   }
   return tally;
 }
-
-/** Zones a deploy moves a server's day to: both ways, whole hours and a half, up to 10 h. */
-const MOVED_ZONES = [-300, 330, 120, -120, 600] as const;
-
-/**
- * A capped server (60 or 100 a response, days of 10 to 150 items, so some days are cut and their
- * neighbours not) that ignores or refuses instants, whose day a deploy or a rolling deploy moves
- * by hours while the run reads, every bound and order: the days beside a capped one, whose first
- * or last hours the new zone files under it, are where a move goes unseen. Cases `seed` to
- * `seed + count - 1`.
- */
-export function zoneOnCapSearch(count: number, seed: number): MidrunTally {
-  const tally = emptyTally();
-  for (let i = 0; i < count; i++) {
-    const rng = createRandom(hashSeed(seed + i, 'zone-cap'));
-    const before: ServedReading = {
-      startdate: rng.pick(['inclusive', 'exclusive'] as const),
-      enddate: rng.pick(['inclusive', 'exclusive'] as const),
-      order: rng.pick(['oldest-first', 'newest-first', 'random'] as const),
-      cap: rng.pick([60, 100]),
-      maxLimit: null,
-      dayOffsetMinutes: 0,
-      instants: rng.pick(['ignored', 'refused'] as const),
-    };
-    const c: MidrunCase = {
-      kind: rng.pick(['flapping', 'mid-run'] as const),
-      before,
-      after: { ...before, dayOffsetMinutes: rng.pick(MOVED_ZONES) },
-      sizes: { least: 10, most: 150 },
-      at: 0.1 + rng.next() * 0.6,
-    };
-    playMidrun(seed + i, c, tally);
-  }
-  return tally;
-}

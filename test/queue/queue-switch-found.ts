@@ -42,15 +42,14 @@ import type { Reading, SwitchCase } from './queue-switch-cases.js';
  * (the hours beside it empty), where only a proof can tell and one answered by the old deploy
  * during the rolling stretch vouched. The direct one is fixed: a day settled under a request the
  * reading, as it learned since, says misses part of it is read again (reading-session.ts,
- * reopenUncovered), which read its short day again in every play since. The queue one passed every
- * play since a stale verdict also reopens the days the last passed proof proved, too few plays to
- * call it fixed.
+ * reopenUncovered), which read its short day again in every play since. The queue one is not.
  *
  * The last one is the default set's case 13 (seed 20261129), which failed once in 22 plays (the
- * other 21, 14 of them alone at debug level, passed) once a cut request was probed for instants
- * before its halves were asked: the probe moved which requests the rolling stretch answered. It
- * is the class of the case before it, on the queue path: the day beside a capped one, its first
- * hours filed by the new zone under the capped day, settled from its own two halves.
+ * other 21, 14 of them alone at debug level, passed) under a change since reverted that probed a
+ * cut request for instants before its halves were asked: the probe moved which requests the
+ * rolling stretch answered. It is the class of the case before it, on the queue path: the day
+ * beside a capped one, its first hours filed by the new zone under the capped day, settled from
+ * its own two halves.
  */
 
 /** A capped UTC server with an exclusive start, oldest first, instants ignored. */
@@ -244,8 +243,9 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
     // Not fixed: failed 2 runs of 9: survey 11-02 (32 of 39). Its request (11-01, 11-02] went to
     // the new deploy (UTC+5:30) and held nothing of 11-01 (its evening was empty): an answer of
     // the old reading's shape, 5.5 h short. The stale verdicts that came later did not reopen it
-    // (a proof had proved it). Since a stale verdict reopens the days the last passed proof
-    // proved: 0 runs of 8 failed.
+    // (a proof had proved it). Reopening the days the last passed proof proved on a stale verdict
+    // passed 8 plays of it, but left days reopened at the end of a queued run (queue-last-stretch):
+    // not kept.
     note: 'day zone moved to UTC+5:30, rolling, queue: a day whose answer showed nothing of the move',
     c: {
       seed: 91676,
@@ -287,8 +287,7 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
   {
     // Not fixed: failed 1 run of 22: feedback 10-26 (29 of 36) settled whole from 10-26..10-26
     // (43) and 10-27..10-27 (59), the halves of a cut 10-26..10-27; its 7 items before 05:00 UTC
-    // lie in the new zone's 10-25, capped at 60. It passed the 10 plays since the changes above
-    // (reopenUncovered never fired in it): too few to call it fixed.
+    // lie in the new zone's 10-25, capped at 60. reopenUncovered never fired in it.
     note: 'day zone moved to UTC-5, rolling, queue, cap 60: a day beside a capped one, the move unseen',
     c: {
       seed: 15355,
