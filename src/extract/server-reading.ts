@@ -325,6 +325,17 @@ function freshBound(heldBefore: boolean): BoundItems {
   return { counts: new Map(), heldBefore };
 }
 
+/**
+ * A reading another worker of the same queued run stored: its bounds are that run's evidence so
+ * far, not bounds earlier runs' answers held to. Its items are counted from none, as a run counts
+ * its own learning's: taken as held, a thin day's evidence (a first item at 03:47, a last one
+ * past an enddate at 04:43) reads as two readings at once (twoReadings), and the run learns a
+ * steady server again and reads its days twice.
+ */
+export function learnedThisRun(reading: ServerReading): void {
+  movesOf.set(reading, { start: freshBound(false), end: freshBound(false), stored: false });
+}
+
 /** Counts each time into its quarter hour. */
 function tally(counts: Map<number, number>, times: readonly number[]): void {
   for (const time of times) {

@@ -11,6 +11,7 @@ import {
   emptyReading,
   endInclusive,
   knownCaps,
+  learnedThisRun,
   type ServerReading,
   serverDay,
   shareCaps,
@@ -80,7 +81,7 @@ export async function loadReadings(
           .where('run_id', '=', queuedRunId)
           .where('source_id', '=', source)
           .execute();
-  const stored = await readServerReadings(db, source);
+  const stored = await readServerReadings(db, source, queuedRunId);
   // The stored readings themselves, not copies: what the run knows beside each (the stored cap,
   // startFrom) is kept beside that object.
   const knowledge = knowledgeOfEach(
@@ -301,14 +302,42 @@ async function tellAndHear(
   return row?.last_stale_at?.getTime() ?? 0;
 }
 
-/** What earlier runs learned about a source's server, per windowed resource, as a run starts from it. */
+/**
+ * What earlier runs learned about a source's server, per windowed resource, as a run starts from
+ * it. With `queuedRunId`: a reading stored since that run started is the run's own learning so far
+ * (another of its workers stored it), not one earlier runs' answers held to (learnedThisRun).
+ */
 export async function readServerReadings(
   db: Kysely<Database>,
   sourceId: string,
+  queuedRunId?: number,
 ): Promise<Map<WindowedResource, ServerReading>> {
-  const rows = await db.selectFrom('server_readings').selectAll().where('source_id', '=', sourceId).execute();
+  const rows = await db
+    .selectFrom('server_readings')
+    .selectAll('server_readings')
+    .select((eb) =>
+      eb
+        .fn<boolean>('coalesce', [
+          eb(
+            'server_readings.updated_at',
+            '>=',
+            eb
+              .selectFrom('sync_runs')
+              .select('started_at')
+              .where('run_id', '=', queuedRunId ?? -1),
+          ),
+          sql<boolean>`false`,
+        ])
+        .as('this_run'),
+    )
+    .where('source_id', '=', sourceId)
+    .execute();
   const readings = new Map<WindowedResource, ServerReading>();
-  for (const row of rows) readings.set(row.resource, startFrom(storedReading(row)));
+  for (const row of rows) {
+    const reading = startFrom(storedReading(row));
+    if (row.this_run) learnedThisRun(reading);
+    readings.set(row.resource, reading);
+  }
   return readings;
 }
 

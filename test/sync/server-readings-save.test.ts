@@ -7,7 +7,12 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import {
+  emptyReading,
+  learnFromResponse,
+  mixedReadings,
+  type ServerReading,
+} from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { readServerReadings, type StoreOver, saveServerReading } from '../../src/sync/reading-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -180,5 +185,52 @@ describe('a cap proved that the stored reading did not have', () => {
     await t.db.updateTable('sync_windows').set({ reopened_at: null, uncapped_served: null }).execute();
     expect(await save({ ...lowered, headMs: 2 * HOUR }, lowered)).toBe(true);
     expect(await reopened()).toEqual([]);
+  });
+});
+
+describe('a reading another worker of the same queued run stored', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+  });
+  afterAll(() => t?.drop());
+
+  /**
+   * A steady inclusive UTC server's quiet days, half learned: a day's first item at 03:47, and the
+   * latest past any enddate at 04:43 of a day with one item. Bounds held to by earlier runs' answers
+   * could not be that close (a server's items run from its start bound to its end, a day apart);
+   * evidence a run is still gathering can.
+   */
+  const THIN: ServerReading = { ...emptyReading(), headMs: 3.8 * HOUR, tailMs: 4.7 * HOUR };
+  /** Another answer, of the same days: nothing new about the bounds. */
+  const answerAgain = (reading: ServerReading) => {
+    learnFromResponse(reading, { startdate: '2026-11-29', enddate: '2026-12-01' }, [
+      { dt: '2026-11-30T00:15:57.328Z' },
+      { dt: '2026-12-01T04:43:38.674Z' },
+    ]);
+    return mixedReadings(reading);
+  };
+
+  it("is the run's own learning so far, not two readings at once; one stored before the run started is held to", async () => {
+    const earlier = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'ok' })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    await saveServerReading(t.db, 's1', 'recordings', THIN, null, { runId: null, logger: silentLogger() });
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running', started_at: sql<Date>`now() + interval '1 second'` })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+
+    const stored = async (runId: number | undefined) =>
+      (await readServerReadings(t.db, 's1', runId)).get('recordings') as ServerReading;
+    // A worker of the run that stored it, whose first window hears it: learning goes on.
+    expect(answerAgain(await stored(earlier.run_id))).toBe(false);
+    // A later run, queued or in process, starts from it as earlier runs' answers held to it.
+    expect(answerAgain(await stored(run.run_id))).toBe(true);
+    expect(answerAgain(await stored(undefined))).toBe(true);
   });
 });
