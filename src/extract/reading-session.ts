@@ -47,9 +47,9 @@ export interface ReadingSession {
    */
   cutUncapped: Map<DayString, number>;
   /**
-   * Per day settled this run, the request it was settled under and the reading's generation then
-   * (ResourceKnowledge.relearned): a reading that learns more since may find that request never
-   * held the day whole (reopenUncovered).
+   * Per day settled this run, the request it was settled under, the reading's generation then
+   * (ResourceKnowledge.relearned) and the reading object: a reading that learns more since may find
+   * that request never held the day whole (reopenUncovered).
    */
   settledBy: Map<DayString, SettledUnder>;
   /** The day the proofs re-ask, and the times of the items it held whole. */
@@ -258,7 +258,7 @@ export function settled(
     readAsCut: boolean;
     alone: boolean;
     answer?: string;
-    /** The request the day was asked under, and the reading's generation then (reopenUncovered). */
+    /** The request the day was asked under, and the reading (generation, object) then (reopenUncovered). */
     under?: SettledUnder;
   },
 ): boolean {
@@ -473,8 +473,10 @@ export function reopenUncovered(
   now: Omit<SettledUnder, 'range'>,
 ): void {
   for (const [day, under] of session.settledBy) {
-    if (under.relearned !== now.relearned || under.reading !== now.reading) continue;
-    if (covered(day, under.range)) continue;
+    const judged = under.relearned === now.relearned && under.reading === now.reading;
+    // Never judged again: a generation only grows, and a reading loaded afresh replaces the object.
+    if (!judged) session.settledBy.delete(day);
+    if (!judged || covered(day, under.range)) continue;
     session.settledBy.delete(day);
     reopen(session, day);
   }

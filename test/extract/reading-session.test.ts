@@ -279,6 +279,8 @@ describe('the reading session: a reading that learned more since a day settled',
     // Learned again from nothing, the reading allows any server day: no request is proved short by it.
     reopenUncovered(session, () => false, { relearned: 1, reading: READING });
     expect(takeReopened(session)).toEqual([]);
+    // Nor ever after: the run keeps nothing of it to judge again.
+    expect(session.settledBy.size).toBe(0);
   });
 
   it('a reading loaded afresh (a queued worker reading the run’s reading again) judges no day settled under the one before', () => {
