@@ -92,10 +92,11 @@ import {
  *      it: more items back means no cap; no more, with items the first answer lacked, proves a
  *      cap of that size. Escalation alone cannot see a cap it never reaches.
  *    - a 400 on a large limit steps the limit down (the server has a maximum) and is remembered.
- * 3. A request over several server days that stays cut is split in halves, so neighbours cannot
- *    crowd the day out.
- * 4. A day still cut is read in time slices where the server honours instants (day-slices.ts);
- *    otherwise, or where a slice stays cut, the day is flagged truncated, loaded as far as it came.
+ * 3. A request that stays cut is read in time slices (day-slices.ts) unless the run found the
+ *    server not honouring instants; there, a request over several server days is split in halves,
+ *    so neighbours cannot crowd the day out.
+ * 4. A day still cut (no slices, or a slice that stays cut) is flagged truncated, loaded as far as
+ *    it came.
  */
 
 /** Evidence only narrows or widens a bounded number of times; more rounds means a bug. */
@@ -360,10 +361,12 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
 function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): Plan<FetchedDay | 'again'> {
   const { knowledge } = state;
   const { reading } = knowledge;
-  // Where instants are honoured, slices read the day from this answer on, neighbours left out:
-  // halving the request first would ask again what the slices ask. Should the run find them not
-  // honoured after all, the halves are asked as before.
-  const slicedFirst = reading.instants === 'honoured';
+  // Unless instants are known not honoured, slices read the day from this answer on, neighbours
+  // left out: halving the request first would ask again what the slices ask (learning the bounds
+  // cut answer by cut answer, a first day cost six times the ideal). Where the probe the slices
+  // start with finds them not honoured, the halves are asked as before: a server that ignores
+  // instants costs that one request a resource and run, the day staying cut or not.
+  const slicedFirst = reading.instants !== 'ignored' && reading.instants !== 'refused';
   if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
   const truncated = yield* split(state, range, 0, whole);
   if (truncated === 'stale') return stale(state);

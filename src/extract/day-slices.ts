@@ -16,12 +16,12 @@ import {
 } from './time-slices.js';
 
 /**
- * The last resort of a day's plan, once a day stays above the cap: reading it in time slices
- * (time-slices.ts decides each step). Whether the server honours instants is asked once per run
- * and resource, by a probe that is itself the day's first slice, so a server that ignores or
- * refuses them costs one request a run and nothing more; the run's other windows wait for the
- * verdict. Every slice's answer is checked again: one that shows instants not honoured ends the
- * slicing, and the day stays truncated as it was.
+ * How a day's plan reads a request that stays cut: in time slices (time-slices.ts decides each
+ * step). Whether the server honours instants is asked once per run and resource, by a probe
+ * around a held item before the day's first slice, so a server that ignores or refuses them costs
+ * one request a run and nothing more (the day is then halved as before); the run's other
+ * windows wait for the verdict. Every slice's answer is checked again: one that shows instants
+ * not honoured ends the slicing, and the day stays truncated as it was.
  */
 export interface SliceInput {
   day: DayString;

@@ -159,6 +159,21 @@ describe('a day above the cap, where the server honours instants', () => {
     expect(ids(day.onDay)).toEqual(ids(theDay));
   });
 
+  it('with instants not known yet, a cut request over the days before is probed, then sliced, not halved', () => {
+    const knowledge: ResourceKnowledge = {
+      ...checked(proved({ headMs: null, order: 'newest-first' })),
+      proofs: 12,
+    };
+    const { asked, day } = fetchDay(knowledge, server(data, 'honoured', 'newest-first'));
+    expect(asked[0]).toBe('2026-03-08..2026-03-10');
+    // The probe, the millisecond around a held item, comes next: no request by days after the first.
+    expect(asked[1]).toMatch(/^2026-03-10T\d\d:\d\d:\d\d\.\d{3}Z\.\.2026-03-10T/);
+    expect(asked.filter((range) => range.length === 22)).toEqual(['2026-03-08..2026-03-10']);
+    expect(knowledge.reading.instants).toBe('honoured');
+    expect(day.truncated).toBe(false);
+    expect(ids(day.onDay)).toEqual(ids(theDay));
+  });
+
   it('a stored honoured reading on a server that now ignores instants: a crowded day is still read whole', () => {
     const crowded = [...dayItems(200, addDays(DAY, -1)), ...dayItems(50)];
     const knowledge = checked(proved({ headMs: null, order: 'oldest-first', instants: 'honoured' }));
