@@ -17,6 +17,33 @@ export function processCpuMs(pid: number): number {
   }
 }
 
+/**
+ * `pid` and every process below it, by /proc: a command the launcher starts again as its child
+ * (bin/launch.js, for a heap limit) does its work in that child. Empty where /proc is not there.
+ */
+export function withDescendants(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(parent, [...(parents.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  const found = [pid];
+  for (let i = 0; i < found.length; i++) found.push(...(parents.get(found[i] as number) ?? []));
+  return found;
+}
+
 export function cpuMsOf(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }

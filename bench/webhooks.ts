@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { listeningUrl } from './child-process.js';
+import { cpuMsOf, sampleBackendCpu, withDescendants } from './cpu.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult } from './figures.js';
 
@@ -100,6 +101,12 @@ export const webhooks: Benchmark<WebhookOptions> = {
             digits: 1,
           },
         ]),
+    // Where the two cores go, per delivery answered in the measured phase: what a faster receiver
+    // must take off, and from whom.
+    { key: 'cpuReceiver', label: 'CPU per delivery: the receiver (`serve`)', unit: 'µs', digits: 0 },
+    { key: 'cpuPostgres', label: 'CPU per delivery: PostgreSQL', unit: 'µs', digits: 0 },
+    { key: 'cpuSender', label: 'CPU per delivery: the sender (autocannon)', unit: 'µs', digits: 0 },
+    { key: 'coresBusy', label: 'cores kept busy by the three (of the machine’s)', unit: '', digits: 2 },
     { key: 'healthRate', label: 'GET /healthz/s, same server (framework ceiling)', unit: '/s', digits: 0 },
     { key: 'healthP99', label: 'GET /healthz latency p99', unit: 'ms', digits: 1 },
     { key: 'shareOfCeiling', label: 'deliveries/s / healthz/s', unit: '%', digits: 1 },
@@ -254,8 +261,18 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
         ? undefined
         : await send(options.fewerConnections, options.seconds / 2);
     const commitRate = await insertCommitRate(warehouse.url, options.healthSeconds);
+    const backends = sampleBackendCpu(warehouse.name);
+    // The launcher starts `serve` again as its child (a heap limit): that child does the work.
+    const receiver = withDescendants(serve.child.pid ?? 0);
+    const receiverBefore = cpuMsOf(receiver);
+    const senderBefore = process.cpuUsage();
     const deliveries = await send(options.connections, options.seconds);
+    const sender = process.cpuUsage(senderBefore);
+    const receiverMs = cpuMsOf(receiver) - receiverBefore;
+    const postgres = backends.stop();
     await stopServe(serve.child);
+    const perDelivery = (ms: number) => (1000 * ms) / deliveries['2xx'];
+    const senderMs = (sender.user + sender.system) / 1000 - postgres.samplerMs;
 
     // Lost: acknowledged (200), but without its applied delivery or without its row.
     const { rows } = await sql<{ events: number; deliveries: number; items: number; lost: number }>`
@@ -304,6 +321,10 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
         healthRate,
         healthP99: health.latency.p99,
         shareOfCeiling: (100 * rate) / healthRate,
+        cpuReceiver: perDelivery(receiverMs),
+        cpuPostgres: perDelivery(postgres.cpuMs),
+        cpuSender: perDelivery(senderMs),
+        coresBusy: (receiverMs + postgres.cpuMs + senderMs) / (1000 * deliveries.duration),
         ...(fewer === undefined
           ? {}
           : {
