@@ -52,6 +52,7 @@ import {
   edgeRequests,
   halves,
   heldWhole,
+  holdsDayRequest,
   itemDay,
   itemTime,
   learnFromAnswer,
@@ -773,7 +774,7 @@ export function* planRunProof(
 /** Days settled under a request the reading, as it stands, says misses part of them: read again. */
 function reopenUncoveredDays(knowledge: ResourceKnowledge): void {
   const { reading } = knowledge;
-  reopenUncovered(sessionOf(knowledge), (day, range) => covers(range, requestFor(day, reading)), {
+  reopenUncovered(sessionOf(knowledge), holdsDayRequest(reading), {
     relearned: knowledge.relearned ?? 0,
     reading,
   });

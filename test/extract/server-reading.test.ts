@@ -1,10 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   atCap,
   atRaisedCap,
+  covers,
   type DayRange,
   emptyReading,
   heldWhole,
+  holdsDayRequest,
   learnFromAnswer,
   learnFromResponse,
   listingChanged,
@@ -379,5 +382,27 @@ describe('bounds evidence that holds two readings at once', () => {
     expect(mixedReadings(reading)).toBe(false);
     learnFromResponse(reading, range, served(range, 5 * HOUR, 29 * HOUR, 30));
     expect([mixedReadings(reading), mixedReadings(reading)]).toEqual([true, false]);
+  });
+});
+
+describe('whether a request held a day whole, for many days at once', () => {
+  it('says what covers(range, requestFor(day)) says, for every reading, day and request', () => {
+    const hours = (most: number) => fc.option(fc.integer({ min: -most * HOUR, max: most * HOUR }));
+    fc.assert(
+      fc.property(
+        hours(48),
+        hours(48),
+        fc.integer({ min: -400, max: 400 }),
+        fc.integer({ min: -4, max: 4 }),
+        fc.integer({ min: 0, max: 8 }),
+        (headMs, tailMs, shift, start, width) => {
+          const reading: ServerReading = { ...emptyReading(), headMs, tailMs };
+          const day = addDays(DAY, shift);
+          const range = { startdate: addDays(day, start), enddate: addDays(day, start + width) };
+          expect(holdsDayRequest(reading)(day, range)).toBe(covers(range, requestFor(day, reading)));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
