@@ -18,29 +18,40 @@ export function processCpuMs(pid: number): number {
 }
 
 /**
- * `pid` and every process below it, by /proc: a command the launcher starts again as its child
- * (bin/launch.js, for a heap limit) does its work in that child. Empty where /proc is not there.
+ * Every process's `file` in /proc (`stat`, `cmdline`), by pid; those that end meanwhile left out.
+ * Empty where /proc is not there.
  */
-export function withDescendants(pid: number): number[] {
-  const parents = new Map<number, number[]>();
+function eachProcess(file: 'stat' | 'cmdline'): Map<number, string> {
+  const found = new Map<number, string>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return [];
+    return found;
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parents.set(parent, [...(parents.get(parent) ?? []), Number(entry)]);
+      found.set(Number(entry), readFileSync(`/proc/${entry}/${file}`, 'utf8'));
     } catch {
       // Ended meanwhile.
     }
   }
+  return found;
+}
+
+/**
+ * `pid` and every process below it, by /proc: a command the launcher starts again as its child
+ * (bin/launch.js, for a heap limit) does its work in that child. Only `pid` where /proc is not there.
+ */
+export function withDescendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [child, stat] of eachProcess('stat')) {
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(parent, [...(children.get(parent) ?? []), child]);
+  }
   const found = [pid];
-  for (let i = 0; i < found.length; i++) found.push(...(parents.get(found[i] as number) ?? []));
+  for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i] as number) ?? []));
   return found;
 }
 
@@ -50,23 +61,9 @@ export function cpuMsOf(pids: readonly number[]): number {
 
 /** The server processes serving `database`, by /proc: a backend's command line names its database. */
 export function databaseBackends(database: string): number[] {
-  const pids: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return pids;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.includes(` ${database} `)) pids.push(Number(entry));
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  return pids;
+  return [...eachProcess('cmdline')]
+    .filter(([, title]) => title.startsWith('postgres: ') && title.includes(` ${database} `))
+    .map(([pid]) => pid);
 }
 
 /**

@@ -474,11 +474,11 @@ export function reopenUncovered(
 ): void {
   for (const [day, under] of session.settledBy) {
     const judged = under.relearned === now.relearned && under.reading === now.reading;
-    // Never judged again: a generation only grows, and a reading loaded afresh replaces the object.
-    if (!judged) session.settledBy.delete(day);
-    if (!judged || covered(day, under.range)) continue;
+    if (judged && covered(day, under.range)) continue;
+    // Dropped either way: a generation only grows, and a reading loaded afresh replaces the
+    // object, so an entry not judged now never is again.
     session.settledBy.delete(day);
-    reopen(session, day);
+    if (judged) reopen(session, day);
   }
 }
 

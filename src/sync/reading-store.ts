@@ -316,19 +316,18 @@ export async function readServerReadings(
     .selectFrom('server_readings')
     .selectAll('server_readings')
     .select((eb) =>
-      eb
-        .fn<boolean>('coalesce', [
-          eb(
-            'server_readings.updated_at',
-            '>=',
-            eb
-              .selectFrom('sync_runs')
-              .select('started_at')
-              .where('run_id', '=', queuedRunId ?? -1),
-          ),
-          sql<boolean>`false`,
-        ])
-        .as('this_run'),
+      queuedRunId === undefined
+        ? sql<boolean>`false`.as('this_run')
+        : eb
+            .fn<boolean>('coalesce', [
+              eb(
+                'server_readings.updated_at',
+                '>=',
+                eb.selectFrom('sync_runs').select('started_at').where('run_id', '=', queuedRunId),
+              ),
+              sql<boolean>`false`,
+            ])
+            .as('this_run'),
     )
     .where('source_id', '=', sourceId)
     .execute();
