@@ -343,6 +343,9 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
   // Cut, but at an end that holds none of the day's items: as far as the reading tells, which a
   // reading an earlier run learned tells only once checked.
   if (cutSparesDay(reading, response, state.day)) {
+    // Holding less of the day than an answer of the run did, it spared nothing: the day's items
+    // fell outside what it served (an end bound turned exclusive answers a neighbour alone).
+    if (shortOfSeen(sessionOf(knowledge), state.day, response)) return shortAnswer(state);
     if (!checkedByInstants(knowledge)) return outcome(state, false);
     return (yield* checkByInstants(checkInput(state, range, response))) ? 'again' : outcome(state, false);
   }
@@ -371,6 +374,7 @@ function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): P
   if (slicedFirst && (yield* sliced(state))) return outcome(state, false);
   const truncated = yield* split(state, range, 0, whole);
   if (truncated === 'stale') return stale(state);
+  if (truncated === 'short') return shortAnswer(state);
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
   const now = runRequest(state.day, knowledge);
@@ -1082,7 +1086,7 @@ function* split(
   range: DayRange,
   depth: number,
   whole: readonly number[] = [],
-): Plan<boolean | 'stale'> {
+): Plan<boolean | 'stale' | 'short'> {
   const { reading } = state.knowledge;
   const parts = halves(range, reading);
   if (parts === undefined || depth > MAX_SPLIT_DEPTH) return true;
@@ -1094,9 +1098,10 @@ function* split(
     // A part that lacks what the whole served inside it, uncut, was not asked under the reading
     // the whole was: the server changed it (an end bound gone exclusive answers the part empty).
     if (!answer.cut && lacksServed(part, reading, whole, answer.times)) return 'stale';
+    if (answer.cut && answer.sparesDay && answer.short) return 'short';
     if (!answer.cut || answer.sparesDay) continue;
     const deeper = yield* split(state, part, depth + 1, answer.times);
-    if (deeper === 'stale') return deeper;
+    if (deeper === 'stale' || deeper === 'short') return deeper;
     if (deeper) truncated = true;
   }
   return truncated;
@@ -1107,6 +1112,11 @@ interface PartAnswer {
   cut: boolean;
   /** Cut at an end that holds none of the day's items (cutSparesDay). */
   sparesDay: boolean;
+  /**
+   * Holding the day under the reading, yet less of it than an answer of the run did: where it is
+   * cut and spares the day, the day's items fell outside what it served, and it spared nothing.
+   */
+  short: boolean;
   times: number[];
 }
 
@@ -1116,6 +1126,9 @@ function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
   return {
     cut: partCut(state, response.length),
     sparesDay: cutSparesDay(reading, response, state.day),
+    short:
+      covers(part, requestFor(state.day, reading)) &&
+      shortOfSeen(sessionOf(state.knowledge), state.day, response),
     times: datedTimes(response),
   };
 }
