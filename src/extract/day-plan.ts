@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import type { WindowedResource } from '../schemas/resources.js';
-import { addDays, type DayString } from '../time/days.js';
+import { addDays, type DayString, dayOfTime } from '../time/days.js';
 import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
 import { escalation, startLimit, stepDown } from './limit-steps.js';
@@ -23,13 +23,18 @@ import {
   staleReading,
 } from './reading-check.js';
 import {
+  type CutCanary,
+  canaryDay,
   ceilingOf,
+  cutProofVerdict,
   flappingCeilingOf,
   newSession,
   noteAnswer,
   noteCut,
+  offerCutCanary,
   type ProofVerdict,
   proofAnswered,
+  proofCanary,
   proofVerdict,
   type ReadingSession,
   reopenUncapped,
@@ -565,8 +570,11 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   // The widest request came back empty: the day held nothing under any reading then, and this
   // second empty answer says a transient empty answer did not make it so.
   if (state.widest === 'empty') return 'holds';
+  // A cut canary proves the server unchanged, not that the reading's request holds a day: only
+  // the canary, a day held whole asked as the reading now asks it, vouches for the empty answers.
+  const asked = proofCanary(sessionOf(state.knowledge));
   const verdict = yield* proveReading(state);
-  if (verdict === 'holds' || verdict === 'stale') return verdict;
+  if (verdict === 'stale' || (verdict === 'holds' && asked !== undefined && 'whole' in asked)) return verdict;
   const widest = widestRequest(state.day);
   if (covers(runRequest(state.day, state.knowledge), widest)) return 'holds';
   // Asked when the day was first found empty: its answer was judged then.
@@ -689,6 +697,19 @@ function sliceToDayEnd(state: DayFetch): Slice {
   return { startMs: day.startMs, endMs: after < Number.POSITIVE_INFINITY ? after + 1 : day.endMs };
 }
 
+/**
+ * A cut answer to a request holding the day, as a cut canary (reading-session.ts, CutCanary): listed
+ * in the order the reading knows, newest first with its first item on the day, oldest first with
+ * its last item on the day (the end its cut keeps, where a moved bound shows); else undefined.
+ */
+function canaryOf(state: DayFetch, range: DayRange, answer: DayAnswer): CutCanary | undefined {
+  const { order } = state.knowledge.reading;
+  if (answer.served !== order) return undefined;
+  const end = order === 'newest-first' ? answer.first : order === 'oldest-first' ? answer.last : undefined;
+  if (end === undefined || dayOfTime(end) !== state.day) return undefined;
+  return { day: state.day, range, count: answer.count, first: answer.first, last: answer.last };
+}
+
 /** Asks the run's canary under the reading as it stands. */
 function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
   const { knowledge } = state;
@@ -754,12 +775,13 @@ export function* planRunProof(
   const session = sessionOf(knowledge);
   yield* checkCeiling(resource, policy, knowledge);
   const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));
-  if (session.canary === undefined) {
+  const day = canaryDay(session);
+  if (day === undefined) {
     reopenAtCaps();
     reopenUncoveredDays(knowledge);
     return takeReopened(session);
   }
-  const state = newDayFetch(resource, session.canary.day, policy, knowledge);
+  const state = newDayFetch(resource, day, policy, knowledge);
   const failedBefore = session.proofs.failed;
   const reopened = yield* proveRun(
     session,
@@ -972,8 +994,15 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         proveCap(reading, items.length);
       const times = learnAnswer(knowledge, items, range, state.limit);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
-      if (covers(range, requestFor(state.day, reading)))
-        state.dayAnswers.push(dayAnswerOf(state.day, items, times));
+      if (covers(range, requestFor(state.day, reading))) {
+        const answered = dayAnswerOf(state.day, items, times);
+        state.dayAnswers.push(answered);
+        // The run's first cut answer fit to be its cut canary, a day truncated or not (a capped
+        // source's days above the cap are all truncated where instants are not honoured).
+        const canary =
+          !state.open && isCut(items.length, state.limit, reading) && canaryOf(state, range, answered);
+        if (canary) offerCutCanary(sessionOf(knowledge), canary);
+      }
       return items;
     }
     const error = answer.kind === 'failed' ? answer.error : new Error('a request was answered with a wait');
@@ -1180,12 +1209,15 @@ function* proveOnce(
   ask: (range: DayRange) => Plan<unknown[]>,
   cut: (count: number) => boolean,
 ): Plan<ProofVerdict | 'no canary'> {
-  const { canary } = session;
-  if (canary === undefined) return 'no canary';
+  const asked = proofCanary(session);
+  if (asked === undefined) return 'no canary';
   const proving = startProof(session);
-  const answer = yield* ask(requestFor(canary.day));
-  const verdict = proofVerdict(canary, answer, cut(answer.length));
-  proofAnswered(session, proving, verdict);
+  let verdict: ProofVerdict;
+  if ('whole' in asked) {
+    const answer = yield* ask(requestFor(asked.whole.day));
+    verdict = proofVerdict(asked.whole, answer, cut(answer.length));
+  } else verdict = cutProofVerdict(asked.cut, yield* ask(asked.cut.range), cut);
+  proofAnswered(session, proving, verdict, 'whole' in asked ? 'whole' : 'cut');
   return verdict;
 }
 

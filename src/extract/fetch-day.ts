@@ -3,6 +3,7 @@ import type { WindowedResource } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
 import { newDayFetch, planDay, planRunProof } from './day-plan.js';
 import type { Answer, FetchedDay, LimitPolicy, Plan, ResourceKnowledge } from './plan-steps.js';
+import { canaryDay } from './reading-session.js';
 
 // The day's vocabulary lives with the plan's; importers of fetchDay find it here too.
 export type { FetchedDay, LimitPolicy, ResourceKnowledge } from './plan-steps.js';
@@ -40,7 +41,7 @@ export function proveRun(
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
 ): Promise<DayString[]> {
-  const canary = knowledge.session?.canary?.day ?? ('' as DayString);
+  const canary = (knowledge.session && canaryDay(knowledge.session)) ?? ('' as DayString);
   return drive(client, resource, canary, planRunProof(resource, policy, knowledge));
 }
 

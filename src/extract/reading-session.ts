@@ -54,6 +54,13 @@ export interface ReadingSession {
   settledBy: Map<DayString, SettledUnder>;
   /** The day the proofs re-ask, and the times of the items it held whole. */
   canary?: Canary;
+  /**
+   * A cut answer the proofs re-ask (CutCanary): without a canary, or where it was taken before the
+   * canary (`cutFirst`). A canary taken later may have been settled after the server changed, and
+   * then holds under the new reading as every day since does: the older proves more.
+   */
+  cutCanary?: CutCanary;
+  cutFirst?: boolean;
   /** Days settled since the last passed proof, oldest first; a failed proof reopens them. */
   unproved: DayString[];
   /** Days a failed proof reopened: the run reads them again (or the next run, first). */
@@ -112,6 +119,26 @@ export interface Canary {
    * item of it that it lacks shows it was settled short, under a reading already stale.
    */
   unproved?: true;
+}
+
+/**
+ * A cut answer to a settled day's request, listed oldest or newest first: a capped source whose
+ * days all hold more than a canary may (a cap of 60, days of 20 to 200) has no day to re-ask
+ * whole, and went unproved. The same request asked again of a server that holds still lists the
+ * same items first, so comes back at the same size with the same first and last item; a zone or
+ * bound moved serves another span, and a listing newest first shows it at its first item, oldest
+ * first at its last. Taken once, from the run's first such answer (after a stale verdict, the
+ * first under the reading learned again), so later days are proved against what the server served
+ * before them; and only from an answer whose end in its order falls on its day, a day not open
+ * (day-plan.ts, canaryOf): one holding only a neighbour's items says nothing of the day it was to
+ * serve, and one reaching past the day may hold items still coming in (the day after, open).
+ */
+export interface CutCanary {
+  day: DayString;
+  range: DayRange;
+  count: number;
+  first: number;
+  last: number;
 }
 
 /** Days settled between two proofs: a proof's request is spread over this many days' requests. */
@@ -281,7 +308,7 @@ export function settled(
   // Where it holds the day alone (UTC's), a day just below the room will do: a busy source, whose
   // days all hold more than a third, has a canary too.
   if (items.length < (answers.alone ? room : Math.floor(room / 3) + 1)) offerCanary(session, day, items);
-  return session.sinceProof >= stretchOf(session) && session.canary !== undefined;
+  return session.sinceProof >= stretchOf(session) && canaryDay(session) !== undefined;
 }
 
 /**
@@ -295,6 +322,28 @@ function offerCanary(session: ReadingSession, day: DayString, items: readonly un
   if (times.length === 0 || times.length > CANARY_MOST) return;
   if (session.canary !== undefined && session.canary.times.length >= times.length) return;
   session.canary = { day, times };
+  if (session.cutCanary !== undefined) session.cutFirst = true;
+}
+
+/** A cut answer the run may re-ask: kept if the run has one already (the older proves more). */
+export function offerCutCanary(session: ReadingSession, canary: CutCanary): void {
+  if (session.cutCanary !== undefined) return;
+  session.cutCanary = canary;
+  session.cutFirst = session.canary === undefined;
+}
+
+/** What the next proof asks: the cut canary where it is older than the canary, else the canary. */
+export function proofCanary(session: ReadingSession): { whole: Canary } | { cut: CutCanary } | undefined {
+  const { canary, cutCanary } = session;
+  if (cutCanary !== undefined && (canary === undefined || session.cutFirst === true))
+    return { cut: cutCanary };
+  return canary === undefined ? undefined : { whole: canary };
+}
+
+/** The day the next proof asks about; none without a canary of either kind. */
+export function canaryDay(session: ReadingSession): DayString | undefined {
+  const asked = proofCanary(session);
+  return asked === undefined ? undefined : 'cut' in asked ? asked.cut.day : asked.whole.day;
 }
 
 /** What a proof holds: the days it proves, taken as it is asked (days settled meanwhile wait for the next). */
@@ -327,6 +376,24 @@ export function proofVerdict(canary: Canary, answer: readonly unknown[], cut: bo
 export type ProofVerdict = 'holds' | 'stale' | 'unproven';
 
 /**
+ * The cut canary's request asked again: 'holds' at its size with its first and last item;
+ * 'stale' where it lists another first item, another last one at its size, or comes back smaller
+ * and not cut (the span it serves holds fewer items than it did); 'unproven' at another size
+ * that may be cut (`cut`), a cap moved, which the cap checks prove.
+ */
+export function cutProofVerdict(
+  canary: CutCanary,
+  answer: readonly unknown[],
+  cut: (count: number) => boolean,
+): ProofVerdict {
+  const first = answer.length > 0 ? itemTime(answer[0]) : undefined;
+  const last = answer.length > 0 ? itemTime(answer.at(-1)) : undefined;
+  if (first !== canary.first) return 'stale';
+  if (answer.length === canary.count) return last === canary.last ? 'holds' : 'stale';
+  return answer.length < canary.count && !cut(answer.length) ? 'stale' : 'unproven';
+}
+
+/**
  * A proof's verdict on the days it proves. Passed: they are proved (after a stale verdict this
  * run, only once two proofs in a row passed: a rolling deploy answers either reading). Failed:
  * every unproved day is reopened, proved or not by this proof.
@@ -335,10 +402,13 @@ export function proofAnswered(
   session: ReadingSession,
   proving: readonly DayString[],
   verdict: ProofVerdict,
+  /** Which canary the proof asked (proofCanary). */
+  asked: 'whole' | 'cut' = 'whole',
 ): void {
   if (verdict === 'unproven') {
     // A canary too large for one answer now: a smaller day's takes its place.
-    delete session.canary;
+    if (asked === 'cut') delete session.cutCanary;
+    else delete session.canary;
     return;
   }
   if (verdict === 'holds') {
@@ -361,6 +431,8 @@ export function proofAnswered(
 export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.passedInRow = 0;
   session.turbulent = true;
+  // Taken under the reading now stale: the reading learned again takes its own.
+  delete session.cutCanary;
   for (const day of session.unproved) if (day !== asking) reopen(session, day);
   session.unproved = [];
   session.reopened = session.reopened.filter((day) => day !== asking);

@@ -396,3 +396,50 @@ export function capMoveSearch(
   }
   return tally;
 }
+
+/** The zones a deploy moves a capped server's day between: to and from UTC, across it, an hour or two. */
+const ZONE_MOVES: [number, number][] = [
+  [0, 330],
+  [0, -300],
+  [330, 0],
+  [-300, 0],
+  [330, -300],
+  [0, 120],
+];
+
+/**
+ * A server's day moved by a deploy (mid-run), a rolling deploy (flapping) or a restart between
+ * runs, on a source capped at 60, 100 or 150 whose days hold 20 to 200 items, across every bound,
+ * order and instants reading in turn: 648 cases in all (or of those, the indexes `only`). Below a
+ * cap of 60 few days are small enough for a canary, and where instants are not honoured no slice
+ * can read a day's hours the moved zone gave up.
+ */
+export function zoneMoveSearch(count: number, seed: number, only?: readonly number[]): MidrunTally {
+  const tally = emptyTally();
+  const bounds = ['inclusive', 'exclusive'] as const;
+  const orders = ['oldest-first', 'newest-first', 'random'] as const;
+  const instants = ['honoured', 'ignored', 'refused'] as const;
+  const caps = [60, 100, 150];
+  const kinds = ['mid-run', 'flapping', 'between-runs'] as const;
+  for (let i = 0; i < count; i++) {
+    if (only !== undefined && !only.includes(i)) continue;
+    const [from, to] = ZONE_MOVES[Math.floor(i / 36) % ZONE_MOVES.length] as [number, number];
+    const before: ServedReading = {
+      startdate: bounds[i % 2] as ServedReading['startdate'],
+      enddate: bounds[Math.floor(i / 2) % 2] as ServedReading['enddate'],
+      order: orders[Math.floor(i / 4) % 3] as ServedReading['order'],
+      cap: caps[Math.floor(i / 216) % 3] as number,
+      maxLimit: null,
+      dayOffsetMinutes: from,
+      instants: instants[Math.floor(i / 12) % 3] as ServedReading['instants'],
+    };
+    const at = 0.05 + ((i * 0.137) % 0.85);
+    const after = { ...before, dayOffsetMinutes: to };
+    playMidrun(
+      seed + i,
+      { kind: kinds[i % 3] as ChangeKind, before, after, sizes: AROUND_THE_CAP, at },
+      tally,
+    );
+  }
+  return tally;
+}

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
+  canaryDay,
   ceilingOf,
+  cutProofVerdict,
   flappingCeilingOf,
   ledgerTook,
   newSession,
   noteAnswer,
   noteCut,
+  offerCutCanary,
   proofAnswered,
+  proofCanary,
   proofVerdict,
   reopenUncapped,
   reopenUncovered,
@@ -248,6 +252,73 @@ describe('the reading session: proofs', () => {
     expect(takeReopened(session)).toEqual([]);
     reopenUncapped(session, (served) => served >= 80);
     expect(takeReopened(session)).toEqual(['2026-03-02']);
+  });
+});
+
+describe('the reading session: the cut canary', () => {
+  const ms = (iso: string) => Date.parse(iso);
+  /** A cut answer to 2026-03-02's request, newest first: 60 items from 23:00 back to 09:00. */
+  const cut = {
+    day: '2026-03-02',
+    range: { startdate: '2026-03-01', enddate: '2026-03-03' },
+    count: 60,
+    first: ms('2026-03-02T23:00:00Z'),
+    last: ms('2026-03-02T09:00:00Z'),
+  };
+  const answer = (count: number, first: string, last: string) =>
+    Array.from({ length: count }, (_, i) => ({
+      id: `#${i}`,
+      dt: i === 0 ? first : i === count - 1 ? last : '2026-03-02T12:00:00.000Z',
+    }));
+  const neverCut = () => false;
+
+  it('holds at its size with its first and last item', () => {
+    expect(
+      cutProofVerdict(cut, answer(60, '2026-03-02T23:00:00.000Z', '2026-03-02T09:00:00.000Z'), neverCut),
+    ).toBe('holds');
+  });
+
+  it('is stale where the listing starts elsewhere (a zone moved: the newest item is hours earlier), or ends elsewhere at its size', () => {
+    expect(
+      cutProofVerdict(cut, answer(60, '2026-03-02T18:20:00.000Z', '2026-03-02T04:00:00.000Z'), neverCut),
+    ).toBe('stale');
+    expect(
+      cutProofVerdict(cut, answer(60, '2026-03-02T23:00:00.000Z', '2026-03-02T08:00:00.000Z'), neverCut),
+    ).toBe('stale');
+    expect(cutProofVerdict(cut, [], neverCut)).toBe('stale');
+  });
+
+  it('is stale smaller and not cut (the span holds fewer items than it served), unproven at another size a cap may explain', () => {
+    const smaller = answer(40, '2026-03-02T23:00:00.000Z', '2026-03-02T14:00:00.000Z');
+    expect(cutProofVerdict(cut, smaller, neverCut)).toBe('stale');
+    expect(cutProofVerdict(cut, smaller, (count) => count === 40)).toBe('unproven');
+    const larger = answer(100, '2026-03-02T23:00:00.000Z', '2026-03-02T02:00:00.000Z');
+    expect(cutProofVerdict(cut, larger, (count) => count >= 100)).toBe('unproven');
+  });
+
+  it('is taken once (the older proves more), and asked instead of a canary taken after it, not before it', () => {
+    const session = newSession();
+    offerCutCanary(session, cut);
+    offerCutCanary(session, { ...cut, day: '2026-03-05' });
+    expect(session.cutCanary?.day).toBe('2026-03-02');
+    // A canary settled later: the cut canary, older, is asked.
+    settled(session, '2026-03-04', [at('2026-03-04', 4)], ROOM);
+    expect(session.canary?.day).toBe('2026-03-04');
+    expect(proofCanary(session)).toEqual({ cut });
+    expect(canaryDay(session)).toBe('2026-03-02');
+    // A stale verdict drops it: the reading learned again takes its own, after the canary now.
+    staleFound(session);
+    offerCutCanary(session, { ...cut, day: '2026-03-06' });
+    expect(canaryDay(session)).toBe('2026-03-04');
+  });
+
+  it('found unproven is dropped, and the canary asked', () => {
+    const session = newSession();
+    offerCutCanary(session, cut);
+    settled(session, '2026-03-04', [at('2026-03-04', 4)], ROOM);
+    proofAnswered(session, startProof(session), 'unproven', 'cut');
+    expect(session.cutCanary).toBeUndefined();
+    expect(canaryDay(session)).toBe('2026-03-04');
   });
 });
 
