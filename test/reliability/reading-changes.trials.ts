@@ -86,9 +86,11 @@ describe('the wide search of servers whose reading changes while the tool reads'
 
   it('648 server days moved on sources capped at 60 to 150: none short after a deploy or a restart; the rolling deploys that still are, counted', () => {
     // Before the cut canary (reading-session.ts, CutCanary) and a cut half short of the day's
-    // items seen taken as short: 22 days short, 5 flags lost (16 cases). Left: rolling
-    // deploys on a cap of 60, 6 days short and 1 flag lost in 3 cases (seeds 500061, 500148,
-    // 500211), where proofs asked while the old reading answers agree with it by chance.
+    // items seen taken as short: 22 days short, 5 flags lost (16 cases); with it, 6 and 1, all
+    // under rolling deploys whose one proof at the run's end the old reading answered by chance;
+    // asked twice in a row there (day-plan.ts, proveRun), 3 and 0. Left: rolling deploys on a cap of
+    // 60 (seeds 500148, 500211) that began as the run learned the server: its reading holds one
+    // bound from each, and the canary was taken under the new one.
     const tally = zoneMoveSearch(648, 500000);
     console.info(
       `zone moves on capped sources (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
@@ -97,7 +99,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     const flapping = (day: string) => day.includes(' flapping ');
     expect(tally.short.filter((day) => !flapping(day))).toEqual([]);
     expect(tally.lostFlags.filter((day) => !flapping(day))).toEqual([]);
-    expect(tally.short.length).toBeLessThanOrEqual(6);
-    expect(tally.lostFlags.length).toBeLessThanOrEqual(1);
+    expect(tally.short.length).toBeLessThanOrEqual(3);
+    expect(tally.lostFlags).toEqual([]);
   }, 600_000);
 });
