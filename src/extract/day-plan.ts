@@ -36,6 +36,7 @@ import {
   proofAnswered,
   proofCanary,
   proofVerdict,
+  provedBefore,
   type ReadingSession,
   reopenUncapped,
   reopenUncovered,
@@ -280,7 +281,10 @@ export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
 export function* planDay(state: DayFetch): Plan<FetchedDay> {
   const { reading } = state.knowledge;
   // Before any answer of the run: whether what it goes by was learned by an earlier run.
-  state.knowledge.storedReading ??= reading.headMs !== null || reading.tailMs !== null;
+  if (state.knowledge.storedReading === undefined) {
+    state.knowledge.storedReading = reading.headMs !== null || reading.tailMs !== null;
+    if (state.knowledge.storedReading) provedBefore(sessionOf(state.knowledge));
+  }
   const first = yield* emptyFirst(state);
   if (first !== undefined) {
     const settledDay = yield* underProof(state, first);

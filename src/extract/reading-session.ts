@@ -80,6 +80,8 @@ export interface ReadingSession {
   turbulent: boolean;
   /** Proofs passed in a row since the last stale verdict. */
   passedInRow: number;
+  /** The run started from a reading earlier runs proved: the longest stretch until stale (provedBefore). */
+  provedBefore?: boolean;
   /** Requests with instants an empty day's check asked while the run did not know them honoured. */
   instantAsks: number;
   /** Proofs this run: passed, failed, and the requests they asked. */
@@ -152,9 +154,20 @@ export const STRETCH = 8;
  */
 const STRETCH_MOST = 64;
 
+/**
+ * A run from a reading earlier runs stored and proved starts at the longest stretch, as after
+ * proofs passed in a row: a 365-day backfill from it asks one proof per 64 days from its first,
+ * not 8, 16 and 32 first (three requests a resource). Its first days are proved all the same,
+ * by the stretch's proof or the run's end; a stale verdict brings the stretch back to 8.
+ */
+export function provedBefore(session: ReadingSession): void {
+  if (session.proofs.failed === 0) session.provedBefore = true;
+}
+
 /** Days to settle before the next proof: STRETCH, doubled by each proof passed in a row. */
 export function stretchOf(session: ReadingSession): number {
-  return Math.min(STRETCH_MOST, STRETCH * 2 ** Math.min(session.passedInRow, 3));
+  const passed = session.provedBefore === true ? 3 : session.passedInRow;
+  return Math.min(STRETCH_MOST, STRETCH * 2 ** Math.min(passed, 3));
 }
 /** Items a canary may hold: small enough to keep, and to come back whole under any cap seen. */
 export const CANARY_MOST = 500;
@@ -430,6 +443,7 @@ export function proofAnswered(
  */
 export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.passedInRow = 0;
+  session.provedBefore = false;
   session.turbulent = true;
   // Taken under the reading now stale: the reading learned again takes its own.
   delete session.cutCanary;

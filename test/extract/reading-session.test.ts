@@ -12,6 +12,7 @@ import {
   proofAnswered,
   proofCanary,
   proofVerdict,
+  provedBefore,
   reopenUncapped,
   reopenUncovered,
   STRETCH,
@@ -116,6 +117,16 @@ describe('the reading session: proofs', () => {
     }
     expect(stretches).toEqual([8, 16, 32, 64, 64]);
     proofAnswered(session, startProof(session), 'stale');
+    expect(stretchOf(session)).toBe(STRETCH);
+  });
+
+  it('from a reading earlier runs stored, starts at the longest stretch; back to 8 once stale, and not raised again', () => {
+    const session = newSession();
+    provedBefore(session);
+    expect(stretchOf(session)).toBe(64);
+    proofAnswered(session, startProof(session), 'stale');
+    expect(stretchOf(session)).toBe(STRETCH);
+    provedBefore(session);
     expect(stretchOf(session)).toBe(STRETCH);
   });
 
