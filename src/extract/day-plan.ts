@@ -703,8 +703,8 @@ function sliceToDayEnd(state: DayFetch): Slice {
 
 /**
  * A cut answer to a request holding the day, as a cut canary (reading-session.ts, CutCanary): listed
- * in the order the reading knows, newest first with its first item on the day, oldest first with
- * its last item on the day (the end its cut keeps, where a moved bound shows); else undefined.
+ * in the order the reading knows, its latest item on the day (newest first its first item, oldest
+ * first its last); else undefined.
  */
 function canaryOf(state: DayFetch, range: DayRange, answer: DayAnswer): CutCanary | undefined {
   const { order } = state.knowledge.reading;

@@ -128,12 +128,13 @@ export interface Canary {
  * days all hold more than a canary may (a cap of 60, days of 20 to 200) has no day to re-ask
  * whole, and went unproved. The same request asked again of a server that holds still lists the
  * same items first, so comes back at the same size with the same first and last item; a zone or
- * bound moved serves another span, and a listing newest first shows it at its first item, oldest
- * first at its last. Taken once, from the run's first such answer (after a stale verdict, the
- * first under the reading learned again), so later days are proved against what the server served
- * before them; and only from an answer whose end in its order falls on its day, a day not open
- * (day-plan.ts, canaryOf): one holding only a neighbour's items says nothing of the day it was to
- * serve, and one reaching past the day may hold items still coming in (the day after, open).
+ * bound moved serves another span, and the listing's first item moves with the end it starts
+ * from (newest first the span's end, oldest first its start). Taken once, from the run's first
+ * such answer (after a stale verdict, the first under the reading learned again), so later days
+ * are proved against what the server served before them; and only from an answer whose latest
+ * item falls on its day, a day not open (day-plan.ts, canaryOf): one holding only a neighbour's
+ * items says nothing of the day it was to serve, and one reaching past the day may hold items
+ * still coming in (the day after, open).
  */
 export interface CutCanary {
   day: DayString;
