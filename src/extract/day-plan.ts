@@ -54,6 +54,7 @@ import {
   covers,
   cutSparesDay,
   type DayRange,
+  earlierRunsReading,
   edgeHolds,
   edgeRequests,
   halves,
@@ -280,10 +281,12 @@ export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
 /** The day's plan: yields requests until the day is settled, then returns what it fetched. */
 export function* planDay(state: DayFetch): Plan<FetchedDay> {
   const { reading } = state.knowledge;
-  // Before any answer of the run: whether what it goes by was learned by an earlier run.
+  // Before any answer of the run: whether what it goes by was learned by an earlier run. One
+  // another worker of this run stored is that run's evidence so far, proved by none of it yet.
   if (state.knowledge.storedReading === undefined) {
     state.knowledge.storedReading = reading.headMs !== null || reading.tailMs !== null;
-    if (state.knowledge.storedReading) provedBefore(sessionOf(state.knowledge));
+    if (state.knowledge.storedReading && earlierRunsReading(reading))
+      provedBefore(sessionOf(state.knowledge));
   }
   const first = yield* emptyFirst(state);
   if (first !== undefined) {

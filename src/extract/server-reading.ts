@@ -336,6 +336,11 @@ export function learnedThisRun(reading: ServerReading): void {
   movesOf.set(reading, { start: freshBound(false), end: freshBound(false), stored: false });
 }
 
+/** Whether `reading` came from earlier runs' answers, not from another worker of this run (learnedThisRun). */
+export function earlierRunsReading(reading: ServerReading): boolean {
+  return movesOf.get(reading)?.stored !== false;
+}
+
 /** Counts each time into its quarter hour. */
 function tally(counts: Map<number, number>, times: readonly number[]): void {
   for (const time of times) {

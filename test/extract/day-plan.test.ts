@@ -6,7 +6,13 @@ import { itemIdentity } from '../../src/extract/item-identity.js';
 import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
 import { type Answer, claimVerdict } from '../../src/extract/plan-steps.js';
 import { checkVerdict } from '../../src/extract/reading-check.js';
-import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import { stretchOf } from '../../src/extract/reading-session.js';
+import {
+  emptyReading,
+  learnedThisRun,
+  type ServerReading,
+  startFrom,
+} from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 
 // The day's plan is driven here by hand: each test feeds answers and reads the next request or
@@ -70,6 +76,19 @@ describe('the day plan decides the next request from the answers fed to it', () 
       requestedLimit: 1000,
     });
     expect(last.done && last.value.onDay).toHaveLength(10);
+  });
+
+  it('starts at the longest stretch between proofs from a reading earlier runs stored, not from one another worker of this run stored', () => {
+    const stretchFrom = (reading: ServerReading) => {
+      const knowledge = checked(reading);
+      const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
+      plan.next();
+      return stretchOf(sessionOf(knowledge));
+    };
+    expect(stretchFrom(startFrom(provedUtc()))).toBe(64);
+    const thisRuns = startFrom(provedUtc());
+    learnedThisRun(thisRuns);
+    expect(stretchFrom(thisRuns)).toBe(8);
   });
 
   it('records the answer a day settled on by its first and last item, for the run end to count answers at a size, not days', () => {
