@@ -62,6 +62,7 @@ import {
   holdsDayRequest,
   itemDay,
   itemTime,
+  largestToJudge,
   learnFromAnswer,
   learnFromResponse,
   listingChanged,
@@ -329,7 +330,8 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
   const { reading } = knowledge;
   const largestBefore = reading.largestResponse;
   const response = yield* served(state, range);
-  let saturation = judge(response.length, largestBefore, state.limit, reading);
+  const largest = largestToJudge(largestBefore, knowledge.reading);
+  let saturation = judge(response.length, largest, state.limit, reading);
   if (saturation === 'complete') return yield* settleOrAgain(state, range, response);
   // A widest answer that may be cut ends quiet mode: the narrow requests take the cut over.
   if (knowledge.quiet === true && saturation !== 'suspect') return quietEnds(state);
@@ -624,7 +626,8 @@ function* widestVerdict(state: DayFetch, widest: DayRange): Plan<'holds' | 'stal
   const wide = yield* ask(state, widest);
   const verdict = wideVerdict(state, wide);
   if (verdict !== 'holds' || cutSparesDay(reading, wide, state.day)) return verdict;
-  if (judge(wide.length, largestBefore, state.limit, reading) !== 'suspect') return verdict;
+  const largest = largestToJudge(largestBefore, state.knowledge.reading);
+  if (judge(wide.length, largest, state.limit, reading) !== 'suspect') return verdict;
   return (yield* cappedAt(state, widest, wide)) === 'capped' ? 'cut' : verdict;
 }
 

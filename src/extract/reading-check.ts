@@ -11,6 +11,7 @@ import {
   type InstantsReading,
   itemDay,
   itemTime,
+  largestToJudge,
   learnFromResponse,
   requestFor,
   type ServerReading,
@@ -150,7 +151,12 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
   // As large as any answer of the run, the widest may be cut by a cap the run has not seen, and
   // keep only items the narrow answer holds: it agrees only once a wider answer brings more, and
   // one that brings no more leaves the source not quiet (its widest answers may all be cut).
-  if (verdict === 'holds' && held === undefined && !input.cut(wide.length) && wide.length >= largestBefore) {
+  if (
+    verdict === 'holds' &&
+    held === undefined &&
+    !input.cut(wide.length) &&
+    wide.length >= largestToJudge(largestBefore, knowledge.reading)
+  ) {
     if ((yield* input.ask(widened(widest, 7))).length <= wide.length) {
       verdict = 'unproven';
       knowledge.quiet ??= false;

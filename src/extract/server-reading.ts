@@ -774,6 +774,18 @@ export function learnFromResponse(
 }
 
 /**
+ * The size an answer is judged against as a possible silent cap's cut: the largest the run had
+ * when the answer was asked or, larger, when it is judged. Windows in flight at once answer
+ * meanwhile: an answer smaller than one of theirs was not cut at a cap that let theirs through
+ * (a cap lowered during the run is the run end's ceiling check's), so it needs no check of its
+ * own. The reading holds the answer's own size by then: as large as that, it is still as large as
+ * any other, as learnFromResponse judges it too.
+ */
+export function largestToJudge(before: number, reading: ServerReading): number {
+  return Math.max(before, reading.largestResponse);
+}
+
+/**
  * What any answer says, whatever its request's bounds (a time slice's too): the order its items
  * came in and its size. Mutates and returns `reading`.
  */

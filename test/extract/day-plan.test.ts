@@ -157,6 +157,20 @@ describe('the day plan decides the next request from the answers fed to it', () 
 });
 
 describe('the day plan checks a stored reading once a run', () => {
+  it('an answer smaller than one another window had back while it was out is not checked for a silent cap: that cap would have cut the other', () => {
+    const knowledge = checked(provedUtc({ largestResponse: 0 }));
+    const mine = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
+    const other = planDay(newDayFetch('feedback', addDays(DAY, 1), POLICY, knowledge));
+    mine.next();
+    other.next();
+    // The other window's answer, the run's largest, comes back first: it is checked itself.
+    const otherNext = other.next(items(itemsOn(addDays(DAY, 1), 30)));
+    expect(otherNext.value).toMatchObject({ kind: 'ask', range: { startdate: addDays(DAY, -6) } });
+    const last = mine.next(items(itemsOn(DAY, 10)));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 1, servedCount: 10 });
+  });
+
   it('a whole answer under a reading not yet checked this run is followed by the request that holds the day under every reading', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const { plan } = start(knowledge);
