@@ -3,7 +3,7 @@ import type { WindowedResource } from '../schemas/resources.js';
 import { addDays, type DayString, dayOfTime } from '../time/days.js';
 import { readInSlices } from './day-slices.js';
 import { itemIdentity } from './item-identity.js';
-import { escalation, startLimit, stepDown } from './limit-steps.js';
+import { escalation, hintedStartLimit, startLimit, stepDown } from './limit-steps.js';
 import {
   claimVerdict,
   type FetchedDay,
@@ -234,8 +234,10 @@ export function newDayFetch(
   knowledge: ResourceKnowledge,
   open = false,
   emptyBefore = false,
+  /** Items earlier runs stored of the day (hintedStartLimit). */
+  itemsBefore = 0,
 ): DayFetch {
-  const limit = startLimit(policy, knowledge);
+  const limit = hintedStartLimit(itemsBefore, policy, knowledge);
   return {
     resource,
     day,

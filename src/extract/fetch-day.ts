@@ -22,12 +22,14 @@ export function fetchDay(
   open = false,
   /** An earlier run settled the day empty: the widest request is asked first (day-plan.ts, emptyFirst). */
   emptyBefore = false,
+  /** Items earlier runs stored of the day: the first limit's hint (limit-steps.ts, hintedStartLimit). */
+  itemsBefore = 0,
 ): Promise<FetchedDay> {
   return drive(
     client,
     resource,
     day,
-    planDay(newDayFetch(resource, day, policy, knowledge, open, emptyBefore)),
+    planDay(newDayFetch(resource, day, policy, knowledge, open, emptyBefore, itemsBefore)),
   );
 }
 

@@ -17,6 +17,30 @@ export function startLimit(policy: LimitPolicy, knowledge: ResourceKnowledge): n
   return Math.max(1, knowledge.limitAccepted ?? Math.floor(refused / 2));
 }
 
+/**
+ * The first limit for a day earlier runs stored `itemsBefore` items of: raised as an answer that
+ * long would raise it, and a tenth more for items that arrived since. A busy day is then not
+ * first asked with a limit its answer fills, to be asked again with a larger one (and that cut
+ * answer re-asked by the run's proofs, its cut canary). A hint only: what the answers show
+ * decides, as for any day. Its neighbours keep the policy's limit: in quiet mode their widest
+ * requests hold the busy day too, and one cut ends quiet mode sooner than whole ones would.
+ */
+export function hintedStartLimit(
+  itemsBefore: number,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): number {
+  const wanted = itemsBefore + Math.ceil(itemsBefore / 10);
+  let limit = startLimit(policy, knowledge);
+  while (limit <= wanted) {
+    const next = escalation(limit, policy, knowledge);
+    // The run's one retry of a refused limit is the escalation's to spend, not a hint's.
+    if (next === undefined || next.retriesRefused) break;
+    limit = next.limit;
+  }
+  return limit;
+}
+
 /** Our ceiling, lowered by a server maximum: below a refused limit, at the largest one taken since. */
 export function ceiling(policy: LimitPolicy, knowledge: ResourceKnowledge): number {
   const refused = knowledge.reading.limitRefused;

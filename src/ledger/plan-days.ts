@@ -114,6 +114,31 @@ async function reopenedDays(
 }
 
 /**
+ * Of `days`, the items earlier runs stored of those they settled (done, whole or truncated): how
+ * large the day's answer was, for the limit a run first asks it with (a hint, as emptyDays').
+ */
+export async function storedCounts(
+  db: Kysely<Database>,
+  sourceId: string,
+  resource: WindowedResource,
+  days: readonly DayString[],
+): Promise<Map<DayString, number>> {
+  const sorted = [...days].sort();
+  const [from, to] = [sorted[0], sorted[sorted.length - 1]];
+  if (from === undefined || to === undefined) return new Map();
+  const rows = await db
+    .selectFrom('sync_windows')
+    .select(['day', 'item_count'])
+    .where('source_id', '=', sourceId)
+    .where('resource', '=', resource)
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .where('status', '=', 'done')
+    .execute();
+  return new Map(rows.map((row) => [row.day, row.item_count]));
+}
+
+/**
  * Of `days`, those an earlier run settled empty: done, whole, with no item stored or rejected, not
  * reopened since. A hint only: such a day is asked the widest request first (day-plan.ts,
  * emptyFirst), and settled on what this run's answers show, never on the ledger's word.

@@ -18,6 +18,11 @@ export interface PlannedWindow<Source extends { name: string } = { name: string 
   startDay: DayString;
   /** An earlier run settled the day empty (src/ledger/plan-days.ts, emptyDays). */
   emptyBefore?: boolean;
+  /**
+   * Items earlier runs stored of the day (src/ledger/plan-days.ts, storedCounts): the limit it is
+   * first asked with is raised above it. Absent: none known.
+   */
+  itemsBefore?: number;
 }
 
 /** The first planned window of each source and resource, in the plan's order. */

@@ -34,6 +34,8 @@ export interface WindowJob {
   today: DayString;
   /** An earlier run settled the day empty (src/ledger/plan-days.ts, emptyDays); absent: not known so. */
   emptyBefore?: boolean;
+  /** Items earlier runs stored of the day (PlannedWindow); absent: none known. */
+  itemsBefore?: number;
   /**
    * The newest migration the planner knew (src/db/migrator.ts LATEST_MIGRATION): a worker that
    * knows an older one refuses the job (jobTooNew). Absent in jobs of versions before it was added.

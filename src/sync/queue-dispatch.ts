@@ -82,6 +82,7 @@ export function windowJobs(
     startDay: p.startDay,
     today: run.today,
     ...(p.emptyBefore === true ? { emptyBefore: true } : {}),
+    ...(p.itemsBefore !== undefined && p.itemsBefore > 0 ? { itemsBefore: p.itemsBefore } : {}),
     schema: LATEST_MIGRATION,
   }));
 }

@@ -12,7 +12,7 @@ import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
 import { describeReading } from '../extract/server-reading.js';
-import { emptyDays, planDays } from '../ledger/plan-days.js';
+import { emptyDays, planDays, storedCounts } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import { windowKey } from '../ledger/verified.js';
 import type { Logger } from '../log/logger.js';
@@ -336,7 +336,16 @@ async function planWindows(
       if (!resources.has(resource)) continue;
       const { days, startDay } = await planDays(deps.db, deps.settings, handle.name, resource, range, today);
       const empty = await emptyDays(deps.db, handle.name, resource, days);
-      for (const day of days) plans.push({ handle, resource, day, startDay, emptyBefore: empty.has(day) });
+      const counts = await storedCounts(deps.db, handle.name, resource, days);
+      for (const day of days)
+        plans.push({
+          handle,
+          resource,
+          day,
+          startDay,
+          emptyBefore: empty.has(day),
+          itemsBefore: counts.get(day) ?? 0,
+        });
     }
   return oldestFirst(plans);
 }
@@ -502,6 +511,7 @@ async function startWindow(
     today: run.today,
     startDay: plan.startDay,
     emptyBefore: plan.emptyBefore === true,
+    itemsBefore: plan.itemsBefore ?? 0,
   });
 }
 

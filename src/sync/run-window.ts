@@ -24,6 +24,14 @@ import { driftInWindow, noteWindowDrift, windowDrift } from './schema-drift.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
 import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
 
+/** What the run's plan tells a window besides its day (PlannedWindow's hints). */
+export interface WindowPlan {
+  today: DayString;
+  startDay: DayString;
+  emptyBefore?: boolean;
+  itemsBefore?: number;
+}
+
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their
  * visitors, its rejects, its ledger row and the watermark. A crash anywhere leaves either all of
@@ -34,7 +42,7 @@ export async function runWindow(
   source: SourceHandle,
   resource: WindowedResource,
   day: DayString,
-  plan: { today: DayString; startDay: DayString; emptyBefore?: boolean },
+  plan: WindowPlan,
 ): Promise<WindowOutcome> {
   // Admitted while what it will hold fits the run's byte budget (src/sync/window-memory.ts).
   const lease = await ctx.memory.admit(`${source.name}/${resource}`);
@@ -50,7 +58,7 @@ async function fetchAndStore(
   source: SourceHandle,
   resource: WindowedResource,
   day: DayString,
-  plan: { today: DayString; startDay: DayString; emptyBefore?: boolean },
+  plan: WindowPlan,
   lease: WindowLease,
 ): Promise<WindowOutcome> {
   const base = { source: source.name, resource, day };
@@ -65,6 +73,7 @@ async function fetchAndStore(
       source.knowledge[resource],
       day >= plan.today,
       plan.emptyBefore === true,
+      plan.itemsBefore ?? 0,
     );
     requests = fetched.requests;
     const items = await validateFetched(fetched, lease, source, resource);

@@ -334,6 +334,7 @@ async function runJobWindow(
     today: data.today,
     startDay: data.startDay,
     emptyBefore: data.emptyBefore === true,
+    itemsBefore: data.itemsBefore ?? 0,
   });
   // Shared while the slot is held, so that the source's next window, on whichever worker, finds it
   // (a reading this worker re-learned is stored first: that part waits until after the store).

@@ -3,7 +3,7 @@ import { ApiError } from '../../src/errors.js';
 import { judge, newDayFetch, planDay, sessionOf } from '../../src/extract/day-plan.js';
 import type { LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
 import { itemIdentity } from '../../src/extract/item-identity.js';
-import { escalation, startLimit, stepDown } from '../../src/extract/limit-steps.js';
+import { escalation, hintedStartLimit, startLimit, stepDown } from '../../src/extract/limit-steps.js';
 import { type Answer, claimVerdict } from '../../src/extract/plan-steps.js';
 import { checkVerdict } from '../../src/extract/reading-check.js';
 import { stretchOf } from '../../src/extract/reading-session.js';
@@ -488,6 +488,21 @@ describe('limit steps', () => {
     }
     // The first ask, and the run's one retry of a refused limit: no more.
     expect(limits.filter((limit) => limit > 250)).toEqual([500, 500]);
+  });
+
+  it('starts a day earlier runs stored many items of above them and a tenth more, within the ceiling', () => {
+    expect(hintedStartLimit(0, POLICY, knowledge({}))).toBe(1000);
+    expect(hintedStartLimit(900, POLICY, knowledge({}))).toBe(1000);
+    // 950 and a tenth more would fill 1,000: an answer that long is asked again with 4,000.
+    expect(hintedStartLimit(950, POLICY, knowledge({}))).toBe(4000);
+    expect(hintedStartLimit(1500, POLICY, knowledge({}))).toBe(4000);
+    expect(hintedStartLimit(50_000, POLICY, knowledge({}))).toBe(4000);
+  });
+
+  it("never starts a day at a limit the server refused, nor spends the run's one retry of it", () => {
+    const k = knowledge({ limitRefused: 2000 }, { limitAccepted: 1000 });
+    expect(hintedStartLimit(1500, POLICY, k)).toBe(1000);
+    expect(k.refusedRetried).toBeUndefined();
   });
 
   it('steps down by half, never below a limit the server took', () => {

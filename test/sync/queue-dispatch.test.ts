@@ -34,6 +34,31 @@ describe('the jobs of a queued run', () => {
     ]);
   });
 
+  it("carry the ledger's hints of a day: settled empty before, the items stored of it before", () => {
+    const plans: PlannedWindow<SourceHandle>[] = [
+      {
+        handle: handle('shop'),
+        resource: 'feedback',
+        day: '2026-03-10',
+        startDay: '2026-03-01',
+        itemsBefore: 1500,
+      },
+      {
+        handle: handle('shop'),
+        resource: 'feedback',
+        day: '2026-03-11',
+        startDay: '2026-03-01',
+        emptyBefore: true,
+        itemsBefore: 0,
+      },
+    ];
+    const [busy, empty] = windowJobs(plans, { runId: 7, today: '2026-03-12' });
+    expect(busy).toMatchObject({ day: '2026-03-10', itemsBefore: 1500 });
+    expect(busy).not.toHaveProperty('emptyBefore');
+    expect(empty).toMatchObject({ day: '2026-03-11', emptyBefore: true });
+    expect(empty).not.toHaveProperty('itemsBefore');
+  });
+
   it('no longer worth running are cancelled by source, each once', () => {
     const jobs = windowJobs(
       [
