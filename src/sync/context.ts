@@ -8,6 +8,7 @@ import type { LimitPolicy, ResourceKnowledge } from '../extract/fetch-day.js';
 import type { Logger } from '../log/logger.js';
 import type { PiiPolicy } from '../schemas/pii.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
+import type { NeighboursStored } from './neighbours-stored.js';
 import type { WindowMemory } from './window-memory.js';
 
 /** Everything a run needs, passed in (no singletons): tests inject the clock and clients. */
@@ -42,6 +43,8 @@ export interface SourceHandle {
   pii?: PiiPolicy;
   /** The tests' declared splits, stored with every test snapshot; unset: none declared. */
   expectedAllocation?: ExpectedAllocation;
+  /** Items of neighbouring days the run's windows of the source stored already; unset: none remembered. */
+  neighbours?: NeighboursStored;
 }
 
 /** A source's knowledge of every windowed resource, each made by `of`. */

@@ -28,6 +28,7 @@ import type { SourceHandle, SyncContext } from './context.js';
 import { dayKey, lateArrivalsOf } from './late-arrivals.js';
 import { newItemsOnDays, recordLateArrivals } from './late-arrivals-store.js';
 import { limitedClient } from './limited-client.js';
+import { NeighboursStored } from './neighbours-stored.js';
 import {
   countResponse,
   type RunResult,
@@ -317,6 +318,7 @@ async function openSources(
       knowledge: learned.knowledge,
       pii: source.pii,
       expectedAllocation: source.expectedAllocation,
+      neighbours: new NeighboursStored(),
     });
   }
   return opened;

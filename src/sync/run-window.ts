@@ -76,7 +76,11 @@ async function fetchAndStore(
       plan.itemsBefore ?? 0,
     );
     requests = fetched.requests;
-    const items = await validateFetched(fetched, lease, source, resource);
+    // Counted as they came; sent to the warehouse only where no window of the run stored them yet.
+    const came = fetched.otherDays.length;
+    const neighbours = source.neighbours?.fresh(resource, fetched.otherDays);
+    if (neighbours !== undefined) fetched.otherDays = neighbours.items;
+    const items = { ...(await validateFetched(fetched, lease, source, resource)), neighbours: came };
     const rejectContext = { sourceId: source.name, resource, day, runId: ctx.runId };
 
     // One bad item never fails a day: only evidence that the response itself is broken does.
@@ -121,6 +125,7 @@ async function fetchAndStore(
     ledgerTook(session, proofs, day);
     await noteWindowDrift(ctx, log, drift, loaded);
     const neighboursAdded = await storeNeighbours(ctx, source, resource, rejectContext, items.others);
+    if (neighbours !== undefined) source.neighbours?.remember(resource, neighbours.identities);
     logLoad(log, fetched, total, loaded);
     return loadedWindow(base, status, items, loaded, {
       neighboursAdded,
@@ -148,11 +153,10 @@ async function validateFetched(
   // Items of neighbouring days came along (bounds, server day): stored too, never counted here.
   const others = protectPersonalData(validateItems(schema, fetched.otherDays), source.pii);
   const total = fetched.onDay.length;
-  const neighbours = fetched.otherDays.length;
   // The answers as parsed are not needed past validation: the load holds the validated copies.
   fetched.onDay = [];
   fetched.otherDays = [];
-  return { valid, rejected, others, total, neighbours };
+  return { valid, rejected, others, total };
 }
 
 interface RejectContext {

@@ -17,6 +17,7 @@ import { jobTooNew, type WindowJob, windowQueueName } from '../queue/window-queu
 import { HEARTBEAT_MS } from '../queue/workers.js';
 import type { WindowedResource } from '../schemas/resources.js';
 import type { SourceHandle, SyncContext } from './context.js';
+import { RecentNeighbours } from './neighbours-stored.js';
 import { countResponse, skippedWindow, type WindowOutcome } from './outcomes.js';
 import {
   exchangeVerdicts,
@@ -124,6 +125,8 @@ interface Worker {
   pollMs: number;
   makeClient: NonNullable<SyncDeps['createClient']>;
   runs: RunStates;
+  /** Items of neighbouring days this worker's windows stored, per recent run and source. */
+  neighbours: RecentNeighbours;
   counts: { done: number; failed: number };
   /** One budget for the worker's lanes: they share its heap. */
   memory: WindowMemory;
@@ -177,6 +180,7 @@ function newWorker(deps: WorkerDeps, id: string): Worker {
     pollMs,
     makeClient: deps.createClient ?? ((source, options) => defaultClient(source, deps.settings, options)),
     runs: new RunStates((runId, source) => loadReadings(deps.db, source, runId)),
+    neighbours: new RecentNeighbours(),
     counts: { done: 0, failed: 0 },
     memory: windowMemory(defaultWindowBudget()),
     waitingSources: waitingSourcesEvery(pollMs, () =>
@@ -306,6 +310,7 @@ async function runJobWindow(
     client,
     knowledge: state.readings.knowledge,
     pii: source.pii,
+    neighbours: worker.neighbours.of(data.runId, data.source),
   };
   const ctx: SyncContext = {
     pool: worker.deps.pool,
