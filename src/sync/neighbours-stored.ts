@@ -9,8 +9,9 @@ import type { WindowedResource } from '../schemas/resource-names.js';
  * merges. What one window stored, committed, later windows need not send: an item the same
  * (identity: its JSON text) is inserted only when missing, and it is not.
  *
- * Bounded: at most MOST identities a resource, the first ones stored; past them, items are sent
- * as before. A long-lived worker keeps one per run and source it had windows of lately.
+ * Bounded: at most NEIGHBOURS_MOST identities a resource, the first ones stored; past them,
+ * items are sent as before. A long-lived worker keeps one per run and source it had windows of
+ * lately (RecentNeighbours).
  */
 export class NeighboursStored {
   private readonly stored = new Map<WindowedResource, Set<string>>();
