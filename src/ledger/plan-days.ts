@@ -114,57 +114,39 @@ async function reopenedDays(
 }
 
 /**
- * Of `days`, the items earlier runs stored of those they settled (done, whole or truncated): how
- * large the day's answer was, for the limit a run first asks it with (a hint, as emptyDays').
+ * What earlier runs left in the ledger of `days`, hints for how a run first asks them (never a
+ * verdict: the run settles each day on its own answers):
+ * - empty: days settled empty (done, whole, no item stored or rejected, not reopened since), asked
+ *   the widest request first (day-plan.ts, emptyFirst);
+ * - counts: the items stored of each day settled (done, whole or truncated), for the limit it is
+ *   first asked with (limit-steps.ts, hintedStartLimit).
  */
-export async function storedCounts(
+export async function daysBefore(
   db: Kysely<Database>,
   sourceId: string,
   resource: WindowedResource,
   days: readonly DayString[],
-): Promise<Map<DayString, number>> {
-  const sorted = [...days].sort();
-  const [from, to] = [sorted[0], sorted[sorted.length - 1]];
-  if (from === undefined || to === undefined) return new Map();
-  const rows = await db
-    .selectFrom('sync_windows')
-    .select(['day', 'item_count'])
-    .where('source_id', '=', sourceId)
-    .where('resource', '=', resource)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .where('status', '=', 'done')
-    .execute();
-  return new Map(rows.map((row) => [row.day, row.item_count]));
-}
-
-/**
- * Of `days`, those an earlier run settled empty: done, whole, with no item stored or rejected, not
- * reopened since. A hint only: such a day is asked the widest request first (day-plan.ts,
- * emptyFirst), and settled on what this run's answers show, never on the ledger's word.
- */
-export async function emptyDays(
-  db: Kysely<Database>,
-  sourceId: string,
-  resource: WindowedResource,
-  days: readonly DayString[],
-): Promise<Set<DayString>> {
+): Promise<{ empty: Set<DayString>; counts: Map<DayString, number> }> {
+  const empty = new Set<DayString>();
+  const counts = new Map<DayString, number>();
   const sorted = [...days].sort();
   const [first, last] = [sorted[0], sorted[sorted.length - 1]];
-  if (first === undefined || last === undefined) return new Set();
+  if (first === undefined || last === undefined) return { empty, counts };
   const rows = await db
     .selectFrom('sync_windows')
-    .select('day')
+    .select(['day', 'item_count', 'truncated', 'rejected_count', 'reopened_at'])
     .where('source_id', '=', sourceId)
     .where('resource', '=', resource)
     .where('day', '>=', first)
     .where('day', '<=', last)
     .where('status', '=', 'done')
-    .where('truncated', '=', false)
-    .where('item_count', '=', 0)
-    .where('rejected_count', '=', 0)
-    .where('reopened_at', 'is', null)
     .execute();
   const planned = new Set(days);
-  return new Set(rows.map((row) => row.day).filter((day) => planned.has(day)));
+  for (const row of rows) {
+    if (!planned.has(row.day)) continue;
+    counts.set(row.day, row.item_count);
+    if (!row.truncated && row.item_count === 0 && row.rejected_count === 0 && row.reopened_at === null)
+      empty.add(row.day);
+  }
+  return { empty, counts };
 }

@@ -16,10 +16,10 @@ export interface PlannedWindow<Source extends { name: string } = { name: string 
   resource: WindowedResource;
   day: DayString;
   startDay: DayString;
-  /** An earlier run settled the day empty (src/ledger/plan-days.ts, emptyDays). */
+  /** An earlier run settled the day empty (src/ledger/plan-days.ts, daysBefore). */
   emptyBefore?: boolean;
   /**
-   * Items earlier runs stored of the day (src/ledger/plan-days.ts, storedCounts): the limit it is
+   * Items earlier runs stored of the day (src/ledger/plan-days.ts, daysBefore): the limit it is
    * first asked with is raised above it. Absent: none known.
    */
   itemsBefore?: number;

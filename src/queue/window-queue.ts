@@ -32,7 +32,7 @@ export interface WindowJob {
   day: DayString;
   startDay: DayString;
   today: DayString;
-  /** An earlier run settled the day empty (src/ledger/plan-days.ts, emptyDays); absent: not known so. */
+  /** An earlier run settled the day empty (src/ledger/plan-days.ts, daysBefore); absent: not known so. */
   emptyBefore?: boolean;
   /** Items earlier runs stored of the day (PlannedWindow); absent: none known. */
   itemsBefore?: number;

@@ -12,7 +12,7 @@ import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
 import { describeReading } from '../extract/server-reading.js';
-import { emptyDays, planDays, storedCounts } from '../ledger/plan-days.js';
+import { daysBefore, planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
 import { windowKey } from '../ledger/verified.js';
 import type { Logger } from '../log/logger.js';
@@ -337,8 +337,7 @@ async function planWindows(
     for (const resource of WINDOWED_RESOURCES) {
       if (!resources.has(resource)) continue;
       const { days, startDay } = await planDays(deps.db, deps.settings, handle.name, resource, range, today);
-      const empty = await emptyDays(deps.db, handle.name, resource, days);
-      const counts = await storedCounts(deps.db, handle.name, resource, days);
+      const { empty, counts } = await daysBefore(deps.db, handle.name, resource, days);
       for (const day of days)
         plans.push({
           handle,
