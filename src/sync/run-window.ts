@@ -15,6 +15,7 @@ import { ensureSource } from '../load/sources.js';
 import { loadWindowItems, WINDOW_MERGE, type WindowLoad, windowMergeValues } from '../load/windowed.js';
 import type { Logger } from '../log/logger.js';
 import { protectPersonalData } from '../privacy/pii.js';
+import type { PlannedWindow } from '../queue/contract.js';
 import type { Rejected } from '../schemas/rejected.js';
 import { type WindowedResource, windowedItemSchemas } from '../schemas/resources.js';
 import type { DayString } from '../time/days.js';
@@ -24,13 +25,10 @@ import { driftInWindow, noteWindowDrift, windowDrift } from './schema-drift.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
 import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
 
-/** What the run's plan tells a window besides its day (PlannedWindow's hints). */
-export interface WindowPlan {
+/** What the run's plan tells a window besides its day: PlannedWindow's hints, and the run's today. */
+export type WindowPlan = Pick<PlannedWindow, 'startDay' | 'emptyBefore' | 'itemsBefore'> & {
   today: DayString;
-  startDay: DayString;
-  emptyBefore?: boolean;
-  itemsBefore?: number;
-}
+};
 
 /**
  * One window: fetch the day, validate each item, then in ONE transaction load its items, their

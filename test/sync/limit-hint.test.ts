@@ -4,14 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, WindowQuery } from '../../src/api/api-client.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
+import { BUSY, BUSY_NIGHT, BUSY_RANGE, learnedBusyDay } from '../helpers/busy-day.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst, TEST_SETTINGS } from '../helpers/sync-harness.js';
-
-const FROM = '2026-03-01';
-const TO = '2026-03-16';
-const NIGHT = new Date('2026-03-20T03:00:00.000Z');
-const BUSY = 1_500;
 
 /** The client, recording every windowed request it sends. */
 function recording(asked: { resource: string; query: WindowQuery }[]) {
@@ -31,20 +27,7 @@ describe('the limit a day is first asked with, from what earlier runs stored of 
 
   beforeAll(async () => {
     t = await createTestDatabase();
-    // No cap below the client's ceiling: the busy day is served whole at a limit above it.
-    sim = await startSimulator({
-      seed: 5,
-      from: FROM,
-      to: TO,
-      cap: 10_000,
-      volume: { busyDayFeedback: BUSY },
-    });
-    busyDay = sim.truth().meta.busyDay as string;
-    const first = await runAgainst(t, sim, {
-      now: NIGHT,
-      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
-    });
-    expect(first.status).toBe('ok');
+    ({ sim, busyDay } = await learnedBusyDay(t));
   });
   afterAll(async () => {
     await sim.stop();
@@ -54,8 +37,8 @@ describe('the limit a day is first asked with, from what earlier runs stored of 
   it('asks a day of 1,500 stored items above them at once when read again, and stores it whole', async () => {
     const asked: { resource: string; query: WindowQuery }[] = [];
     const again = await runAgainst(t, sim, {
-      now: NIGHT,
-      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+      now: BUSY_NIGHT,
+      request: { trigger: 'backfill', range: BUSY_RANGE },
       wrapClient: recording(asked),
     });
     expect(again.status).toBe('ok');
@@ -76,8 +59,8 @@ describe('the limit a day is first asked with, from what earlier runs stored of 
   it('asks the days of a resource earlier runs stored few items of with the first limit', async () => {
     const asked: { resource: string; query: WindowQuery }[] = [];
     await runAgainst(t, sim, {
-      now: NIGHT,
-      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
+      now: BUSY_NIGHT,
+      request: { trigger: 'backfill', range: BUSY_RANGE },
       wrapClient: recording(asked),
     });
     const survey = asked.filter(({ resource }) => resource === 'survey');

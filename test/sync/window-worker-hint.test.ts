@@ -3,19 +3,17 @@ import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueSchema } from '../../src/db/bookkeeping.js';
 import { sendWindowJobs } from '../../src/queue/window-queue.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
+import { BUSY, BUSY_RANGE, learnedBusyDay } from '../helpers/busy-day.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { openMainQueue, startSyncRun, startWorker, TEST_QUEUE_SETTINGS } from '../helpers/queue-harness.js';
-import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
+import { simulatorSource } from '../helpers/sync-harness.js';
 
 /**
  * A queued window of a day earlier runs stored many items of is first asked above them, as in
  * process (test/sync/limit-hint.test.ts): the job carries the planner's hint (itemsBefore), and the
  * worker asks the day once where, without it, it asks with the first limit and again.
  */
-const FROM = '2026-03-01';
-const TO = '2026-03-16';
-const BUSY = 1_500;
 
 describe("a worker's window of a busy day", () => {
   let t: TestDatabase;
@@ -25,20 +23,7 @@ describe("a worker's window of a busy day", () => {
 
   beforeAll(async () => {
     t = await createTestDatabase();
-    sim = await startSimulator({
-      seed: 5,
-      from: FROM,
-      to: TO,
-      cap: 10_000,
-      volume: { busyDayFeedback: BUSY },
-    });
-    busyDay = sim.truth().meta.busyDay as string;
-    // The server's reading is learned and stored, as for any later run.
-    const first = await runAgainst(t, sim, {
-      now: new Date('2026-03-20T03:00:00.000Z'),
-      request: { trigger: 'backfill', range: { from: FROM, to: TO } },
-    });
-    expect(first.status).toBe('ok');
+    ({ sim, busyDay } = await learnedBusyDay(t));
     boss = await openMainQueue(t, { slots: 2 });
   });
   afterAll(async () => {
@@ -65,7 +50,7 @@ describe("a worker's window of a busy day", () => {
     });
     try {
       const runWith = async (itemsBefore: number | undefined) => {
-        const { job } = await startSyncRun(t, { startDay: FROM, today: '2026-03-20' });
+        const { job } = await startSyncRun(t, { startDay: BUSY_RANGE.from, today: '2026-03-20' });
         const data = itemsBefore === undefined ? job(busyDay) : { ...job(busyDay), itemsBefore };
         const [id] = await sendWindowJobs(boss, 'sync', [data], TEST_QUEUE_SETTINGS);
         await expect.poll(() => requestsOf(id), { timeout: 15_000 }).toBeGreaterThan(0);
