@@ -48,6 +48,11 @@ interface ReadingMoves {
   earlier?: Reach;
   /** The run started from a reading earlier runs learned: even a whole day's move is a change. */
   stored: boolean;
+  /**
+   * The sides earlier runs' answers gave evidence of: a side the run learns from nothing proves a
+   * bound inclusive (a whole day's move) as often as a server changes it.
+   */
+  storedSides: { start: boolean; end: boolean };
   /** A zone's shift of each side that a cut answer showed, until an answer not cut holds to it (noteShift). */
   pendingShift?: { start: number; end: number };
 }
@@ -333,7 +338,12 @@ function freshBound(heldBefore: boolean): BoundItems {
  * steady server again and reads its days twice.
  */
 export function learnedThisRun(reading: ServerReading): void {
-  movesOf.set(reading, { start: freshBound(false), end: freshBound(false), stored: false });
+  movesOf.set(reading, {
+    start: freshBound(false),
+    end: freshBound(false),
+    stored: false,
+    storedSides: { start: false, end: false },
+  });
 }
 
 /** Whether `reading` came from earlier runs' answers, not from another worker of this run (learnedThisRun). */
@@ -367,7 +377,7 @@ function heldNear(bound: BoundItems, from: number, to: number): boolean {
 /**
  * Whether a bound moved inward by hours: a server's zone changed, or a bound turned inclusive. A
  * run learning from nothing proves a bound inclusive (a whole day) as often as a server changes
- * it, so there a whole day counts only on a reading learned by earlier runs (`stored`).
+ * it, so there a whole day counts only on a side earlier runs learned (`stored`).
  */
 function movedBy(inward: number, stored: boolean): boolean {
   return inward >= MOVED_MS && (stored || inward % DAY_MS !== 0);
@@ -385,12 +395,13 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
     start: freshBound(before.startMs !== null),
     end: freshBound(before.endMs !== null),
     stored: before.startMs !== null || before.endMs !== null,
+    storedSides: { start: before.startMs !== null, end: before.endMs !== null },
   };
   movesOf.set(reading, moves);
   const now = evidenceReach(reading);
   const inward = { start: (before.startMs ?? 0) - now.startMs, end: now.endMs - (before.endMs ?? 0) };
-  const startMoved = before.startMs !== null && movedBy(inward.start, moves.stored);
-  const endMoved = before.endMs !== null && movedBy(inward.end, moves.stored);
+  const startMoved = before.startMs !== null && movedBy(inward.start, moves.storedSides.start);
+  const endMoved = before.endMs !== null && movedBy(inward.end, moves.storedSides.end);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
   // Moved after many items held to the hours it gave up: the server changed, not the run's learning.
   const band = { start: Math.min(inward.start, HELD_BAND_MOST), end: Math.min(inward.end, HELD_BAND_MOST) };
@@ -410,27 +421,41 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
   if (startMoved || before.startMs === null) moves.start = freshBound(false);
   if (endMoved || before.endMs === null) moves.end = freshBound(false);
-  if (answer.mayBeCut) return;
-  // Only items a band may hold: the bounds only move inward, so those farther never will be.
+  // Only items a band may hold: the bounds only move inward, so those farther never will be. A
+  // cut answer holds to the bound on the side its order keeps (newest first: the end), as one
+  // not cut does: a busy source's answers are all cut, and its end, held to by their newest
+  // items, moving by a zone's hours is a deploy, not the run learning.
   const { headMs, tailMs } = reading;
-  if (headMs !== null)
+  if (headMs !== null && (!answer.mayBeCut || answer.kept === 'start'))
     tally(
       moves.start.counts,
       answer.heads.filter((head) => head < headMs + HELD_BAND_MOST),
     );
-  if (tailMs !== null)
+  if (tailMs !== null && (!answer.mayBeCut || answer.kept === 'end'))
     tally(
       moves.end.counts,
       answer.tails.filter((tail) => tail > tailMs - HELD_BAND_MOST),
     );
 }
 
+/**
+ * The side a cut answer still holds whole: listed by dt in the order every answer of the run came
+ * in, a cut drops the other end's items only (oldest first: the newest go, the start is kept).
+ */
+function keptSide(reading: ServerReading, times: readonly number[]): 'start' | 'end' | undefined {
+  const order = orderOf(times);
+  if (order !== reading.order) return undefined;
+  return order === 'oldest-first' ? 'start' : order === 'newest-first' ? 'end' : undefined;
+}
+
 /** An answer as noteMoves sees it: its items against its startdate and enddate midnights. */
 interface MovingAnswer {
   heads: number[];
   tails: number[];
-  /** As large as any answer before it: its items at an end hold to no bound. */
+  /** As large as any answer before it: its items hold to no bound but the side it keeps. */
   mayBeCut: boolean;
+  /** The side a cut answer keeps whole (keptSide). */
+  kept?: 'start' | 'end';
   /** Not cut: below the request's limit and any cap the run knows. */
   whole: boolean;
 }
@@ -768,7 +793,14 @@ export function learnFromResponse(
     if (reading.headMs === null || head < reading.headMs) reading.headMs = head;
     if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
   }
-  noteMoves(reading, before, { heads, tails, mayBeCut, whole: !(cut ?? mayBeCut) });
+  const kept = mayBeCut ? keptSide(reading, times) : undefined;
+  noteMoves(reading, before, {
+    heads,
+    tails,
+    mayBeCut,
+    whole: !(cut ?? mayBeCut),
+    ...(kept ? { kept } : {}),
+  });
   if (twoReadings(reading)) runAnswers(reading).mixed = true;
   return learnFromAnswer(reading, items, times);
 }

@@ -167,6 +167,27 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
   });
 
+  it("a busy source's cut answers, newest first, hold its end: an end hours later is a deploy, and requests still hold the day the earlier way", () => {
+    // Inclusive bounds on a server 5.5 h ahead of UTC: its day runs from 18:30 to 18:30 UTC.
+    const [oldStart, oldEnd] = [-5.5 * HOUR, 18.5 * HOUR];
+    const newestFirst = (range: DayRange, startMs: number, endMs: number) =>
+      served(range, startMs, endMs, 10).reverse().slice(0, 60);
+    const reading = emptyReading();
+    // Every answer is cut at 60 (a cap): only its newest items, which hold to the end, are the day's.
+    for (const day of [addDays(DAY, -6), addDays(DAY, -5), addDays(DAY, -4), addDays(DAY, -3)]) {
+      const range = requestFor(day, reading);
+      learnFromResponse(reading, range, newestFirst(range, oldStart, oldEnd), true);
+    }
+    expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 1));
+    // A deploy moved its zone to 5 h behind UTC: its day now ends at 05:00 the next day. The
+    // evidence alone asks (D-1, D), which the old reading, still answering in a rolling deploy,
+    // serves only to 18:30 of D.
+    const range = requestFor(addDays(DAY, -2), reading);
+    learnFromResponse(reading, range, newestFirst(range, 5 * HOUR, 29 * HOUR), true);
+    expect(requestFor(DAY, { ...reading }).enddate).toBe(DAY);
+    expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 1));
+  });
+
   it('a start learned from a few items far inside it moves by hours as the run learns: no wider requests', () => {
     const reading = learnedUtc();
     // A day whose first items came after 11:30 (a sparse morning), 12 of them within the 11 hours after.

@@ -88,9 +88,12 @@ describe('the wide search of servers whose reading changes while the tool reads'
     // Before the cut canary (reading-session.ts, CutCanary) and a cut half short of the day's
     // items seen taken as short: 22 days short, 5 flags lost (16 cases); with it, 6 and 1, all
     // under rolling deploys whose one proof at the run's end the old reading answered by chance;
-    // asked twice in a row there (day-plan.ts, proveRun), 3 and 0. Left: rolling deploys on a cap of
-    // 60 (seeds 500148, 500211) that began as the run learned the server: its reading holds one
-    // bound from each, and the canary was taken under the new one.
+    // asked twice in a row there (day-plan.ts, proveRun), 3 and 0. With a busy source's cut answers
+    // holding its end by their newest items (server-reading.ts, keptSide): 2 (seed 500148 no longer
+    // short). Left: a rolling deploy on a cap of 60, newest first, instants refused (seed 500211),
+    // that began as the run learned the server: the end the old reading's answers held stays the
+    // reading's, the new one's end came 2 h earlier (which no item of it can show), and the
+    // canary was taken under the new one, so every proof agrees.
     const tally = zoneMoveSearch(648, 500000);
     console.info(
       `zone moves on capped sources (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
@@ -99,7 +102,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     const flapping = (day: string) => day.includes(' flapping ');
     expect(tally.short.filter((day) => !flapping(day))).toEqual([]);
     expect(tally.lostFlags.filter((day) => !flapping(day))).toEqual([]);
-    expect(tally.short.length).toBeLessThanOrEqual(3);
+    expect(tally.short.length).toBeLessThanOrEqual(2);
     expect(tally.lostFlags).toEqual([]);
   }, 600_000);
 });
