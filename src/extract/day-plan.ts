@@ -51,6 +51,8 @@ import {
   atCap,
   atNewCap,
   atRaisedCap,
+  boundProofs,
+  boundStale,
   covers,
   cutSparesDay,
   type DayRange,
@@ -727,7 +729,7 @@ function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
   const { knowledge } = state;
   return proveOnce(
     sessionOf(knowledge),
-    (day) => requestFor(day, knowledge.reading),
+    () => knowledge.reading,
     (range) => ask(state, range),
     (count) => isCut(count, state.limit, knowledge.reading),
   );
@@ -797,7 +799,7 @@ export function* planRunProof(
   const failedBefore = session.proofs.failed;
   const reopened = yield* proveRun(
     session,
-    (day) => requestFor(day, knowledge.reading),
+    () => knowledge.reading,
     (range) => ask(state, range),
     (count) => isCut(count, state.limit, knowledge.reading),
   );
@@ -1217,7 +1219,7 @@ function partitionByDay(
  */
 function* proveOnce(
   session: ReadingSession,
-  requestFor: (day: DayString) => DayRange,
+  reading: () => ServerReading,
   ask: (range: DayRange) => Plan<unknown[]>,
   cut: (count: number) => boolean,
 ): Plan<ProofVerdict | 'no canary'> {
@@ -1226,9 +1228,14 @@ function* proveOnce(
   const proving = startProof(session);
   let verdict: ProofVerdict;
   if ('whole' in asked) {
-    const answer = yield* ask(requestFor(asked.whole.day));
+    const answer = yield* ask(requestFor(asked.whole.day, reading()));
     verdict = proofVerdict(asked.whole, answer, cut(answer.length));
   } else verdict = cutProofVerdict(asked.cut, yield* ask(asked.cut.range), cut);
+  // After a stale verdict (a server that changed, perhaps still answering both ways), the canary
+  // may have come from the new reading and the bounds from the old: the bound's item too.
+  if (verdict === 'holds' && session.turbulent)
+    for (const bound of boundProofs(reading()))
+      if (boundStale(bound, yield* ask(bound.range))) verdict = 'stale';
   proofAnswered(session, proving, verdict, 'whole' in asked ? 'whole' : 'cut');
   return verdict;
 }
@@ -1239,7 +1246,7 @@ function* proveOnce(
  */
 function* proveRun(
   session: ReadingSession,
-  requestFor: (day: DayString) => DayRange,
+  reading: () => ServerReading,
   ask: (range: DayRange) => Plan<unknown[]>,
   cut: (count: number) => boolean,
 ): Plan<DayString[]> {
@@ -1249,7 +1256,7 @@ function* proveRun(
   const asked = proofCanary(session);
   if (asked !== undefined && 'cut' in asked) session.turbulent = true;
   for (let asks = 0; asks < 3 && session.unproved.length > 0; asks++) {
-    const verdict = yield* proveOnce(session, requestFor, ask, cut);
+    const verdict = yield* proveOnce(session, reading, ask, cut);
     if (verdict !== 'holds') break;
   }
   return takeReopened(session);

@@ -405,15 +405,22 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
   // Moved after many items held to the hours it gave up: the server changed, not the run's learning.
   const band = { start: Math.min(inward.start, HELD_BAND_MOST), end: Math.min(inward.end, HELD_BAND_MOST) };
-  const startChanged =
-    startMoved && heldNear(moves.start, before.startMs ?? 0, (before.startMs ?? 0) + band.start);
-  const endChanged = endMoved && heldNear(moves.end, (before.endMs ?? 0) - band.end, before.endMs ?? 0);
+  const startBand: [number, number] = [before.startMs ?? 0, (before.startMs ?? 0) + band.start];
+  const endBand: [number, number] = [(before.endMs ?? 0) - band.end, before.endMs ?? 0];
+  const startChanged = startMoved && heldNear(moves.start, ...startBand);
+  const endChanged = endMoved && heldNear(moves.end, ...endBand);
   if (startChanged) earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
   if (endChanged) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
-  const shift = noteShift(moves, reading, answer, {
-    start: startChanged ? inward.start : 0,
-    end: endChanged ? inward.end : 0,
-  });
+  const shift = noteShift(
+    moves,
+    reading,
+    answer,
+    { start: startChanged ? inward.start : 0, end: endChanged ? inward.end : 0 },
+    {
+      start: startChanged && countIn(moves.start.counts, ...startBand) >= HELD_TO,
+      end: endChanged && countIn(moves.end.counts, ...endBand) >= HELD_TO,
+    },
+  );
   if (shift.start > 0)
     earlier.endMs = Math.min(earlier.endMs, Math.max(EARLIEST_END_MS, now.endMs - shift.start));
   if (shift.end > 0)
@@ -468,14 +475,18 @@ interface MovingAnswer {
  * which sparse items can show as a little less), the requests reach as much further past the
  * other end (never past what the widest request holds): at once where an
  * answer not cut moved it; where a cut one did (a cut shows a bound only as far as it reaches),
- * once an answer not cut holds items within an hour of the moved bound. Returns the shift of each
- * side to apply now, by how far that side moved (`moved`, 0 for none).
+ * once an answer not cut holds items within an hour of the moved bound, unless this run's own
+ * items held the bound (`heldByItems`): an item past a bound they proved tight shows a move of at
+ * least as far, whatever the answer's cut (a stored bound, taken as held, may be one a busy
+ * source's cut answers never showed tight). Returns the shift of each side to apply now, by how
+ * far that side moved (`moved`, 0 for none).
  */
 function noteShift(
   moves: ReadingMoves,
   reading: ServerReading,
   answer: MovingAnswer,
   moved: { start: number; end: number },
+  heldByItems: { start: boolean; end: boolean },
 ): { start: number; end: number } {
   // `moved` is non-zero only for a bound held to (noteMoves), in a run's own learning too: a
   // queued worker that saw a new zone's start, but not its end, settled days on answers that
@@ -485,11 +496,15 @@ function noteShift(
   pending.start = Math.max(pending.start, zone(moved.start));
   pending.end = Math.max(pending.end, zone(moved.end));
   moves.pendingShift = pending;
-  if (!answer.whole) return { start: 0, end: 0 };
   const { headMs, tailMs } = reading;
+  const startHeld = answer.whole || heldByItems.start;
+  const endHeld = answer.whole || heldByItems.end;
   const shift = {
-    start: headMs !== null && answer.heads.some((head) => head < headMs + HOUR_MS) ? pending.start : 0,
-    end: tailMs !== null && answer.tails.some((tail) => tail > tailMs - HOUR_MS) ? pending.end : 0,
+    start:
+      startHeld && headMs !== null && answer.heads.some((head) => head < headMs + HOUR_MS)
+        ? pending.start
+        : 0,
+    end: endHeld && tailMs !== null && answer.tails.some((tail) => tail > tailMs - HOUR_MS) ? pending.end : 0,
   };
   if (shift.start > 0) pending.start = 0;
   if (shift.end > 0) pending.end = 0;
@@ -790,8 +805,14 @@ export function learnFromResponse(
     const tail = time - end;
     heads.push(head);
     tails.push(tail);
-    if (reading.headMs === null || head < reading.headMs) reading.headMs = head;
-    if (reading.tailMs === null || tail > reading.tailMs) reading.tailMs = tail;
+    if (reading.headMs === null || head < reading.headMs) {
+      reading.headMs = head;
+      restsOn(reading).start = { time, offset: head };
+    }
+    if (reading.tailMs === null || tail > reading.tailMs) {
+      reading.tailMs = tail;
+      restsOn(reading).end = { time, offset: tail };
+    }
   }
   const kept = mayBeCut ? keptSide(reading, times) : undefined;
   noteMoves(reading, before, {
@@ -803,6 +824,66 @@ export function learnFromResponse(
   });
   if (twoReadings(reading)) runAnswers(reading).mixed = true;
   return learnFromAnswer(reading, items, times);
+}
+
+/** The item one bound of the evidence rests on: its time, and the head or tail it set. */
+interface BoundItem {
+  time: number;
+  offset: number;
+}
+
+/** Run-local, beside the reading as its moves are: the items its bounds rest on. */
+const boundItemsOf = new WeakMap<ServerReading, { start?: BoundItem; end?: BoundItem }>();
+
+function restsOn(reading: ServerReading): { start?: BoundItem; end?: BoundItem } {
+  const items = boundItemsOf.get(reading) ?? {};
+  boundItemsOf.set(reading, items);
+  return items;
+}
+
+/** A request that re-asks the item a bound of the reading rests on (boundProofs). */
+export interface BoundProof {
+  range: DayRange;
+  time: number;
+  side: 'start' | 'end';
+}
+
+/**
+ * The requests that ask again the items the reading's bounds rest on, each with its day's request
+ * under the reading: on the side the server's order keeps in a cut answer (newest first: the end;
+ * oldest first: the start); none where it lists in no order. A rolling deploy at a run's start leaves a reading whose bound the old reading's
+ * items set beside a canary the new one answered: every proof agrees with the canary, and a new
+ * reading whose day ends earlier (which no item of it can show) answers each day hours short.
+ * The bound's own item asked again is not served by such a server.
+ */
+export function boundProofs(reading: ServerReading): BoundProof[] {
+  const { order } = reading;
+  // In no order a cut answer keeps neither, and a quiet one's whole answers prove little: a bound
+  // asked again there (both sides) turned a search's rolling deploy onto a path that settled a
+  // quiet day short, so only a listed server's kept side is asked.
+  const sides: ('start' | 'end')[] =
+    order === 'newest-first' ? ['end'] : order === 'oldest-first' ? ['start'] : [];
+  const proofs: BoundProof[] = [];
+  for (const side of sides) {
+    const item = boundItemsOf.get(reading)?.[side];
+    const offset = side === 'end' ? reading.tailMs : reading.headMs;
+    if (item === undefined || item.offset !== offset) continue;
+    const range = requestFor(dayOfTime(item.time), reading);
+    if (heldWhole(range, reading, item.time)) proofs.push({ range, time: item.time, side });
+  }
+  return proofs;
+}
+
+/**
+ * Whether the answer to a bound proof shows the server no longer serves as far as the bound: its
+ * item missing, and the answer's first item in the order the side keeps (the newest, for the
+ * end) short of it. An item that went is missing too, inside what was served: not stale.
+ */
+export function boundStale(proof: BoundProof, answer: readonly unknown[]): boolean {
+  const times = answer.map(itemTime).filter((time): time is number => time !== undefined);
+  if (times.includes(proof.time)) return false;
+  if (times.length === 0) return true;
+  return proof.side === 'end' ? Math.max(...times) < proof.time : Math.min(...times) > proof.time;
 }
 
 /**

@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   atCap,
   atRaisedCap,
+  type BoundProof,
+  boundProofs,
+  boundStale,
   covers,
   type DayRange,
   emptyReading,
@@ -156,6 +159,24 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
   });
 
+  it("a start this run's own items held, moved by hours in a cut answer, moves the end as far at once", () => {
+    const reading = learnedUtc();
+    for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
+      const range = requestFor(day, reading);
+      learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10), false);
+    }
+    // A deploy moved the zone 5.5 h east; the first answer after it is cut, newest first, and
+    // reaches back only 1.5 h before the old start: the move is at least that, so the day's end
+    // came at least that much earlier too, which no item can show.
+    const range = requestFor(addDays(DAY, -1), reading);
+    const answer = served(range, AHEAD.startMs, AHEAD.endMs, 10).reverse();
+    const cut = answer.filter(
+      (item) => Date.parse(item.dt) >= midnight(range.startdate) + UTC.startMs - 1.5 * HOUR,
+    );
+    learnFromResponse(reading, range, cut, true);
+    expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 2));
+  });
+
   it('a start that fewer than ten items held to within an hour, but many within the hours it moves by, moves the end as far', () => {
     const reading = learnedUtc();
     // One whole answer, an item every 7 minutes: 9 within the start's first hour, 18 within two.
@@ -238,6 +259,74 @@ describe('a reading that moves while the run reads', () => {
     const range = requestFor(addDays(DAY, -1), reading);
     learnFromResponse(reading, range, served(range, UTC.startMs, 24 * HOUR, 10).slice(-50));
     expect(requestFor(DAY, reading)).toEqual({ startdate: addDays(DAY, -1), enddate: DAY });
+  });
+});
+
+describe('the item a bound of the reading rests on, asked again', () => {
+  /** Exclusive UTC bounds learned from answers cut at 60, newest first: their newest items hold the end. */
+  function learnedNewestFirst(): ServerReading {
+    const reading = emptyReading();
+    for (const day of [addDays(DAY, -6), addDays(DAY, -5), addDays(DAY, -4), addDays(DAY, -3)]) {
+      const range = requestFor(day, reading);
+      learnFromResponse(
+        reading,
+        range,
+        served(range, UTC.startMs, UTC.endMs, 10).reverse().slice(0, 60),
+        true,
+      );
+    }
+    return reading;
+  }
+
+  it('newest first, is the item that set the end: the latest against its enddate, its day asked under the reading', () => {
+    const reading = learnedNewestFirst();
+    const proof = boundProofs(reading)[0] as BoundProof;
+    expect(proof.side).toBe('end');
+    // The first answer's newest item, 10 minutes before its enddate's midnight: none later since.
+    const first = requestFor(addDays(DAY, -6), emptyReading());
+    expect(proof.time).toBe(midnight(first.enddate) - 10 * 60_000);
+    const day = new Date(proof.time).toISOString().slice(0, 10) as DayString;
+    expect(proof.range).toEqual(requestFor(day, reading));
+    expect(heldWhole(proof.range, reading, proof.time)).toBe(true);
+  });
+
+  it('a server that holds still serves it again; one whose day now ends 2 h earlier does not', () => {
+    const reading = learnedNewestFirst();
+    const proof = boundProofs(reading)[0] as BoundProof;
+    const steady = served(proof.range, UTC.startMs, UTC.endMs, 10).reverse().slice(0, 60);
+    expect(boundStale(proof, steady)).toBe(false);
+    const earlier = served(proof.range, UTC.startMs - 2 * HOUR, UTC.endMs - 2 * HOUR, 10)
+      .reverse()
+      .slice(0, 60);
+    expect(boundStale(proof, earlier)).toBe(true);
+    expect(boundStale(proof, [])).toBe(true);
+  });
+
+  it('an item that went, inside what the answer served, is no stale reading', () => {
+    const reading = learnedNewestFirst();
+    const proof = boundProofs(reading)[0] as BoundProof;
+    const later = { dt: new Date(proof.time + 5 * 60_000).toISOString() };
+    const rest = served(proof.range, UTC.startMs, UTC.endMs, 10)
+      .reverse()
+      .filter((item) => Date.parse(item.dt) !== proof.time)
+      .slice(0, 59);
+    expect(boundStale(proof, [later, ...rest])).toBe(false);
+  });
+
+  it('none for a server in no order, where a cut answer keeps neither end', () => {
+    const reading = learnedNewestFirst();
+    reading.order = 'unordered';
+    expect(boundProofs(reading)).toEqual([]);
+  });
+
+  it('none once the bound moved past the item, until an item sets it again', () => {
+    const reading = learnedNewestFirst();
+    // The reading forgotten as stale: its bounds are learned again from nothing.
+    Object.assign(reading, { headMs: null, tailMs: null });
+    expect(boundProofs(reading)).toEqual([]);
+    const range = requestFor(addDays(DAY, -2), reading);
+    learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10).reverse().slice(0, 60), true);
+    expect(boundProofs(reading)[0]?.time).toBe(midnight(range.enddate) - 10 * 60_000);
   });
 });
 

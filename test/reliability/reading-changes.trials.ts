@@ -84,25 +84,24 @@ describe('the wide search of servers whose reading changes while the tool reads'
     expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
   }, 600_000);
 
-  it('648 server days moved on sources capped at 60 to 150: none short after a deploy or a restart; the rolling deploys that still are, counted', () => {
+  it('648 server days moved on sources capped at 60 to 150: none short after a deploy, a rolling deploy or a restart', () => {
     // Before the cut canary (reading-session.ts, CutCanary) and a cut half short of the day's
     // items seen taken as short: 22 days short, 5 flags lost (16 cases); with it, 6 and 1, all
     // under rolling deploys whose one proof at the run's end the old reading answered by chance;
     // asked twice in a row there (day-plan.ts, proveRun), 3 and 0. With a busy source's cut answers
-    // holding its end by their newest items (server-reading.ts, keptSide): 2 (seed 500148 no longer
-    // short). Left: a rolling deploy on a cap of 60, newest first, instants refused (seed 500211),
-    // that began as the run learned the server: the end the old reading's answers held stays the
-    // reading's, the new one's end came 2 h earlier (which no item of it can show), and the
-    // canary was taken under the new one, so every proof agrees.
+    // holding its end by their newest items (server-reading.ts, keptSide): 2, of one case (seed
+    // 500211: a rolling deploy moved the day 2 h earlier as the run learned the server, newest
+    // first, instants refused; the end the old reading's items set stayed the reading's, and the
+    // canary came from the new reading, so every proof agreed). With a proof after a stale verdict
+    // or on a cut canary asking the item the reading's kept bound rests on (day-plan.ts, proveOnce)
+    // and a bound this run's items held moved by a cut answer shifting the other at once
+    // (server-reading.ts, noteShift): 0, at 4.05 requests a day (3.95 before).
     const tally = zoneMoveSearch(648, 500000);
     console.info(
       `zone moves on capped sources (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     for (const day of tally.short) console.info(`  short: ${day}`);
-    const flapping = (day: string) => day.includes(' flapping ');
-    expect(tally.short.filter((day) => !flapping(day))).toEqual([]);
-    expect(tally.lostFlags.filter((day) => !flapping(day))).toEqual([]);
-    expect(tally.short.length).toBeLessThanOrEqual(2);
+    expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 600_000);
 });
