@@ -145,13 +145,18 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 1));
   });
 
-  it('a run learning from nothing whose start many items held to moves by hours moves the end as far', () => {
+  /** Learned from nothing, then two whole answers hold items within an hour of the start: the server's, not a guess. */
+  function heldUtc(): ServerReading {
     const reading = learnedUtc();
-    // Two whole answers hold items within an hour of the start: it is the server's, not a guess.
     for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
       const range = requestFor(day, reading);
       learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10), false);
     }
+    return reading;
+  }
+
+  it('a run learning from nothing whose start many items held to moves by hours moves the end as far', () => {
+    const reading = heldUtc();
     // A deploy moved the server's zone 5.5 h east: its day ends 5.5 h before UTC's now, which no
     // item can show; a request that ends where the old zone's did would leave that much out.
     const range = requestFor(addDays(DAY, -1), reading);
@@ -160,11 +165,7 @@ describe('a reading that moves while the run reads', () => {
   });
 
   it("a start this run's own items held, moved by hours in a cut answer, moves the end as far at once", () => {
-    const reading = learnedUtc();
-    for (const day of [addDays(DAY, -3), addDays(DAY, -2)]) {
-      const range = requestFor(day, reading);
-      learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10), false);
-    }
+    const reading = heldUtc();
     // A deploy moved the zone 5.5 h east; the first answer after it is cut, newest first, and
     // reaches back only 1.5 h before the old start: the move is at least that, so the day's end
     // came at least that much earlier too, which no item can show.
