@@ -34,6 +34,7 @@ import {
   offerCutCanary,
   type ProofVerdict,
   proofAnswered,
+  proofAsksMore,
   proofCanary,
   proofVerdict,
   provedBefore,
@@ -1234,8 +1235,10 @@ function* proveOnce(
   // After a stale verdict (a server that changed, perhaps still answering both ways), the canary
   // may have come from the new reading and the bounds from the old: the bound's item too.
   if (verdict === 'holds' && session.turbulent)
-    for (const bound of boundProofs(reading()))
+    for (const bound of boundProofs(reading())) {
+      proofAsksMore(session);
       if (boundStale(bound, yield* ask(bound.range))) verdict = 'stale';
+    }
   proofAnswered(session, proving, verdict, 'whole' in asked ? 'whole' : 'cut');
   return verdict;
 }

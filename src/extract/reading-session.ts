@@ -360,6 +360,11 @@ export function canaryDay(session: ReadingSession): DayString | undefined {
   return asked === undefined ? undefined : 'cut' in asked ? asked.cut.day : asked.whole.day;
 }
 
+/** A proof asks one more request (the item a bound rests on: day-plan.ts, proveOnce). */
+export function proofAsksMore(session: ReadingSession): void {
+  session.proofs.requests += 1;
+}
+
 /** What a proof holds: the days it proves, taken as it is asked (days settled meanwhile wait for the next). */
 export function startProof(session: ReadingSession): DayString[] {
   session.sinceProof = 0;
