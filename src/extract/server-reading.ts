@@ -46,7 +46,7 @@ interface ReadingMoves {
   end: BoundItems;
   /** How far requests of the earlier readings reach, on the sides that moved. */
   earlier?: Reach;
-  /** The run started from a reading earlier runs learned: even a whole day's move is a change. */
+  /** The run started from a reading earlier runs learned (earlierRunsReading). */
   stored: boolean;
   /**
    * The sides earlier runs' answers gave evidence of: a side the run learns from nothing proves a
