@@ -52,7 +52,7 @@ import {
   atCap,
   atNewCap,
   atRaisedCap,
-  boundProofs,
+  boundProof,
   boundStale,
   covers,
   cutSparesDay,
@@ -1234,11 +1234,11 @@ function* proveOnce(
   } else verdict = cutProofVerdict(asked.cut, yield* ask(asked.cut.range), cut);
   // After a stale verdict (a server that changed, perhaps still answering both ways), the canary
   // may have come from the new reading and the bounds from the old: the bound's item too.
-  if (verdict === 'holds' && session.turbulent)
-    for (const bound of boundProofs(reading())) {
-      proofAsksMore(session);
-      if (boundStale(bound, yield* ask(bound.range))) verdict = 'stale';
-    }
+  const bound = verdict === 'holds' && session.turbulent ? boundProof(reading()) : undefined;
+  if (bound !== undefined) {
+    proofAsksMore(session);
+    if (boundStale(bound, yield* ask(bound.range))) verdict = 'stale';
+  }
   proofAnswered(session, proving, verdict, 'whole' in asked ? 'whole' : 'cut');
   return verdict;
 }

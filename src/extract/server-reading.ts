@@ -369,9 +369,13 @@ function countIn(counts: Map<number, number>, from: number, to: number): number 
   return count;
 }
 
-/** Whether HELD_TO items held to a bound within [from, to), the band inside it. */
-function heldNear(bound: BoundItems, from: number, to: number): boolean {
-  return bound.heldBefore || countIn(bound.counts, from, to) >= HELD_TO;
+/**
+ * Whether a bound was held to within [from, to), the band inside it: by earlier runs, or by
+ * HELD_TO of this run's own items (`byItems`).
+ */
+function heldNear(bound: BoundItems, from: number, to: number): { held: boolean; byItems: boolean } {
+  const byItems = countIn(bound.counts, from, to) >= HELD_TO;
+  return { held: bound.heldBefore || byItems, byItems };
 }
 
 /**
@@ -407,8 +411,10 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   const band = { start: Math.min(inward.start, HELD_BAND_MOST), end: Math.min(inward.end, HELD_BAND_MOST) };
   const startBand: [number, number] = [before.startMs ?? 0, (before.startMs ?? 0) + band.start];
   const endBand: [number, number] = [(before.endMs ?? 0) - band.end, before.endMs ?? 0];
-  const startChanged = startMoved && heldNear(moves.start, ...startBand);
-  const endChanged = endMoved && heldNear(moves.end, ...endBand);
+  const startHeld = heldNear(moves.start, ...startBand);
+  const endHeld = heldNear(moves.end, ...endBand);
+  const startChanged = startMoved && startHeld.held;
+  const endChanged = endMoved && endHeld.held;
   if (startChanged) earlier.startMs = Math.max(earlier.startMs, before.startMs ?? 0);
   if (endChanged) earlier.endMs = Math.min(earlier.endMs, before.endMs ?? 0);
   const shift = noteShift(
@@ -416,10 +422,7 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
     reading,
     answer,
     { start: startChanged ? inward.start : 0, end: endChanged ? inward.end : 0 },
-    {
-      start: startChanged && countIn(moves.start.counts, ...startBand) >= HELD_TO,
-      end: endChanged && countIn(moves.end.counts, ...endBand) >= HELD_TO,
-    },
+    { start: startChanged && startHeld.byItems, end: endChanged && endHeld.byItems },
   );
   if (shift.start > 0)
     earlier.endMs = Math.min(earlier.endMs, Math.max(EARLIEST_END_MS, now.endMs - shift.start));
@@ -449,8 +452,7 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
  * The side a cut answer still holds whole: listed by dt in the order every answer of the run came
  * in, a cut drops the other end's items only (oldest first: the newest go, the start is kept).
  */
-function keptSide(reading: ServerReading, times: readonly number[]): 'start' | 'end' | undefined {
-  const order = orderOf(times);
+function keptSide(reading: ServerReading, order: ItemOrder | null): 'start' | 'end' | undefined {
   if (order !== reading.order) return undefined;
   return order === 'oldest-first' ? 'start' : order === 'newest-first' ? 'end' : undefined;
 }
@@ -769,7 +771,8 @@ function twoReadings(reading: ServerReading): boolean {
   if (headMs === null || tailMs === null) return false;
   if (tailMs - headMs >= DAY_MS) return true;
   const moves = movesOf.get(reading);
-  const endHeld = moves !== undefined && heldNear(moves.end, endReach(reading) - HOUR_MS, endReach(reading));
+  const endHeld =
+    moves !== undefined && heldNear(moves.end, endReach(reading) - HOUR_MS, endReach(reading)).held;
   return endHeld && headMs <= tailMs && tailMs < EARLIEST_END_MS + DAY_MS - HOUR_MS;
 }
 
@@ -814,7 +817,8 @@ export function learnFromResponse(
       restsOn(reading).end = { time, offset: tail };
     }
   }
-  const kept = mayBeCut ? keptSide(reading, times) : undefined;
+  const order = orderOf(times);
+  const kept = mayBeCut ? keptSide(reading, order) : undefined;
   noteMoves(reading, before, {
     heads,
     tails,
@@ -823,7 +827,7 @@ export function learnFromResponse(
     ...(kept ? { kept } : {}),
   });
   if (twoReadings(reading)) runAnswers(reading).mixed = true;
-  return learnFromAnswer(reading, items, times);
+  return learnFromAnswer(reading, items, times, order);
 }
 
 /** The item one bound of the evidence rests on: its time, and the head or tail it set. */
@@ -841,7 +845,7 @@ function restsOn(reading: ServerReading): { start?: BoundItem; end?: BoundItem }
   return items;
 }
 
-/** A request that re-asks the item a bound of the reading rests on (boundProofs). */
+/** A request that re-asks the item a bound of the reading rests on (boundProof). */
 export interface BoundProof {
   range: DayRange;
   time: number;
@@ -849,29 +853,26 @@ export interface BoundProof {
 }
 
 /**
- * The requests that ask again the items the reading's bounds rest on, each with its day's request
+ * The request that asks again the item the reading's bound rests on, with its day's request
  * under the reading: on the side the server's order keeps in a cut answer (newest first: the end;
- * oldest first: the start); none where it lists in no order. A rolling deploy at a run's start leaves a reading whose bound the old reading's
- * items set beside a canary the new one answered: every proof agrees with the canary, and a new
- * reading whose day ends earlier (which no item of it can show) answers each day hours short.
- * The bound's own item asked again is not served by such a server.
+ * oldest first: the start); none where it lists in no order. A rolling deploy at a run's start
+ * leaves a reading whose bound the old reading's items set beside a canary the new one answered:
+ * every proof agrees with the canary, and a new reading whose day ends earlier (which no item of
+ * it can show) answers each day hours short. The bound's own item asked again is not served by
+ * such a server.
  */
-export function boundProofs(reading: ServerReading): BoundProof[] {
-  const { order } = reading;
+export function boundProof(reading: ServerReading): BoundProof | undefined {
   // In no order a cut answer keeps neither, and a quiet one's whole answers prove little: a bound
   // asked again there (both sides) turned a search's rolling deploy onto a path that settled a
   // quiet day short, so only a listed server's kept side is asked.
-  const sides: ('start' | 'end')[] =
-    order === 'newest-first' ? ['end'] : order === 'oldest-first' ? ['start'] : [];
-  const proofs: BoundProof[] = [];
-  for (const side of sides) {
-    const item = boundItemsOf.get(reading)?.[side];
-    const offset = side === 'end' ? reading.tailMs : reading.headMs;
-    if (item === undefined || item.offset !== offset) continue;
-    const range = requestFor(dayOfTime(item.time), reading);
-    if (heldWhole(range, reading, item.time)) proofs.push({ range, time: item.time, side });
-  }
-  return proofs;
+  const side =
+    reading.order === 'newest-first' ? 'end' : reading.order === 'oldest-first' ? 'start' : undefined;
+  if (side === undefined) return undefined;
+  const item = boundItemsOf.get(reading)?.[side];
+  const offset = side === 'end' ? reading.tailMs : reading.headMs;
+  if (item === undefined || item.offset !== offset) return undefined;
+  const range = requestFor(dayOfTime(item.time), reading);
+  return heldWhole(range, reading, item.time) ? { range, time: item.time, side } : undefined;
 }
 
 /**
@@ -906,8 +907,10 @@ export function learnFromAnswer(
   reading: ServerReading,
   items: readonly unknown[],
   times: readonly number[] = items.map(itemTime).filter((time): time is number => time !== undefined),
+  /** The order `times` came in, where the caller read it already. */
+  order: ItemOrder | null = orderOf(times),
 ): ServerReading {
-  reading.order = mergeOrder(reading.order, orderOf(times));
+  reading.order = mergeOrder(reading.order, order);
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
   const caps = runAnswers(reading);
   caps.largest = Math.max(caps.largest, items.length);

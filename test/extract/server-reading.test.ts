@@ -4,7 +4,7 @@ import {
   atCap,
   atRaisedCap,
   type BoundProof,
-  boundProofs,
+  boundProof,
   boundStale,
   covers,
   type DayRange,
@@ -281,7 +281,7 @@ describe('the item a bound of the reading rests on, asked again', () => {
 
   it('newest first, is the item that set the end: the latest against its enddate, its day asked under the reading', () => {
     const reading = learnedNewestFirst();
-    const proof = boundProofs(reading)[0] as BoundProof;
+    const proof = boundProof(reading) as BoundProof;
     expect(proof.side).toBe('end');
     // The first answer's newest item, 10 minutes before its enddate's midnight: none later since.
     const first = requestFor(addDays(DAY, -6), emptyReading());
@@ -293,7 +293,7 @@ describe('the item a bound of the reading rests on, asked again', () => {
 
   it('a server that holds still serves it again; one whose day now ends 2 h earlier does not', () => {
     const reading = learnedNewestFirst();
-    const proof = boundProofs(reading)[0] as BoundProof;
+    const proof = boundProof(reading) as BoundProof;
     const steady = served(proof.range, UTC.startMs, UTC.endMs, 10).reverse().slice(0, 60);
     expect(boundStale(proof, steady)).toBe(false);
     const earlier = served(proof.range, UTC.startMs - 2 * HOUR, UTC.endMs - 2 * HOUR, 10)
@@ -305,7 +305,7 @@ describe('the item a bound of the reading rests on, asked again', () => {
 
   it('an item that went, inside what the answer served, is no stale reading', () => {
     const reading = learnedNewestFirst();
-    const proof = boundProofs(reading)[0] as BoundProof;
+    const proof = boundProof(reading) as BoundProof;
     const later = { dt: new Date(proof.time + 5 * 60_000).toISOString() };
     const rest = served(proof.range, UTC.startMs, UTC.endMs, 10)
       .reverse()
@@ -317,17 +317,17 @@ describe('the item a bound of the reading rests on, asked again', () => {
   it('none for a server in no order, where a cut answer keeps neither end', () => {
     const reading = learnedNewestFirst();
     reading.order = 'unordered';
-    expect(boundProofs(reading)).toEqual([]);
+    expect(boundProof(reading)).toBeUndefined();
   });
 
   it('none once the bound moved past the item, until an item sets it again', () => {
     const reading = learnedNewestFirst();
     // The reading forgotten as stale: its bounds are learned again from nothing.
     Object.assign(reading, { headMs: null, tailMs: null });
-    expect(boundProofs(reading)).toEqual([]);
+    expect(boundProof(reading)).toBeUndefined();
     const range = requestFor(addDays(DAY, -2), reading);
     learnFromResponse(reading, range, served(range, UTC.startMs, UTC.endMs, 10).reverse().slice(0, 60), true);
-    expect(boundProofs(reading)[0]?.time).toBe(midnight(range.enddate) - 10 * 60_000);
+    expect(boundProof(reading)?.time).toBe(midnight(range.enddate) - 10 * 60_000);
   });
 });
 
