@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { DateTime } from 'luxon';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
+import { addDays, type DayString, todayUtc } from '../time/days.js';
 import { ENV_SETTINGS, type Env, type EnvName } from './env-settings.js';
 import { readPiiExtraKeys, readPiiKey, withPiiPolicy } from './pii-settings.js';
 import { type SourceConfig, withBudget } from './source-config.js';
@@ -175,7 +175,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const read = settingReader(env, options.ignore, problems);
   const { setting } = read;
 
-  const today = DateTime.fromJSDate(now(), { zone: 'utc' }).startOf('day');
+  const today = todayUtc(now());
   const piiKey = readPiiKey(env.INSIGHTS_PII_KEY, options.lookUpPiiKeyDigests ?? true, problems);
   const piiExtraKeys = readPiiExtraKeys(env.INSIGHTS_PII_EXTRA_KEYS, problems);
   const sourceRps = setting('INSIGHTS_SOURCE_RPS', 0);
@@ -251,11 +251,11 @@ function storageSettings({ setting }: SettingReader) {
 }
 
 /** How a run asks the API and logs. */
-function fetchSettings({ setting }: SettingReader, today: DateTime) {
+function fetchSettings({ setting }: SettingReader, today: DayString) {
   return {
     concurrency: setting('INSIGHTS_CONCURRENCY', 4),
     lookbackDays: setting('INSIGHTS_LOOKBACK_DAYS', 3),
-    startDate: setting('INSIGHTS_START_DATE', today.minus({ days: 30 }).toISODate() ?? ''),
+    startDate: setting('INSIGHTS_START_DATE', addDays(today, -30)),
     limit: setting('INSIGHTS_LIMIT', 1000),
     maxLimit: setting('INSIGHTS_MAX_LIMIT', 10_000),
     requestTimeoutMs: setting('INSIGHTS_REQUEST_TIMEOUT_MS', 30_000),

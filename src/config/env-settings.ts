@@ -1,8 +1,7 @@
-import { IANAZone } from 'luxon';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_SCHEMA_LENGTH, SCHEMA_NAME } from '../db/bookkeeping.js';
 import { daySchema } from '../schemas/timestamp.js';
-import { cronProblem } from '../time/cron-schedule.js';
+import { cronProblem, isTimezone } from '../time/cron-schedule.js';
 import { TRUSTED_PROXY_EXPECTED, trustedProxyList } from './network.js';
 
 /** The environment variables of the settings (a source's own are read by sources.ts): each one's schema and what it expects. */
@@ -65,7 +64,7 @@ export const ENV_SETTINGS = {
     expected: "a cron expression that fires, such as '0 3 * * *' (minute hour day month weekday)",
   },
   INSIGHTS_TIMEZONE: {
-    schema: z.string().refine((value) => IANAZone.isValidZone(value)),
+    schema: z.string().refine(isTimezone),
     expected: 'an IANA timezone such as UTC or Europe/Berlin',
   },
   INSIGHTS_SHUTDOWN_GRACE_MS: { schema: int(100, 3_600_000), expected: 'milliseconds 100-3600000' },

@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ConfigProblem } from '../errors.js';
 import type { SourceConfig } from './source-config.js';
 

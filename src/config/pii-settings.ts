@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ConfigProblem } from '../errors.js';
 import { normalizeKey, PII_MODES, type PiiMode } from '../schemas/pii.js';
 import { checkPiiKey, describePiiKeyRefusal, PII_KEY_REQUIRED } from './pii-key.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isHeaderValue } from '../schemas/header-value.js';
 import type { PiiMode, PiiPolicy } from '../schemas/pii.js';
 

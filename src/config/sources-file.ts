@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ConfigProblem } from '../errors.js';
 import { PII_MODES } from '../schemas/pii.js';
 import { type Env, rpsNumber } from './env-settings.js';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Rejected } from '../schemas/rejected.js';
 import {
   formatPath,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { timestampSchema } from './timestamp.js';
 
 /** Spec 2.7. `end_time` is null when no end is set. */

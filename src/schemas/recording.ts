@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { timestampSchema } from './timestamp.js';
 
 /** Spec 2.5. The unit of `duration` is not documented by the service. */

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { feedbackSchema } from './feedback.js';
 import { heatmapSchema } from './heatmap.js';
 import { recordingSchema } from './recording.js';

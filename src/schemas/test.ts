@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { timestampSchema } from './timestamp.js';
 
 /** Spec 2.1: an A/B test or a personalization test (both list endpoints share the shape). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TEST_RESULTS_PATH } from './drift-paths.js';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { timestampSchema } from './timestamp.js';
 
 /** Spec 2.6. Embedded in feedback, survey answers and both webhook bodies. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { visitorSchema } from './visitor.js';
 
 /** Spec 6: the body the service POSTs when feedback is received (no dt, url, rating). */

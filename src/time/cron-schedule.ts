@@ -1,16 +1,30 @@
 import { createRequire } from 'node:module';
-import { IANAZone } from 'luxon';
+import type * as Luxon from 'luxon';
+import type { IANAZone } from 'luxon';
 import type NodeCron from 'node-cron';
 
 /**
- * node-cron loads on the first expression checked, not with the configuration it is part of: only
- * `schedule` (and `check`) read INSIGHTS_SCHEDULE, and every other command would pay for it at
- * start-up. `require` (its CommonJS build) because the configuration is read synchronously.
+ * node-cron and luxon load on the first expression or timezone checked, not with the
+ * configuration it is part of: only `schedule` (and `check`) read INSIGHTS_SCHEDULE and
+ * INSIGHTS_TIMEZONE, and every other command would pay for them at start-up (luxon alone is a
+ * quarter of a megabyte to compile). `require` (their CommonJS builds) because the configuration
+ * is read synchronously.
  */
 let cron: typeof NodeCron | undefined;
 function nodeCron(): typeof NodeCron {
   cron ??= createRequire(import.meta.url)('node-cron') as typeof NodeCron;
   return cron;
+}
+
+let luxon: typeof Luxon | undefined;
+function zones(): typeof Luxon.IANAZone {
+  luxon ??= createRequire(import.meta.url)('luxon') as typeof Luxon;
+  return luxon.IANAZone;
+}
+
+/** Whether `name` is an IANA timezone this Node knows (UTC, Europe/Berlin). */
+export function isTimezone(name: string): boolean {
+  return zones().isValidZone(name);
 }
 
 /**
@@ -41,7 +55,7 @@ export function cronSchedule(expression: string, timezone: string): CronSchedule
 
 /** Why an expression or timezone is unusable, or undefined when both are fine. */
 export function cronProblem(expression: string, timezone: string): string | undefined {
-  if (!IANAZone.isValidZone(timezone)) return `unknown IANA timezone ${JSON.stringify(timezone)}`;
+  if (!isTimezone(timezone)) return `unknown IANA timezone ${JSON.stringify(timezone)}`;
   const detail = nodeCron().validateDetailed(expression);
   if (!detail.valid) {
     const reasons = detail.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
@@ -56,7 +70,7 @@ export function cronProblem(expression: string, timezone: string): string | unde
 }
 
 function build(expression: string, timezone: string): CronSchedule {
-  const zone = IANAZone.create(timezone);
+  const zone = zones().create(timezone);
   const fields = nodeCron().parse(expression);
   const seconds = sorted(fields.second);
   const minutes = sorted(fields.minute);

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { feedbackWebhookSchema, surveyWebhookSchema, type WebhookBody } from '../schemas/webhook.js';
 import { fieldPath, storableText } from './json-limits.js';
 

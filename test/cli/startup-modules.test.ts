@@ -28,6 +28,8 @@ const NOT_FOR_STARTUP = [
   'node_modules/@testcontainers/',
   'node_modules/chart.js/',
   'node_modules/node-cron/',
+  // Only a schedule's timezone needs it (src/time/cron-schedule.ts).
+  'node_modules/luxon/',
   'node_modules/pino-pretty/',
   // It builds an Intl.Segmenter as it loads; only a line wrapped for a terminal needs it.
   'node_modules/wrap-ansi/',

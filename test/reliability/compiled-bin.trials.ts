@@ -125,6 +125,16 @@ describe('the compiled CLI', () => {
     // The control: the hook sees what status loads from node_modules (pg stays a package).
     expect(status.some((url) => url.includes('/node_modules/pg/'))).toBe(true);
     expect(status.filter((url) => /\/node_modules\/(kysely|zod)\//.test(url))).toEqual([]);
+    // zod's 64 locales are three quarters of its build: imported as a namespace (`import * as z`),
+    // not its `z` object, it is shaken to the one that formats messages. luxon is for schedules.
+    const localesOf = (url: string) =>
+      [
+        ...readFileSync(fileURLToPath(url), 'utf8').matchAll(/^\/\/ .*\/zod\/v4\/locales\/([\w-]+)\.js$/gm),
+      ].map((match) => match[1]);
+    const chunks = status.filter((url) => url.includes('/dist/cli/'));
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.flatMap(localesOf)).toEqual(['en']);
+    expect(status.filter((url) => url.includes('/node_modules/luxon/'))).toEqual([]);
     // Unbundled (dist/src/cli/main.js), status resolved 560 distinct modules, 352 of them
     // kysely's and zod's; bundled, 130.
     expect(status.length).toBeLessThan(200);
