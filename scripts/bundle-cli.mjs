@@ -6,7 +6,9 @@
  * ESM build is 257 files and zod's 95; `status` resolved 593 modules in all, and its start-up was
  * spent there (a CPU profile: module loading, not the database, took most of 0.5 s). Bundled,
  * they are a few chunks. Code splitting keeps every command's lazy imports lazy: a chunk loads
- * when a command imports it, so `--help` still loads no database code.
+ * when a command imports it, so `--help` still loads no database code. The sources import zod
+ * as a namespace (`import * as z from 'zod'`): through its `z` object the bundle kept all 64 of
+ * its locales (756 KB every command compiled); as a namespace, English alone.
  *
  * Only pure JavaScript is inlined. Every other package stays a package: some resolve files of
  * their own at run time (pino's worker threads, pg's optional native module, chart.js's file,

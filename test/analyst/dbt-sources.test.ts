@@ -6,7 +6,7 @@ import { Ajv } from 'ajv';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { runDbtSources } from '../../src/cli/dbt-sources-run.js';
 import { loadConfig } from '../../src/config/config.js';
 import { DEFAULT_FRESHNESS, writeDbtSources } from '../../src/dbt/dbt-sources.js';

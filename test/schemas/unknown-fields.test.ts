@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { driftTableOf } from '../../src/schemas/drift-paths.js';
 import { feedbackSchema } from '../../src/schemas/feedback.js';
 import {

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/server.js';
 
 /** Five days; the 3rd (2024-03-03) is the guaranteed empty day. */
