@@ -436,12 +436,12 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   // not cut does: a busy source's answers are all cut, and its end, held to by their newest
   // items, moving by a zone's hours is a deploy, not the run learning.
   const { headMs, tailMs } = reading;
-  if (headMs !== null && (!answer.mayBeCut || answer.kept === 'start'))
+  if (headMs !== null && (!answer.mayBeCut || answer.kept === 'start' || answer.kept === 'both'))
     tally(
       moves.start.counts,
       answer.heads.filter((head) => head < headMs + HELD_BAND_MOST),
     );
-  if (tailMs !== null && (!answer.mayBeCut || answer.kept === 'end'))
+  if (tailMs !== null && (!answer.mayBeCut || answer.kept === 'end' || answer.kept === 'both'))
     tally(
       moves.end.counts,
       answer.tails.filter((tail) => tail > tailMs - HELD_BAND_MOST),
@@ -451,10 +451,18 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
 /**
  * The side a cut answer still holds whole: listed by dt in the order every answer of the run came
  * in, a cut drops the other end's items only (oldest first: the newest go, the start is kept).
+ * In no order, a cut keeps a sample of the whole day: its items near either end hold that end as
+ * an answer not cut does ('both'; a source capped below its days answers nothing else).
  */
-function keptSide(reading: ServerReading, order: ItemOrder | null): 'start' | 'end' | undefined {
+function keptSide(reading: ServerReading, order: ItemOrder | null): 'start' | 'end' | 'both' | undefined {
   if (order !== reading.order) return undefined;
-  return order === 'oldest-first' ? 'start' : order === 'newest-first' ? 'end' : undefined;
+  return order === 'oldest-first'
+    ? 'start'
+    : order === 'newest-first'
+      ? 'end'
+      : order === 'unordered'
+        ? 'both'
+        : undefined;
 }
 
 /** An answer as noteMoves sees it: its items against its startdate and enddate midnights. */
@@ -463,8 +471,8 @@ interface MovingAnswer {
   tails: number[];
   /** As large as any answer before it: its items hold to no bound but the side it keeps. */
   mayBeCut: boolean;
-  /** The side a cut answer keeps whole (keptSide). */
-  kept?: 'start' | 'end';
+  /** The side a cut answer keeps whole, or both for one in no order (keptSide). */
+  kept?: 'start' | 'end' | 'both';
   /** Not cut: below the request's limit and any cap the run knows. */
   whole: boolean;
 }

@@ -495,8 +495,12 @@ describe('fetchDay property: nothing missing unless flagged, under random readin
       `fetchDay property: ${flagged} days flagged, ${falseAlarms} false alarms, ${undecidable} undecidable`,
     );
     // A flagged day keeps what the server days it can read alone hold: some then hold every item
-    // of theirs, still flagged, for nothing proves them whole (11 of 510 here).
-    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.18));
+    // of theirs, still flagged, for nothing proves them whole (11 of 510 here). A cut answer in no
+    // order counts as holding both ends (server-reading.ts, keptSide), so a bound that moved after
+    // its items held it is taken as a deploy, which a day short under a rolling deploy needed:
+    // on these caps of 20 and 50 the run's own learning is taken so a little more often, and
+    // whole days are flagged (89 of 511 before, 97 of 519 after).
+    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.19));
     expect(undecidable).toBeLessThan(flagged);
   }, 60_000);
 });

@@ -327,4 +327,27 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
+
+  it('a server day moved by a rolling deploy on a source in no order, all its busier days cut: none short', () => {
+    // The zone search on other seeds (600000 and 700000: a day short each). Instants refused, a
+    // cap of 60, in no order: every cut answer holds neither end whole, and the few answers not
+    // cut held fewer than ten items within the hours the start moved (a day moved 5.5 h earlier,
+    // case 34; its end 5.5 h later, case 106), so the move was taken as the run learning; the
+    // requests kept asking one server day and settled the last day without its last hours. A cut
+    // answer in no order is a sample of the day: its items hold both ends (server-reading.ts,
+    // keptSide), and the move is a deploy.
+    const tally = emptyTally();
+    for (const [seed, index] of [
+      [600000, 34],
+      [700000, 106],
+    ] as const) {
+      const found = zoneMoveSearch(index + 1, seed, [index]);
+      tally.cases += found.cases;
+      tally.short.push(...found.short);
+      tally.lostFlags.push(...found.lostFlags);
+    }
+    expect(tally.cases).toBe(2);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
 });
