@@ -454,16 +454,16 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
  * In no order, a cut keeps a sample of the whole day: its items near either end hold that end as
  * an answer not cut does ('both'; a source capped below its days answers nothing else).
  */
-function keptSide(reading: ServerReading, order: ItemOrder | null): 'start' | 'end' | 'both' | undefined {
-  if (order !== reading.order) return undefined;
-  return order === 'oldest-first'
-    ? 'start'
-    : order === 'newest-first'
-      ? 'end'
-      : order === 'unordered'
-        ? 'both'
-        : undefined;
+function keptSide(reading: ServerReading, order: ItemOrder | null): KeptSide | undefined {
+  return order === null || order !== reading.order ? undefined : KEPT_BY_ORDER[order];
 }
+
+type KeptSide = 'start' | 'end' | 'both';
+const KEPT_BY_ORDER: Record<ItemOrder, KeptSide> = {
+  'oldest-first': 'start',
+  'newest-first': 'end',
+  unordered: 'both',
+};
 
 /** An answer as noteMoves sees it: its items against its startdate and enddate midnights. */
 interface MovingAnswer {
@@ -472,7 +472,7 @@ interface MovingAnswer {
   /** As large as any answer before it: its items hold to no bound but the side it keeps. */
   mayBeCut: boolean;
   /** The side a cut answer keeps whole, or both for one in no order (keptSide). */
-  kept?: 'start' | 'end' | 'both';
+  kept?: KeptSide;
   /** Not cut: below the request's limit and any cap the run knows. */
   whole: boolean;
 }
@@ -808,6 +808,9 @@ export function learnFromResponse(
   const times: number[] = [];
   const heads: number[] = [];
   const tails: number[] = [];
+  // The items that moved a bound, written beside the reading once the answer is read.
+  let setStart: number | undefined;
+  let setEnd: number | undefined;
   for (const time of itemTimes) {
     if (time === undefined) continue;
     times.push(time);
@@ -818,13 +821,17 @@ export function learnFromResponse(
     tails.push(tail);
     if (reading.headMs === null || head < reading.headMs) {
       reading.headMs = head;
-      restsOn(reading).start = { time, offset: head };
+      setStart = time;
     }
     if (reading.tailMs === null || tail > reading.tailMs) {
       reading.tailMs = tail;
-      restsOn(reading).end = { time, offset: tail };
+      setEnd = time;
     }
   }
+  if (setStart !== undefined && reading.headMs !== null)
+    restsOn(reading).start = { time: setStart, offset: reading.headMs };
+  if (setEnd !== undefined && reading.tailMs !== null)
+    restsOn(reading).end = { time: setEnd, offset: reading.tailMs };
   const order = orderOf(times);
   const kept = mayBeCut ? keptSide(reading, order) : undefined;
   noteMoves(reading, before, {
@@ -873,9 +880,8 @@ export function boundProof(reading: ServerReading): BoundProof | undefined {
   // In no order a cut answer keeps neither, and a quiet one's whole answers prove little: a bound
   // asked again there (both sides) turned a search's rolling deploy onto a path that settled a
   // quiet day short, so only a listed server's kept side is asked.
-  const side =
-    reading.order === 'newest-first' ? 'end' : reading.order === 'oldest-first' ? 'start' : undefined;
-  if (side === undefined) return undefined;
+  const side = reading.order === null ? undefined : KEPT_BY_ORDER[reading.order];
+  if (side === undefined || side === 'both') return undefined;
   const item = boundItemsOf.get(reading)?.[side];
   const offset = side === 'end' ? reading.tailMs : reading.headMs;
   if (item === undefined || item.offset !== offset) return undefined;
