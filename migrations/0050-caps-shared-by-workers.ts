@@ -65,8 +65,11 @@ export async function down(db: AnyDb): Promise<void> {
   await db.schema.alterTable('sync_windows').dropColumn('uncapped_served').execute();
 }
 
-/** Redefines the function with each `from` (found exactly once in its definition) replaced by its `to`. */
-async function replaceInFunction(
+/**
+ * Redefines the function with each `from` (found exactly once in its definition) replaced by its
+ * `to`. Used by later migrations that edit store_window() the same way.
+ */
+export async function replaceInFunction(
   db: AnyDb,
   signature: string,
   replacements: readonly { from: string; to: string }[],
@@ -83,7 +86,8 @@ async function replaceInFunction(
   await sql.raw(def).execute(db);
 }
 
-async function storeWindow(db: AnyDb): Promise<string> {
+/** store_window()'s signature in the bookkeeping schema beside the connection's data schema. */
+export async function storeWindow(db: AnyDb): Promise<string> {
   const { rows } = await sql<{ data: string }>`select current_schema() as data`.execute(db);
   const data = rows[0]?.data;
   if (data === undefined) throw new Error('no current schema: the connection has no search_path');

@@ -48,6 +48,7 @@ import * as unchangedWindowLean from './0047-unchanged-window-lean.js';
 import * as webhookVisitorsLean from './0048-webhook-visitors-lean.js';
 import * as sharedRunChecks from './0049-shared-run-checks.js';
 import * as capsSharedByWorkers from './0050-caps-shared-by-workers.js';
+import * as settledUnder from './0051-settled-under.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -103,4 +104,5 @@ export const migrations: Record<string, Migration> = {
   '0048-webhook-visitors-lean': webhookVisitorsLean,
   '0049-shared-run-checks': sharedRunChecks,
   '0050-caps-shared-by-workers': capsSharedByWorkers,
+  '0051-settled-under': settledUnder,
 };

@@ -61,6 +61,7 @@ import {
   edgeHolds,
   edgeRequests,
   halves,
+  hasEvidence,
   heldWhole,
   holdsDayRequest,
   itemDay,
@@ -439,6 +440,8 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   // The answer the day was settled on as whole, or the wide one that vouched for it empty; read
   // as a cut day, the largest of its parts judged whole.
   const served = state.readAsCut ? state.partsWholeAt : Math.max(state.wholeAt, state.vouchedBy);
+  // Settled on its own request's answer, not on the widest request's, which holds it under any reading.
+  const asked = state.vouchedBy === 0 ? state.asked : undefined;
   const answers = {
     room: roomOf(state),
     served,
@@ -446,17 +449,19 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     alone: serverDay(knowledge.reading) === 'utc',
     // Settled on the answer judged whole, not on a wide one that vouched for it.
     ...(state.wholeAt >= state.vouchedBy && state.wholeOn !== undefined ? { answer: state.wholeOn } : {}),
-    // Settled on its own request's answer, not on the widest request's, which holds it under any reading.
-    ...(state.asked !== undefined && state.vouchedBy === 0
-      ? { under: { range: state.asked, relearned: knowledge.relearned ?? 0, reading: knowledge.reading } }
-      : {}),
+    ...(asked === undefined
+      ? {}
+      : { under: { range: asked, relearned: knowledge.relearned ?? 0, reading: knowledge.reading } }),
   };
   // A cap proved since a day settled at its size, or a reading that no longer holds a day in the
   // request it was settled under: that day is read again.
   reopenUncapped(session, (size) => atCap(knowledge.reading, size));
   reopenUncoveredDays(knowledge);
   // Read as a cut day whose parts all came back cut or empty: nothing a later cap could have cut.
-  const whole = state.readAsCut && served === 0 ? fetched : { ...fetched, uncappedServed: served };
+  const whole = {
+    ...(state.readAsCut && served === 0 ? fetched : { ...fetched, uncappedServed: served }),
+    ...(asked === undefined ? {} : { settledUnder: asked }),
+  };
   if (!settled(session, state.day, held, answers)) return whole;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : whole;
 }
@@ -793,7 +798,7 @@ export function* planRunProof(
   const day = canaryDay(session);
   if (day === undefined) {
     reopenAtCaps();
-    reopenUncoveredDays(knowledge);
+    reopenUncoveredDays(knowledge, true);
     return takeReopened(session);
   }
   const state = newDayFetch(resource, day, policy, knowledge);
@@ -808,17 +813,37 @@ export function* planRunProof(
   // Once, after the proof: its own answer may prove a cap (a size seen cut twice) beside the
   // ceiling check's, and a stale verdict forgets the reading's cap but not the caps proved.
   reopenAtCaps();
-  reopenUncoveredDays(knowledge);
+  reopenUncoveredDays(knowledge, true);
   return [...new Set([...reopened, ...takeReopened(session)])].sort();
 }
 
-/** Days settled under a request the reading, as it stands, says misses part of them: read again. */
-function reopenUncoveredDays(knowledge: ResourceKnowledge): void {
+/**
+ * Days settled under a request the reading, as it stands, says misses part of them: read again.
+ * At the run's end (`final`), those settled under the reading's earlier generations too.
+ */
+function reopenUncoveredDays(knowledge: ResourceKnowledge, final = false): void {
   const { reading } = knowledge;
   reopenUncovered(sessionOf(knowledge), holdsDayRequest(reading), {
     relearned: knowledge.relearned ?? 0,
     reading,
+    final,
+    evidence: hasEvidence(reading),
   });
+}
+
+/**
+ * The days a queued run settled, on the requests the ledger recorded, judged at its end as the
+ * days of the reading's earlier generations are (reopenUncoveredDays, `final`): by whatever
+ * reading a worker held then, none of them is this one.
+ */
+export function reopenUncoveredSettled(
+  knowledge: ResourceKnowledge,
+  settledOn: readonly { day: DayString; range: DayRange }[],
+): void {
+  const { settledBy } = sessionOf(knowledge);
+  const ledger = { relearned: -1, reading: {} };
+  for (const { day, range } of settledOn) settledBy.set(day, { range, ...ledger });
+  reopenUncoveredDays(knowledge, true);
 }
 
 /**

@@ -138,5 +138,11 @@ export interface FetchedDay {
    * later at it (by this run, or another worker of it) means the day may be short.
    */
   uncappedServed?: number;
+  /**
+   * The request the day was settled on, where its own answer settled it (not a wide request that
+   * holds it under any reading): a reading that learns more later in the run may find it never
+   * held the day whole (the queued run's last proof reads it from the ledger).
+   */
+  settledUnder?: DayRange;
   requests: number;
 }

@@ -554,23 +554,26 @@ function answersAt(session: ReadingSession, days: readonly DayString[], size: nu
  * from items only ever narrows a day's request, so a request once judged whole stays so; one
  * that moved its day while the run read (a rolling deploy answering both zones) can leave a day
  * settled on a narrow answer whose request, under the reading the later answers taught, misses
- * the day's first or last hours, where no proof's canary looked. Only days settled under the
- * reading's present generation: after a stale verdict the reading starts again from nothing,
- * which proves no request short, and the days settled before it were proved or reopened then.
- * Asked as each day settles (a queued worker has no run's end of its own) and at the run's end.
+ * the day's first or last hours, where no proof's canary looked. As each day settles (a queued
+ * worker has no run's end of its own), only days settled under the reading's present generation
+ * are judged: after a stale verdict the reading starts again from nothing, which proves no
+ * request short. At the run's end (`final`) the days settled under earlier generations are judged
+ * too, once the reading has items on both sides: a proof that passed after such a day proved its
+ * canary answered alike, not that the day's request held it (a deploy that moved the day's end
+ * while the old reading's items still held the reading's end settled the day hours short, and
+ * every later proof, asked of the new deploy alone, held).
  */
 export function reopenUncovered(
   session: ReadingSession,
   covered: (day: DayString, range: DayRange) => boolean,
-  now: Omit<SettledUnder, 'range'>,
+  now: Omit<SettledUnder, 'range'> & { final?: boolean; evidence?: boolean },
 ): void {
   for (const [day, under] of session.settledBy) {
-    const judged = under.relearned === now.relearned && under.reading === now.reading;
-    if (judged && covered(day, under.range)) continue;
-    // Dropped either way: a generation only grows, and a reading loaded afresh replaces the
-    // object, so an entry not judged now never is again.
+    const current = under.relearned === now.relearned && under.reading === now.reading;
+    const judged = current || (now.final === true && now.evidence === true);
+    if (!judged || covered(day, under.range)) continue;
     session.settledBy.delete(day);
-    if (judged) reopen(session, day);
+    reopen(session, day);
   }
 }
 

@@ -585,6 +585,15 @@ export function holdsDayRequest(reading: ServerReading): (day: DayString, range:
   return (day, range) => dayDiff(range.startdate, day) >= before && dayDiff(day, range.enddate) >= after;
 }
 
+/**
+ * Whether items have shown both ends of the reading: its requests then reach as far as the server
+ * was seen to serve, not as far as any server could (a reading learned afresh, which proves no
+ * request short).
+ */
+export function hasEvidence(reading: ServerReading): boolean {
+  return reading.headMs !== null && reading.tailMs !== null;
+}
+
 /** The request for one server day, `day`, with unproved bounds taken as exclusive. */
 function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
   return {

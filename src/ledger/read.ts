@@ -245,24 +245,35 @@ export async function verifyDifferences(
   }));
 }
 
+/** A request's days, as the ledger records the one a day was settled on. */
+interface SettledRequest {
+  startdate: DayString;
+  enddate: DayString;
+}
+
 /**
  * The days a queued run's workers settled (done, not reopened since), before `before` (today),
  * for the planner's last proof: whether a proof has proved each yet (each worker proves only the
  * stretches it completes), and the size of a day settled whole at a size no cap its reader knew
- * covered (uncapped_served), which a cap a worker proved since reopens.
+ * covered (uncapped_served), which a cap a worker proved since reopens, and the request its own
+ * answer settled it on (settled_from, settled_to), which the reading learned since may not hold.
  */
 export async function settledDaysOfRun(
   db: Kysely<Database>,
   key: { source: string; resource: WindowedResource },
   runId: number,
   before: DayString,
-): Promise<{ day: DayString; proved: boolean; uncappedServed: number | null }[]> {
+): Promise<
+  { day: DayString; proved: boolean; uncappedServed: number | null; under: SettledRequest | null }[]
+> {
   const rows = await db
     .selectFrom('sync_windows')
     .select([
       sql<DayString>`day::text`.as('day'),
       sql<boolean>`proved_at is not null`.as('proved'),
       sql<number | null>`case when truncated then null else uncapped_served end`.as('uncapped_served'),
+      sql<DayString | null>`case when truncated then null else settled_from::text end`.as('settled_from'),
+      sql<DayString | null>`settled_to::text`.as('settled_to'),
     ])
     .where('source_id', '=', key.source)
     .where('resource', '=', key.resource)
@@ -272,7 +283,15 @@ export async function settledDaysOfRun(
     .where('day', '<', before)
     .orderBy('day')
     .execute();
-  return rows.map((row) => ({ day: row.day, proved: row.proved, uncappedServed: row.uncapped_served }));
+  return rows.map((row) => ({
+    day: row.day,
+    proved: row.proved,
+    uncappedServed: row.uncapped_served,
+    under:
+      row.settled_from === null || row.settled_to === null
+        ? null
+        : { startdate: row.settled_from, enddate: row.settled_to },
+  }));
 }
 
 /**

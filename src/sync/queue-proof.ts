@@ -1,4 +1,4 @@
-import { sessionOf } from '../extract/day-plan.js';
+import { reopenUncoveredSettled, sessionOf } from '../extract/day-plan.js';
 import { proveRun, type ResourceKnowledge } from '../extract/fetch-day.js';
 import { CANARY_MOST, reopenUncapped } from '../extract/reading-session.js';
 import { atCap, serverDay } from '../extract/server-reading.js';
@@ -51,10 +51,12 @@ async function proveEndpoint(
   const settled = await settledDaysOfRun(ctx.db, key, ctx.runId, today);
   const unproved = settled.filter((d) => !d.proved).map((d) => d.day);
   const uncapped = settled.filter((d) => d.uncappedServed !== null);
-  if (unproved.length === 0 && uncapped.length === 0) return;
+  const settledOn = settled.flatMap(({ day, under }) => (under === null ? [] : [{ day, range: under }]));
+  if (unproved.length === 0 && uncapped.length === 0 && settledOn.length === 0) return;
   // What the workers learned and stored, the caps and verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  const turbulent = (readings.verdicts.get(resource)?.heard ?? 0) > 0;
   const knowledge = readings.knowledge[resource];
   const session = sessionOf(knowledge);
   // Days settled at a size a cap the run's workers proved since may have cut, whichever worker
@@ -82,6 +84,10 @@ async function proveEndpoint(
     if (session.canary !== undefined) break;
   }
   if (canaries.length === 0) await proveRun(handle.client, resource, ctx.limits, knowledge);
+  // Where a worker found the reading stale, every day the run settled is judged against the
+  // reading learned by now, whichever worker settled it under whatever it knew then; on a server
+  // that held still, a worker's own requests stand (the stored reading may know less than it did).
+  if (turbulent || (knowledge.relearned ?? 0) > 0) reopenUncoveredSettled(knowledge, settledOn);
   // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
   // before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);

@@ -109,6 +109,7 @@ async function fetchAndStore(
       requestedLimit: fetched.requestedLimit,
       servedCount: fetched.servedCount,
       ...(fetched.uncappedServed === undefined ? {} : { uncappedServed: fetched.uncappedServed }),
+      ...(fetched.settledUnder === undefined ? {} : { settledUnder: fetched.settledUnder }),
       truncated: fetched.truncated,
       runId: ctx.runId,
       startDay: plan.startDay,

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { inOneStatement, type LoadTransaction } from '../db/transaction.js';
+import type { DayRange } from '../extract/server-reading.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
 import { rejectedVisitor, rejectsParameter } from '../load/rejects.js';
 import {
@@ -29,6 +30,8 @@ export interface WindowToStore<R extends WindowedResource> {
   servedCount: number;
   /** Settled at a size no cap the reader knew covered: that size (src/extract/plan-steps.ts, FetchedDay). */
   uncappedServed?: number;
+  /** The request its own answer settled the day on (src/extract/plan-steps.ts, FetchedDay). */
+  settledUnder?: DayRange;
   truncated: boolean;
   runId: number | null;
   /** The watermark's range: the source's first day and today. */
@@ -77,6 +80,8 @@ export async function storeWindow<R extends WindowedResource>(
         requested_limit: window.requestedLimit,
         served_count: window.servedCount,
         uncapped_served: window.uncappedServed ?? null,
+        settled_from: window.settledUnder?.startdate ?? null,
+        settled_to: window.settledUnder?.enddate ?? null,
         truncated: window.truncated,
         rejected_count: window.rejected.length,
         reopened: window.proofs?.reopened ?? [],

@@ -355,14 +355,26 @@ describe('the reading session: a reading that learned more since a day settled',
     expect(takeReopened(session)).toEqual([]);
   });
 
-  it('a day settled under an earlier generation of the reading (before a stale verdict) is not judged by the new one', () => {
+  it('a day settled under an earlier generation of the reading (before a stale verdict) is judged by the new one only at the run’s end, once items showed both its ends', () => {
     const session = newSession();
     settled(session, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-04', '2026-03-05', 0));
-    // Learned again from nothing, the reading allows any server day: no request is proved short by it.
+    // As days settle: learned again from nothing, the reading allows any server day, and proves
+    // no request short by it.
     reopenUncovered(session, () => false, { relearned: 1, reading: READING });
     expect(takeReopened(session)).toEqual([]);
-    // Nor ever after: the run keeps nothing of it to judge again.
-    expect(session.settledBy.size).toBe(0);
+    // At the run's end, a reading with no items on one of its ends proves nothing either.
+    reopenUncovered(session, () => false, { relearned: 1, reading: READING, final: true, evidence: false });
+    expect(takeReopened(session)).toEqual([]);
+    // One the new deploy's items taught says the request missed part of the day: read again.
+    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
+    expect(takeReopened(session)).toEqual(['2026-03-04']);
+  });
+
+  it('at the run’s end, a day settled under an earlier generation whose request the reading still holds stays', () => {
+    const session = newSession();
+    settled(session, '2026-03-05', [at('2026-03-05', 9)], asked('2026-03-04', '2026-03-05', 0));
+    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
+    expect(takeReopened(session)).toEqual([]);
   });
 
   it('a reading loaded afresh (a queued worker reading the run’s reading again) judges no day settled under the one before', () => {

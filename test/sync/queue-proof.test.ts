@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/api-client.js';
+import { holdsDayRequest, requestFor } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SourceHandle } from '../../src/sync/context.js';
@@ -15,7 +16,9 @@ import { runAgainst, simulatorSource } from '../helpers/sync-harness.js';
  * end does: a worker that settled a day at a size no cap it knew covered records that size in the
  * ledger (uncapped_served); another worker may prove that size a cap later in the run (a deploy
  * lowered it from 100 to 60, and the day's 72 items came back as 60). The planner reopens such
- * days, whichever worker settled them, and the run reads them again.
+ * days, whichever worker settled them, and the run reads them again. Where a worker found the
+ * reading stale, it also judges every day the run settled against the reading learned by then, on
+ * the request the ledger recorded it was settled on (settled_from, settled_to).
  */
 const FROM = '2026-03-01' as DayString;
 const TO = '2026-03-08' as DayString;
@@ -117,5 +120,45 @@ describe("a queued run's last proof of caps", () => {
       .where('resource', '=', 'feedback')
       .execute();
     expect(await prove()).toEqual([]);
+  });
+
+  it('where a worker found the reading stale, reopens a day whose recorded request the reading learned by then does not hold', async () => {
+    await t.db
+      .updateTable('sync_windows')
+      .set({ reopened_at: null, uncapped_served: null, settled_from: null, settled_to: null })
+      .where('resource', '=', 'feedback')
+      .execute();
+    const { reading } = (await loadReadings(t.db, 'main', queuedRun)).knowledge.feedback;
+    // Both settled on 03-04's own request: the request 03-05 needs reaches a day further, as a
+    // worker whose reading a deploy's old answers still held missed the hours a moved day adds.
+    const own = requestFor('2026-03-04' as DayString, reading);
+    expect(holdsDayRequest(reading)('2026-03-05' as DayString, own)).toBe(false);
+    await settledByWorkers({ '2026-03-04': null, '2026-03-05': null });
+    await t.db
+      .updateTable('sync_windows')
+      .set({ settled_from: own.startdate, settled_to: own.enddate })
+      .where('resource', '=', 'feedback')
+      .where('day', 'in', ['2026-03-04', '2026-03-05'] as DayString[])
+      .execute();
+    // On a server that held still (no stale verdict), a worker's own requests stand: the stored
+    // reading may know less than the worker did.
+    expect(await prove()).toEqual([]);
+
+    await t.db
+      .insertInto('queue_run_checks')
+      .values({
+        run_id: queuedRun,
+        source_id: 'main',
+        resource: 'feedback',
+        stale_verdicts: 1,
+        last_stale_at: new Date(),
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['run_id', 'source_id', 'resource'])
+          .doUpdateSet({ stale_verdicts: 1, last_stale_at: new Date() }),
+      )
+      .execute();
+    expect(await prove()).toEqual(['2026-03-05']);
   });
 });

@@ -18,6 +18,9 @@ export interface SyncWindowsTable {
   served_count: number | null;
   /** A day settled at a size no cap its reader knew covered: that size (migration 0050); else null. */
   uncapped_served: number | null;
+  /** The request (startdate, enddate) the day was settled on, where its own answer settled it (migration 0051). */
+  settled_from: Day | null;
+  settled_to: Day | null;
   truncated: Generated<boolean>;
   rejected_count: Generated<number>;
   attempts: Generated<number>;
