@@ -395,6 +395,11 @@ function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): P
   const truncated = yield* split(state, range, 0, whole);
   if (truncated === 'stale') return stale(state);
   if (truncated === 'short') return shortAnswer(state);
+  // Asked anew under the reading learned since; a day that meets this again and again is flagged.
+  if (truncated === 'relearned') {
+    state.staleVerdicts += 1;
+    return 'again';
+  }
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
   const now = runRequest(state.day, knowledge);
@@ -1155,8 +1160,9 @@ function* split(
   range: DayRange,
   depth: number,
   whole: readonly number[] = [],
-): Plan<boolean | 'stale' | 'short'> {
+): Plan<boolean | 'stale' | 'short' | 'relearned'> {
   const { reading } = state.knowledge;
+  const { relearned } = state.knowledge;
   const parts = halves(range, reading);
   if (parts === undefined || depth > MAX_SPLIT_DEPTH) return true;
   let truncated = false;
@@ -1164,13 +1170,18 @@ function* split(
     // A neighbour's items often sit near a midnight: they may prove the server's day, after
     // which the caller asks again without that neighbour.
     const answer = yield* partAnswer(state, part);
+    // Learned again meanwhile (a proof, or another window's check, found the reading stale): the
+    // parts were cut out under a reading that no longer holds, and what they hold or lack proves
+    // nothing (a start turned exclusive answers a one-day part empty, which the reading learned
+    // afresh takes for a part that holds nothing of the day).
+    if (state.knowledge.relearned !== relearned) return 'relearned';
     // A part that lacks what the whole served inside it, uncut, was not asked under the reading
     // the whole was: the server changed it (an end bound gone exclusive answers the part empty).
     if (!answer.cut && lacksServed(part, reading, whole, answer.times)) return 'stale';
     if (answer.cut && answer.sparesDay && answer.short) return 'short';
     if (!answer.cut || answer.sparesDay) continue;
     const deeper = yield* split(state, part, depth + 1, answer.times);
-    if (deeper === 'stale' || deeper === 'short') return deeper;
+    if (typeof deeper === 'string') return deeper;
     if (deeper) truncated = true;
   }
   return truncated;

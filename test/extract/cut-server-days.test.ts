@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { Answer, FetchedDay, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import { readingStale } from '../../src/extract/reading-check.js';
 import { emptyReading, halves } from '../../src/extract/server-reading.js';
 import type { DayItems } from '../../src/simulator/day-data.js';
 import { createRandom } from '../../src/simulator/random.js';
@@ -162,5 +163,56 @@ describe('a cut day asked again and again', () => {
     expect(state.dayAnswers.length).toBeGreaterThanOrEqual(3);
     // The same items came many times over.
     expect(served).toBeGreaterThan(2 * state.items.length);
+  });
+});
+
+/**
+ * A cut day is read in halves cut out under the reading of the moment. Windows run side by side:
+ * another one may find that reading stale (a deploy turned the startdate exclusive) while this
+ * one's halves are out, and the reading learned afresh from the new deploy's answers then takes a
+ * one-day half, answered empty (an exclusive startdate and enddate a day apart hold nothing), for
+ * a part that holds none of the day. The day is asked again under the reading learned since.
+ */
+describe('a cut day whose halves outlive the reading they were cut out under', () => {
+  it('is asked again under the reading learned since: never settled on the cut answer', () => {
+    const counts = new Map(daysFrom(addDays(DAY, -6), addDays(DAY, 4)).map((day) => [day, 30]));
+    counts.set(DAY, 109);
+    const served = { order: 'oldest-first', instants: 'refused', cap: 100, enddate: 'exclusive' } as const;
+    const before = serverOver({ ...served, startdate: 'inclusive' }, counts);
+    const after = serverOver({ ...served, startdate: 'exclusive' }, counts);
+    // Proved before the deploy: an inclusive startdate, an exclusive enddate, UTC days, cap 100.
+    const knowledge: ResourceKnowledge = {
+      reading: {
+        ...emptyReading(),
+        headMs: 3_600_000,
+        tailMs: -3_600_000,
+        order: 'oldest-first',
+        cap: 100,
+        largestResponse: 100,
+        instants: 'refused',
+      },
+      staleChecked: true,
+      quiet: false,
+    };
+    const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge));
+    let asked = 0;
+    let step = plan.next();
+    while (!step.done) {
+      if (step.value.kind === 'wait') throw new Error('one window at a time never waits');
+      asked += 1;
+      // The day's request comes back cut and is halved; as a half is out (the fourth request),
+      // another window's check finds the reading stale and learns it again from nothing, and
+      // the deploy answers since.
+      const server = asked <= 4 ? before : after;
+      const answer = server.answer(step.value.range, step.value.limit);
+      if (asked === 4) readingStale(knowledge);
+      step = plan.next(answer);
+    }
+    const day = step.value;
+    const held = ids(day.onDay).filter((id) => id.startsWith(`${DAY}#`));
+    expect(knowledge.relearned).toBeGreaterThanOrEqual(1);
+    // 109 items, a cap of 100, no instants to slice with: flagged, or every item held.
+    if (!day.truncated) expect(held).toHaveLength(109);
+    expect(day.truncated || held.length === 109).toBe(true);
   });
 });
