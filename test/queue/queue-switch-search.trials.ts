@@ -37,8 +37,8 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * INSIGHTS_TRIAL_SEED another seed; INSIGHTS_TRIAL_ONLY=i case i alone (its logs at debug with
  * INSIGHTS_TRIAL_LOG_LEVEL=debug); a failing case's logs, routed requests and stored readings are
  * written to $TMPDIR/queue-switch-search/. INSIGHTS_TRIAL_FOUND=1 plays instead the cases the wide
- * runs found settling days short (queue-switch-found.ts); the default set plays after its own the
- * queue cases of those, fixed since (case 11 of the default seed was one of them: the generated
+ * runs found settling days short (queue-switch-found.ts); the default set plays after its own
+ * those fixed since (case 11 of the default seed was one of them: the generated
  * set stops at 10, its first 10 having passed in every run).
  */
 
@@ -237,8 +237,8 @@ function keepEvidence(index: number, c: SwitchCase, played: Played): string {
   return file;
 }
 
-/** The found cases fixed since, played by default after the generated ones: the queue path's. */
-const FIXED = FOUND_CASES.filter((f) => f.fixed === true && f.c.path === 'queue').map(({ c }) => c);
+/** The found cases fixed since, played by default after the generated ones, on either path. */
+const FIXED = FOUND_CASES.filter((f) => f.fixed === true).map(({ c }) => c);
 const cases = (FOUND ? FOUND_CASES.map(({ c }) => c) : [...switchCases(CASES, SEED), ...FIXED])
   .map((c, index) => ({ c, index }))
   .filter(({ index }) => ONLY === undefined || index === ONLY);
