@@ -1161,8 +1161,7 @@ function* split(
   depth: number,
   whole: readonly number[] = [],
 ): Plan<boolean | 'stale' | 'short' | 'relearned'> {
-  const { reading } = state.knowledge;
-  const { relearned } = state.knowledge;
+  const { reading, relearned } = state.knowledge;
   const parts = halves(range, reading);
   if (parts === undefined || depth > MAX_SPLIT_DEPTH) return true;
   let truncated = false;
