@@ -395,11 +395,9 @@ function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): P
   const truncated = yield* split(state, range, 0, whole);
   if (truncated === 'stale') return stale(state);
   if (truncated === 'short') return shortAnswer(state);
-  // Asked anew under the reading learned since; a day that meets this again and again is flagged.
-  if (truncated === 'relearned') {
-    state.staleVerdicts += 1;
-    return 'again';
-  }
+  // Flagged: its halves prove nothing, and a server whose reading keeps changing (a rolling
+  // deploy) answers a day asked anew under one of its readings as it answered these.
+  if (truncated === 'relearned') return outcome(state, true);
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
   const now = runRequest(state.day, knowledge);
@@ -1172,7 +1170,7 @@ function* split(
     // Learned again meanwhile (a proof, or another window's check, found the reading stale): the
     // parts were cut out under a reading that no longer holds, and what they hold or lack proves
     // nothing (a start turned exclusive answers a one-day part empty, which the reading learned
-    // afresh takes for a part that holds nothing of the day).
+    // afresh takes for a part that holds nothing of the day). The caller flags the day.
     if (state.knowledge.relearned !== relearned) return 'relearned';
     // A part that lacks what the whole served inside it, uncut, was not asked under the reading
     // the whole was: the server changed it (an end bound gone exclusive answers the part empty).
