@@ -10,6 +10,13 @@ import type { SourceHandle, SyncContext } from './context.js';
 import { exchangeVerdicts, loadReadings, recordSessionProofs, shareCheck } from './reading-store.js';
 
 /**
+ * Per source and resource, the latest stale verdict an earlier pass of the planner's last proof
+ * judged the run's days by (0 for none). The days read again after it were read by workers that
+ * had heard it, under readings they learned since: judged again only on a later verdict.
+ */
+export type JudgedVerdicts = Map<string, number>;
+
+/**
  * The last proof of a queued run, made by its planner once the workers have read the windows.
  * Each worker proves the stretches of days it completes (reading-session.ts), so the days it
  * settled after its last proof stand unproved: a deploy after that proof would leave them short
@@ -26,12 +33,13 @@ export async function proveQueuedRun(
   ctx: SyncContext & { runId: number },
   plans: readonly PlannedWindow<SourceHandle>[],
   today: DayString,
+  judged: JudgedVerdicts = new Map(),
 ): Promise<void> {
   // Side by side: the jobs are done, so no slot is held, and each source's client asks one
   // request at a time (run-sync.ts, openSources), so a source is asked as a window would ask it.
   await Promise.all(
     firstOfEachEndpoint(plans).map(({ handle, resource }) =>
-      proveEndpoint(ctx, handle, resource, today).catch((error: unknown) => {
+      proveEndpoint(ctx, handle, resource, today, judged).catch((error: unknown) => {
         ctx.logger.warn(
           { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
           "the queued run's last proof of the server reading failed; its days stay unproved",
@@ -46,6 +54,7 @@ async function proveEndpoint(
   handle: SourceHandle,
   resource: WindowedResource,
   today: DayString,
+  judged: JudgedVerdicts,
 ): Promise<void> {
   const key = { source: handle.name, resource };
   const settled = await settledDaysOfRun(ctx.db, key, ctx.runId, today);
@@ -56,7 +65,8 @@ async function proveEndpoint(
   // What the workers learned and stored, the caps and verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
-  const turbulent = (readings.verdicts.get(resource)?.heard ?? 0) > 0;
+  const heard = readings.verdicts.get(resource)?.heard ?? 0;
+  const judgedKey = `${handle.name}/${resource}`;
   const knowledge = readings.knowledge[resource];
   const session = sessionOf(knowledge);
   // Days settled at a size a cap the run's workers proved since may have cut, whichever worker
@@ -86,11 +96,16 @@ async function proveEndpoint(
   if (canaries.length === 0) await proveRun(handle.client, resource, ctx.limits, knowledge);
   // Where a worker found the reading stale, every day the run settled is judged against the
   // reading learned by now, whichever worker settled it under whatever it knew then; on a server
-  // that held still, a worker's own requests stand (the stored reading may know less than it did).
-  if (turbulent || (knowledge.relearned ?? 0) > 0) reopenUncoveredSettled(knowledge, settledOn);
+  // that held still, a worker's own requests stand (the stored reading may know less than it did),
+  // as they do after a verdict an earlier pass judged by: the days read again since were read
+  // knowing it. Judging those by this reading, learned from fewer items than a worker's may have
+  // been, read quiet days a third and fourth time.
+  const relearnedHere = (knowledge.relearned ?? 0) > 0;
+  if (relearnedHere || heard > (judged.get(judgedKey) ?? 0)) reopenUncoveredSettled(knowledge, settledOn);
   // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
   // before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  judged.set(judgedKey, readings.verdicts.get(resource)?.heard ?? 0);
   await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
 }

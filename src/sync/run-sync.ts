@@ -41,7 +41,7 @@ import {
   type WindowOutcome,
   withSetAside,
 } from './outcomes.js';
-import { proveQueuedRun } from './queue-proof.js';
+import { type JudgedVerdicts, proveQueuedRun } from './queue-proof.js';
 import { loadReadings, recordSessionProofs, type SourceReadings, storeReading } from './reading-store.js';
 import type { RequestAllowance } from './request-allowance.js';
 import { budgetPace } from './request-budget.js';
@@ -431,9 +431,10 @@ async function runWindowsAndSnapshots(
   const windows = await dispatch.runWindows(run.plans, dispatchRun);
   // Days a worker reopened (it, or another, proved the reading they were settled under stale)
   // are queued again, a few passes at most.
+  const judged: JudgedVerdicts = new Map();
   for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
     const proving = run.plans.filter((plan) => !skipped(plan.handle.name, plan.resource));
-    await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today);
+    await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today, judged);
     const again = await reopenedInLedger(deps.db, run.plans);
     if (again.length === 0) break;
     logReopened(logger, again, 'workers');

@@ -93,8 +93,8 @@ export function startCluster(
 }
 
 /**
- * Window jobs by final state, and the windows run twice (must be none): two jobs of one window
- * and run, the later queued before the earlier was done.
+ * Window jobs by final state, the windows run twice (must be none): two jobs of one window
+ * and run, the later queued before the earlier was done; and the most jobs one window had.
  */
 export async function jobTally(t: TestDatabase) {
   const schema = queueSchema(t.schema);
@@ -116,8 +116,16 @@ export async function jobTally(t: TestDatabase) {
              where name like 'windows.%' and state = 'completed') jobs
      where created_on < previous_done
      group by 1`.execute(t.db);
+  const most = await sql<{ most: number | null }>`
+    select max(count)::int as most
+      from (select count(*) as count from ${sql.id(schema, 'job')}
+             where name like 'windows.%'
+             group by data->>'source', data->>'resource', data->>'day', data->>'runId') windows`.execute(
+    t.db,
+  );
   return {
     byState: Object.fromEntries(states.rows.map((r) => [r.state, r.count])) as Record<string, number>,
     completedTwice: twice.rows,
+    jobsOfBusiestWindow: most.rows[0]?.most ?? 0,
   };
 }

@@ -189,10 +189,16 @@ describe('a queued backfill against servers whose reading changed since it was s
     const tally = await jobTally(t);
     const planned = CASES.length * RESOURCES * QUEUED_DAYS;
     expect(Object.keys(tally.byState)).toEqual(['completed']);
-    // A day a worker reopened (a later answer showed it short, or a proof failed) is queued again
-    // and read once more: at times one or two, never fewer windows than planned.
+    // A day reopened is queued again and read once more: by a worker (a later answer showed it
+    // short, a proof failed), or by the planner's last proof, which judges every day settled under
+    // the stored reading by the one the run learned since. Learned from these quiet days' few
+    // items, that reading holds only wide requests, so most of a changed server's days settled
+    // before its check may be read again (5 to 23 of the 243 in runs so far). A later pass judges
+    // the days read again only by a later verdict, and so reads none of them a third time but for
+    // a verdict of its own (when every pass judged every day, some were read four times, a pass each).
     expect(tally.byState.completed).toBeGreaterThanOrEqual(planned);
-    expect(tally.byState.completed).toBeLessThanOrEqual(planned + CASES.length * RESOURCES);
+    expect(tally.byState.completed).toBeLessThanOrEqual(2 * planned);
+    expect(tally.jobsOfBusiestWindow).toBeLessThanOrEqual(3);
     expect(tally.completedTwice).toEqual([]);
     const late = await t.db
       .selectFrom('queue_workers')

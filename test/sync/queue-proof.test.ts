@@ -4,7 +4,7 @@ import { holdsDayRequest, requestFor } from '../../src/extract/server-reading.js
 import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SourceHandle } from '../../src/sync/context.js';
-import { proveQueuedRun } from '../../src/sync/queue-proof.js';
+import { type JudgedVerdicts, proveQueuedRun } from '../../src/sync/queue-proof.js';
 import { loadReadings } from '../../src/sync/reading-store.js';
 import { windowMemory } from '../../src/sync/window-memory.js';
 import type { DayString } from '../../src/time/days.js';
@@ -67,7 +67,8 @@ describe("a queued run's last proof of caps", () => {
         .execute();
   }
 
-  async function prove(): Promise<string[]> {
+  /** `judged`: what the planner's earlier passes of this run judged by (a fresh run's when unset). */
+  async function prove(judged?: JudgedVerdicts): Promise<string[]> {
     const readings = await loadReadings(t.db, 'main', queuedRun);
     const handle: SourceHandle = {
       name: 'main',
@@ -89,6 +90,7 @@ describe("a queued run's last proof of caps", () => {
       ctx,
       [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
       '2026-03-12' as DayString,
+      judged,
     );
     const rows = await t.db
       .selectFrom('sync_windows')
@@ -122,6 +124,36 @@ describe("a queued run's last proof of caps", () => {
     expect(await prove()).toEqual([]);
   });
 
+  /** 03-04 and 03-05 settled on 03-04's own request under the stored reading, as the ledger records. */
+  async function settledOnOneRequest(): Promise<void> {
+    const { reading } = (await loadReadings(t.db, 'main', queuedRun)).knowledge.feedback;
+    const own = requestFor('2026-03-04' as DayString, reading);
+    await settledByWorkers({ '2026-03-04': null, '2026-03-05': null });
+    await t.db
+      .updateTable('sync_windows')
+      .set({ settled_from: own.startdate, settled_to: own.enddate })
+      .where('resource', '=', 'feedback')
+      .where('day', 'in', ['2026-03-04', '2026-03-05'] as DayString[])
+      .execute();
+  }
+
+  /** A worker's stale verdict, told at `at`. */
+  async function staleVerdict(at: Date): Promise<void> {
+    await t.db
+      .insertInto('queue_run_checks')
+      .values({
+        run_id: queuedRun,
+        source_id: 'main',
+        resource: 'feedback',
+        stale_verdicts: 1,
+        last_stale_at: at,
+      })
+      .onConflict((oc) =>
+        oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({ stale_verdicts: 1, last_stale_at: at }),
+      )
+      .execute();
+  }
+
   it('where a worker found the reading stale, reopens a day whose recorded request the reading learned by then does not hold', async () => {
     await t.db
       .updateTable('sync_windows')
@@ -133,32 +165,26 @@ describe("a queued run's last proof of caps", () => {
     // worker whose reading a deploy's old answers still held missed the hours a moved day adds.
     const own = requestFor('2026-03-04' as DayString, reading);
     expect(holdsDayRequest(reading)('2026-03-05' as DayString, own)).toBe(false);
-    await settledByWorkers({ '2026-03-04': null, '2026-03-05': null });
-    await t.db
-      .updateTable('sync_windows')
-      .set({ settled_from: own.startdate, settled_to: own.enddate })
-      .where('resource', '=', 'feedback')
-      .where('day', 'in', ['2026-03-04', '2026-03-05'] as DayString[])
-      .execute();
+    await settledOnOneRequest();
     // On a server that held still (no stale verdict), a worker's own requests stand: the stored
     // reading may know less than the worker did.
     expect(await prove()).toEqual([]);
 
-    await t.db
-      .insertInto('queue_run_checks')
-      .values({
-        run_id: queuedRun,
-        source_id: 'main',
-        resource: 'feedback',
-        stale_verdicts: 1,
-        last_stale_at: new Date(),
-      })
-      .onConflict((oc) =>
-        oc
-          .columns(['run_id', 'source_id', 'resource'])
-          .doUpdateSet({ stale_verdicts: 1, last_stale_at: new Date() }),
-      )
-      .execute();
+    await staleVerdict(new Date());
     expect(await prove()).toEqual(['2026-03-05']);
+  });
+
+  it('a later pass judges the days read again since by a later verdict only: they were read knowing the one it judged by', async () => {
+    const judged: JudgedVerdicts = new Map();
+    await settledOnOneRequest();
+    await staleVerdict(new Date(Date.now() - 60_000));
+    expect(await prove(judged)).toEqual(['2026-03-05']);
+    // Read again by a worker that heard the verdict and learned the reading anew: its own
+    // request stands, though the planner's reading, learned from fewer items, would ask wider.
+    await settledOnOneRequest();
+    expect(await prove(judged)).toEqual([]);
+    // A deploy after it: the days the run settled are judged again.
+    await staleVerdict(new Date());
+    expect(await prove(judged)).toEqual(['2026-03-05']);
   });
 });
