@@ -203,6 +203,10 @@ export interface DayFetch {
   wider: { range: DayRange; answer: readonly unknown[] } | undefined;
   /** The request of the round that settles the day (reading-session.ts, reopenUncovered). */
   asked: DayRange | undefined;
+  /** Items without a readable dt a wider answer than the day's own held, not held from it (hold). */
+  undatedLeft: Set<string>;
+  /** An answer to the day's own request was held whole, its undated items with it. */
+  ownHeld: boolean;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -267,6 +271,8 @@ export function newDayFetch(
     widest: 'unasked',
     wider: undefined,
     asked: undefined,
+    undatedLeft: new Set(),
+    ownHeld: false,
   };
 }
 
@@ -298,7 +304,7 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
   const first = yield* emptyFirst(state);
   if (first !== undefined) {
     const settledDay = yield* underProof(state, first);
-    if (settledDay !== 'again') return settledDay;
+    if (settledDay !== 'again') return yield* withUndated(state, settledDay);
   }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // A server that keeps changing (a rolling deploy) would keep the day asking: flagged instead.
@@ -308,11 +314,25 @@ export function* planDay(state: DayFetch): Plan<FetchedDay> {
     const played = yield* playRound(state, range);
     if (played === 'again') continue;
     const settledDay = yield* underProof(state, played);
-    if (settledDay !== 'again') return settledDay;
+    if (settledDay !== 'again') return yield* withUndated(state, settledDay);
   }
   throw new Error(
     `fetching ${state.resource} ${state.day} did not settle after ${MAX_ROUNDS} rounds (last asked ${state.asked?.startdate}..${state.asked?.enddate})`,
   );
+}
+
+/**
+ * A day whose wider answers held items without a readable dt that none of its own requests held:
+ * its own request is asked once more, which holds the day's (validation quarantines them). A day
+ * settled on a wider answer (the reading narrowed while it was out, a check's) would otherwise
+ * drop them, and a malformed item every answer of which was wider than its day's own be lost.
+ */
+function* withUndated(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay> {
+  const left = !state.ownHeld && [...state.undatedLeft].some((id) => !state.kept.has(id));
+  state.undatedLeft.clear();
+  if (!left) return fetched;
+  yield* ask(state, requestFor(state.day, state.knowledge.reading));
+  return { ...fetched, ...partitionByDay(state.items, state.day, true), requests: state.requests };
 }
 
 /** One round: ask `range`, then the day's outcome, or 'again' when a new request must be asked. */
@@ -1028,6 +1048,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
+      if (ownRequest && holdsDay) state.ownHeld = true;
       // The same size seen cut twice is a cap, proved below any the reading had: a deploy lowered it.
       if (
         holdsDay &&
@@ -1083,10 +1104,13 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
  * Holds an answer's new items. One without a readable dt is held only from a request no wider
  * than the day's own under the reading: a wider one (quiet mode's, the check's, a proof's) spans
  * other days, whose undated items would count against this day's invalid share. The day's own
- * request holds its undated items (quiet mode asks it when a widest answer has any).
+ * request holds its undated items (quiet mode asks it when a widest answer has any; withUndated
+ * when the day settles without it).
  */
 function hold(state: DayFetch, response: readonly unknown[], ownRequest = true): void {
-  const held = ownRequest ? response : response.filter((item) => itemTime(item) !== undefined);
+  const undated = (item: unknown) => !ownRequest && itemTime(item) === undefined;
+  for (const item of response) if (undated(item)) state.undatedLeft.add(itemIdentity(item));
+  const held = response.filter((item) => !undated(item));
   const ids = held.map(itemIdentity);
   held.forEach((item, i) => {
     if (!state.kept.has(ids[i] as string)) state.items.push(item);

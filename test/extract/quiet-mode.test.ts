@@ -200,6 +200,18 @@ describe('quiet mode, in the day plan', () => {
     expect(last.done && last.value.onDay).toEqual(quietDay);
   });
 
+  it('a widest answer another window ended quiet mode under settles the day only once its own request held its undated items', () => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc(), staleChecked: true, quiet: true };
+    const { plan, first } = start(knowledge);
+    expect(first.value).toMatchObject({ range: widestRequest(DAY) });
+    // Ended while the widest request was out: its answer is judged as a narrow one's, and holds the day.
+    knowledge.quiet = false;
+    const undated = { id: 'u' };
+    expect(plan.next(items([...quietDay, undated])).value).toMatchObject({ kind: 'ask', range: oneDay(DAY) });
+    const last = plan.next(items([...quietDay, undated]));
+    expect(last.done && last.value.onDay).toEqual([...quietDay, undated]);
+  });
+
   it('a check whose widest answer holds an undated item leaves the run out of quiet mode', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc() };
     const { plan } = start(knowledge);
