@@ -1108,14 +1108,20 @@ function* askInstants(state: DayFetch, range: InstantRange): Plan<unknown[] | 'r
  * when the day settles without it).
  */
 function hold(state: DayFetch, response: readonly unknown[], ownRequest = true): void {
-  const undated = (item: unknown) => !ownRequest && itemTime(item) === undefined;
-  for (const item of response) if (undated(item)) state.undatedLeft.add(itemIdentity(item));
-  const held = response.filter((item) => !undated(item));
+  // A busy day's own answer is held as it is: only a wider one is copied, dropping what it held undated.
+  const held = ownRequest ? response : response.filter((item) => datedOrNoted(state, item));
   const ids = held.map(itemIdentity);
   held.forEach((item, i) => {
     if (!state.kept.has(ids[i] as string)) state.items.push(item);
   });
   for (const id of ids) state.kept.add(id);
+}
+
+/** Whether a wider answer's item has a readable dt; one without is noted as left for the day's own request. */
+function datedOrNoted(state: DayFetch, item: unknown): boolean {
+  if (itemTime(item) !== undefined) return true;
+  state.undatedLeft.add(itemIdentity(item));
+  return false;
 }
 
 /** Spends a request to prove the server's day on a side, when an item near a midnight allows. */
