@@ -27,6 +27,7 @@ import {
   canaryDay,
   ceilingOf,
   cutProofVerdict,
+  daysAfterStretches,
   flappingCeilingOf,
   newSession,
   noteAnswer,
@@ -814,9 +815,15 @@ export function* planRunProof(
   resource: WindowedResource,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
+  today: DayString,
 ): Plan<DayString[]> {
   const session = sessionOf(knowledge);
   yield* checkCeiling(resource, policy, knowledge);
+  // Each answer is noted (learnAnswer): one holding more of the day before than it held reopens it.
+  for (const next of daysAfterStretches(session, today)) {
+    const state = newDayFetch(resource, next, policy, knowledge, next === today);
+    yield* ask(state, requestFor(next, knowledge.reading));
+  }
   const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   const day = canaryDay(session);
   if (day === undefined) {
@@ -1048,7 +1055,10 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
         knowledge.limitAccepted = state.limit;
       if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
-      if (ownRequest && holdsDay) state.ownHeld = true;
+      if (ownRequest && holdsDay) {
+        state.ownHeld = true;
+        sessionOf(knowledge).ownAsked.add(state.day);
+      }
       // The same size seen cut twice is a cap, proved below any the reading had: a deploy lowered it.
       if (
         holdsDay &&

@@ -42,9 +42,10 @@ export function proveRun(
   resource: WindowedResource,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
+  today: DayString,
 ): Promise<DayString[]> {
   const canary = (knowledge.session && canaryDay(knowledge.session)) ?? ('' as DayString);
-  return drive(client, resource, canary, planRunProof(resource, policy, knowledge));
+  return drive(client, resource, canary, planRunProof(resource, policy, knowledge, today));
 }
 
 /** Sends the requests a plan yields and feeds their answers back, until it finishes. */

@@ -1,4 +1,4 @@
-import { type DayString, dayOfTime } from '../time/days.js';
+import { addDays, type DayString, dayOfTime } from '../time/days.js';
 import { type DayRange, itemTime } from './server-reading.js';
 
 /**
@@ -71,6 +71,11 @@ export interface ReadingSession {
   unledgered: Set<DayString>;
   /** Days settled since the last proof was asked. */
   sinceProof: number;
+  /**
+   * Days whose own request the run asked (a window's, open or not, or the day after a stretch):
+   * their answers hold what a reading that lost the end of the day before still serves of it.
+   */
+  ownAsked: Set<DayString>;
   /**
    * A settled day was found short by a later answer (noteAnswer): the next day the run would
    * settle is not, and the reading is learned again first.
@@ -186,6 +191,7 @@ export function newSession(): ReadingSession {
     proved: [],
     unledgered: new Set(),
     sinceProof: 0,
+    ownAsked: new Set(),
     lapsed: false,
     turbulent: false,
     passedInRow: 0,
@@ -363,6 +369,45 @@ export function canaryDay(session: ReadingSession): DayString | undefined {
 /** A proof asks one more request (the item a bound rests on: day-plan.ts, proveOnce). */
 export function proofAsksMore(session: ReadingSession): void {
   session.proofs.requests += 1;
+}
+
+/** The next days the run's end asks at most per resource: one a stretch of days settled. */
+export const NEXT_DAYS_MOST = 4;
+
+/**
+ * The days after the stretches of days settled this run and held, latest first, not after
+ * `today`, whose own request the run has not asked (NEXT_DAYS_MOST of them). A reading that came
+ * to miss the end of a day (an end bound turned exclusive on a server whose day starts before
+ * UTC's: the last hours of each UTC day are the next server day's) serves them in the next day's
+ * answer, which shows the day short: noted after the day settled, it reopens it (noteAnswer);
+ * before, the day's own answer is short of it (shortOfSeen). Within a stretch the next day's
+ * window asks it; after a stretch's last day (a range's last), only the run's end does, or a
+ * proof's canary with an item in those hours.
+ */
+export function daysAfterStretches(session: ReadingSession, today: DayString): DayString[] {
+  const read = new Set([...session.held.keys(), ...session.ownAsked]);
+  return stretchEnds([...session.held.keys()], read, today).map((day) => addDays(day, 1));
+}
+
+/**
+ * Of `days`, those whose next day is not in `read` and not after `today`: the last days of
+ * stretches, latest first, NEXT_DAYS_MOST of them.
+ */
+export function stretchEnds(
+  days: readonly DayString[],
+  read: ReadonlySet<DayString>,
+  today: DayString,
+): DayString[] {
+  return days
+    .filter((day) => !read.has(addDays(day, 1)) && addDays(day, 1) <= today)
+    .sort()
+    .reverse()
+    .slice(0, NEXT_DAYS_MOST);
+}
+
+/** A day settled by another process, held as the warehouse holds it (`times`: its items' dt). */
+export function holdSettled(session: ReadingSession, day: DayString, times: readonly number[]): void {
+  session.held.set(day, spansByDay(times).get(day) ?? { count: 0, first: Infinity, last: -Infinity });
 }
 
 /** What a proof holds: the days it proves, taken as it is asked (days settled meanwhile wait for the next). */

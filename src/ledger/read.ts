@@ -339,7 +339,7 @@ export async function ledgerCanaries(
 }
 
 /** The dt (epoch ms) of the rows of one UTC day the API served and still serves. */
-async function servedTimesOfDay(
+export async function servedTimesOfDay(
   db: Kysely<Database>,
   key: { source: string; resource: WindowedResource },
   day: DayString,

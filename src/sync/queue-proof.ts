@@ -1,8 +1,8 @@
 import { reopenUncoveredSettled, sessionOf } from '../extract/day-plan.js';
 import { proveRun, type ResourceKnowledge } from '../extract/fetch-day.js';
-import { CANARY_MOST, reopenUncapped } from '../extract/reading-session.js';
+import { CANARY_MOST, holdSettled, reopenUncapped, stretchEnds } from '../extract/reading-session.js';
 import { atCap, serverDay } from '../extract/server-reading.js';
-import { ledgerCanaries, settledDaysOfRun } from '../ledger/read.js';
+import { ledgerCanaries, servedTimesOfDay, settledDaysOfRun } from '../ledger/read.js';
 import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
@@ -39,12 +39,14 @@ export async function proveQueuedRun(
   // request at a time (run-sync.ts, openSources), so a source is asked as a window would ask it.
   await Promise.all(
     firstOfEachEndpoint(plans).map(({ handle, resource }) =>
-      proveEndpoint(ctx, handle, resource, today, judged).catch((error: unknown) => {
-        ctx.logger.warn(
-          { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
-          "the queued run's last proof of the server reading failed; its days stay unproved",
-        );
-      }),
+      proveEndpoint(ctx, handle, resource, today, judged, plannedDays(plans, handle, resource)).catch(
+        (error: unknown) => {
+          ctx.logger.warn(
+            { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
+            "the queued run's last proof of the server reading failed; its days stay unproved",
+          );
+        },
+      ),
     ),
   );
 }
@@ -55,6 +57,8 @@ async function proveEndpoint(
   resource: WindowedResource,
   today: DayString,
   judged: JudgedVerdicts,
+  /** The days the run's windows read: their own requests were asked. */
+  planned: ReadonlySet<DayString>,
 ): Promise<void> {
   const key = { source: handle.name, resource };
   const settled = await settledDaysOfRun(ctx.db, key, ctx.runId, today);
@@ -75,6 +79,11 @@ async function proveEndpoint(
   // server's sizes made one there, costing a request and days read again.
   const sizes = new Map(uncapped.map(({ day, uncappedServed }) => [day, uncappedServed ?? 0]));
   reopenUncapped(session, (served) => atCap(knowledge.reading, served), sizes);
+  // The last day of each stretch the run settled, as the warehouse holds it: the proof asks the
+  // day after (reading-session.ts, daysAfterStretches), whose answer may show it short.
+  const days = settled.map((d) => d.day);
+  for (const day of stretchEnds(days, new Set([...days, ...planned]), today))
+    holdSettled(session, day, await servedTimesOfDay(ctx.db, key, day));
   const canaries = unproved.length === 0 ? [] : await canariesOf(ctx, key, knowledge);
   if (canaries.length === 0 && unproved.length > 0)
     ctx.logger.info(
@@ -86,14 +95,14 @@ async function proveEndpoint(
     session.canary = proved ? { day, times } : { day, times, unproved: true };
     // One no proof found whole is as unproved as the rest: a stale verdict reopens it too.
     session.unproved = proved ? unproved.filter((other) => other !== day) : [...unproved];
-    await proveRun(handle.client, resource, ctx.limits, knowledge);
+    await proveRun(handle.client, resource, ctx.limits, knowledge, today);
     // A canary no proof found whole may be one of the short days itself, served short again: its
     // holding proves nothing. Its days stay unproved; a stale verdict has reopened them.
     if (!proved) session.proved = [];
     // Kept unless its answer may have been cut (proofVerdict 'unproven'): a smaller one may tell.
     if (session.canary !== undefined) break;
   }
-  if (canaries.length === 0) await proveRun(handle.client, resource, ctx.limits, knowledge);
+  if (canaries.length === 0) await proveRun(handle.client, resource, ctx.limits, knowledge, today);
   // Where a worker found the reading stale, every day the run settled is judged against the
   // reading learned by now, whichever worker settled it under whatever it knew then; on a server
   // that held still, a worker's own requests stand (the stored reading may know less than it did),
@@ -108,6 +117,16 @@ async function proveEndpoint(
   judged.set(judgedKey, readings.verdicts.get(resource)?.heard ?? 0);
   await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
+}
+
+function plannedDays(
+  plans: readonly PlannedWindow<SourceHandle>[],
+  handle: SourceHandle,
+  resource: WindowedResource,
+): Set<DayString> {
+  return new Set(
+    plans.filter((plan) => plan.handle === handle && plan.resource === resource).map((plan) => plan.day),
+  );
 }
 
 function canariesOf(

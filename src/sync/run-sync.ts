@@ -596,6 +596,7 @@ async function reopenedPlans(
         plan.resource,
         ctx.limits,
         plan.handle.knowledge[plan.resource],
+        run.today,
       ).catch((error: unknown) => {
         ctx.logger.warn(
           { source: plan.handle.name, resource: plan.resource, err: errorMessage(error) },

@@ -96,6 +96,29 @@ describe('servers whose reading changes while the tool reads', () => {
     }
   }, 60_000);
 
+  it("an end bound turned exclusive near the run's end, the server's day starting 1 to 3 h before UTC's: the range's last day is not settled without its last hours", () => {
+    // The last hours of a UTC day are the next server day's: a request for the day under the
+    // inclusive end serves them, one under the exclusive end does not. Within the range the next
+    // day's answer shows them (a day found short is reopened); the range's last day was settled
+    // without them (34 of 37, 41 of 43, 19 of 22 items) where the proofs' canary held no item in
+    // those hours. The run's end asks the day after the range as its window would.
+    for (const [seed, kind, offset] of [
+      [9260, 'flapping', 60],
+      [9339, 'mid-run', 120],
+      [9420, 'flapping', 180],
+    ] as const) {
+      const before = { ...CAPPED_AT_100, startdate: 'inclusive', dayOffsetMinutes: offset } as const;
+      const tally = emptyTally();
+      playMidrun(
+        seed,
+        { kind, before, after: { ...before, enddate: 'exclusive' }, sizes: SIZES.normal, at: 0.95 },
+        tally,
+      );
+      expect(tally.cases).toBe(1);
+      expect(tally.short).toEqual([]);
+    }
+  }, 60_000);
+
   it('an end bound turned exclusive between runs: no day settled empty on a wide answer a lost cap cut', () => {
     // Case 32 of midrunSearch(300, 31337), seed 31369: a first backfill learns both bounds
     // inclusive on a UTC server capped at 100 (the cap never proved), the server restarts with an

@@ -145,7 +145,7 @@ export function readRun(
 
 /** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
 function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
-  return answerPlan(server, planRunProof('feedback', POLICY, knowledge));
+  return answerPlan(server, planRunProof('feedback', POLICY, knowledge, TODAY));
 }
 
 function tallyRun(

@@ -3,8 +3,11 @@ import {
   canaryDay,
   ceilingOf,
   cutProofVerdict,
+  daysAfterStretches,
   flappingCeilingOf,
+  holdSettled,
   ledgerTook,
+  NEXT_DAYS_MOST,
   newSession,
   noteAnswer,
   noteCut,
@@ -20,6 +23,7 @@ import {
   shortOfSeen,
   staleFound,
   startProof,
+  stretchEnds,
   stretchOf,
   takeProofs,
   takeReopened,
@@ -95,6 +99,57 @@ describe('the reading session: what a day must reach', () => {
     expect(session.canary?.day).toBe('2026-03-01');
     noteAnswer(session, [at('2026-03-01', 22)]);
     expect(session.canary).toBeUndefined();
+  });
+});
+
+describe("the reading session: the day after a stretch's last", () => {
+  it('asks the day after each stretch of settled days, latest first, none after today', () => {
+    const session = newSession();
+    for (const day of ['2026-03-01', '2026-03-02', '2026-03-03', '2026-03-07', '2026-03-09'])
+      settled(session, day, [at(day, 3)], ROOM);
+    expect(daysAfterStretches(session, '2026-03-09')).toEqual(['2026-03-08', '2026-03-04']);
+  });
+
+  it('asks it once a run: a day read again is held to what its answer showed (shortOfSeen)', () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 3)], ROOM);
+    expect(daysAfterStretches(session, '2026-03-05')).toEqual(['2026-03-02']);
+    // Asked as its own request (day-plan.ts marks it), its answer showed the day short: reopened.
+    session.ownAsked.add('2026-03-02');
+    noteAnswer(session, [at('2026-03-01', 23), at('2026-03-02', 1)]);
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
+    expect(daysAfterStretches(session, '2026-03-05')).toEqual([]);
+    // Read again under the same short reading, the day is short of what that answer showed.
+    expect(shortOfSeen(session, '2026-03-01', [at('2026-03-01', 3)])).toBe(true);
+    settled(session, '2026-03-01', [at('2026-03-01', 3), at('2026-03-01', 23)], ROOM);
+    expect(daysAfterStretches(session, '2026-03-05')).toEqual([]);
+  });
+
+  it("the day after whose own request the run asked (today's, open, settles nothing) is not asked again", () => {
+    const session = newSession();
+    settled(session, '2026-03-04', [at('2026-03-04', 3)], ROOM);
+    session.ownAsked.add('2026-03-05');
+    expect(daysAfterStretches(session, '2026-03-05')).toEqual([]);
+  });
+
+  it(`asks after the latest ${NEXT_DAYS_MOST} stretches at most: a run of scattered days costs no more`, () => {
+    const days = ['2026-03-01', '2026-03-03', '2026-03-05', '2026-03-07', '2026-03-09', '2026-03-10'];
+    expect(stretchEnds(days, new Set(days), '2026-03-20')).toEqual([
+      '2026-03-10',
+      '2026-03-07',
+      '2026-03-05',
+      '2026-03-03',
+    ]);
+  });
+
+  it('a day another process settled, held as the warehouse holds it, is reopened by an answer showing an item it lacks', () => {
+    const session = newSession();
+    holdSettled(session, '2026-03-01', [Date.parse('2026-03-01T03:00:00Z')]);
+    expect(daysAfterStretches(session, '2026-03-05')).toEqual(['2026-03-02']);
+    noteAnswer(session, [at('2026-03-01', 3), at('2026-03-02', 1)]);
+    expect(session.reopened).toEqual([]);
+    noteAnswer(session, [at('2026-03-01', 23), at('2026-03-02', 1)]);
+    expect(takeReopened(session)).toEqual(['2026-03-01']);
   });
 });
 

@@ -457,12 +457,15 @@ export const FOUND_CASES: { note: string; c: SwitchCase; fixed?: true }[] = [
     },
   },
   {
-    // Not fixed: failed 1 run of 1 in a wide run (seed 8880023, case 17), 0 of 2 alone: feedback
-    // 11-19, the range's last day, 26 of 30. One deploy (not rolling) turned the end bound
-    // exclusive on a UTC+2 server; the day settled on 11-19..11-20 from the new deploy, which
-    // serves the UTC day to 22:00 only, and the run's stale verdict that followed reopened 10
-    // other days, not it.
+    // Failed 1 run of 1 in a wide run (seed 8880023, case 17), 0 of 2 alone: feedback 11-19, the
+    // range's last day, 26 of 30. One deploy (not rolling) turned the end bound exclusive on a
+    // UTC+2 server; the day settled on 11-19..11-20 from the new deploy, which serves the UTC day
+    // to 22:00 only, and the run's stale verdict that followed reopened 10 other days, not it.
+    // Fixed: the run's end asks the day after the range, whose answer holds those hours
+    // (reading-session.ts, daysAfterStretches); the class plays deterministically in
+    // test/extract/midrun-readings.test.ts, where three cases settled the last day short before.
     note: 'end bound turned exclusive, one deploy, direct, UTC+2, cap 100: the last day missed its last 2 h',
+    fixed: true,
     c: {
       seed: 42672,
       kind: 'enddate',

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/api-client.js';
 import { holdsDayRequest, requestFor } from '../../src/extract/server-reading.js';
@@ -186,5 +187,87 @@ describe("a queued run's last proof of caps", () => {
     // A deploy after it: the days the run settled are judged again.
     await staleVerdict(new Date());
     expect(await prove(judged)).toEqual(['2026-03-05']);
+  });
+});
+
+/**
+ * The last hours of a UTC day on a server whose day starts 2 h before it are the next server
+ * day's: a deploy that turned the end bound exclusive serves the day's own request without them.
+ * Within a stretch the next day's window shows them; after the stretch's last day, only the
+ * planner's last proof asks the day after (reading-session.ts, daysAfterStretches).
+ */
+describe("a queued run's last proof of the day after a stretch", () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    sim = await startSimulator({ seed: 12, from: FROM, to: TO, dayOffsetMinutes: 120, enddate: 'inclusive' });
+    await runAgainst(t, sim, {
+      now: NOW,
+      request: { trigger: 'backfill', range: { from: FROM, to: TO }, resources: ['feedback'] },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await sim?.stop();
+    await t?.drop();
+  });
+
+  it("reopens a stretch's last day the day after's answer shows short, though a worker's proof proved it", async () => {
+    const { rows } = await sql<{ day: string }>`
+      select to_char(dt at time zone 'UTC', 'YYYY-MM-DD') as day from feedback
+       where dt >= '2026-03-02' and dt < '2026-03-07' and extract(hour from dt at time zone 'UTC') >= 22
+       order by dt limit 1`.execute(t.db);
+    const day = rows[0]?.day as DayString;
+    expect(day).toBeDefined();
+    // A queued run's workers settled the stretch from 03-02 to it, and a proof of theirs passed,
+    // its canary holding no item in the last two hours; the deploy had cut them from the last day.
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running' })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    const runId = Number(run.run_id);
+    await t.db
+      .updateTable('sync_windows')
+      .set({ run_id: runId, truncated: false, reopened_at: null, proved_at: NOW })
+      .where('resource', '=', 'feedback')
+      .where('day', '>=', '2026-03-02' as DayString)
+      .where('day', '<=', day)
+      .execute();
+    await sql`delete from feedback where dt >= (${day}::date + interval '22 hours') at time zone 'UTC'
+                and dt < (${day}::date + 1)::timestamp at time zone 'UTC'`.execute(t.db);
+    const readings = await loadReadings(t.db, 'main', runId);
+    const handle: SourceHandle = {
+      name: 'main',
+      baseUrl: sim.url,
+      client: createApiClient({ source: simulatorSource(sim), sleep: async () => {} }),
+      knowledge: readings.knowledge,
+    };
+    const ctx = {
+      pool: t.pool,
+      db: t.db,
+      logger: silentLogger(),
+      now: () => NOW,
+      limits: { limit: 1000, maxLimit: 4000 },
+      maxInvalidShare: 0.05,
+      runId,
+      memory: windowMemory(64 * 1024 * 1024),
+    };
+    sim.resetStats();
+    await proveQueuedRun(
+      ctx,
+      [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
+      '2026-03-12' as DayString,
+    );
+    const reopened = await t.db
+      .selectFrom('sync_windows')
+      .select(sql<string>`day::text`.as('day'))
+      .where('resource', '=', 'feedback')
+      .where('reopened_at', 'is not', null)
+      .execute();
+    expect(reopened.map((row) => row.day)).toEqual([day]);
+    // One request: the day after's own (no canary to ask: the days are proved).
+    expect(sim.stats().requests).toBe(1);
   });
 });
