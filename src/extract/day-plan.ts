@@ -1048,7 +1048,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const holdsDay = covers(range, requestFor(state.day, reading));
   for (;;) {
     state.requests += 1;
-    const answer = yield { kind: 'ask', range, limit: state.limit };
+    const answer = yield { kind: 'ask', range, limit: state.limit, day: state.day };
     if (answer.kind === 'items') {
       const { items } = answer;
       if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))

@@ -66,7 +66,11 @@ async function drive<T>(
       try {
         answer = {
           kind: 'items',
-          items: await client.window(resource, { ...wanted.range, limit: wanted.limit }, { day }),
+          items: await client.window(
+            resource,
+            { ...wanted.range, limit: wanted.limit },
+            { day: wanted.day ?? day },
+          ),
         };
       } catch (error) {
         answer = { kind: 'failed', error };

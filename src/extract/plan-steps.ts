@@ -1,3 +1,4 @@
+import type { DayString } from '../time/days.js';
 import type { ReadingSession } from './reading-session.js';
 import type { DayRange, ServerReading } from './server-reading.js';
 import type { InstantRange } from './time-slices.js';
@@ -8,7 +9,12 @@ import type { InstantRange } from './time-slices.js';
  */
 export type Step =
   /** Send this request: with days, or with instants (a time slice of a day above the cap). */
-  | { kind: 'ask'; range: DayRange | InstantRange; limit: number }
+  | {
+      kind: 'ask';
+      range: DayRange | InstantRange;
+      limit: number /** The day it is for, where not the plan's own. */;
+      day?: DayString;
+    }
   /** Another window of the run is reaching a verdict this plan depends on: resume once it is done. */
   | { kind: 'wait'; until: Promise<void> };
 

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import { ApiError } from '../../src/errors.js';
+import { NEXT_DAYS_MOST } from '../../src/extract/reading-session.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import type { TestDatabase } from '../helpers/database.js';
@@ -13,7 +14,8 @@ import { TEST_SETTINGS } from '../helpers/sync-harness.js';
  * windows in flight, random failures and random completion orders (each request answers after
  * its own random delay). Checked at every request: in one consistent read of the database, the
  * watermark is the end of the contiguous done prefix. Checked after the run: the next sync asks
- * for exactly the days not done, the lookback days, and today; then the watermark is yesterday.
+ * for exactly the days not done, the lookback days, today, and the day after each stretch of days
+ * it settles that it reads no window of; then the watermark is yesterday.
  *
  * Day arithmetic here is plain Date on a precomputed calendar, independent of src/time/days.
  */
@@ -160,6 +162,15 @@ export async function checkWatermarkProperty(t: TestDatabase, numRuns: number): 
       );
       const expected = new Set([...closed.filter((day) => !done.has(day)), today]);
       for (let k = 1; k <= s.lookbackDays && s.days - k >= 0; k++) expected.add(dayAt(s.days - k));
+      // And the day after each stretch of days it settles, where it reads no window (the run's
+      // end: reading-session.ts, daysAfterStretches).
+      const nextOf = (day: string) => CALENDAR[CALENDAR.indexOf(day) + 1] as string;
+      const ends = [...expected]
+        .filter((day) => day !== today && !expected.has(nextOf(day)) && nextOf(day) <= today)
+        .sort()
+        .reverse()
+        .slice(0, NEXT_DAYS_MOST);
+      for (const end of ends) expected.add(nextOf(end));
       // Which days, not how often: an empty day is asked twice (one empty answer settles nothing).
       expect([...new Set(asked)].sort()).toEqual([...expected].sort());
       expect(second.status).toBe('ok');
