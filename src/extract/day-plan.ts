@@ -822,7 +822,7 @@ export function* planRunProof(
   // Each answer is noted (learnAnswer): one holding more of the day before than it held reopens it.
   for (const next of daysAfterStretches(session, today)) {
     const state = newDayFetch(resource, next, policy, knowledge, next === today);
-    yield* ask(state, requestFor(next, knowledge.reading));
+    yield* forDay(next, ask(state, requestFor(next, knowledge.reading)));
   }
   const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   const day = canaryDay(session);
@@ -845,6 +845,16 @@ export function* planRunProof(
   reopenAtCaps();
   reopenUncoveredDays(knowledge, true);
   return [...new Set([...reopened, ...takeReopened(session)])].sort();
+}
+
+/** A plan's requests, named for `day`: the run's end asks for days other than the canary's. */
+function* forDay<T>(day: DayString, plan: Plan<T>): Plan<T> {
+  let step = plan.next();
+  while (!step.done) {
+    const answer = yield step.value.kind === 'ask' ? { ...step.value, day } : step.value;
+    step = plan.next(answer);
+  }
+  return step.value;
 }
 
 /**
@@ -1048,7 +1058,7 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const holdsDay = covers(range, requestFor(state.day, reading));
   for (;;) {
     state.requests += 1;
-    const answer = yield { kind: 'ask', range, limit: state.limit, day: state.day };
+    const answer = yield { kind: 'ask', range, limit: state.limit };
     if (answer.kind === 'items') {
       const { items } = answer;
       if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))
