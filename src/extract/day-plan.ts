@@ -29,6 +29,7 @@ import {
   cutProofVerdict,
   daysAfterStretches,
   flappingCeilingOf,
+  lacksSeen,
   newSession,
   noteAnswer,
   noteCut,
@@ -784,12 +785,40 @@ function learnAnswer(
   knowledge.responses = (knowledge.responses ?? 0) + 1;
   const session = sessionOf(knowledge);
   const times = items.map(itemTime);
-  noteAnswer(session, items, times);
   const cut = limit === undefined ? undefined : isCut(items.length, limit, knowledge.reading);
+  const { reading } = knowledge;
+  if (
+    range !== undefined &&
+    lacksSeen(session, range, times, servesWhole(reading, range, times, cut === false))
+  )
+    session.lapsed = true;
+  noteAnswer(session, items, times);
   if (range === undefined) learnFromAnswer(knowledge.reading, items, times.filter(isTime));
   else learnFromResponse(knowledge.reading, range, items, cut, times);
   if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;
   return times;
+}
+
+/**
+ * Where an answer to `range` holds every item, as the reading says: all the request serves where
+ * it is below our limit and any cap proved, and smaller than an answer before it (one as large
+ * may be cut by a cap not proved yet); where it may be cut, listed by dt, the side its order
+ * keeps: before its last item (oldest first), or after it (newest first, its last is its oldest).
+ */
+function servesWhole(
+  reading: ServerReading,
+  range: DayRange,
+  times: readonly (number | undefined)[],
+  belowCaps: boolean,
+): (time: number) => boolean {
+  const held = (time: number) => heldWhole(range, reading, time);
+  if (belowCaps && times.length < reading.largestResponse) return held;
+  // Listed by dt, its last item is the one nearest the side a cut dropped.
+  const last = times.at(-1);
+  if (last === undefined) return () => false;
+  if (reading.order === 'oldest-first') return (time) => time < last && held(time);
+  if (reading.order === 'newest-first') return (time) => time > last && held(time);
+  return () => false;
 }
 
 function isTime(time: number | undefined): time is number {

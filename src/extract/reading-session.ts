@@ -231,6 +231,28 @@ export function noteAnswer(
 }
 
 /**
+ * Whether an answer to a request by days lacks the first or last item the run's answers showed of
+ * a day where it serves every item (`holds`: the reading's span, or, of an answer that may be
+ * cut, the side its order keeps): the server served less than the reading it was asked under. A
+ * rolling deploy's old readers answering a request the new reading narrowed serve a day less, and
+ * the day asked may have nothing in the hours lost: its neighbour's items there do. Judged before
+ * the answer is noted.
+ */
+export function lacksSeen(
+  session: ReadingSession,
+  range: { startdate: DayString; enddate: DayString },
+  served: readonly (number | undefined)[],
+  holds: (time: number) => boolean,
+): boolean {
+  for (let day = addDays(range.startdate, -1); day <= addDays(range.enddate, 1); day = addDays(day, 1)) {
+    const span = session.seen.get(day);
+    if (span === undefined || span.count === 0) continue;
+    for (const time of [span.first, span.last]) if (holds(time) && !served.includes(time)) return true;
+  }
+  return false;
+}
+
+/**
  * An answer of `items` to a request that holds `day` whole under the reading, below our `limit`:
  * holding fewer of the day's items than an earlier answer did, its size is one a cap may have cut
  * at. True once the same size was seen so twice: a bound or a zone that moved also shortens a

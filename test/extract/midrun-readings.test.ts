@@ -119,6 +119,35 @@ describe('servers whose reading changes while the tool reads', () => {
     }
   }, 60_000);
 
+  it('a start bound turned inclusive by a rolling deploy, 2 h behind UTC: no day settled on an old answer to the request the new reading narrowed', () => {
+    // The new reading (an item came from the start day) asks a day from the day before; the old
+    // readers answer it without that server day, which holds the day's first two hours. The
+    // answer (whole, or cut at the cap oldest first) lacked the day before's items that earlier
+    // answers showed where the reading said it served them all; the day, nothing to show in its
+    // own lost hours, was settled on it: 11-10 with 68 of 72 items, 11-13 with 22 of 25.
+    const before = {
+      ...CAPPED_AT_100,
+      startdate: 'exclusive',
+      enddate: 'inclusive',
+      dayOffsetMinutes: -120,
+      instants: 'honoured',
+    } as const;
+    const tally = emptyTally();
+    playMidrun(
+      20056,
+      {
+        kind: 'flapping',
+        before,
+        after: { ...before, startdate: 'inclusive' },
+        sizes: SIZES.normal,
+        at: 0.3,
+      },
+      tally,
+    );
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+  });
+
   it('an end bound turned exclusive between runs: no day settled empty on a wide answer a lost cap cut', () => {
     // Case 32 of midrunSearch(300, 31337), seed 31369: a first backfill learns both bounds
     // inclusive on a UTC server capped at 100 (the cap never proved), the server restarts with an

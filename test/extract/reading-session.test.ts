@@ -6,6 +6,7 @@ import {
   daysAfterStretches,
   flappingCeilingOf,
   holdSettled,
+  lacksSeen,
   ledgerTook,
   NEXT_DAYS_MOST,
   newSession,
@@ -57,6 +58,23 @@ describe('the reading session: what a day must reach', () => {
     noteAnswer(session, [at('2026-03-02', 1)]);
     expect(shortOfSeen(session, '2026-03-01', [])).toBe(false);
     expect(shortOfSeen(session, '2026-03-02', [])).toBe(true);
+  });
+
+  it('an answer lacking the first or last item seen of a day, where it serves every item, served less than its reading', () => {
+    const session = newSession();
+    noteAnswer(session, [at('2026-03-01', 2), at('2026-03-01', 23), at('2026-03-02', 1)]);
+    const time = (day: string, hour: number) => Date.parse(`${day}T${String(hour).padStart(2, '0')}:00:00Z`);
+    const range = { startdate: '2026-03-02', enddate: '2026-03-03' } as const;
+    // It serves from 03-01 20:00 (a server day 4 h ahead of UTC): the 23:00 item must be there.
+    const fromEight = (t: number) => t >= time('2026-03-01', 20);
+    expect(lacksSeen(session, range, [time('2026-03-01', 23), time('2026-03-02', 1)], fromEight)).toBe(false);
+    expect(lacksSeen(session, range, [time('2026-03-02', 1)], fromEight)).toBe(true);
+    // Where it serves from 03-02 only, nothing seen of 03-01 is asked of it.
+    expect(lacksSeen(session, range, [time('2026-03-02', 1)], (t) => t >= time('2026-03-02', 0))).toBe(false);
+    // A day no answer showed anything of asks nothing.
+    expect(lacksSeen(session, { startdate: '2026-03-20', enddate: '2026-03-21' }, [], () => true)).toBe(
+      false,
+    );
   });
 
   it('a settled day a later answer shows held less of is reopened', () => {
