@@ -12,7 +12,8 @@ export type Step =
   | {
       kind: 'ask';
       range: DayRange | InstantRange;
-      limit: number /** The day it is for, where not the plan's own. */;
+      limit: number;
+      /** The day it is for, where not the plan's own (the run's end asks the day after a stretch). */
       day?: DayString;
     }
   /** Another window of the run is reaching a verdict this plan depends on: resume once it is done. */
