@@ -25,6 +25,38 @@ const FROM = '2026-03-01' as DayString;
 const TO = '2026-03-08' as DayString;
 const NOW = new Date('2026-03-12T06:00:00Z');
 
+/** The planner's last proof of a queued run `runId` of feedback from FROM, on its stored readings. */
+async function proveQueued(
+  t: TestDatabase,
+  sim: Simulator,
+  runId: number,
+  judged?: JudgedVerdicts,
+): Promise<void> {
+  const readings = await loadReadings(t.db, 'main', runId);
+  const handle: SourceHandle = {
+    name: 'main',
+    baseUrl: sim.url,
+    client: createApiClient({ source: simulatorSource(sim), sleep: async () => {} }),
+    knowledge: readings.knowledge,
+  };
+  const ctx = {
+    pool: t.pool,
+    db: t.db,
+    logger: silentLogger(),
+    now: () => NOW,
+    limits: { limit: 1000, maxLimit: 4000 },
+    maxInvalidShare: 0.05,
+    runId,
+    memory: windowMemory(64 * 1024 * 1024),
+  };
+  await proveQueuedRun(
+    ctx,
+    [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
+    '2026-03-12' as DayString,
+    judged,
+  );
+}
+
 describe("a queued run's last proof of caps", () => {
   let t: TestDatabase;
   let sim: Simulator;
@@ -70,29 +102,7 @@ describe("a queued run's last proof of caps", () => {
 
   /** `judged`: what the planner's earlier passes of this run judged by (a fresh run's when unset). */
   async function prove(judged?: JudgedVerdicts): Promise<string[]> {
-    const readings = await loadReadings(t.db, 'main', queuedRun);
-    const handle: SourceHandle = {
-      name: 'main',
-      baseUrl: sim.url,
-      client: createApiClient({ source: simulatorSource(sim), sleep: async () => {} }),
-      knowledge: readings.knowledge,
-    };
-    const ctx = {
-      pool: t.pool,
-      db: t.db,
-      logger: silentLogger(),
-      now: () => NOW,
-      limits: { limit: 1000, maxLimit: 4000 },
-      maxInvalidShare: 0.05,
-      runId: queuedRun,
-      memory: windowMemory(64 * 1024 * 1024),
-    };
-    await proveQueuedRun(
-      ctx,
-      [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
-      '2026-03-12' as DayString,
-      judged,
-    );
+    await proveQueued(t, sim, queuedRun, judged);
     const rows = await t.db
       .selectFrom('sync_windows')
       .select('day')
@@ -237,29 +247,8 @@ describe("a queued run's last proof of the day after a stretch", () => {
       .execute();
     await sql`delete from feedback where dt >= (${day}::date + interval '22 hours') at time zone 'UTC'
                 and dt < (${day}::date + 1)::timestamp at time zone 'UTC'`.execute(t.db);
-    const readings = await loadReadings(t.db, 'main', runId);
-    const handle: SourceHandle = {
-      name: 'main',
-      baseUrl: sim.url,
-      client: createApiClient({ source: simulatorSource(sim), sleep: async () => {} }),
-      knowledge: readings.knowledge,
-    };
-    const ctx = {
-      pool: t.pool,
-      db: t.db,
-      logger: silentLogger(),
-      now: () => NOW,
-      limits: { limit: 1000, maxLimit: 4000 },
-      maxInvalidShare: 0.05,
-      runId,
-      memory: windowMemory(64 * 1024 * 1024),
-    };
     sim.resetStats();
-    await proveQueuedRun(
-      ctx,
-      [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
-      '2026-03-12' as DayString,
-    );
+    await proveQueued(t, sim, runId);
     const reopened = await t.db
       .selectFrom('sync_windows')
       .select(sql<string>`day::text`.as('day'))
