@@ -609,16 +609,22 @@ function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stal
  * one, the request that holds the day under every reading does; cut by busy neighbours, the day
  * asked with instants from the last item held before it (which tells whether instants are
  * honoured); else the day is flagged, never settled empty on a reading nothing proved.
+ * On a run that found its reading stale (doubted), the canary and the edges vouch for nothing:
+ * a rolling deploy's old readers may answer every request that starts on the day (a cache or a
+ * balancer keyed by the address) and the new ones the rest, so only an answer from before the
+ * day to after it, which holds the day under either reading, settles it empty.
  */
 function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   // The widest request came back empty: the day held nothing under any reading then, and this
   // second empty answer says a transient empty answer did not make it so.
   if (state.widest === 'empty') return 'holds';
+  const doubted = readingDoubted(state.knowledge);
   // A cut canary proves the server unchanged, not that the reading's request holds a day: only
   // the canary, a day held whole asked as the reading now asks it, vouches for the empty answers.
   const asked = proofCanary(sessionOf(state.knowledge));
   const verdict = yield* proveReading(state);
-  if (verdict === 'stale' || (verdict === 'holds' && asked !== undefined && 'whole' in asked)) return verdict;
+  if (verdict === 'stale') return verdict;
+  if (!doubted && verdict === 'holds' && asked !== undefined && 'whole' in asked) return verdict;
   const widest = widestRequest(state.day);
   if (covers(runRequest(state.day, state.knowledge), widest)) return 'holds';
   // Asked when the day was first found empty: its answer was judged then.
@@ -629,7 +635,7 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   if (judged !== 'cut') return judged;
   const { reading } = state.knowledge;
   // Where instants are honoured, their one request below proves the day: the edges' two need not.
-  if (reading.instants !== 'honoured') {
+  if (reading.instants !== 'honoured' && !doubted) {
     const edges = yield* emptyByEdges(state);
     if (edges !== 'unproven') return edges;
   }
@@ -648,6 +654,11 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const evidence = instantsVerdict({ slice, answer: alone, known: state.items, cut });
   if (evidence === 'ignored') return instantsNot(state, 'ignored');
   return evidence === 'honoured' ? 'holds' : 'unproven';
+}
+
+/** Whether the run found this resource's reading stale, or learned it anew, before now. */
+function readingDoubted(knowledge: ResourceKnowledge): boolean {
+  return sessionOf(knowledge).turbulent || (knowledge.relearned ?? 0) > 0;
 }
 
 /**

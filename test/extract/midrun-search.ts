@@ -443,3 +443,71 @@ export function zoneMoveSearch(count: number, seed: number, only?: readonly numb
   }
   return tally;
 }
+
+/**
+ * A rolling deploy whose old readers keep every request that starts on one day (`target`): a
+ * cache or a balancer keyed by the address, the day's own requests asked first there. From
+ * request `switchAt` the new readers answer every other request, to the run's end.
+ */
+export class StickyServer extends QuietServer {
+  constructor(
+    seed: number,
+    from: DayString,
+    to: DayString,
+    readonly before: ServedReading,
+    readonly after: ServedReading,
+    readonly switchAt: number,
+    readonly target: DayString,
+  ) {
+    super(seed, from, to, before, AROUND_THE_CAP_LOWER);
+  }
+
+  override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
+    const old = this.requests < this.switchAt || range.startdate.slice(0, 10) === this.target;
+    this.reading = old ? this.before : this.after;
+    return super.answer(range, limit);
+  }
+}
+
+/** Days of 20 to 140 items under a cap of 100: some neighbours above it, most below. */
+const AROUND_THE_CAP_LOWER: DaySizes = { least: 20, most: 140 };
+
+/**
+ * The start bound moved by such a deploy (either way), on a UTC server capped at 100 that refuses
+ * instants, each end bound and order in turn, at 20%, 50% and 80% of the run: case `i` of 720,
+ * its target a day holding 1 to 99 items (so its own answer is never cut) chosen by the seed.
+ */
+export function playSticky(i: number, tally: MidrunTally): void {
+  const order = (['oldest-first', 'newest-first', 'random'] as const)[i % 3] as ServedReading['order'];
+  const enddate = (['exclusive', 'inclusive'] as const)[Math.floor(i / 3) % 2] as ServedReading['enddate'];
+  const turnsInclusive = Math.floor(i / 6) % 2 === 1;
+  const at = ([0.2, 0.5, 0.8] as const)[Math.floor(i / 12) % 3] as number;
+  const seed = 1 + Math.floor(i / 36);
+  const before: ServedReading = {
+    startdate: turnsInclusive ? 'exclusive' : 'inclusive',
+    enddate,
+    order,
+    cap: 100,
+    maxLimit: null,
+    dayOffsetMinutes: 0,
+    instants: 'refused',
+  };
+  const after: ServedReading = { ...before, startdate: turnsInclusive ? 'inclusive' : 'exclusive' };
+  const from = addDays(TODAY, -60);
+  const to = addDays(TODAY, 5);
+  const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+  const steady = new StickyServer(seed, from, to, before, before, Infinity, '' as DayString);
+  const targets = days.slice(1).filter((day) => {
+    const count = steady.itemsOn(day).length;
+    return count > 0 && count < 100;
+  });
+  const target = targets[(seed * 7) % targets.length] as DayString;
+  readRun(steady, days, storedKnowledge(emptyReading()));
+  const server = new StickyServer(seed, from, to, before, after, Math.floor(steady.requests * at), target);
+  const run = readRun(server, days, storedKnowledge(emptyReading()));
+  const label = `sticky case ${i} (target ${target}) ${JSON.stringify(before)} -> ${after.startdate} at ${at}`;
+  tallyRun(server, run, 100, tally, label);
+  tally.reopened += run.reopened;
+  tally.requests += server.requests;
+  tally.cases += 1;
+}
