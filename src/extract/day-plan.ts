@@ -29,7 +29,9 @@ import {
   cutProofVerdict,
   daysAfterStretches,
   flappingCeilingOf,
+  keepAnswer,
   lacksSeen,
+  mixedAnswers,
   newSession,
   noteAnswer,
   noteCut,
@@ -64,6 +66,7 @@ import {
   edgeRequests,
   halves,
   hasEvidence,
+  heldSpanKey,
   heldWhole,
   holdsDayRequest,
   itemDay,
@@ -656,9 +659,13 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   return evidence === 'honoured' ? 'holds' : 'unproven';
 }
 
-/** Whether the run found this resource's reading stale, or learned it anew, before now. */
+/**
+ * Whether the run found this resource's reading stale, learned it anew, or holds answers of two
+ * readings, before now.
+ */
 function readingDoubted(knowledge: ResourceKnowledge): boolean {
-  return sessionOf(knowledge).turbulent || (knowledge.relearned ?? 0) > 0;
+  const session = sessionOf(knowledge);
+  return session.turbulent || session.mixed || (knowledge.relearned ?? 0) > 0;
 }
 
 /**
@@ -804,9 +811,18 @@ function learnAnswer(
   )
     session.lapsed = true;
   noteAnswer(session, items, times);
+  const heldBefore = heldSpanKey(reading);
   if (range === undefined) learnFromAnswer(knowledge.reading, items, times.filter(isTime));
-  else learnFromResponse(knowledge.reading, range, items, cut, times);
+  else {
+    learnFromResponse(knowledge.reading, range, items, cut, times);
+    keepAnswer(session, { range, times, belowCaps: cut === false });
+  }
   if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;
+  // Learned to serve more of a request than it knew: the answers before may show another reading.
+  if (!session.mixed && heldSpanKey(knowledge.reading) !== heldBefore)
+    session.mixed = mixedAnswers(session, (kept) =>
+      servesWhole(knowledge.reading, kept.range, kept.times, kept.belowCaps),
+    );
   return times;
 }
 

@@ -81,6 +81,16 @@ export interface ReadingSession {
    * settle is not, and the reading is learned again first.
    */
   lapsed: boolean;
+  /**
+   * The run's latest answers to requests by days, each with its items' times: judged again when
+   * the reading learns that its server serves more of a request than it knew (mixedAnswers).
+   */
+  answers: AnswerTrace[];
+  /**
+   * An answer of the run lacked what the reading, as the run learned it since, says it served: two
+   * readings answered (a rolling deploy), though no proof found the reading stale.
+   */
+  mixed: boolean;
   /** A stale verdict came this run: the server may still be answering two readings. */
   turbulent: boolean;
   /** Proofs passed in a row since the last stale verdict. */
@@ -194,6 +204,8 @@ export function newSession(): ReadingSession {
     ownAsked: new Set(),
     lapsed: false,
     turbulent: false,
+    answers: [],
+    mixed: false,
     passedInRow: 0,
     instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
@@ -250,6 +262,34 @@ export function lacksSeen(
     for (const time of [span.first, span.last]) if (holds(time) && !served.includes(time)) return true;
   }
   return false;
+}
+
+/** An answer to a request by days, kept to be judged again (mixedAnswers). */
+export interface AnswerTrace {
+  range: { startdate: DayString; enddate: DayString };
+  times: readonly (number | undefined)[];
+  /** Below our limit and any cap proved when it came. */
+  belowCaps: boolean;
+}
+
+/** The answers a session keeps: the run's latest, where a deploy's two readings meet. */
+const ANSWERS_KEPT = 32;
+
+export function keepAnswer(session: ReadingSession, answer: AnswerTrace): void {
+  session.answers.push(answer);
+  if (session.answers.length > ANSWERS_KEPT) session.answers.shift();
+}
+
+/**
+ * Whether an answer the session kept lacks the first or last item the run saw of a day the
+ * reading, as learned since, says it served whole (`holds`, judged as lacksSeen judges a new
+ * answer): the answer came from another reading than the answers the reading was learned from.
+ */
+export function mixedAnswers(
+  session: ReadingSession,
+  holds: (answer: AnswerTrace) => (time: number) => boolean,
+): boolean {
+  return session.answers.some((answer) => lacksSeen(session, answer.range, answer.times, holds(answer)));
 }
 
 /**

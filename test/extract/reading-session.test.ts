@@ -6,8 +6,10 @@ import {
   daysAfterStretches,
   flappingCeilingOf,
   holdSettled,
+  keepAnswer,
   lacksSeen,
   ledgerTook,
+  mixedAnswers,
   NEXT_DAYS_MOST,
   newSession,
   noteAnswer,
@@ -75,6 +77,33 @@ describe('the reading session: what a day must reach', () => {
     expect(lacksSeen(session, { startdate: '2026-03-20', enddate: '2026-03-21' }, [], () => true)).toBe(
       false,
     );
+  });
+
+  it('a kept answer lacking what the reading, as learned since, says it served holds another reading', () => {
+    // Old readers (start exclusive) answered 03-01..03-03 with 03-02 alone; new ones (inclusive)
+    // showed 03-01's items since, and the reading learned that a request serves its start day.
+    const session = newSession();
+    const time = (day: string, hour: number) => Date.parse(`${day}T${String(hour).padStart(2, '0')}:00:00Z`);
+    noteAnswer(session, [at('2026-03-01', 2), at('2026-03-01', 22)]);
+    const oldAnswer = [time('2026-03-02', 3), time('2026-03-02', 20)];
+    keepAnswer(session, {
+      range: { startdate: '2026-03-01', enddate: '2026-03-03' },
+      times: oldAnswer,
+      belowCaps: true,
+    });
+    const fromStartDay = () => (t: number) => t >= time('2026-03-01', 0) && t < time('2026-03-03', 0);
+    expect(mixedAnswers(session, fromStartDay)).toBe(true);
+    // Under the reading it was asked by (the start day not served), it lacks nothing.
+    const fromNextDay = () => (t: number) => t >= time('2026-03-02', 0) && t < time('2026-03-03', 0);
+    expect(mixedAnswers(session, fromNextDay)).toBe(false);
+    // Only the latest answers are kept: 32 since, it is no longer judged.
+    for (let i = 0; i < 32; i++)
+      keepAnswer(session, {
+        range: { startdate: '2026-03-05', enddate: '2026-03-06' },
+        times: [],
+        belowCaps: true,
+      });
+    expect(mixedAnswers(session, fromStartDay)).toBe(false);
   });
 
   it('a settled day a later answer shows held less of is reopened', () => {
