@@ -31,7 +31,11 @@ import {
 
 export type ChangeKind = 'mid-run' | 'flapping' | 'between-runs';
 
-/** A server whose reading is `before` until request `switchAt`, then flaps until `steadyAt`, then `after`. */
+/**
+ * A server whose reading is `before` until request `switchAt`, then flaps until `steadyAt`, then
+ * `after`. With `sticky`, the old readers keep every request that starts on that day to the end:
+ * a cache or a balancer keyed by the address, the day's own requests asked first there.
+ */
 export class SwitchingServer extends QuietServer {
   private readonly coin: Random;
 
@@ -44,6 +48,7 @@ export class SwitchingServer extends QuietServer {
     public switchAt: number,
     public steadyAt: number,
     sizes: DaySizes,
+    readonly sticky?: DayString,
   ) {
     super(seed, from, to, before, sizes);
     this.coin = createRandom(hashSeed(seed, 'flap'));
@@ -52,7 +57,7 @@ export class SwitchingServer extends QuietServer {
   override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
     const n = this.requests;
     this.reading =
-      n < this.switchAt
+      n < this.switchAt || range.startdate.slice(0, 10) === this.sticky
         ? this.before
         : n >= this.steadyAt
           ? this.after
@@ -444,36 +449,12 @@ export function zoneMoveSearch(count: number, seed: number, only?: readonly numb
   return tally;
 }
 
-/**
- * A rolling deploy whose old readers keep every request that starts on one day (`target`): a
- * cache or a balancer keyed by the address, the day's own requests asked first there. From
- * request `switchAt` the new readers answer every other request, to the run's end.
- */
-export class StickyServer extends QuietServer {
-  constructor(
-    seed: number,
-    from: DayString,
-    to: DayString,
-    readonly before: ServedReading,
-    readonly after: ServedReading,
-    readonly switchAt: number,
-    readonly target: DayString,
-  ) {
-    super(seed, from, to, before, AROUND_THE_CAP_LOWER);
-  }
-
-  override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
-    const old = this.requests < this.switchAt || range.startdate.slice(0, 10) === this.target;
-    this.reading = old ? this.before : this.after;
-    return super.answer(range, limit);
-  }
-}
-
 /** Days of 20 to 140 items under a cap of 100: some neighbours above it, most below. */
 const AROUND_THE_CAP_LOWER: DaySizes = { least: 20, most: 140 };
 
 /**
- * The start bound moved by such a deploy (either way), on a UTC server capped at 100 that refuses
+ * The start bound moved by a deploy whose old readers keep one day's requests (SwitchingServer,
+ * `sticky`), either way, on a UTC server capped at 100 that refuses
  * instants, each end bound and order in turn, at 20%, 50% and 80% of the run: case `i` of 720,
  * its target a day holding 1 to 99 items (so its own answer is never cut) chosen by the seed.
  */
@@ -496,14 +477,34 @@ export function playSticky(i: number, tally: MidrunTally): void {
   const from = addDays(TODAY, -60);
   const to = addDays(TODAY, 5);
   const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
-  const steady = new StickyServer(seed, from, to, before, before, Infinity, '' as DayString);
+  const steady = new SwitchingServer(
+    seed,
+    from,
+    to,
+    before,
+    before,
+    Infinity,
+    Infinity,
+    AROUND_THE_CAP_LOWER,
+  );
   const targets = days.slice(1).filter((day) => {
     const count = steady.itemsOn(day).length;
     return count > 0 && count < 100;
   });
   const target = targets[(seed * 7) % targets.length] as DayString;
   readRun(steady, days, storedKnowledge(emptyReading()));
-  const server = new StickyServer(seed, from, to, before, after, Math.floor(steady.requests * at), target);
+  const switchAt = Math.floor(steady.requests * at);
+  const server = new SwitchingServer(
+    seed,
+    from,
+    to,
+    before,
+    after,
+    switchAt,
+    switchAt,
+    AROUND_THE_CAP_LOWER,
+    target,
+  );
   const run = readRun(server, days, storedKnowledge(emptyReading()));
   const label = `sticky case ${i} (target ${target}) ${JSON.stringify(before)} -> ${after.startdate} at ${at}`;
   tallyRun(server, run, 100, tally, label);
