@@ -66,7 +66,6 @@ import {
   edgeRequests,
   halves,
   hasEvidence,
-  heldSpanKey,
   heldWhole,
   holdsDayRequest,
   itemDay,
@@ -612,7 +611,7 @@ function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stal
  * one, the request that holds the day under every reading does; cut by busy neighbours, the day
  * asked with instants from the last item held before it (which tells whether instants are
  * honoured); else the day is flagged, never settled empty on a reading nothing proved.
- * On a run that found its reading stale (doubted), the canary and the edges vouch for nothing:
+ * On a run that saw two readings (readingDoubted), the canary and the edges vouch for nothing:
  * a rolling deploy's old readers may answer every request that starts on the day (a cache or a
  * balancer keyed by the address) and the new ones the rest, so only an answer from before the
  * day to after it, which holds the day under either reading, settles it empty.
@@ -811,15 +810,14 @@ function learnAnswer(
   )
     session.lapsed = true;
   noteAnswer(session, items, times);
-  const heldBefore = heldSpanKey(reading);
   if (range === undefined) learnFromAnswer(knowledge.reading, items, times.filter(isTime));
   else {
     learnFromResponse(knowledge.reading, range, items, cut, times);
     keepAnswer(session, { range, times, belowCaps: cut === false });
   }
   if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;
-  // Learned to serve more of a request than it knew: the answers before may show another reading.
-  if (!session.mixed && heldSpanKey(knowledge.reading) !== heldBefore)
+  // What the run learned since may show an answer before came from another reading.
+  if (!session.mixed)
     session.mixed = mixedAnswers(session, (kept) =>
       servesWhole(knowledge.reading, kept.range, kept.times, kept.belowCaps),
     );

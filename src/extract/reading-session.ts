@@ -82,8 +82,8 @@ export interface ReadingSession {
    */
   lapsed: boolean;
   /**
-   * The run's latest answers to requests by days, each with its items' times: judged again when
-   * the reading learns that its server serves more of a request than it knew (mixedAnswers).
+   * The run's latest answers to requests by days, each with its items' times: judged again after
+   * every answer, against what the reading has learned since (mixedAnswers).
    */
   answers: AnswerTrace[];
   /**

@@ -125,15 +125,6 @@ interface KnownReach {
   endMs: number | null;
 }
 
-/**
- * The span every answer holds whole as the evidence says (heldWhole), as one key: it changes only
- * when the run learns its server serves more, or less, of a request than it knew.
- */
-export function heldSpanKey(reading: ServerReading): string {
-  const reach = evidenceReach(reading);
-  return `${reach.startMs}/${reach.endMs}`;
-}
-
 /** What the evidence alone says: the latest start and earliest end of the server's interval. */
 function evidenceReach(reading: ServerReading): Reach {
   return {
