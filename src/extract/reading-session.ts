@@ -256,7 +256,8 @@ export function lacksSeen(
   served: readonly (number | undefined)[],
   holds: (time: number) => boolean,
 ): boolean {
-  for (let day = addDays(range.startdate, -1); day <= addDays(range.enddate, 1); day = addDays(day, 1)) {
+  const last = addDays(range.enddate, 1);
+  for (let day = addDays(range.startdate, -1); day <= last; day = addDays(day, 1)) {
     const span = session.seen.get(day);
     if (span === undefined || span.count === 0) continue;
     for (const time of [span.first, span.last]) if (holds(time) && !served.includes(time)) return true;

@@ -1,4 +1,4 @@
-import { addDays, DAY_MS, type DayString, dayDiff, dayOfTime, HOUR_MS } from '../time/days.js';
+import { addDays, DAY_MS, type DayString, dayDiff, dayOfTime, dayStartMs, HOUR_MS } from '../time/days.js';
 
 /**
  * What a run knows about how one source's server reads a windowed resource where the spec is
@@ -527,8 +527,8 @@ function noteShift(
  */
 export function heldWhole(range: DayRange, reading: ServerReading, time: number): boolean {
   return (
-    time >= midnight(range.startdate) + startReach(reading) &&
-    time < midnight(range.enddate) + endReach(reading)
+    time >= dayStartMs(range.startdate) + startReach(reading) &&
+    time < dayStartMs(range.enddate) + endReach(reading)
   );
 }
 
@@ -608,7 +608,7 @@ function requestForServerDay(day: DayString, reading: ServerReading): DayRange {
  * narrowed: it is one server day.
  */
 export function halves(range: DayRange, reading: ServerReading): [DayRange, DayRange] | undefined {
-  const width = Math.round((midnight(range.enddate) - midnight(range.startdate)) / DAY_MS);
+  const width = Math.round((dayStartMs(range.enddate) - dayStartMs(range.startdate)) / DAY_MS);
   const [inStart, inEnd] = [startInclusive(reading) ? 1 : 0, endInclusive(reading) ? 1 : 0];
   // The middle day both halves leave out of the other: not past width - 2 + inEnd, or a range of
   // two server days under an exclusive enddate (D-1..D+1) would keep both in its first half.
@@ -658,7 +658,7 @@ export function cutSparesDay(reading: ServerReading, items: readonly unknown[], 
   const listed = listedByDt(reading, items);
   if (listed === undefined) return false;
   const last = listed.times[listed.times.length - 1] as number;
-  return listed.order === 'oldest-first' ? last >= midnight(addDays(day, 1)) : last < midnight(day);
+  return listed.order === 'oldest-first' ? last >= dayStartMs(addDays(day, 1)) : last < dayStartMs(day);
 }
 
 /**
@@ -694,7 +694,7 @@ export function answerSpans(
   const { times, order } = listed;
   const [first, last] = [times[0] as number, times[times.length - 1] as number];
   const [earliest, latest] = order === 'oldest-first' ? [first, last] : [last, first];
-  return earliest < midnight(from) && latest >= midnight(addDays(to, 1));
+  return earliest < dayStartMs(from) && latest >= dayStartMs(addDays(to, 1));
 }
 
 /**
@@ -712,8 +712,8 @@ export function edgeRequests(
   reading: ServerReading,
 ): { edge: DayRange; spare: DayRange } | undefined {
   const own = requestFor(day, reading);
-  const startsAtMidnight = startReach(reading) === midnight(day) - midnight(own.startdate);
-  const endsAtMidnight = endReach(reading) === midnight(day) + DAY_MS - midnight(own.enddate);
+  const startsAtMidnight = startReach(reading) === dayStartMs(day) - dayStartMs(own.startdate);
+  const endsAtMidnight = endReach(reading) === dayStartMs(day) + DAY_MS - dayStartMs(own.enddate);
   if (reading.order === 'oldest-first' && startsAtMidnight)
     return {
       edge: requestFor(addDays(day, -1), reading),
@@ -739,12 +739,8 @@ export function edgeHolds(reading: ServerReading, edge: DayRange, answer: readon
   if (listed === undefined) return false;
   const first = listed.times[0] as number;
   return listed.order === 'oldest-first'
-    ? first < midnight(edge.startdate) + startReach(reading) + QUARTER_HOUR_MS
-    : first >= midnight(edge.enddate) + endReach(reading) - QUARTER_HOUR_MS;
-}
-
-function midnight(day: DayString): number {
-  return Date.parse(`${day}T00:00:00.000Z`);
+    ? first < dayStartMs(edge.startdate) + startReach(reading) + QUARTER_HOUR_MS
+    : first >= dayStartMs(edge.enddate) + endReach(reading) - QUARTER_HOUR_MS;
 }
 
 /**
@@ -806,8 +802,8 @@ export function learnFromResponse(
   /** The items' times (itemTime), where the caller read them already. */
   itemTimes: readonly (number | undefined)[] = items.map(itemTime),
 ): ServerReading {
-  const start = midnight(range.startdate);
-  const end = midnight(range.enddate);
+  const start = dayStartMs(range.startdate);
+  const end = dayStartMs(range.enddate);
   const reach = evidenceReach(reading);
   const before = {
     startMs: reading.headMs === null ? null : reach.startMs,

@@ -42,8 +42,25 @@ export function epochDay(day: DayString): number {
   return Math.round(dayStartMs(day) / DAY_MS);
 }
 
+/**
+ * Days rendered so far, by their index since the epoch: walking a range of days (a request's,
+ * every answer judged again) renders the same few days over and over, and a Date and its ISO text
+ * per step were a seventh of a day plan's CPU. Emptied past STARTS_KEPT, as the starts are.
+ */
+const rendered = new Map<number, DayString>();
+
+function dayOfIndex(index: number): DayString {
+  let day = rendered.get(index);
+  if (day === undefined) {
+    day = new Date(index * DAY_MS).toISOString().slice(0, 10);
+    if (rendered.size >= STARTS_KEPT) rendered.clear();
+    rendered.set(index, day);
+  }
+  return day;
+}
+
 export function addDays(day: DayString, days: number): DayString {
-  return new Date(dayStartMs(day) + days * DAY_MS).toISOString().slice(0, 10);
+  return dayOfIndex(Math.round(dayStartMs(day) / DAY_MS) + days);
 }
 
 /** The last day dayOfTime rendered: a day's items are looked at one after the other. */
@@ -56,7 +73,7 @@ let lastDay: { index: number; day: DayString } = { index: Number.NaN, day: '' };
  */
 export function dayOfTime(ms: number): DayString {
   const index = Math.floor(ms / DAY_MS);
-  if (index !== lastDay.index) lastDay = { index, day: new Date(index * DAY_MS).toISOString().slice(0, 10) };
+  if (index !== lastDay.index) lastDay = { index, day: dayOfIndex(index) };
   return lastDay.day;
 }
 

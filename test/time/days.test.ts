@@ -29,6 +29,16 @@ describe('addDays', () => {
     expect(addDays(day, days)).toBe(expected);
   });
 
+  it('walks days as a Date does, the same days again and past the days it keeps (it keeps 10,000)', () => {
+    const first = Date.parse('1960-01-01T00:00:00.000Z');
+    for (const pass of [1, 2])
+      for (let i = 0, day = '1960-01-01'; i < 12_000; i++, day = addDays(day, 1))
+        expect(day, `pass ${pass}`).toBe(new Date(first + i * DAY_MS).toISOString().slice(0, 10));
+    expect(addDays('2026-03-10', -12_000)).toBe(
+      new Date(Date.parse('2026-03-10') - 12_000 * DAY_MS).toISOString().slice(0, 10),
+    );
+  });
+
   it('rejects a string that is not a calendar day', () => {
     expect(() => addDays('2026-02-30', 1)).toThrow(RangeError);
     expect(() => addDays('yesterday', 1)).toThrow(RangeError);
