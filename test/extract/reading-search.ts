@@ -49,6 +49,34 @@ export interface DaySizes {
 export const QUIET: DaySizes = { most: 3 };
 
 /**
+ * Each day's items as drawn, by seed, day and sizes: a search builds several servers on the same
+ * seed (a run's steady twin, the server before and after a change), and drawing and rendering
+ * their items again was a sixth of its time. Items are never changed once drawn (answers copy
+ * them); emptied past a bound, as a long search meets many seeds.
+ */
+const drawn = new Map<string, QuietItem[]>();
+const DRAWN_KEPT = 20_000;
+
+function dayItems(seed: number, day: DayString, sizes: DaySizes, sizesKey: string): QuietItem[] {
+  const key = `${seed}|${day}|${sizesKey}`;
+  const known = drawn.get(key);
+  if (known !== undefined) return known;
+  const rng = createRandom(hashSeed(seed, 'quiet', day));
+  const { busy } = sizes;
+  const count = sizes.empty?.includes(day)
+    ? 0
+    : busy !== undefined && rng.chance(busy.share)
+      ? rng.int(busy.least, busy.busiest)
+      : rng.int(sizes.least ?? 0, sizes.most);
+  const times = Array.from({ length: count }, () => rng.int(0, DAY_MS - 1)).sort((a, b) => a - b);
+  const start = dayStartMs(day);
+  const items = times.map((offset, i) => ({ id: `${day}#${i}`, dt: new Date(start + offset).toISOString() }));
+  if (drawn.size >= DRAWN_KEPT) drawn.clear();
+  drawn.set(key, items);
+  return items;
+}
+
+/**
  * A server over `from..to`, each day's items drawn from `seed` (quiet by default: 0 to 3 a day),
  * served under a reading: instants in startdate and enddate as the reading says (refused when it
  * says nothing), as the simulator's route plays them.
@@ -60,6 +88,7 @@ export class QuietServer {
   /** Called with every request and its answer: a search's failure can be replayed and read. */
   log?: (line: string) => void;
   private readonly days = new Map<DayString, QuietItem[]>();
+  private readonly itemsOf: (day: DayString) => QuietItem[];
   private readonly source: WindowSource;
   private shuffles: Random;
 
@@ -70,34 +99,28 @@ export class QuietServer {
     public reading: ServedReading,
     sizes: DaySizes = QUIET,
   ) {
-    for (const day of daysFrom(from, to)) {
-      const rng = createRandom(hashSeed(seed, 'quiet', day));
-      const { busy } = sizes;
-      const count = sizes.empty?.includes(day)
-        ? 0
-        : busy !== undefined && rng.chance(busy.share)
-          ? rng.int(busy.least, busy.busiest)
-          : rng.int(sizes.least ?? 0, sizes.most);
-      const times = Array.from({ length: count }, () => rng.int(0, DAY_MS - 1)).sort((a, b) => a - b);
-      this.days.set(
-        day,
-        times.map((offset, i) => ({
-          id: `${day}#${i}`,
-          dt: new Date(dayStartMs(day) + offset).toISOString(),
-        })),
-      );
-    }
+    // Drawn as first asked: a run reads a third of the days a search's server holds.
+    const sizesKey = JSON.stringify(sizes);
+    this.itemsOf = (day) => {
+      let items = this.days.get(day);
+      if (items === undefined) {
+        items = day < from || day > to ? [] : dayItems(seed, day, sizes, sizesKey);
+        this.days.set(day, items);
+      }
+      return items;
+    };
     this.source = {
       from,
       to,
-      day: (day) =>
-        ({ feedback: this.days.get(day) ?? [], survey: [], recordings: [] }) as unknown as DayItems,
+      day: (day) => ({ feedback: this.itemsOf(day), survey: [], recordings: [] }) as unknown as DayItems,
     };
     this.shuffles = createRandom(hashSeed(seed, 'order'));
   }
 
   itemsOn(day: DayString): string[] {
-    return (this.days.get(day) ?? []).map((item) => item.id).sort();
+    return this.itemsOf(day)
+      .map((item) => item.id)
+      .sort();
   }
 
   /** The answer to one request, as the simulator's route gives it (a 400 above the maximum limit). */
