@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import base from '../../vitest.config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -46,6 +47,36 @@ for (const file of TWO_AT_A_TIME)
     throw new Error(`${file}, listed to run two at a time, does not exist`);
 
 /**
+ * The pairs' longest trials, longest first (each 2 to 5 minutes on 2 cores). A fresh clone has no
+ * timings cached, and vitest then starts the largest files first: the longest trial, a small file,
+ * started 11 minutes into the pairs and ran on alone at their end. Unlisted trials follow in
+ * vitest's own order (the longest first, once it has timed them).
+ */
+const LONGEST_FIRST = [
+  'test/reliability/reading-changes.trials.ts',
+  'test/reliability/crash-backfill.trials.ts',
+  'test/queue/queue-switch-search.trials.ts',
+  'test/reliability/queue-kill.trials.ts',
+  'test/reliability/bench-smoke.trials.ts',
+  'test/reliability/completeness-matrix.trials.ts',
+  'test/reliability/completeness.trials.ts',
+];
+for (const file of LONGEST_FIRST)
+  if (!TWO_AT_A_TIME.includes(file)) throw new Error(`${file}, listed to start first, is not a pair`);
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const at = LONGEST_FIRST.indexOf(path.relative(ROOT, spec.moduleId).split(path.sep).join('/'));
+      return at === -1 ? LONGEST_FIRST.length : at;
+    };
+    const groupOf = (spec: TestSpecification) => spec.project.config.sequence.groupOrder;
+    // Stable: the groups and every unlisted trial keep the order vitest gave them.
+    return (await super.sort(files)).sort((a, b) => groupOf(a) - groupOf(b) || rank(a) - rank(b));
+  }
+}
+
+/**
  * `npm run test:reliability`: the long trials (every `*.trials.ts`, filed beside the tests of what
  * they try: docs/reliability.md's SIGKILL mid-backfill, 10,000 fuzzed webhook bodies, every setting
  * as a process, canary secrets through every command; the queue's worker processes), apart from
@@ -65,6 +96,7 @@ export default defineConfig({
     // (environment, signal handlers) more freely than the quick tests do.
     isolate: true,
     testTimeout: 120_000,
+    sequence: { ...shared.sequence, sequencer: LongestFirst },
     projects: [
       {
         extends: true,
