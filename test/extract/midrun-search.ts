@@ -180,6 +180,37 @@ function tallyRun(
   }
 }
 
+/**
+ * A SwitchingServer behind a cache keyed by the address: a request asked before the deploy is
+ * answered as it was then, to the run's end (a proof asking a request again, a canary, hears the
+ * old reading); a request new since hears the new one.
+ */
+export class CachedServer extends SwitchingServer {
+  private readonly cache = new Map<string, Answer>();
+  /** Requests the cache answered. */
+  hits = 0;
+
+  override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
+    const key = `${range.startdate}/${range.enddate}/${limit}`;
+    const before = this.requests < this.switchAt;
+    const cached = this.cache.get(key);
+    if (!before && cached !== undefined) {
+      this.requests += 1;
+      this.hits += 1;
+      return copyAnswer(cached);
+    }
+    const answer = super.answer(range, limit);
+    if (before && cached === undefined) this.cache.set(key, copyAnswer(answer));
+    return answer;
+  }
+}
+
+function copyAnswer(answer: Answer): Answer {
+  return answer.kind === 'items'
+    ? { kind: 'items', items: answer.items.map((item) => ({ ...(item as object) })) }
+    : answer;
+}
+
 export interface MidrunCase {
   kind: ChangeKind;
   before: ServedReading;
@@ -288,6 +319,32 @@ export function playReread(seed: number, c: MidrunCase, tally: MidrunTally, hint
   tally.reopened += run.reopened;
   tally.requests += server.requests;
   tally.cases += 1;
+}
+
+/**
+ * The search's changes during a run (its rolling deploys too, played as one deploy at their
+ * point) behind a cache (CachedServer): of `count` cases, those not between runs.
+ */
+export function cachedSearch(count: number, seed: number): MidrunTally & { hits: number } {
+  const tally = { ...emptyTally(), hits: 0 };
+  midrunCases(count, seed).forEach((c, i) => {
+    if (c.kind === 'between-runs') return;
+    const from = addDays(TODAY, -60);
+    const to = addDays(TODAY, 5);
+    const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+    const probe = new SwitchingServer(seed + i, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
+    readRun(probe, days, storedKnowledge(emptyReading()));
+    const switchAt = Math.floor(c.at * Math.max(1, probe.requests));
+    const server = new CachedServer(seed + i, from, to, c.before, c.after, switchAt, switchAt, c.sizes);
+    const run = readRun(server, days, storedKnowledge(emptyReading()));
+    const label = `seed ${seed + i} cached ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
+    tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
+    tally.reopened += run.reopened;
+    tally.requests += server.requests;
+    tally.hits += server.hits;
+    tally.cases += 1;
+  });
+  return tally;
 }
 
 /** The search's cases, each played as the same days read again by the next run (playReread). */
