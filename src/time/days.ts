@@ -60,7 +60,7 @@ function dayOfIndex(index: number): DayString {
 }
 
 export function addDays(day: DayString, days: number): DayString {
-  return dayOfIndex(Math.round(dayStartMs(day) / DAY_MS) + days);
+  return dayOfIndex(epochDay(day) + days);
 }
 
 /** The last day dayOfTime rendered: a day's items are looked at one after the other. */
