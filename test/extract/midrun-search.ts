@@ -220,8 +220,16 @@ export interface MidrunCase {
   at: number;
 }
 
-/** Plays one case; adds what it finds to `tally`, each short day named with its case. */
-export function playMidrun(seed: number, c: MidrunCase, tally: MidrunTally): void {
+/**
+ * Plays one case; adds what it finds to `tally`, each short day named with its case. `Server`: the
+ * kind of server the run reads (a SwitchingServer, or one behind a cache); returns the one it read.
+ */
+export function playMidrun(
+  seed: number,
+  c: MidrunCase,
+  tally: MidrunTally,
+  Server: typeof SwitchingServer = SwitchingServer,
+): SwitchingServer {
   const rng = createRandom(hashSeed(seed, 'midrun'));
   const from = addDays(TODAY, -60);
   const to = addDays(TODAY, 5);
@@ -235,24 +243,24 @@ export function playMidrun(seed: number, c: MidrunCase, tally: MidrunTally): voi
   const steadyAt =
     c.kind === 'flapping' ? switchAt + Math.max(8, Math.floor((length * rng.int(20, 60)) / 100)) : switchAt;
   const cap = Math.min(c.before.cap, c.after.cap);
+  let server: SwitchingServer;
+  let run: ReturnType<typeof readRun>;
   if (c.kind === 'between-runs') {
     const first = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
     const knowledge = storedKnowledge(emptyReading());
     readRun(first, days, knowledge);
-    const server = new SwitchingServer(seed, from, to, c.before, c.after, 0, 0, c.sizes);
+    server = new SwitchingServer(seed, from, to, c.before, c.after, 0, 0, c.sizes);
     const older = daysFrom(addDays(TODAY, -45), addDays(TODAY, -21));
-    const run = readRun(server, older, storedKnowledge(knowledge.reading));
-    tallyRun(server, run, cap, tally, label);
-    tally.reopened += run.reopened;
-    tally.requests += server.requests;
+    run = readRun(server, older, storedKnowledge(knowledge.reading));
   } else {
-    const server = new SwitchingServer(seed, from, to, c.before, c.after, switchAt, steadyAt, c.sizes);
-    const run = readRun(server, days, storedKnowledge(emptyReading()));
-    tallyRun(server, run, cap, tally, label);
-    tally.reopened += run.reopened;
-    tally.requests += server.requests;
+    server = new Server(seed, from, to, c.before, c.after, switchAt, steadyAt, c.sizes);
+    run = readRun(server, days, storedKnowledge(emptyReading()));
   }
+  tallyRun(server, run, cap, tally, label);
+  tally.reopened += run.reopened;
+  tally.requests += server.requests;
   tally.cases += 1;
+  return server;
 }
 
 /**
@@ -323,26 +331,15 @@ export function playReread(seed: number, c: MidrunCase, tally: MidrunTally, hint
 
 /**
  * The search's changes during a run (its rolling deploys too, played as one deploy at their
- * point) behind a cache (CachedServer): of `count` cases, those not between runs.
+ * point) behind a cache (CachedServer): of `count` cases, those not between runs, as playMidrun
+ * plays them.
  */
 export function cachedSearch(count: number, seed: number): MidrunTally & { hits: number } {
   const tally = { ...emptyTally(), hits: 0 };
   midrunCases(count, seed).forEach((c, i) => {
     if (c.kind === 'between-runs') return;
-    const from = addDays(TODAY, -60);
-    const to = addDays(TODAY, 5);
-    const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
-    const probe = new SwitchingServer(seed + i, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
-    readRun(probe, days, storedKnowledge(emptyReading()));
-    const switchAt = Math.floor(c.at * Math.max(1, probe.requests));
-    const server = new CachedServer(seed + i, from, to, c.before, c.after, switchAt, switchAt, c.sizes);
-    const run = readRun(server, days, storedKnowledge(emptyReading()));
-    const label = `seed ${seed + i} cached ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
-    tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
-    tally.reopened += run.reopened;
-    tally.requests += server.requests;
+    const server = playMidrun(seed + i, { ...c, kind: 'mid-run' }, tally, CachedServer) as CachedServer;
     tally.hits += server.hits;
-    tally.cases += 1;
   });
   return tally;
 }
