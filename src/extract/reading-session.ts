@@ -85,7 +85,7 @@ export interface ReadingSession {
    * The run's latest answers to requests by days, each with its items' times: judged again after
    * every answer, against what the reading has learned since (mixedAnswers).
    */
-  answers: AnswerTrace[];
+  answers: KeptAnswer[];
   /**
    * An answer of the run lacked what the reading, as the run learned it since, says it served: two
    * readings answered (a rolling deploy), though no proof found the reading stale.
@@ -256,11 +256,21 @@ export function lacksSeen(
   served: readonly (number | undefined)[],
   holds: (time: number) => boolean,
 ): boolean {
+  return lacksSeenOf(session, range, (time) => served.includes(time), holds);
+}
+
+/** lacksSeen, given how to tell whether the answer served a time. */
+function lacksSeenOf(
+  session: ReadingSession,
+  range: { startdate: DayString; enddate: DayString },
+  served: (time: number) => boolean,
+  holds: (time: number) => boolean,
+): boolean {
   const last = addDays(range.enddate, 1);
   for (let day = addDays(range.startdate, -1); day <= last; day = addDays(day, 1)) {
     const span = session.seen.get(day);
     if (span === undefined || span.count === 0) continue;
-    for (const time of [span.first, span.last]) if (holds(time) && !served.includes(time)) return true;
+    for (const time of [span.first, span.last]) if (holds(time) && !served(time)) return true;
   }
   return false;
 }
@@ -273,11 +283,19 @@ export interface AnswerTrace {
   belowCaps: boolean;
 }
 
+/**
+ * A kept answer and its times as a set: every answer judges all the kept ones again, and a busy
+ * day's answers hold thousands of items.
+ */
+interface KeptAnswer extends AnswerTrace {
+  served: ReadonlySet<number | undefined>;
+}
+
 /** The answers a session keeps: the run's latest, where a deploy's two readings meet. */
 const ANSWERS_KEPT = 32;
 
 export function keepAnswer(session: ReadingSession, answer: AnswerTrace): void {
-  session.answers.push(answer);
+  session.answers.push({ ...answer, served: new Set(answer.times) });
   if (session.answers.length > ANSWERS_KEPT) session.answers.shift();
 }
 
@@ -290,7 +308,9 @@ export function mixedAnswers(
   session: ReadingSession,
   holds: (answer: AnswerTrace) => (time: number) => boolean,
 ): boolean {
-  return session.answers.some((answer) => lacksSeen(session, answer.range, answer.times, holds(answer)));
+  return session.answers.some((answer) =>
+    lacksSeenOf(session, answer.range, (time) => answer.served.has(time), holds(answer)),
+  );
 }
 
 /**
