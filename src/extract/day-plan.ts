@@ -996,6 +996,16 @@ function* ceilingIsCap(
     if (i > 0) continue;
     const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
     if ((wide.length === size && ofDay(wide) < wide.length) || ofDay(wide) > size) return true;
+    // Cut above the size before it reached the day: it let more through, but from where it starts
+    // (old readers keeping the requests that start on one day answer with their larger cap). A
+    // request starting on the day itself, a week long, is cut at the size too if that is a cap.
+    if (wide.length > size && ofDay(wide) < held) {
+      const ahead = yield* ask(state, {
+        startdate: own.startdate,
+        enddate: widened(own, CHECK_WIDENINGS[0]).enddate,
+      });
+      if ((ahead.length === size && ofDay(ahead) < ahead.length) || ofDay(ahead) > size) return true;
+    }
   }
   return false;
 }

@@ -424,17 +424,34 @@ describe('servers whose reading changes while the tool reads', () => {
     // bound; its old readers answer every request that starts on one day, which under the old
     // reading serves none of that day. The run settled the day empty: its own answers empty twice,
     // and the canary, a request starting on another day, answered by the new readers, vouched.
-    // Each of these 26 cases settled its day at 0 items (27 to 95 in truth) before an empty day
+    // Each of these 27 cases settled its day at 0 items (27 to 95 in truth) before an empty day
     // of a run that saw two readings needed an answer holding it under either reading. The run
     // sees them in a stale verdict, a reading learned anew, or an earlier answer lacking what the
     // reading, as learned since, says it served: judged after every answer, so that an answer
-    // shown of another reading only by a later one counts too (case 153). 1 case of the 720 still
-    // settles the day empty: a server listing in random order, whose cut answers show no reading.
+    // shown of another reading only by a later one counts too (case 153). Case 620, a server
+    // listing in random order whose cut answers show no reading, holds since the ceiling check
+    // asks a request starting on the day settled at its size (the test below).
     const tally = emptyTally();
     const cases = [8, 9, 20, 23, 42, 78, 80, 90, 102, 107, 150, 153, 234, 236, 237, 379, 382, 402, 414];
-    for (const i of [...cases, 450, 474, 510, 513, 522, 525, 632]) playSticky(i, tally);
-    expect(tally.cases).toBe(26);
+    for (const i of [...cases, 450, 474, 510, 513, 522, 525, 620, 632]) playSticky(i, tally);
+    expect(tally.cases).toBe(27);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
+  it('a cap lowered under old readers keeping one day: the ceiling check asks from the day settled at the size', () => {
+    // Case 120 of the sticky search with the cap moved (playSticky, 'cap'): a deploy at half the
+    // run lowers the cap from 100 to 60; the old readers keep every request that starts on one
+    // day. Eight days after it were settled at 60 items (74 to 132 in truth). The run's ceiling
+    // check saw the size repeat, but its request a week wider on each side started on the kept
+    // day: the old cap answered 100 items, none of the day's, and the size passed for no cap. An
+    // answer cut above the size before it reached the day says nothing of it: a request starting
+    // on the day, a week long, is cut at 60 too.
+    const tally = emptyTally();
+    playSticky(120, tally, 'cap');
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.flagged).toBeGreaterThan(0);
   }, 60_000);
 });

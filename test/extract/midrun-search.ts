@@ -506,48 +506,44 @@ export function zoneMoveSearch(count: number, seed: number, only?: readonly numb
 /** Days of 20 to 140 items under a cap of 100: some neighbours above it, most below. */
 const AROUND_THE_CAP_LOWER: DaySizes = { least: 20, most: 140 };
 
+/** What a deploy whose old readers keep one day's requests moves (playSticky). */
+export type StickyMove = 'start' | 'end' | 'cap' | 'zone';
+
 /**
- * The start bound moved by a deploy whose old readers keep one day's requests (SwitchingServer,
- * `sticky`), either way, on a UTC server capped at 100 that refuses
- * instants, each end bound and order in turn, at 20%, 50% and 80% of the run: case `i` of 720,
- * its target a day holding 1 to 99 items (so its own answer is never cut) chosen by the seed.
+ * A deploy whose old readers keep one day's requests (SwitchingServer, `sticky`) moves `move`
+ * either way: the start or end bound (turning inclusive or exclusive), the cap (60 to 100 or 100
+ * to 60) or the server's day (UTC to 3 hours ahead, or 2 hours behind to UTC), on a UTC server
+ * capped at 100 (unless the cap moves) that refuses instants, each other bound and order in turn,
+ * at 20%, 50% and 80% of the run: case `i` of 720, its target a day holding 1 to 99 items (so its
+ * own answer is not cut at 100) chosen by the seed.
  */
-export function playSticky(i: number, tally: MidrunTally): void {
+export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'start'): void {
   const order = (['oldest-first', 'newest-first', 'random'] as const)[i % 3] as ServedReading['order'];
-  const enddate = (['exclusive', 'inclusive'] as const)[Math.floor(i / 3) % 2] as ServedReading['enddate'];
-  const turnsInclusive = Math.floor(i / 6) % 2 === 1;
+  const other = (['exclusive', 'inclusive'] as const)[Math.floor(i / 3) % 2] as ServedReading['enddate'];
+  const either = Math.floor(i / 6) % 2 === 1;
   const at = ([0.2, 0.5, 0.8] as const)[Math.floor(i / 12) % 3] as number;
   const seed = 1 + Math.floor(i / 36);
-  const before: ServedReading = {
-    startdate: turnsInclusive ? 'exclusive' : 'inclusive',
-    enddate,
+  const steady: ServedReading = {
+    startdate: other,
+    enddate: other,
     order,
     cap: 100,
     maxLimit: null,
     dayOffsetMinutes: 0,
     instants: 'refused',
   };
-  const after: ServedReading = { ...before, startdate: turnsInclusive ? 'inclusive' : 'exclusive' };
+  const [before, after] = stickyMove(steady, move, either);
   const from = addDays(TODAY, -60);
   const to = addDays(TODAY, 5);
   const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
-  const steady = new SwitchingServer(
-    seed,
-    from,
-    to,
-    before,
-    before,
-    Infinity,
-    Infinity,
-    AROUND_THE_CAP_LOWER,
-  );
+  const probe = new SwitchingServer(seed, from, to, before, before, Infinity, Infinity, AROUND_THE_CAP_LOWER);
   const targets = days.slice(1).filter((day) => {
-    const count = steady.itemsOn(day).length;
+    const count = probe.itemsOn(day).length;
     return count > 0 && count < 100;
   });
   const target = targets[(seed * 7) % targets.length] as DayString;
-  readRun(steady, days, storedKnowledge(emptyReading()));
-  const switchAt = Math.floor(steady.requests * at);
+  readRun(probe, days, storedKnowledge(emptyReading()));
+  const switchAt = Math.floor(probe.requests * at);
   const server = new SwitchingServer(
     seed,
     from,
@@ -560,9 +556,40 @@ export function playSticky(i: number, tally: MidrunTally): void {
     target,
   );
   const run = readRun(server, days, storedKnowledge(emptyReading()));
-  const label = `sticky case ${i} (target ${target}) ${JSON.stringify(before)} -> ${after.startdate} at ${at}`;
-  tallyRun(server, run, 100, tally, label);
+  const label = `sticky ${move} case ${i} (target ${target}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
+  tallyRun(server, run, Math.min(before.cap, after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
   tally.cases += 1;
+}
+
+/** The readings before and after a sticky deploy moves `move` one way (`either`) or the other. */
+function stickyMove(
+  steady: ServedReading,
+  move: StickyMove,
+  either: boolean,
+): [ServedReading, ServedReading] {
+  const bound = either ? (['exclusive', 'inclusive'] as const) : (['inclusive', 'exclusive'] as const);
+  switch (move) {
+    case 'start':
+      return [
+        { ...steady, startdate: bound[0] },
+        { ...steady, startdate: bound[1] },
+      ];
+    case 'end':
+      return [
+        { ...steady, enddate: bound[0] },
+        { ...steady, enddate: bound[1] },
+      ];
+    case 'cap':
+      return [
+        { ...steady, cap: either ? 60 : 100 },
+        { ...steady, cap: either ? 100 : 60 },
+      ];
+    case 'zone':
+      return [
+        { ...steady, dayOffsetMinutes: either ? 0 : -120 },
+        { ...steady, dayOffsetMinutes: either ? 180 : 0 },
+      ];
+  }
 }
