@@ -439,17 +439,23 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
-  it('a cap lowered under old readers keeping one day: the ceiling check asks from the day settled at the size', () => {
-    // Case 120 of the sticky search with the cap moved (playSticky, 'cap'): a deploy at half the
-    // run lowers the cap from 100 to 60; the old readers keep every request that starts on one
-    // day. Eight days after it were settled at 60 items (74 to 132 in truth). The run's ceiling
-    // check saw the size repeat, but its request a week wider on each side started on the kept
-    // day: the old cap answered 100 items, none of the day's, and the size passed for no cap. An
-    // answer cut above the size before it reached the day says nothing of it: a request starting
-    // on the day, a week long, is cut at 60 too.
+  it('a cap moved under old readers keeping one day: no day settled at the old cap', () => {
+    // Cases of the sticky search with the cap moved (playSticky, 'cap'). The old readers keep
+    // every request that starts on one day.
+    // Case 120: a deploy at half the run lowers the cap from 100 to 60. Eight days after it were
+    // settled at 60 items (74 to 132 in truth): the run's ceiling check saw the size repeat, but
+    // its request a week wider on each side started on the kept day, the old cap answered 100
+    // items, none of the day's, and the size passed for no cap. An answer cut above the size
+    // before it reached the day says nothing of it: a request starting on the day, a week long,
+    // is cut at 60 too.
+    // Case 187: a deploy at a fifth of the run raises the cap from 60 to 100. The day after the
+    // kept one was settled at 60 of 80: its own request starts on the kept day, and 60 was below
+    // the largest answer since (100) and no cap the run knew. The run's check of its reading had
+    // asked a request a week wider than the widest, which came back no larger (60) with other
+    // items: a cap, now proved, so that an answer of 60 after the raise is taken as cut.
     const tally = emptyTally();
-    playSticky(120, tally, 'cap');
-    expect(tally.cases).toBe(1);
+    for (const i of [120, 187]) playSticky(i, tally, 'cap');
+    expect(tally.cases).toBe(2);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
     expect(tally.flagged).toBeGreaterThan(0);
