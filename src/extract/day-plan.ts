@@ -27,6 +27,7 @@ import {
   canaryDay,
   ceilingOf,
   cutProofVerdict,
+  cutSooner,
   daysAfterStretches,
   flappingCeilingOf,
   keepAnswer,
@@ -812,6 +813,9 @@ function learnAnswer(
   noteAnswer(session, items, times);
   if (range === undefined) learnFromAnswer(knowledge.reading, items, times.filter(isTime));
   else {
+    // Cut sooner than before, the size is one the server's cap may now cut at: days settled at it
+    // are read again at the run's end (reopenUncapped), answers of it are taken as cut.
+    if (cutSooner(session, range, times)) suspectCap(reading, items.length);
     learnFromResponse(knowledge.reading, range, items, cut, times);
     keepAnswer(session, { range, times, belowCaps: cut === false });
   }

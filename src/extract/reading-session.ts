@@ -314,6 +314,28 @@ export function mixedAnswers(
 }
 
 /**
+ * Whether the server now cuts a request sooner: an answer that may have been cut, kept by the
+ * session, to the same request held more items than these `times`, and every one of them. A cap
+ * lowered since cuts the same listing at its new size; a steady server answers a request the same
+ * way, or, listing at random, as many items. Judged before the answer is kept.
+ */
+export function cutSooner(
+  session: ReadingSession,
+  range: DayRange,
+  times: readonly (number | undefined)[],
+): boolean {
+  if (times.length === 0) return false;
+  return session.answers.some(
+    (kept) =>
+      !kept.belowCaps &&
+      kept.range.startdate === range.startdate &&
+      kept.range.enddate === range.enddate &&
+      kept.times.length > times.length &&
+      times.every((time) => kept.served.has(time)),
+  );
+}
+
+/**
  * An answer of `items` to a request that holds `day` whole under the reading, below our `limit`:
  * holding fewer of the day's items than an earlier answer did, its size is one a cap may have cut
  * at. True once the same size was seen so twice: a bound or a zone that moved also shortens a

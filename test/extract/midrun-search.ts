@@ -515,14 +515,16 @@ export type StickyMove = 'start' | 'end' | 'cap' | 'zone';
  * to 60) or the server's day (UTC to 3 hours ahead, or 2 hours behind to UTC), on a UTC server
  * capped at 100 (unless the cap moves) that refuses instants, each other bound and order in turn,
  * at 20%, 50% and 80% of the run: case `i` of 720, its target a day holding 1 to 99 items (so its
- * own answer is not cut at 100) chosen by the seed.
+ * own answer is not cut at 100) chosen by the seed. `wide`: case `i` of 648, instants refused,
+ * ignored or honoured in turn, the target chosen by the seed and the case.
  */
-export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'start'): void {
+export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'start', wide = false): void {
   const order = (['oldest-first', 'newest-first', 'random'] as const)[i % 3] as ServedReading['order'];
   const other = (['exclusive', 'inclusive'] as const)[Math.floor(i / 3) % 2] as ServedReading['enddate'];
   const either = Math.floor(i / 6) % 2 === 1;
   const at = ([0.2, 0.5, 0.8] as const)[Math.floor(i / 12) % 3] as number;
-  const seed = 1 + Math.floor(i / 36);
+  const seed = 1 + Math.floor(i / (wide ? 108 : 36));
+  const instants = wide ? (['refused', 'ignored', 'honoured'] as const)[Math.floor(i / 36) % 3] : 'refused';
   const steady: ServedReading = {
     startdate: other,
     enddate: other,
@@ -530,7 +532,7 @@ export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'st
     cap: 100,
     maxLimit: null,
     dayOffsetMinutes: 0,
-    instants: 'refused',
+    instants: instants as ServedReading['instants'],
   };
   const [before, after] = stickyMove(steady, move, either);
   const from = addDays(TODAY, -60);
@@ -541,7 +543,7 @@ export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'st
     const count = probe.itemsOn(day).length;
     return count > 0 && count < 100;
   });
-  const target = targets[(seed * 7) % targets.length] as DayString;
+  const target = targets[(seed * 7 + (wide ? i : 0)) % targets.length] as DayString;
   readRun(probe, days, storedKnowledge(emptyReading()));
   const switchAt = Math.floor(probe.requests * at);
   const server = new SwitchingServer(
@@ -556,7 +558,7 @@ export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'st
     target,
   );
   const run = readRun(server, days, storedKnowledge(emptyReading()));
-  const label = `sticky ${move} case ${i} (target ${target}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
+  const label = `sticky ${move}${wide ? ' wide' : ''} case ${i} (target ${target}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
   tallyRun(server, run, Math.min(before.cap, after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
