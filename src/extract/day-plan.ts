@@ -986,32 +986,37 @@ function* ceilingIsCap(
   size: number,
   days: readonly DayString[],
 ): Plan<boolean> {
+  const first = days[0] as DayString;
+  const ofDay = (day: DayString, answer: readonly unknown[]) =>
+    answer.filter((item) => itemDay(item) === day).length;
+  const provesCap = (answer: readonly unknown[]) =>
+    (answer.length === size && ofDay(first, answer) < answer.length) || ofDay(first, answer) > size;
+  let cutAbove = false;
   for (const [i, day] of days.slice(0, CEILING_ASKS).entries()) {
     const state = newDayFetch(resource, day, policy, knowledge);
     const own = requestFor(day, knowledge.reading);
-    const ofDay = (answer: readonly unknown[]) => answer.filter((item) => itemDay(item) === day).length;
     const again = yield* ask(state, own);
-    if (ofDay(again) > size) return true;
+    if (ofDay(day, again) > size) return true;
     // The day alone, holding fewer of it than an answer of the run held: cut at that size now (a
     // new reading's lower cap), which any day settled at exactly that size may have been too.
     const held = sessionOf(knowledge).seen.get(day)?.count ?? 0;
-    if (again.length > 0 && ofDay(again) === again.length && again.length < held)
+    if (again.length > 0 && ofDay(day, again) === again.length && again.length < held)
       suspectCap(knowledge.reading, again.length);
     if (i > 0) continue;
     const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
-    if ((wide.length === size && ofDay(wide) < wide.length) || ofDay(wide) > size) return true;
+    if (provesCap(wide)) return true;
     // Cut above the size before it reached the day: it let more through, but from where it starts
-    // (old readers keeping the requests that start on one day answer with their larger cap). A
-    // request starting on the day itself, a week long, is cut at the size too if that is a cap.
-    if (wide.length > size && ofDay(wide) < held) {
-      const ahead = yield* ask(state, {
-        startdate: own.startdate,
-        enddate: widened(own, CHECK_WIDENINGS[0]).enddate,
-      });
-      if ((ahead.length === size && ofDay(ahead) < ahead.length) || ofDay(ahead) > size) return true;
-    }
+    // (old readers keeping the requests that start on one day answer with their larger cap).
+    cutAbove = wide.length > size && ofDay(day, wide) < held;
   }
-  return false;
+  if (!cutAbove) return false;
+  // Asked last, so that a rolling deploy's days asked again keep their chances: a request starting
+  // on the first day itself, a week long, is cut at the size too if that is a cap.
+  const own = requestFor(first, knowledge.reading);
+  const state = newDayFetch(resource, first, policy, knowledge);
+  return provesCap(
+    yield* ask(state, { startdate: own.startdate, enddate: widened(own, CHECK_WIDENINGS[0]).enddate }),
+  );
 }
 
 function quietEnds(state: DayFetch): 'again' {

@@ -13,7 +13,6 @@ import {
   itemTime,
   largestToJudge,
   learnFromResponse,
-  proveCap,
   requestFor,
   type ServerReading,
   widened,
@@ -158,15 +157,9 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
     !input.cut(wide.length) &&
     wide.length >= largestToJudge(largestBefore, knowledge.reading)
   ) {
-    const wider = yield* input.ask(widened(widest, 7));
-    if (wider.length <= wide.length) {
+    if ((yield* input.ask(widened(widest, 7))).length <= wide.length) {
       verdict = 'unproven';
       knowledge.quiet ??= false;
-      // No larger, yet with items the widest lacked: both were cut at that size, a cap (as the
-      // day plan's cap check proves one). Proved now, an answer of that size after a deploy that
-      // raised it is taken as cut, not as a day whole below the larger answers since.
-      const seen = new Set(wide.map(itemIdentity));
-      if (wider.some((item) => !seen.has(itemIdentity(item)))) proveCap(knowledge.reading, wider.length);
     }
   }
   if (verdict === 'stale') {
