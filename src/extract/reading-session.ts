@@ -1,5 +1,5 @@
 import { addDays, type DayString, dayOfTime } from '../time/days.js';
-import { type DayRange, itemTime } from './server-reading.js';
+import { type DayRange, itemTime, sameRange } from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the
@@ -328,8 +328,7 @@ export function cutSooner(
   return session.answers.some(
     (kept) =>
       !kept.belowCaps &&
-      kept.range.startdate === range.startdate &&
-      kept.range.enddate === range.enddate &&
+      sameRange(kept.range, range) &&
       kept.times.length > times.length &&
       times.every((time) => kept.served.has(time)),
   );
