@@ -1,5 +1,5 @@
 import { addDays, type DayString, dayOfTime } from '../time/days.js';
-import { type DayRange, itemTime, sameRange } from './server-reading.js';
+import { CEILING_LEAST, type DayRange, itemTime, sameRange } from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the
@@ -627,9 +627,6 @@ export function reopenUncapped(
         uncapped.delete(day);
       }
 }
-
-/** The least size that counts as a ceiling: quiet days repeat small sizes, a cap that low is not played. */
-const CEILING_LEAST = 10;
 
 /**
  * The trace a cap lowered during the run leaves (a deploy: from 100 to 60, both below our limit):

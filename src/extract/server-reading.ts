@@ -176,6 +176,8 @@ const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 interface RunAnswers {
   proved: Set<number>;
   largest: number;
+  /** The distinct answers (by their first and last items' times) that held `largest` items. */
+  atLargest?: Set<string>;
   /** How the run's last long answer listed its items, and whether one listed them otherwise before. */
   listing?: Listing;
   listingChanged: boolean;
@@ -932,7 +934,7 @@ export function learnFromAnswer(
   reading.order = mergeOrder(reading.order, order);
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
   const caps = runAnswers(reading);
-  caps.largest = Math.max(caps.largest, items.length);
+  noteLargest(caps, items.length, times);
   const listing = listingOf(times);
   if (listing !== undefined) {
     if (caps.listing !== undefined && caps.listing !== listing) caps.listingChanged = true;
@@ -941,6 +943,33 @@ export function learnFromAnswer(
   // A server that now serves more than the proved cap has raised it.
   if (reading.cap !== null && items.length > reading.cap) reading.cap = null;
   return reading;
+}
+
+/**
+ * The least size that counts as a ceiling: quiet days repeat small sizes, a cap that low is not
+ * played (reading-session.ts, ceilingOf, judges days settled at a size by it too).
+ */
+export const CEILING_LEAST = 10;
+
+/** Distinct answers at the run's largest size that make it a cap the server since raised. */
+const RAISED_ANSWERS = 3;
+
+/**
+ * The largest answer, and the distinct answers that held it. A size that three different answers
+ * stopped at, none larger, then exceeded, is a cap the server raised before the run could prove
+ * it (a deploy early in the run): its old readers, where they still answer (a cache keyed by the
+ * request, a rolling deploy), cut at it, and an answer of exactly that size may be cut although no
+ * cap was proved (atRaisedCap). A steady server's answers rarely peak at one size three times
+ * before a larger one; where they do, answers of that size are checked, no day lost.
+ */
+function noteLargest(caps: RunAnswers, size: number, times: readonly number[]): void {
+  const key = `${times[0]}:${times.at(-1)}`;
+  if (size > caps.largest) {
+    if (caps.largest >= CEILING_LEAST && (caps.atLargest?.size ?? 0) >= RAISED_ANSWERS)
+      caps.proved.add(caps.largest);
+    caps.largest = size;
+    caps.atLargest = new Set([key]);
+  } else if (size === caps.largest) caps.atLargest?.add(key);
 }
 
 export function orderOf(times: readonly number[]): ItemOrder | null {

@@ -367,6 +367,41 @@ describe('caps the run proved', () => {
     ]);
   });
 
+  it('a size three different answers stopped at, then exceeded, was a cap the server raised before the run proved it', () => {
+    // Answers of `size` items, each starting an hour later than the one before: different answers.
+    const answer = (size: number, hour: number) =>
+      Array.from({ length: size }, (_, i) => ({
+        dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
+      }));
+    const reading = emptyReading();
+    for (const hour of [0, 1, 2]) learnFromAnswer(reading, answer(60, hour));
+    expect(atCap(reading, 60)).toBe(false);
+    learnFromAnswer(reading, answer(87, 3));
+    expect([atCap(reading, 60), atRaisedCap(reading, 60), atCap(reading, 87), reading.cap]).toEqual([
+      true,
+      true,
+      false,
+      null,
+    ]);
+  });
+
+  it('a largest size two answers reached, or one answer asked three times, or a size below ten, is no sign of a cap', () => {
+    const answer = (size: number, hour: number) =>
+      Array.from({ length: size }, (_, i) => ({
+        dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
+      }));
+    const twice = emptyReading();
+    for (const hour of [0, 1]) learnFromAnswer(twice, answer(60, hour));
+    learnFromAnswer(twice, answer(87, 2));
+    const sameAnswer = emptyReading();
+    for (let i = 0; i < 4; i++) learnFromAnswer(sameAnswer, answer(60, 0));
+    learnFromAnswer(sameAnswer, answer(87, 2));
+    const quiet = emptyReading();
+    for (const hour of [0, 1, 2, 3]) learnFromAnswer(quiet, answer(9, hour));
+    learnFromAnswer(quiet, answer(10, 4));
+    expect([atCap(twice, 60), atCap(sameAnswer, 60), atCap(quiet, 9)]).toEqual([false, false, false]);
+  });
+
   it('a copy of the reading, as the next run loads it, holds no cap of this run', () => {
     const reading = emptyReading();
     proveCap(reading, 100);
