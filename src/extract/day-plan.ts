@@ -82,6 +82,7 @@ import {
   type ServerReading,
   sameRange,
   serverDay,
+  servesPartOf,
   suspectCap,
   widened,
 } from './server-reading.js';
@@ -1298,6 +1299,11 @@ function* split(
     // A part that lacks what the whole served inside it, uncut, was not asked under the reading
     // the whole was: the server changed it (an end bound gone exclusive answers the part empty).
     if (!answer.cut && lacksServed(part, reading, whole, answer.times)) return 'stale';
+    // Empty where the reading says it serves hours of the day, on a run that saw two readings:
+    // no better proof than the day's own empty answer there (readingDoubted), since an old reader
+    // may serve the part nothing (an end bound turned exclusive answers a one-day part empty).
+    if (answer.empty && readingDoubted(state.knowledge) && servesPartOf(part, reading, state.day))
+      return true;
     if (answer.cut && answer.sparesDay && answer.short) return 'short';
     if (!answer.cut || answer.sparesDay) continue;
     const deeper = yield* split(state, part, depth + 1, answer.times);
@@ -1310,6 +1316,8 @@ function* split(
 /** What split goes by of a part's answer. */
 interface PartAnswer {
   cut: boolean;
+  /** Nothing at all came back: not cut, and nothing of any day. */
+  empty: boolean;
   /** Cut at an end that holds none of the day's items (cutSparesDay). */
   sparesDay: boolean;
   /**
@@ -1325,6 +1333,7 @@ function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
   const response = yield* served(state, part);
   return {
     cut: partCut(state, response.length),
+    empty: response.length === 0,
     sparesDay: cutSparesDay(reading, response, state.day),
     short:
       covers(part, requestFor(state.day, reading)) &&

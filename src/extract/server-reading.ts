@@ -534,6 +534,13 @@ export function heldWhole(range: DayRange, reading: ServerReading, time: number)
   );
 }
 
+/** Whether `range`, as the reading serves it, holds any hour of `day`. */
+export function servesPartOf(range: DayRange, reading: ServerReading, day: DayString): boolean {
+  const from = dayStartMs(range.startdate) + startReach(reading);
+  const to = dayStartMs(range.enddate) + endReach(reading);
+  return from < dayStartMs(day) + DAY_MS && to > dayStartMs(day);
+}
+
 /** startdate is proved inclusive: an item came earlier than an exclusive one could serve. */
 export function startInclusive(reading: ServerReading): boolean {
   return reading.headMs !== null && reading.headMs < START_PROOF_MS;

@@ -439,6 +439,25 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
+  it('old readers keeping the requests that end on one day, the end bound moved: no day settled on an empty part', () => {
+    // Cases 553 and 592 of the wide sweep with the old readers keyed on the request's end
+    // (playSticky, 'end'): a deploy at half the run turns the end bound exclusive, instants
+    // refused, newest first. The day before the kept one is asked through it: the old reading
+    // answers that day and the kept one, cut at 100, the kept day's 96 items and the asked day's
+    // last 4. The run learns the end inclusive from it and halves the request; the new readers
+    // answer the half that holds the asked day under that reading with nothing, and the day was
+    // settled at 4 of 91 (553; 592 likewise). An empty part, on a run that saw two readings
+    // (readingDoubted), proves nothing of the day, as an empty day's own answer does not there:
+    // the day is flagged.
+    const tally = emptyTally();
+    playSticky(553, tally, 'end', true, 'end');
+    playSticky(592, tally, 'end', true, 'end');
+    expect(tally.cases).toBe(2);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.flagged).toBeGreaterThan(0);
+  }, 60_000);
+
   it('a cap moved under old readers keeping one day: no day settled at the old cap', () => {
     // Cases of the sticky search with the cap moved (playSticky, 'cap'). The old readers keep
     // every request that starts on one day.

@@ -49,6 +49,8 @@ export class SwitchingServer extends QuietServer {
     public steadyAt: number,
     sizes: DaySizes,
     readonly sticky?: DayString,
+    /** The bound whose day the old readers key on: the request's start, or its end. */
+    readonly stickyBy: 'start' | 'end' = 'start',
   ) {
     super(seed, from, to, before, sizes);
     this.coin = createRandom(hashSeed(seed, 'flap'));
@@ -57,7 +59,8 @@ export class SwitchingServer extends QuietServer {
   override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
     const n = this.requests;
     this.reading =
-      n < this.switchAt || range.startdate.slice(0, 10) === this.sticky
+      n < this.switchAt ||
+      (this.stickyBy === 'end' ? range.enddate : range.startdate).slice(0, 10) === this.sticky
         ? this.before
         : n >= this.steadyAt
           ? this.after
@@ -518,7 +521,13 @@ export type StickyMove = 'start' | 'end' | 'cap' | 'zone';
  * own answer is not cut at 100) chosen by the seed. `wide`: case `i` of 648, instants refused,
  * ignored or honoured in turn, the target chosen by the seed and the case.
  */
-export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'start', wide = false): void {
+export function playSticky(
+  i: number,
+  tally: MidrunTally,
+  move: StickyMove = 'start',
+  wide = false,
+  stickyBy: 'start' | 'end' = 'start',
+): void {
   const order = (['oldest-first', 'newest-first', 'random'] as const)[i % 3] as ServedReading['order'];
   const other = (['exclusive', 'inclusive'] as const)[Math.floor(i / 3) % 2] as ServedReading['enddate'];
   const either = Math.floor(i / 6) % 2 === 1;
@@ -556,9 +565,10 @@ export function playSticky(i: number, tally: MidrunTally, move: StickyMove = 'st
     switchAt,
     AROUND_THE_CAP_LOWER,
     target,
+    stickyBy,
   );
   const run = readRun(server, days, storedKnowledge(emptyReading()));
-  const label = `sticky ${move}${wide ? ' wide' : ''} case ${i} (target ${target}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
+  const label = `sticky${stickyBy === 'end' ? ' by end' : ''} ${move}${wide ? ' wide' : ''} case ${i} (target ${target}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
   tallyRun(server, run, Math.min(before.cap, after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
