@@ -4,11 +4,13 @@ import {
   cachedSearch,
   capMoveSearch,
   emptyTally,
+  midrunCases,
   midrunSearch,
   playMidrun,
   playSticky,
   playStoredFlap,
   rereadSearch,
+  rollingBack,
   SIZES,
   storedFlapSearch,
   zoneMoveSearch,
@@ -435,6 +437,21 @@ describe('servers whose reading changes while the tool reads', () => {
     const cases = [8, 9, 20, 23, 42, 78, 80, 90, 102, 107, 150, 153, 234, 236, 237, 379, 382, 402, 414];
     for (const i of [...cases, 450, 474, 510, 513, 522, 525, 620, 632]) playSticky(i, tally);
     expect(tally.cases).toBe(27);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
+  it('a deploy rolled back during the run: no day short under the reading that came back', () => {
+    // The first 40 cases of the wide search (every kind of change; the restarts between runs
+    // left out), the old reading back 10 requests after the new one alone answered: each reading
+    // the run learned during the deploy is proved stale once more (the reliability trials play
+    // more: test/reliability/reading-changes.trials.ts).
+    const tally = emptyTally();
+    const back = rollingBack(10);
+    midrunCases(40, 777).forEach((c, i) => {
+      if (c.kind !== 'between-runs') playMidrun(777 + i, c, tally, back);
+    });
+    expect(tally.cases).toBeGreaterThan(20);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);

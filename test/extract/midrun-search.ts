@@ -38,6 +38,8 @@ export type ChangeKind = 'mid-run' | 'flapping' | 'between-runs';
  */
 export class SwitchingServer extends QuietServer {
   private readonly coin: Random;
+  /** From this request on, `before` again: the deploy rolled back (rollingBack). */
+  backAt = Infinity;
 
   constructor(
     seed: number,
@@ -60,6 +62,7 @@ export class SwitchingServer extends QuietServer {
     const n = this.requests;
     this.reading =
       n < this.switchAt ||
+      n >= this.backAt ||
       (this.stickyBy === 'end' ? range.enddate : range.startdate).slice(0, 10) === this.sticky
         ? this.before
         : n >= this.steadyAt
@@ -69,6 +72,19 @@ export class SwitchingServer extends QuietServer {
             : this.after;
     return super.answer(range, limit);
   }
+}
+
+/**
+ * A SwitchingServer whose deploy is rolled back `gap` requests after the new reading alone
+ * answers (a mid-run deploy's switch, a rolling deploy's end): the old reading again to the end.
+ */
+export function rollingBack(gap: number): typeof SwitchingServer {
+  return class RolledBack extends SwitchingServer {
+    constructor(...args: ConstructorParameters<typeof SwitchingServer>) {
+      super(...args);
+      this.backAt = this.steadyAt + gap;
+    }
+  };
 }
 
 export interface MidrunTally {
@@ -434,6 +450,7 @@ export function capMoveSearch(
   seed: number,
   caps: [number, number],
   only?: readonly number[],
+  Server: typeof SwitchingServer = SwitchingServer,
 ): MidrunTally {
   const tally = emptyTally();
   const bounds = ['inclusive', 'exclusive'] as const;
@@ -454,7 +471,7 @@ export function capMoveSearch(
     const kind = i % 2 === 0 ? 'mid-run' : 'flapping';
     const at = 0.05 + ((i * 0.137) % 0.85);
     const after = { ...before, cap: caps[1] };
-    playMidrun(seed + i, { kind, before, after, sizes: AROUND_THE_CAP, at }, tally);
+    playMidrun(seed + i, { kind, before, after, sizes: AROUND_THE_CAP, at }, tally, Server);
   }
   return tally;
 }
@@ -476,7 +493,12 @@ const ZONE_MOVES: [number, number][] = [
  * cap of 60 few days are small enough for a canary, and where instants are not honoured no slice
  * can read a day's hours the moved zone gave up.
  */
-export function zoneMoveSearch(count: number, seed: number, only?: readonly number[]): MidrunTally {
+export function zoneMoveSearch(
+  count: number,
+  seed: number,
+  only?: readonly number[],
+  Server: typeof SwitchingServer = SwitchingServer,
+): MidrunTally {
   const tally = emptyTally();
   const bounds = ['inclusive', 'exclusive'] as const;
   const orders = ['oldest-first', 'newest-first', 'random'] as const;
@@ -501,6 +523,7 @@ export function zoneMoveSearch(count: number, seed: number, only?: readonly numb
       seed + i,
       { kind: kinds[i % 3] as ChangeKind, before, after, sizes: AROUND_THE_CAP, at },
       tally,
+      Server,
     );
   }
   return tally;

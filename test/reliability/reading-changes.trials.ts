@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   capMoveSearch,
   emptyTally,
+  midrunCases,
   midrunSearch,
+  playMidrun,
   playSticky,
+  rollingBack,
   type StickyMove,
   storedFlapSearch,
   zoneMoveSearch,
@@ -109,6 +112,40 @@ describe('the wide search of servers whose reading changes while the tool reads'
       `zone moves on capped sources (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
     );
     for (const day of tally.short) console.info(`  short: ${day}`);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 600_000);
+
+  it('a deploy rolled back during the run, each reading moved twice: none short', () => {
+    // The old reading back 10 requests after the new one alone answered (a deploy, or a rolling
+    // deploy's end): a cap lowered then raised again, a bound turned and turned back, a zone moved
+    // and moved back. On eb46055: the old reading back 10, 30 and 60 requests after, on the seeds
+    // 777 and 31337 of the search above, and 10 and 40 requests after, on the cap moves of 60 to
+    // 100, 60 to 150 and 150 to 60 and on the zone moves: 0 short of 92,220 days. This plays a
+    // sample of them.
+    const tally = emptyTally();
+    const back = rollingBack(10);
+    midrunCases(300, 777).forEach((c, i) => {
+      if (c.kind !== 'between-runs') playMidrun(777 + i, c, tally, back);
+    });
+    const caps = capMoveSearch(324, 400000, [150, 60], undefined, rollingBack(40));
+    // Every fifth of the zone search's cases (a stride prime to its kinds of change, bounds,
+    // orders and instants, so that each comes up).
+    const fifths = Array.from({ length: 130 }, (_, k) => 5 * k);
+    const zones = zoneMoveSearch(648, 500000, fifths, back);
+    for (const found of [caps, zones]) {
+      tally.cases += found.cases;
+      tally.days += found.days;
+      tally.short.push(...found.short);
+      tally.lostFlags.push(...found.lostFlags);
+      tally.requests += found.requests;
+      tally.ideal += found.ideal;
+    }
+    console.info(
+      `deploys rolled back: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+    );
+    for (const day of tally.short) console.info(`  short: ${day}`);
+    expect(tally.cases).toBeGreaterThan(600);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 600_000);
