@@ -178,6 +178,8 @@ interface RunAnswers {
   largest: number;
   /** The distinct answers (by their first and last items' times) that held `largest` items. */
   atLargest?: Set<string>;
+  /** The spans in days of the requests (by days) of those answers. */
+  largestSpans?: Set<number>;
   /** How the run's last long answer listed its items, and whether one listed them otherwise before. */
   listing?: Listing;
   listingChanged: boolean;
@@ -856,7 +858,7 @@ export function learnFromResponse(
     ...(kept ? { kept } : {}),
   });
   if (twoReadings(reading)) runAnswers(reading).mixed = true;
-  return learnFromAnswer(reading, items, times, order);
+  return learnFromAnswer(reading, items, times, order, dayDiff(range.startdate, range.enddate));
 }
 
 /** The item one bound of the evidence rests on: its time, and the head or tail it set. */
@@ -937,11 +939,13 @@ export function learnFromAnswer(
   times: readonly number[] = items.map(itemTime).filter((time): time is number => time !== undefined),
   /** The order `times` came in, where the caller read it already. */
   order: ItemOrder | null = orderOf(times),
+  /** Days between the request's dates, for a request by days. */
+  span?: number,
 ): ServerReading {
   reading.order = mergeOrder(reading.order, order);
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
   const caps = runAnswers(reading);
-  noteLargest(caps, items.length, times);
+  noteLargest(caps, items.length, times, span);
   const listing = listingOf(times);
   if (listing !== undefined) {
     if (caps.listing !== undefined && caps.listing !== listing) caps.listingChanged = true;
@@ -958,25 +962,36 @@ export function learnFromAnswer(
  */
 export const CEILING_LEAST = 10;
 
-/** Distinct answers at the run's largest size that make it a cap the server since raised. */
+/**
+ * Distinct answers at the run's largest size, to requests of at least two spans, that make it a
+ * cap the server since raised.
+ */
 const RAISED_ANSWERS = 3;
 
 /**
- * The largest answer, and the distinct answers that held it. A size that three different answers
- * stopped at, none larger, then exceeded, is a cap the server raised before the run could prove
- * it (a deploy early in the run): its old readers, where they still answer (a cache keyed by the
- * request, a rolling deploy), cut at it, and an answer of exactly that size may be cut although no
- * cap was proved (atRaisedCap). A steady server's answers rarely peak at one size three times
- * before a larger one; where they do, answers of that size are checked, no day lost.
+ * The largest answer, the distinct answers that held it and the spans of their requests. A size
+ * that three different answers stopped at, none larger, requests of one day and of five alike,
+ * then exceeded, is a cap the server raised before the run could prove it (a deploy early in the
+ * run): its old readers, where they still answer (a cache keyed by the request, a rolling deploy),
+ * cut at it, and an answer of exactly that size may be cut although no cap was proved
+ * (atRaisedCap). A steady server serves a wider request more, unless its days hold few items: as
+ * many every day (a sampled source), its requests of one span peak at one size again and again,
+ * and a wider one exceeds it. Where a steady server's answers do all that, answers of that size
+ * are checked and the days settled at it read again, no day lost.
  */
-function noteLargest(caps: RunAnswers, size: number, times: readonly number[]): void {
+function noteLargest(caps: RunAnswers, size: number, times: readonly number[], span?: number): void {
   const key = `${times[0]}:${times.at(-1)}`;
   if (size > caps.largest) {
-    if (caps.largest >= CEILING_LEAST && (caps.atLargest?.size ?? 0) >= RAISED_ANSWERS)
+    const spans = caps.largestSpans?.size ?? 0;
+    if (caps.largest >= CEILING_LEAST && (caps.atLargest?.size ?? 0) >= RAISED_ANSWERS && spans >= 2)
       caps.proved.add(caps.largest);
     caps.largest = size;
     caps.atLargest = new Set([key]);
-  } else if (size === caps.largest) caps.atLargest?.add(key);
+    caps.largestSpans = new Set(span === undefined ? [] : [span]);
+  } else if (size === caps.largest) {
+    caps.atLargest?.add(key);
+    if (span !== undefined) caps.largestSpans?.add(span);
+  }
 }
 
 export function orderOf(times: readonly number[]): ItemOrder | null {

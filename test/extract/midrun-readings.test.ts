@@ -493,8 +493,9 @@ describe('servers whose reading changes while the tool reads', () => {
     // to 100 before the run proved 60. Three different answers had stopped at 60 (two of them
     // requests of five and nineteen days), then answers of 87 and 100 came; the day after the kept
     // one, asked through it, answered 60 of 80 (of 109), below the largest answer since and at no
-    // size the run knew. A size three different answers stopped at, then exceeded, is a cap the
-    // server raised (server-reading.ts, noteLargest): the answer of 60 is taken as cut, and the
+    // size the run knew. A size three different answers stopped at, requests of more than one
+    // span alike, then exceeded, is a cap the server raised (server-reading.ts, noteLargest): the
+    // answer of 60 is taken as cut, and the
     // day, which no request but through the kept day reaches, is flagged.
     const tally = emptyTally();
     playSticky(120, tally, 'cap');

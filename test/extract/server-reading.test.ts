@@ -373,10 +373,17 @@ describe('caps the run proved', () => {
       Array.from({ length: size }, (_, i) => ({
         dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
       }));
+    // Requests of 2, 4 and 18 days (a day's own, a wider one, the cap check's): a cap cuts each
+    // at its size, where a steady server serves the wider ones more.
     const reading = emptyReading();
-    for (const hour of [0, 1, 2]) learnFromAnswer(reading, answer(60, hour));
+    for (const [hour, span] of [
+      [0, 2],
+      [1, 4],
+      [2, 18],
+    ] as const)
+      learnFromAnswer(reading, answer(60, hour), undefined, undefined, span);
     expect(atCap(reading, 60)).toBe(false);
-    learnFromAnswer(reading, answer(87, 3));
+    learnFromAnswer(reading, answer(87, 3), undefined, undefined, 2);
     expect([atCap(reading, 60), atRaisedCap(reading, 60), atCap(reading, 87), reading.cap]).toEqual([
       true,
       true,
@@ -385,21 +392,35 @@ describe('caps the run proved', () => {
     ]);
   });
 
-  it('a largest size two answers reached, or one answer asked three times, or a size below ten, is no sign of a cap', () => {
+  it('a largest size two answers reached, one answer asked three times, requests of one span only, or a size below ten, is no sign of a cap', () => {
     const answer = (size: number, hour: number) =>
       Array.from({ length: size }, (_, i) => ({
         dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
       }));
     const twice = emptyReading();
-    for (const hour of [0, 1]) learnFromAnswer(twice, answer(60, hour));
-    learnFromAnswer(twice, answer(87, 2));
+    for (const [hour, span] of [
+      [0, 2],
+      [1, 4],
+    ] as const)
+      learnFromAnswer(twice, answer(60, hour), undefined, undefined, span);
+    learnFromAnswer(twice, answer(87, 2), undefined, undefined, 2);
     const sameAnswer = emptyReading();
-    for (let i = 0; i < 4; i++) learnFromAnswer(sameAnswer, answer(60, 0));
-    learnFromAnswer(sameAnswer, answer(87, 2));
+    for (let i = 0; i < 4; i++) learnFromAnswer(sameAnswer, answer(60, 0), undefined, undefined, 2 + i);
+    learnFromAnswer(sameAnswer, answer(87, 2), undefined, undefined, 2);
+    // A source of as many items every day: each day's own request (two days) holds 12, a wider
+    // one more.
+    const sampled = emptyReading();
+    for (const hour of [0, 1, 2, 3]) learnFromAnswer(sampled, answer(12, hour), undefined, undefined, 2);
+    learnFromAnswer(sampled, answer(30, 4), undefined, undefined, 5);
     const quiet = emptyReading();
-    for (const hour of [0, 1, 2, 3]) learnFromAnswer(quiet, answer(9, hour));
-    learnFromAnswer(quiet, answer(10, 4));
-    expect([atCap(twice, 60), atCap(sameAnswer, 60), atCap(quiet, 9)]).toEqual([false, false, false]);
+    for (const hour of [0, 1, 2, 3]) learnFromAnswer(quiet, answer(9, hour), undefined, undefined, 2 + hour);
+    learnFromAnswer(quiet, answer(10, 4), undefined, undefined, 2);
+    expect([atCap(twice, 60), atCap(sameAnswer, 60), atCap(sampled, 12), atCap(quiet, 9)]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('a copy of the reading, as the next run loads it, holds no cap of this run', () => {
