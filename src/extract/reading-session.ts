@@ -314,10 +314,11 @@ export function mixedAnswers(
 }
 
 /**
- * Whether the server now cuts a request sooner: an answer that may have been cut, kept by the
- * session, to the same request held more items than these `times`, and every one of them. A cap
- * lowered since cuts the same listing at its new size; a steady server answers a request the same
- * way, or, listing at random, as many items. Judged before the answer is kept.
+ * Whether the server now cuts a request sooner: an answer kept by the session to the same request
+ * held more items than these `times`, and every one of them. A cap lowered since cuts the same
+ * listing at its new size, an earlier answer below every cap too (93 items, then 60 of them under
+ * a cap lowered from 100 to 60); a steady server answers a request the same way, or, listing at
+ * random, as many items. Judged before the answer is kept.
  */
 export function cutSooner(
   session: ReadingSession,
@@ -327,7 +328,6 @@ export function cutSooner(
   if (times.length === 0) return false;
   return session.answers.some(
     (kept) =>
-      !kept.belowCaps &&
       sameRange(kept.range, range) &&
       kept.times.length > times.length &&
       times.every((time) => kept.served.has(time)),

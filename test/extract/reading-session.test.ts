@@ -3,6 +3,7 @@ import {
   canaryDay,
   ceilingOf,
   cutProofVerdict,
+  cutSooner,
   daysAfterStretches,
   flappingCeilingOf,
   holdSettled,
@@ -606,5 +607,31 @@ describe('the reading session: a cap lowered during the run', () => {
     expect(flapping([97, 60, 84, 60, 3, 3, 3])?.size).toBe(60);
     expect(flapping([97, 80, 60, 41, 60, 12, 60, 33])).toBeUndefined();
     expect(flapping([97, 60, 84, 61, 3, 3, 3])).toBeUndefined();
+  });
+});
+
+describe('the same request cut sooner', () => {
+  const range = { startdate: '2026-03-01', enddate: '2026-03-01' } as const;
+  const times = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => Date.parse('2026-03-01T00:00:00.000Z') + (from + i) * 60_000);
+
+  it('an answer of fewer items, each one an earlier answer to the request held, is cut sooner: below every cap before too', () => {
+    // A cap lowered from 100 to 60 cuts a day's answer of 93 at 60: the earlier answer was below
+    // the caps, yet the same request now holds a part of it.
+    const session = newSession();
+    keepAnswer(session, { range, times: times(0, 93), belowCaps: true });
+    expect(cutSooner(session, range, times(33, 60))).toBe(true);
+  });
+
+  it('no sooner cut: as many items, an item the earlier answer lacked, another request, or nothing', () => {
+    const session = newSession();
+    keepAnswer(session, { range, times: times(0, 93), belowCaps: true });
+    const other = { startdate: '2026-03-01', enddate: '2026-03-02' };
+    expect([
+      cutSooner(session, range, times(0, 93)),
+      cutSooner(session, range, times(40, 60)),
+      cutSooner(session, other, times(0, 60)),
+      cutSooner(session, range, []),
+    ]).toEqual([false, false, false, false]);
   });
 });
