@@ -475,6 +475,19 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.flagged).toBeGreaterThan(0);
   }, 60_000);
 
+  it('a cap lowered under old readers keeping two days: no day settled at the new cap', () => {
+    // Case 316 of the wide sweep with the old readers keyed on the request's end date, on 2 days,
+    // the cap lowered from 100 to 60 at four fifths of the run: the last day was settled at 60 of
+    // 127, below the cap the run knew. The run's last proof asked a day's request that had
+    // answered 93 again: 60, each one of the 93, cut sooner though the 93 were below every cap
+    // (reading-session.ts, cutSooner), and the day settled at 60 is read again.
+    const tally = emptyTally();
+    playSticky(316, tally, 'cap', true, 'end', 2);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
   it('a cap moved under old readers keeping one day: no day settled at the old cap', () => {
     // Cases of the sticky search with the cap moved (playSticky, 'cap'). The old readers keep
     // every request that starts on one day.

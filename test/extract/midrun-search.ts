@@ -33,8 +33,9 @@ export type ChangeKind = 'mid-run' | 'flapping' | 'between-runs';
 
 /**
  * A server whose reading is `before` until request `switchAt`, then flaps until `steadyAt`, then
- * `after`. With `sticky`, the old readers keep every request that starts on that day to the end:
- * a cache or a balancer keyed by the address, the day's own requests asked first there.
+ * `after`. With `sticky`, the old readers keep every request that starts (`stickyBy`: or ends) on
+ * one of those days to the end: a cache or a balancer keyed by the address, the day's own requests
+ * asked first there.
  */
 export class SwitchingServer extends QuietServer {
   private readonly coin: Random;
@@ -50,7 +51,7 @@ export class SwitchingServer extends QuietServer {
     public switchAt: number,
     public steadyAt: number,
     sizes: DaySizes,
-    readonly sticky?: DayString,
+    readonly sticky: readonly DayString[] = [],
     /** The bound whose day the old readers key on: the request's start, or its end. */
     readonly stickyBy: 'start' | 'end' = 'start',
   ) {
@@ -63,7 +64,9 @@ export class SwitchingServer extends QuietServer {
     this.reading =
       n < this.switchAt ||
       n >= this.backAt ||
-      (this.stickyBy === 'end' ? range.enddate : range.startdate).slice(0, 10) === this.sticky
+      this.sticky.includes(
+        (this.stickyBy === 'end' ? range.enddate : range.startdate).slice(0, 10) as DayString,
+      )
         ? this.before
         : n >= this.steadyAt
           ? this.after
@@ -542,7 +545,8 @@ export type StickyMove = 'start' | 'end' | 'cap' | 'zone';
  * capped at 100 (unless the cap moves) that refuses instants, each other bound and order in turn,
  * at 20%, 50% and 80% of the run: case `i` of 720, its target a day holding 1 to 99 items (so its
  * own answer is not cut at 100) chosen by the seed. `wide`: case `i` of 648, instants refused,
- * ignored or honoured in turn, the target chosen by the seed and the case.
+ * ignored or honoured in turn, the target chosen by the seed and the case. `kept`: that many days
+ * kept, 4 apart, of any size.
  */
 export function playSticky(
   i: number,
@@ -550,6 +554,8 @@ export function playSticky(
   move: StickyMove = 'start',
   wide = false,
   stickyBy: 'start' | 'end' = 'start',
+  /** Days the old readers keep: more than one, 4 days apart, chosen by the seed and the case. */
+  kept = 1,
 ): void {
   const order = (['oldest-first', 'newest-first', 'random'] as const)[i % 3] as ServedReading['order'];
   const other = (['exclusive', 'inclusive'] as const)[Math.floor(i / 3) % 2] as ServedReading['enddate'];
@@ -576,6 +582,10 @@ export function playSticky(
     return count > 0 && count < 100;
   });
   const target = targets[(seed * 7 + (wide ? i : 0)) % targets.length] as DayString;
+  const keep =
+    kept === 1
+      ? [target]
+      : Array.from({ length: kept }, (_, k) => days[(seed * 7 + i + k * 4) % days.length] as DayString);
   readRun(probe, days, storedKnowledge(emptyReading()));
   const switchAt = Math.floor(probe.requests * at);
   const server = new SwitchingServer(
@@ -587,11 +597,11 @@ export function playSticky(
     switchAt,
     switchAt,
     AROUND_THE_CAP_LOWER,
-    target,
+    keep,
     stickyBy,
   );
   const run = readRun(server, days, storedKnowledge(emptyReading()));
-  const label = `sticky${stickyBy === 'end' ? ' by end' : ''} ${move}${wide ? ' wide' : ''} case ${i} (target ${target}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
+  const label = `sticky${stickyBy === 'end' ? ' by end' : ''} ${move}${wide ? ' wide' : ''} case ${i} (kept ${keep.join(' ')}) ${JSON.stringify(before)} -> ${JSON.stringify(after)} at ${at}`;
   tallyRun(server, run, Math.min(before.cap, after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
