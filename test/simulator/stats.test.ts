@@ -102,7 +102,9 @@ describe('latencyMs and stats()', () => {
   it("records each key's request start times, in order, so a rate can be checked", async () => {
     await withSimulator({ apiKeys: ['key-b'] }, async (simulator) => {
       const as = (key: string) => fetch(`${simulator.url}/v1/heatmaps`, { headers: { authorization: key } });
-      const before = Date.now();
+      // The simulator's clock (performance.timeOrigin + now(): monotonic) drifts from Date.now()
+      // in a long-lived process, by hundreds of ms: compared on its own clock.
+      const before = performance.timeOrigin + performance.now();
       for (let i = 0; i < 3; i++) {
         await as('sim-key');
         await new Promise((resolve) => setTimeout(resolve, 100));
