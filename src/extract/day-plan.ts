@@ -883,6 +883,13 @@ export function* planRunProof(
     const state = newDayFetch(resource, next, policy, knowledge, next === today);
     yield* forDay(next, ask(state, requestFor(next, knowledge.reading)));
   }
+  // An answer of these lacked what the run's answers showed of a day it serves whole: the reading
+  // is stale whatever the canary says (old readers may keep the canary's own request).
+  if (session.lapsed) {
+    session.proofs.failed += 1;
+    staleFound(session);
+    readingStale(knowledge);
+  }
   const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));
   const day = canaryDay(session);
   if (day === undefined) {

@@ -526,20 +526,25 @@ function noteShift(
 }
 
 /**
- * Whether an item at `time` is one the answer to `range` must hold if the reading holds: the
- * server serves [a + S, b + E), and the evidence says S <= startReach and E >= endReach.
+ * The instants an answer to `range` must hold if the reading holds: the server serves
+ * [a + S, b + E), and the evidence says S <= startReach and E >= endReach.
  */
+function servedSpan(range: DayRange, reading: ServerReading): { from: number; to: number } {
+  return {
+    from: dayStartMs(range.startdate) + startReach(reading),
+    to: dayStartMs(range.enddate) + endReach(reading),
+  };
+}
+
+/** Whether an item at `time` is one the answer to `range` must hold if the reading holds. */
 export function heldWhole(range: DayRange, reading: ServerReading, time: number): boolean {
-  return (
-    time >= dayStartMs(range.startdate) + startReach(reading) &&
-    time < dayStartMs(range.enddate) + endReach(reading)
-  );
+  const { from, to } = servedSpan(range, reading);
+  return time >= from && time < to;
 }
 
 /** Whether `range`, as the reading serves it, holds any hour of `day`. */
 export function servesPartOf(range: DayRange, reading: ServerReading, day: DayString): boolean {
-  const from = dayStartMs(range.startdate) + startReach(reading);
-  const to = dayStartMs(range.enddate) + endReach(reading);
+  const { from, to } = servedSpan(range, reading);
   return from < dayStartMs(day) + DAY_MS && to > dayStartMs(day);
 }
 

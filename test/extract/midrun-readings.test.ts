@@ -488,6 +488,27 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
+  it("old readers keeping the canary's request: the run's end does not take their answer for a proof", () => {
+    // Old readers keep the requests of two days (playSticky, `kept`), one of them the request of
+    // the canary, the settled day with the most items, which every proof re-asks. Case 350 (keyed
+    // on the start date): a deploy at four fifths of the run turns the end bound exclusive; the
+    // next day's request, one day wide, comes back empty twice and the canary's passes: the day
+    // was settled at 0 of 35. At the run's end the ceiling check asked two days held with 83 items
+    // each and heard nothing of them, and the canary passed again. Case 268 (keyed on the end date,
+    // the same move) settled a day at 22 of 111, case 528 (the cap lowered to 60) one at 60 of 120,
+    // a flag lost. An answer of the run's end that lacks what the run saw of a day it serves whole
+    // proves the reading stale, whatever the canary says: the days since the last proof are
+    // reopened.
+    const tally = emptyTally();
+    playSticky(350, tally, 'end', true, 'start', 2);
+    playSticky(268, tally, 'end', true, 'end', 2);
+    playSticky(528, tally, 'cap', true, 'end', 2);
+    expect(tally.cases).toBe(3);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.left).toBeGreaterThan(0);
+  }, 60_000);
+
   it('a cap moved under old readers keeping one day: no day settled at the old cap', () => {
     // Cases of the sticky search with the cap moved (playSticky, 'cap'). The old readers keep
     // every request that starts on one day.
