@@ -450,6 +450,9 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   if (session.lapsed) {
     session.lapsed = false;
     if (state.staleVerdicts < MAX_STALE - 1) return stale(state);
+    // Still lapsing at the last verdict: what the day's answer holds is what a reading no longer
+    // explained served (old readers keeping some requests), not a day to settle.
+    return outcome(state, true);
   }
   if (shortOfSeen(session, state.day, held)) return shortAnswer(state);
   if (held.length === 0 && knowledge.quiet !== true) {

@@ -509,6 +509,27 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.left).toBeGreaterThan(0);
   }, 60_000);
 
+  it('a day whose reading lapses at each of its stale verdicts is flagged, not settled at the last', () => {
+    // Each stale verdict learns the reading again and asks the day anew; at the fourth the day
+    // was settled on whatever its answer held. Old readers keeping the requests of four days
+    // (playSticky, `kept`) answer a day's requests through a kept one with the old reading and the
+    // day's own with the new: case 580 (keyed on the end date, the end bound turned exclusive at
+    // a fifth of the run, listed newest first) settled a day at 9 of 63 after four verdicts, on
+    // the part a request through the next (kept) day held; case 130 (keyed on the start date) one
+    // at 100 of 107; case 438 (2 days kept, the server's day moved 3 hours ahead) one at 86 of 95;
+    // case 441 (one day kept, the same move) one at 93 of 100. An answer that still lapses the
+    // reading at the last verdict leaves the day flagged.
+    const tally = emptyTally();
+    playSticky(580, tally, 'end', true, 'end', 4);
+    playSticky(130, tally, 'end', true, 'start', 4);
+    playSticky(438, tally, 'zone', true, 'start', 2);
+    playSticky(441, tally, 'zone', true);
+    expect(tally.cases).toBe(4);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.flagged).toBeGreaterThan(0);
+  }, 60_000);
+
   it('a cap moved under old readers keeping one day: no day settled at the old cap', () => {
     // Cases of the sticky search with the cap moved (playSticky, 'cap'). The old readers keep
     // every request that starts on one day.
