@@ -886,11 +886,10 @@ export function* planRunProof(
     const state = newDayFetch(resource, next, policy, knowledge, next === today);
     yield* forDay(next, ask(state, requestFor(next, knowledge.reading)));
   }
-  // An answer of these lacked what the run's answers showed of a day it serves whole: the reading
-  // is stale whatever the canary says (old readers may keep the canary's own request).
+  // An answer of these lacked what the run's answers showed of a day it serves whole: a failed
+  // proof, whatever the canary says (old readers may keep the canary's own request).
   if (session.lapsed) {
-    session.proofs.failed += 1;
-    staleFound(session);
+    proofAnswered(session, [], 'stale');
     readingStale(knowledge);
   }
   const reopenAtCaps = () => reopenUncapped(session, (served) => atCap(knowledge.reading, served));

@@ -332,6 +332,12 @@ describe('the item a bound of the reading rests on, asked again', () => {
 });
 
 describe('caps the run proved', () => {
+  /** An answer of `size` items a minute apart from `hour` on DAY. */
+  const answer = (size: number, hour: number) =>
+    Array.from({ length: size }, (_, i) => ({
+      dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
+    }));
+
   it('an answer at or above the proved cap may have been cut by it', () => {
     const reading = emptyReading();
     expect(atCap(reading, 100)).toBe(false);
@@ -369,10 +375,6 @@ describe('caps the run proved', () => {
 
   it('a size three different answers stopped at, then exceeded, was a cap the server raised before the run proved it', () => {
     // Answers of `size` items, each starting an hour later than the one before: different answers.
-    const answer = (size: number, hour: number) =>
-      Array.from({ length: size }, (_, i) => ({
-        dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
-      }));
     // Requests of 2, 4 and 18 days (a day's own, a wider one, the cap check's): a cap cuts each
     // at its size, where a steady server serves the wider ones more.
     const reading = emptyReading();
@@ -393,10 +395,6 @@ describe('caps the run proved', () => {
   });
 
   it('a largest size two answers reached, one answer asked three times, requests of one span only, or a size below ten, is no sign of a cap', () => {
-    const answer = (size: number, hour: number) =>
-      Array.from({ length: size }, (_, i) => ({
-        dt: new Date(midnight(DAY) + (hour * 60 + i) * 60_000).toISOString(),
-      }));
     const twice = emptyReading();
     for (const [hour, span] of [
       [0, 2],
