@@ -41,6 +41,7 @@ import {
   proofAnswered,
   proofAsksMore,
   proofCanary,
+  proofLimit,
   proofVerdict,
   provedBefore,
   type ReadingSession,
@@ -780,12 +781,24 @@ function canaryOf(state: DayFetch, range: DayRange, answer: DayAnswer): CutCanar
 /** Asks the run's canary under the reading as it stands. */
 function proveReading(state: DayFetch): Plan<ProofVerdict | 'no canary'> {
   const { knowledge } = state;
-  return proveOnce(
-    sessionOf(knowledge),
-    () => knowledge.reading,
-    (range) => ask(state, range),
-    (count) => isCut(count, state.limit, knowledge.reading),
-  );
+  const proof = proofAsks(state);
+  return proveOnce(sessionOf(knowledge), () => knowledge.reading, proof.ask, proof.cut);
+}
+
+/**
+ * A proof's request and its judge of a cut answer, at the proof's own limit (proofLimit): each
+ * request's limit, taken as it is asked, judges its answer.
+ */
+function proofAsks(state: DayFetch) {
+  const session = sessionOf(state.knowledge);
+  let limit = state.limit;
+  return {
+    ask: (range: DayRange) => {
+      limit = proofLimit(session, state.limit);
+      return ask(state, range, limit);
+    },
+    cut: (count: number) => isCut(count, limit, state.knowledge.reading),
+  };
 }
 
 /**
@@ -901,12 +914,8 @@ export function* planRunProof(
   }
   const state = newDayFetch(resource, day, policy, knowledge);
   const failedBefore = session.proofs.failed;
-  const reopened = yield* proveRun(
-    session,
-    () => knowledge.reading,
-    (range) => ask(state, range),
-    (count) => isCut(count, state.limit, knowledge.reading),
-  );
+  const proof = proofAsks(state);
+  const reopened = yield* proveRun(session, () => knowledge.reading, proof.ask, proof.cut);
   if (session.proofs.failed > failedBefore) readingStale(knowledge);
   // Once, after the proof: its own answer may prove a cap (a size seen cut twice) beside the
   // ceiling check's, and a stale verdict forgets the reading's cap but not the caps proved.
@@ -1133,7 +1142,7 @@ function* served(state: DayFetch, range: DayRange): Plan<unknown[]> {
  * Asks `range` until answered, stepping the limit down on a 400 (above the server's maximum);
  * holds the answer's new items and learns from it.
  */
-function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
+function* ask(state: DayFetch, range: DayRange, asked?: number): Plan<unknown[]> {
   const { knowledge } = state;
   const { reading } = knowledge;
   // Decided when asked: another window may narrow the reading while this request is out.
@@ -1141,33 +1150,30 @@ function* ask(state: DayFetch, range: DayRange): Plan<unknown[]> {
   const holdsDay = covers(range, requestFor(state.day, reading));
   for (;;) {
     state.requests += 1;
-    const answer = yield { kind: 'ask', range, limit: state.limit };
+    // A proof's own limit (proofLimit), never above the day's: a step down lowers both.
+    const limit = Math.min(asked ?? state.limit, state.limit);
+    const answer = yield { kind: 'ask', range, limit };
     if (answer.kind === 'items') {
       const { items } = answer;
-      if (reading.limitRefused !== null && state.limit > (knowledge.limitAccepted ?? 0))
-        knowledge.limitAccepted = state.limit;
-      if (reading.limitRefused !== null && state.limit >= reading.limitRefused) reading.limitRefused = null;
+      if (reading.limitRefused !== null && limit > (knowledge.limitAccepted ?? 0))
+        knowledge.limitAccepted = limit;
+      if (reading.limitRefused !== null && limit >= reading.limitRefused) reading.limitRefused = null;
       hold(state, items, ownRequest);
       if (ownRequest && holdsDay) {
         state.ownHeld = true;
         sessionOf(knowledge).ownAsked.add(state.day);
       }
       // The same size seen cut twice is a cap, proved below any the reading had: a deploy lowered it.
-      if (
-        holdsDay &&
-        noteCut(sessionOf(knowledge), state.day, items, state.limit) &&
-        !atCap(reading, items.length)
-      )
+      if (holdsDay && noteCut(sessionOf(knowledge), state.day, items, limit) && !atCap(reading, items.length))
         proveCap(reading, items.length);
-      const times = learnAnswer(knowledge, items, range, state.limit);
+      const times = learnAnswer(knowledge, items, range, limit);
       // Checked once the answer is learned from: the evidence only ever narrows the day's request.
       if (covers(range, requestFor(state.day, reading))) {
         const answered = dayAnswerOf(state.day, items, times);
         state.dayAnswers.push(answered);
         // The run's first cut answer fit to be its cut canary, a day truncated or not (a capped
         // source's days above the cap are all truncated where instants are not honoured).
-        const canary =
-          !state.open && isCut(items.length, state.limit, reading) && canaryOf(state, range, answered);
+        const canary = !state.open && isCut(items.length, limit, reading) && canaryOf(state, range, answered);
         if (canary) offerCutCanary(sessionOf(knowledge), canary);
       }
       return items;

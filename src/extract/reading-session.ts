@@ -464,6 +464,21 @@ export function proofCanary(session: ReadingSession): { whole: Canary } | { cut:
   return canary === undefined ? undefined : { whole: canary };
 }
 
+/**
+ * The limit the next proof asks with: below the day's `limit` and above what its canary holds, another
+ * one each proof of the run. A cache keyed on the whole address (a CDN in front of the service)
+ * answers a request it held before a deploy as it did then: a canary asked again at its own
+ * address passes while every new request hears the new reading. Under one reading the answer is
+ * the same at any limit above the canary's size.
+ */
+export function proofLimit(session: ReadingSession, limit: number): number {
+  const asked = proofCanary(session);
+  if (asked === undefined) return limit;
+  const held = 'whole' in asked ? asked.whole.times.length : asked.cut.count;
+  const room = limit - held - 2;
+  return room <= 0 ? limit : limit - 1 - (session.proofs.requests % room);
+}
+
 /** The day the next proof asks about; none without a canary of either kind. */
 export function canaryDay(session: ReadingSession): DayString | undefined {
   const asked = proofCanary(session);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServedReading } from '../helpers/sim-readings.js';
 import {
+  CachedServer,
   cachedSearch,
   capMoveSearch,
   emptyTally,
@@ -439,6 +440,22 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.cases).toBe(27);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
+  it('a cap lowered or a zone moved behind a cache keyed on the whole address: no day settled short', () => {
+    // The cache answers a request asked before the deploy as then. A proof that asks its canary's
+    // request again, at the limit of the canary's own answer, heard the old reading there while
+    // the day being read heard the new one: the cap lowered from 150 or 100 to 60 (case 6 of each,
+    // a day settled at 60 of 117) and the zone moved to 5:30 ahead (cases 6 and 16: 49 of 66, 53
+    // of 70, 59 of 79). A proof asks at a limit of its own (reading-session.ts, proofLimit).
+    const tallies = [
+      capMoveSearch(324, 400000, [150, 60], [6], CachedServer),
+      capMoveSearch(324, 400000, [100, 60], [6], CachedServer),
+      zoneMoveSearch(648, 500000, [6, 16], CachedServer),
+    ];
+    expect(tallies.map((tally) => tally.cases)).toEqual([1, 1, 2]);
+    expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
+    expect(tallies.flatMap((tally) => tally.lostFlags)).toEqual([]);
   }, 60_000);
 
   it('a deploy rolled back during the run: no day short under the reading that came back', () => {

@@ -18,6 +18,7 @@ import {
   offerCutCanary,
   proofAnswered,
   proofCanary,
+  proofLimit,
   proofVerdict,
   provedBefore,
   reopenUncapped,
@@ -366,6 +367,44 @@ describe('the reading session: proofs', () => {
     expect(takeReopened(session)).toEqual([]);
     reopenUncapped(session, (served) => served >= 80);
     expect(takeReopened(session)).toEqual(['2026-03-02']);
+  });
+});
+
+describe("the reading session: a proof's limit", () => {
+  // A cache keyed on the whole address answers a request it held before a deploy as then: each
+  // proof asks at a limit of its own, so that no proof repeats an address an earlier one asked.
+  it('is another one each proof, below the day limit and above what the canary holds', () => {
+    const session = newSession();
+    expect(proofLimit(session, 1000)).toBe(1000);
+    settled(session, '2026-03-04', [at('2026-03-04', 4), at('2026-03-04', 9)], ROOM);
+    const limits = Array.from({ length: 50 }, () => {
+      startProof(session);
+      return proofLimit(session, 1000);
+    });
+    expect(new Set(limits).size).toBe(50);
+    for (const limit of limits) {
+      expect(limit).toBeLessThan(1000);
+      expect(limit).toBeGreaterThan(2);
+    }
+  });
+
+  it("stays the day's limit where no room is left above the canary, and clears a cut canary's size", () => {
+    const session = newSession();
+    settled(session, '2026-03-04', [at('2026-03-04', 4), at('2026-03-04', 9)], ROOM);
+    expect(proofLimit(session, 4)).toBe(4);
+    const capped = newSession();
+    offerCutCanary(capped, {
+      day: '2026-03-02',
+      range: { startdate: '2026-03-01', enddate: '2026-03-03' },
+      count: 60,
+      first: Date.parse('2026-03-02T23:00:00Z'),
+      last: Date.parse('2026-03-02T09:00:00Z'),
+    });
+    expect(proofLimit(capped, 62)).toBe(62);
+    for (let proof = 0; proof < 40; proof++) {
+      startProof(capped);
+      expect(proofLimit(capped, 100)).toBeGreaterThan(61);
+    }
   });
 });
 
