@@ -120,6 +120,14 @@ export function emptyTally(): MidrunTally {
   };
 }
 
+/** Prints what a search found under `label`: its counts, its request cost, and each day short. */
+export function printTally(label: string, tally: MidrunTally): void {
+  console.info(
+    `${label}: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${tally.left} left reopened for the next run, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
+  );
+  for (const day of tally.short) console.info(`  short: ${day}`);
+}
+
 /** What one read of a day left: settled whole, flagged, or reopened later by the session. */
 interface DayResult {
   truncated: boolean;

@@ -7,6 +7,7 @@ import {
   midrunSearch,
   playMidrun,
   playSticky,
+  printTally,
   rollingBack,
   type StickyMove,
   storedFlapSearch,
@@ -47,10 +48,7 @@ function everyFifth(count: number, start: number): number[] {
 describe('the wide search of servers whose reading changes while the tool reads', () => {
   it('300 seeded cases: no day settled short, no flag lost, the request cost printed', () => {
     const tally = midrunSearch(300, 777);
-    console.info(
-      `reading changes (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-    );
-    for (const day of tally.short) console.info(`  short: ${day}`);
+    printTally('reading changes (wide)', tally);
     expect(tally.lostFlags).toEqual([]);
     expect(tally.short).toEqual([]);
   }, 600_000);
@@ -59,10 +57,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     // On a0c6da1: 42 days short of 7,475 (36 flags lost) and one window failed (a day that did not
     // settle in 32 rounds).
     const tally = storedFlapSearch(300, 777);
-    console.info(
-      `rolling deploy at a run's start (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-    );
-    for (const day of tally.short) console.info(`  short: ${day}`);
+    printTally("rolling deploy at a run's start (wide)", tally);
     expect(tally.lostFlags).toEqual([]);
     expect(tally.short).toEqual([]);
   }, 600_000);
@@ -71,12 +66,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     // Each seed's first 100 cases: 300 of each found nothing more on these seeds, and a sample
     // keeps the trials within CI's time.
     const tallies = [midrunSearch(100, 31337), storedFlapSearch(100, 20261129)];
-    for (const tally of tallies) {
-      console.info(
-        `other seeds: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-      );
-      for (const day of tally.short) console.info(`  short: ${day}`);
-    }
+    for (const tally of tallies) printTally('other seeds', tally);
     expect(tallies.flatMap((tally) => tally.lostFlags)).toEqual([]);
     expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
   }, 600_000);
@@ -94,12 +84,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
       capMoveSearch(324, 400000, [60, 150], everyFifth(324, 1)),
       capMoveSearch(324, 400000, [150, 60], everyFifth(324, 2)),
     ];
-    for (const tally of tallies) {
-      console.info(
-        `caps moved (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-      );
-      for (const day of tally.short) console.info(`  short: ${day}`);
-    }
+    for (const tally of tallies) printTally('caps moved (wide)', tally);
     expect(tallies.flatMap((tally) => tally.lostFlags)).toEqual([]);
     expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
   }, 600_000);
@@ -118,10 +103,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
     // (server-reading.ts, noteShift): 0, at 4.05 requests a day (3.95 before). Every fifth case,
     // from another start than the rolled-back deploys' below: 0 short over all 648.
     const tally = zoneMoveSearch(648, 500000, everyFifth(648, 2));
-    console.info(
-      `zone moves on capped sources (wide): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-    );
-    for (const day of tally.short) console.info(`  short: ${day}`);
+    printTally('zone moves on capped sources (wide)', tally);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
   }, 600_000);
@@ -149,10 +131,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
       tally.requests += found.requests;
       tally.ideal += found.ideal;
     }
-    console.info(
-      `deploys rolled back: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-    );
-    for (const day of tally.short) console.info(`  short: ${day}`);
+    printTally('deploys rolled back', tally);
     expect(tally.cases).toBeGreaterThan(250);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
@@ -169,12 +148,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
       capMoveSearch(324, 400000, [60, 150], everyFifth(324, 4), CachedServer),
       zoneMoveSearch(648, 500000, everyFifth(648, 1), CachedServer),
     ];
-    for (const tally of tallies) {
-      console.info(
-        `behind a cache (wide sample): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-      );
-      for (const day of tally.short) console.info(`  short: ${day}`);
-    }
+    for (const tally of tallies) printTally('behind a cache (wide sample)', tally);
     expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
     expect(tallies.flatMap((tally) => tally.lostFlags)).toEqual([]);
   }, 600_000);
@@ -194,10 +168,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
         playSticky(i, tally, move);
         if (i < 648) playSticky(i, tally, move, true, 'end');
       }
-    console.info(
-      `old readers keeping one day (wide sample): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-    );
-    for (const day of tally.short) console.info(`  short: ${day}`);
+    printTally('old readers keeping one day (wide sample)', tally);
     expect(tally.cases).toBeGreaterThan(750);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
@@ -231,10 +202,7 @@ describe('the wide search of servers whose reading changes while the tool reads'
       const sample = Array.from({ length: 18 }, (_, j) => ((2 * k) % 36) + 36 * j);
       for (const i of [...sample, ...cases]) playSticky(i, tally, move, true, by, kept);
     }
-    console.info(
-      `old readers keeping several days (wide sample): ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.left} left reopened for the next run, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
-    );
-    for (const day of tally.short) console.info(`  short: ${day}`);
+    printTally('old readers keeping several days (wide sample)', tally);
     expect(tally.cases).toBeGreaterThan(300);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
