@@ -102,6 +102,12 @@ export interface ReadingSession {
   /** Proofs this run: passed, failed, and the requests they asked. */
   proofs: { passed: number; failed: number; requests: number };
   /**
+   * Where this run's proofs start among their limits (proofLimit), drawn as the session starts: a
+   * cache that holds answers from one night's run to the next (the lookback asks the same days
+   * each night, the canary may be the same day) holds another run's proof at another limit.
+   */
+  proofSalt: number;
+  /**
    * Sizes of answers seen cut without our limit or a proved cap to say so: a request holding a day
    * whole came back below our limit with fewer of its items than another answer held (a cap lowered
    * by a deploy, answered beside the old reading). An answer of such a size is taken as cut.
@@ -209,6 +215,7 @@ export function newSession(): ReadingSession {
     passedInRow: 0,
     instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
+    proofSalt: Math.floor(Math.random() * 2 ** 30),
     cutSeen: new Map(),
   };
 }
@@ -466,17 +473,18 @@ export function proofCanary(session: ReadingSession): { whole: Canary } | { cut:
 
 /**
  * The limit the next proof asks with: below the day's `limit` and above what its canary holds, another
- * one each proof of the run. A cache keyed on the whole address (a CDN in front of the service)
- * answers a request it held before a deploy as it did then: a canary asked again at its own
- * address passes while every new request hears the new reading. Under one reading the answer is
- * the same at any limit above the canary's size.
+ * one each proof of the run, from a start of the run's own (proofSalt). A cache keyed on the whole
+ * address (a CDN in front of the service) answers a request it held before a deploy as it did
+ * then: a canary asked again at its own address, or at an earlier run's proof's, passes while
+ * every new request hears the new reading. Under one reading the answer is the same at any limit
+ * above the canary's size.
  */
 export function proofLimit(session: ReadingSession, limit: number): number {
   const asked = proofCanary(session);
   if (asked === undefined) return limit;
   const held = 'whole' in asked ? asked.whole.times.length : asked.cut.count;
   const room = limit - held - 2;
-  return room <= 0 ? limit : limit - 1 - (session.proofs.requests % room);
+  return room <= 0 ? limit : limit - 1 - ((session.proofSalt + session.proofs.requests) % room);
 }
 
 /** The day the next proof asks about; none without a canary of either kind. */
@@ -621,6 +629,19 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.unproved = [];
   session.reopened = session.reopened.filter((day) => day !== asking);
   session.proved = session.proved.filter((day) => !session.reopened.includes(day));
+}
+
+/**
+ * A reading of the same server (another resource of the source) was proved stale this run, none
+ * of this one's proofs did: the proofs here are asked as after a stale verdict (two in a row, the
+ * bound's item too). A deploy changes the server, not one endpoint, and this endpoint's canary
+ * may have been settled from the new reading: every proof then agrees while the days between
+ * heard either reading.
+ */
+export function serverChanged(session: ReadingSession): void {
+  session.turbulent = true;
+  session.passedInRow = 0;
+  session.provedBefore = false;
 }
 
 /**

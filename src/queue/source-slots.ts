@@ -32,15 +32,16 @@ export async function ensureSlots(
 
 /**
  * The stale verdicts of a claimed slot's source, read with the claim (reading-store.ts
- * exchangeVerdicts): per run of `runs` and resource, when a worker last found the reading stale.
- * And, of the latest of `runs`, the checks its workers share (reading-store.ts hearCheck).
+ * exchangeVerdicts): per run of `runs`, when a worker last found a reading of the source's server
+ * stale, whichever resource's (a deploy changes the server, not one endpoint). And, of the latest
+ * of `runs`, the checks its workers share (reading-store.ts hearCheck).
  */
 export interface ClaimedSlot {
   source: string;
   /** The runs asked about: for another run, nothing was read. */
   runs: ReadonlySet<number>;
-  /** By `${runId}/${resource}`, in milliseconds; a run of `runs` without a verdict has none. */
-  lastStale: ReadonlyMap<string, number>;
+  /** By run, in milliseconds, the latest of any resource; a run of `runs` without a verdict has none. */
+  lastStale: ReadonlyMap<number, number>;
   /** By `${runId}/${resource}`, the run's shared checks: the latest run's only. */
   checks: ReadonlyMap<string, SharedCheck>;
 }
@@ -88,8 +89,8 @@ export interface SlotSession {
   claim(source: string): Promise<void>;
   /**
    * Frees the slot held. With `verdictOf`, also reads, in the same round trip, when a worker of
-   * that run last found that reading stale (reading-store.ts exchangeVerdicts): its time in
-   * milliseconds, 0 for never; undefined when no slot was held.
+   * that run last found a reading of that source stale, any resource's (reading-store.ts
+   * exchangeVerdicts): its time in milliseconds, 0 for never; undefined when no slot was held.
    */
   release(verdictOf?: VerdictKey): Promise<number | undefined>;
   close(): Promise<void>;
@@ -107,11 +108,10 @@ export interface SlotSession {
 const NO_TIMEOUTS = `select set_config(name, '0', false) from pg_settings
   where name in ('idle_in_transaction_session_timeout', 'idle_session_timeout', 'transaction_timeout', 'lock_timeout', 'statement_timeout')`;
 
-/** One run's reading of one source's resource, whose stale verdicts release() reads. */
+/** One run's readings of one source, whose stale verdicts release() reads. */
 export interface VerdictKey {
   runId: number;
   source: string;
-  resource: string;
 }
 
 interface VerdictRow {
@@ -179,11 +179,13 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
         return undefined;
       }
       holding = true;
-      const lastStale = new Map<string, number>();
+      const lastStale = new Map<number, number>();
       const shared = new Map<string, SharedCheck>();
       for (const row of rows) {
         const key = `${row.run_id}/${row.resource}`;
-        if (row.last_stale_at !== null) lastStale.set(key, row.last_stale_at.getTime());
+        const stale = row.last_stale_at?.getTime();
+        if (row.run_id !== null && stale !== undefined)
+          lastStale.set(row.run_id, Math.max(stale, lastStale.get(row.run_id) ?? 0));
         if (row.run_id === latest && row.checked !== null)
           shared.set(
             key,
@@ -215,9 +217,8 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       }
       const results = (await client.query(
         `rollback;
-         select last_stale_at from ${checks}
-          where run_id = ${Math.trunc(verdictOf.runId)} and source_id = ${client.escapeLiteral(verdictOf.source)}
-            and resource = ${client.escapeLiteral(verdictOf.resource)}`,
+         select max(last_stale_at) as last_stale_at from ${checks}
+          where run_id = ${Math.trunc(verdictOf.runId)} and source_id = ${client.escapeLiteral(verdictOf.source)}`,
       )) as unknown as pg.QueryResult<{ last_stale_at: Date | null }>[];
       return results.at(-1)?.rows[0]?.last_stale_at?.getTime() ?? 0;
     },

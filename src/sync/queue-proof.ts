@@ -1,6 +1,12 @@
 import { reopenUncoveredSettled, sessionOf } from '../extract/day-plan.js';
 import { proveRun, type ResourceKnowledge } from '../extract/fetch-day.js';
-import { CANARY_MOST, holdSettled, reopenUncapped, stretchEnds } from '../extract/reading-session.js';
+import {
+  CANARY_MOST,
+  holdSettled,
+  reopenUncapped,
+  serverChanged,
+  stretchEnds,
+} from '../extract/reading-session.js';
 import { atCap, serverDay } from '../extract/server-reading.js';
 import { ledgerCanaries, servedTimesOfDay, settledDaysOfRun } from '../ledger/read.js';
 import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
@@ -73,6 +79,9 @@ async function proveEndpoint(
   const judgedKey = `${handle.name}/${resource}`;
   const knowledge = readings.knowledge[resource];
   const session = sessionOf(knowledge);
+  // A worker found a reading of the source's server stale (this resource's or another's): the
+  // server changed while the run read, perhaps answering both ways for a while.
+  if (heard > 0) serverChanged(session);
   // Days settled at a size a cap the run's workers proved since may have cut, whichever worker
   // read them, are read again. Not a ceiling (days settled at one size again and again, as a cap
   // lowered mid-run leaves them): the ledger's order interleaves the workers' days, and a steady

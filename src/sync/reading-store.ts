@@ -246,11 +246,13 @@ export async function shareCheck(
 /**
  * A queued run's workers share their stale verdicts (reading-session.ts): this worker tells the
  * re-learnings it made since it last told (stamped with the database's time), and hears when the
- * latest verdict of any worker was. Returns whether a verdict came later than this worker's
- * reading was learned: its own reading is then stale too. A verdict older than this worker's own
- * re-learning is the same change, already handled. `lastStale`: the latest verdict as read a
- * moment ago (with the window's slot, source-slots.ts; 0 for none), where this worker has nothing
- * to tell: no read of its own then.
+ * latest verdict of any worker was, on any resource of the source: a deploy changes the server,
+ * not one endpoint, and an endpoint whose canary the new deploy answered proves nothing stale of
+ * itself while the days between heard both (a rolling deploy). Returns whether a verdict came
+ * later than this worker's reading was learned: its own reading is then stale too. A verdict
+ * older than this worker's own re-learning is the same change, already handled. `lastStale`: the
+ * latest verdict as read a moment ago (with the window's slot, source-slots.ts; 0 for none), where
+ * this worker has nothing to tell: no read of its own then.
  */
 export async function exchangeVerdicts(
   db: Kysely<Database>,
@@ -294,10 +296,9 @@ async function tellAndHear(
           .executeTakeFirst()
       : await db
           .selectFrom('queue_run_checks')
-          .select('last_stale_at')
+          .select((eb) => eb.fn.max('last_stale_at').as('last_stale_at'))
           .where('run_id', '=', key.run_id)
           .where('source_id', '=', key.source_id)
-          .where('resource', '=', key.resource)
           .executeTakeFirst();
   return row?.last_stale_at?.getTime() ?? 0;
 }

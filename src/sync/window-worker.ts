@@ -324,9 +324,7 @@ async function runJobWindow(
   };
   // A reading another worker proved stale settles nothing here: heard before and after the window,
   // before it from what was read with the slot where that asked about the job's run.
-  const lastStale = claimed.runs.has(data.runId)
-    ? (claimed.lastStale.get(`${data.runId}/${data.resource}`) ?? 0)
-    : undefined;
+  const lastStale = claimed.runs.has(data.runId) ? (claimed.lastStale.get(data.runId) ?? 0) : undefined;
   await shareVerdicts(ctx, state.readings, data.resource, lastStale);
   // What the run's other workers found of the server (its check, quiet decision, largest answer),
   // read with the slot: not asked again here.
@@ -351,9 +349,7 @@ async function runJobWindow(
   // is left (the reading stored, the job completed) asks nothing of the source.
   // A slot connection that failed here fails no stored window: its lane finds it broken and opens
   // another, and the verdicts are read from the pool instead.
-  const heard = await session
-    .release({ runId: data.runId, source: data.source, resource: data.resource })
-    .catch(() => undefined);
+  const heard = await session.release({ runId: data.runId, source: data.source }).catch(() => undefined);
   await shareVerdicts(ctx, state.readings, data.resource, heard);
   if (outcome.fatal) state.fatal = true;
   if (outcome.refused !== undefined) state.refused.add(data.resource);

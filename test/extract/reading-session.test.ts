@@ -24,6 +24,7 @@ import {
   reopenUncapped,
   reopenUncovered,
   STRETCH,
+  serverChanged,
   settled,
   shortOfSeen,
   staleFound,
@@ -224,6 +225,20 @@ describe('the reading session: proofs', () => {
     expect(stretchOf(session)).toBe(STRETCH);
   });
 
+  it("after another resource's server was found stale, days are proved by two proofs in a row, none reopened on that alone", () => {
+    const session = newSession();
+    provedBefore(session);
+    settled(session, '2026-03-01', [at('2026-03-01', 2)], ROOM);
+    serverChanged(session);
+    expect(stretchOf(session)).toBe(STRETCH);
+    expect(takeProofs(session)).toEqual({ reopened: [], proved: [] });
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual(['2026-03-01']);
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual([]);
+    expect(takeProofs(session).proved).toEqual(['2026-03-01']);
+  });
+
   it('from a reading earlier runs stored, starts at the longest stretch; back to 8 once stale, and not raised again', () => {
     const session = newSession();
     provedBefore(session);
@@ -386,6 +401,29 @@ describe("the reading session: a proof's limit", () => {
       expect(limit).toBeLessThan(1000);
       expect(limit).toBeGreaterThan(2);
     }
+  });
+
+  it("starts at a limit of the run's own: a cache holding answers from one night's run to the next holds none of this run's proofs", () => {
+    const runs = Array.from({ length: 20 }, () => {
+      const session = newSession();
+      settled(session, '2026-03-04', [at('2026-03-04', 4), at('2026-03-04', 9)], ROOM);
+      startProof(session);
+      return proofLimit(session, 1000);
+    });
+    // The same canary and count each run: only the run's own start tells them apart.
+    expect(new Set(runs).size).toBeGreaterThan(1);
+    const [last, tonight] = [newSession(), newSession()];
+    for (const session of [last, tonight])
+      settled(session, '2026-03-04', [at('2026-03-04', 4), at('2026-03-04', 9)], ROOM);
+    last.proofSalt = 0;
+    tonight.proofSalt = 1;
+    const asked = (session: typeof last) =>
+      [1, 2, 3].map(() => {
+        startProof(session);
+        return proofLimit(session, 1000);
+      });
+    expect(asked(last)).toEqual([998, 997, 996]);
+    expect(asked(tonight)).toEqual([997, 996, 995]);
   });
 
   it("stays the day's limit where no room is left above the canary, and clears a cut canary's size", () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/api-client.js';
 import { holdsDayRequest, requestFor } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
+import type { WindowedResource } from '../../src/schemas/resource-names.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SourceHandle } from '../../src/sync/context.js';
 import { type JudgedVerdicts, proveQueuedRun } from '../../src/sync/queue-proof.js';
@@ -148,14 +149,14 @@ describe("a queued run's last proof of caps", () => {
       .execute();
   }
 
-  /** A worker's stale verdict, told at `at`. */
-  async function staleVerdict(at: Date): Promise<void> {
+  /** A worker's stale verdict on `resource`, told at `at`. */
+  async function staleVerdict(at: Date, resource: WindowedResource = 'feedback'): Promise<void> {
     await t.db
       .insertInto('queue_run_checks')
       .values({
         run_id: queuedRun,
         source_id: 'main',
-        resource: 'feedback',
+        resource,
         stale_verdicts: 1,
         last_stale_at: at,
       })
@@ -197,6 +198,20 @@ describe("a queued run's last proof of caps", () => {
     // A deploy after it: the days the run settled are judged again.
     await staleVerdict(new Date());
     expect(await prove(judged)).toEqual(['2026-03-05']);
+  });
+
+  it("another resource's stale verdict judges this one's days too: a deploy changes the server, not one endpoint", async () => {
+    await t.db
+      .updateTable('queue_run_checks')
+      .set({ stale_verdicts: 0, last_stale_at: null })
+      .where('run_id', '=', queuedRun)
+      .execute();
+    await settledOnOneRequest();
+    expect(await prove()).toEqual([]);
+    // Survey's reading found stale; feedback's canary may have come from the new deploy, and no
+    // proof of feedback's then finds anything.
+    await staleVerdict(new Date(), 'survey');
+    expect(await prove()).toEqual(['2026-03-05']);
   });
 });
 

@@ -17,8 +17,8 @@ import {
 import { simulatorSource } from '../helpers/sync-harness.js';
 
 /**
- * A worker hears the run's stale verdicts before each window and after it, and tells its own after
- * it (reading-store.ts exchangeVerdicts). Once the worker knows the run, what it hears is read
+ * A worker hears the run's stale verdicts before each window and after it, any resource's of the
+ * source, and tells its own after it (reading-store.ts exchangeVerdicts). Once the worker knows the run, what it hears is read
  * with the window's slot, in the round trips that claim it and let it go: no read of its own,
  * where it made two a window.
  */
@@ -95,6 +95,14 @@ describe("a worker's stale verdicts", () => {
                  where run_id = ${runId} and source_id = 'main' and resource = 'feedback'`.execute(t.db);
       await expect.poll(() => completed(during), { timeout: 10_000 }).toBe(1);
       expect(heard()).toBe(2);
+
+      // Another resource's reading of the source found stale: a deploy changes the server, not one
+      // endpoint, and this one's canary may have come from the new deploy: heard here too.
+      await sql`insert into queue_run_checks (run_id, source_id, resource, stale_verdicts, last_stale_at)
+        values (${runId}, 'main', 'survey', 1, now())`.execute(t.db);
+      const other = await sendWindowJobs(boss, 'sync', [job('2026-03-08')], TEST_QUEUE_SETTINGS);
+      await expect.poll(() => completed(other), { timeout: 10_000 }).toBe(1);
+      expect(heard()).toBe(3);
     } finally {
       stop.abort();
       await worker;
