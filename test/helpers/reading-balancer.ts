@@ -35,6 +35,8 @@ export interface RoutedRequest {
   status: number;
   /** Items in a 200 answer's array; null for any other answer. */
   served: number | null;
+  /** Answered by the cache (`cache`): the old deploy's answer to the same address. */
+  cached?: true;
 }
 
 export interface ReadingBalancer {
@@ -60,27 +62,66 @@ function countServed(answer: http.IncomingMessage, entry: RoutedRequest): void {
 
 const WINDOW_PATH = /\/(feedback|survey|recordings)$/;
 
+/** A window answer the old deploy gave, as a cache in front of the service keeps it. */
+interface KeptAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** Keeps `answer`'s body under `url` once it has come whole. */
+function keepAnswer(cache: Map<string, KeptAnswer>, url: string, answer: http.IncomingMessage): void {
+  const chunks: Buffer[] = [];
+  answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+  answer.on('end', () => {
+    if (answer.statusCode === 200)
+      cache.set(url, { status: 200, headers: answer.headers, body: Buffer.concat(chunks) });
+  });
+}
+
+export interface BalancerOptions {
+  /**
+   * A cache in front of the service keyed on the whole address (a CDN): a window request the old
+   * deploy answered before the switch is answered so again whenever it is asked after it, by
+   * either deploy's turn; every other request goes on to the deploy whose turn it is.
+   */
+  cache?: boolean;
+}
+
 export async function startReadingBalancer(
   targets: Record<Deploy, string>,
   plan: DeployPlan,
+  options: BalancerOptions = {},
 ): Promise<ReadingBalancer> {
   const rng = createRandom(hashSeed(plan.seed, 'rolling deploy'));
   const coin = () => rng.chance(0.5);
   const agent = new http.Agent({ keepAlive: true });
   const routed: RoutedRequest[] = [];
+  const cache = new Map<string, KeptAnswer>();
   let windows = 0;
   const server = http.createServer((request, response) => {
     const url = request.url ?? '/';
     const isWindow = WINDOW_PATH.test(url.split('?')[0] ?? url);
     // Snapshot endpoints read no gap: they go where the next window request would surely go.
     const deploy = isWindow ? deployFor(windows, plan, coin) : windows < plan.switchAt ? 'old' : 'new';
+    const kept = isWindow && windows >= plan.switchAt ? cache.get(url) : undefined;
     const entry: RoutedRequest | undefined = isWindow
-      ? { n: windows, deploy, url, status: 0, served: null }
+      ? { n: windows, deploy: kept === undefined ? deploy : 'old', url, status: 0, served: null }
       : undefined;
     if (entry !== undefined) {
       windows += 1;
       routed.push(entry);
     }
+    if (kept !== undefined && entry !== undefined) {
+      entry.cached = true;
+      entry.status = kept.status;
+      const body: unknown = JSON.parse(kept.body.toString());
+      entry.served = Array.isArray(body) ? body.length : null;
+      response.writeHead(kept.status, kept.headers);
+      response.end(kept.body);
+      return;
+    }
+    const keeps = options.cache === true && entry !== undefined && entry.n < plan.switchAt;
     const upstream = http.request(
       `${targets[deploy]}${url}`,
       { method: request.method, headers: request.headers, agent },
@@ -89,6 +130,7 @@ export async function startReadingBalancer(
           entry.status = answer.statusCode ?? 0;
           if (entry.status === 200) countServed(answer, entry);
         }
+        if (keeps && !cache.has(url)) keepAnswer(cache, url, answer);
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(response);
       },

@@ -46,6 +46,8 @@ export interface SwitchCase {
   path: RunPath;
   from: DayString;
   to: DayString;
+  /** Behind a cache keyed on the whole address (reading-balancer.ts, `cache`). */
+  cached?: boolean;
 }
 
 /** A fixed calendar in the past: the data is the same every day the search runs. */
@@ -164,5 +166,6 @@ export function describeCase(c: SwitchCase, index: number): string {
     c.plan.steadyAt === c.plan.switchAt
       ? `at window request ${c.plan.switchAt}`
       : `flapping from request ${c.plan.switchAt} to ${c.plan.steadyAt}`;
-  return `#${index} ${c.kind} (${diff}) ${when}, ${c.path}, ${c.from}..${c.to}`;
+  const cache = c.cached === true ? ' behind a cache' : '';
+  return `#${index} ${c.kind} (${diff}) ${when}, ${c.path}${cache}, ${c.from}..${c.to}`;
 }

@@ -39,7 +39,8 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * written to $TMPDIR/queue-switch-search/. INSIGHTS_TRIAL_FOUND=1 plays instead the cases the wide
  * runs found settling days short (queue-switch-found.ts); the default set plays after its own
  * those fixed since (case 11 of the default seed was one of them: the generated
- * set stops at 10, its first 10 having passed in every run).
+ * set stops at 10, its first 10 having passed in every run), then a sample behind a cache keyed
+ * on the whole address (CACHED_SAMPLE); INSIGHTS_TRIAL_CACHED=1 plays every case so.
  */
 
 const DEFAULT_CASES = 10;
@@ -49,6 +50,8 @@ const FOUND = process.env.INSIGHTS_TRIAL_FOUND === '1';
 const ONLY =
   process.env.INSIGHTS_TRIAL_ONLY === undefined ? undefined : Number(process.env.INSIGHTS_TRIAL_ONLY);
 const LOG_LEVEL = process.env.INSIGHTS_TRIAL_LOG_LEVEL ?? 'warn';
+/** Every case behind a cache keyed on the whole address (reading-balancer.ts, `cache`). */
+const CACHED = process.env.INSIGHTS_TRIAL_CACHED === '1';
 const PROCESS_TEST_MS = 120_000;
 /** About 20 to 190 items a day of each resource under a cap of 100: about one day in seven above it. */
 const VOLUME = { feedbackPerDay: 55, surveyPerDay: 45, recordingsPerDay: 35, busyDayFeedback: 95 };
@@ -175,7 +178,9 @@ async function playCase(c: SwitchCase): Promise<Played> {
         }),
       );
     const [old, deployed] = sims as [Simulator, Simulator];
-    const balancer = await startReadingBalancer({ old: old.url, new: deployed.url }, c.plan);
+    const balancer = await startReadingBalancer({ old: old.url, new: deployed.url }, c.plan, {
+      cache: CACHED || c.cached === true,
+    });
     try {
       const cluster = startCluster(t, old, {
         sources: 1,
@@ -206,8 +211,9 @@ async function playCase(c: SwitchCase): Promise<Played> {
 function tallyLine(index: number, c: SwitchCase, played: Played): string {
   const { routed, verdict, run } = played;
   const byOld = routed.filter((r) => r.deploy === 'old').length;
+  const cached = routed.filter((r) => r.cached === true).length;
   const switched = routed.length > c.plan.switchAt ? 'came' : 'never came';
-  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days, ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled`;
+  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days, ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled`;
 }
 
 /** A failing case's evidence: the case, its verdict, every routed request and the run's output. */
@@ -239,7 +245,19 @@ function keepEvidence(index: number, c: SwitchCase, played: Played): string {
 
 /** The found cases fixed since, played by default after the generated ones, on either path. */
 const FIXED = FOUND_CASES.filter((f) => f.fixed === true).map(({ c }) => c);
-const cases = (FOUND ? FOUND_CASES.map(({ c }) => c) : [...switchCases(CASES, SEED), ...FIXED])
+/**
+ * A sample played again behind a cache keyed on the whole address (a CDN that answers a request
+ * it held before the deploy as then): an end bound turned exclusive, the server's day moved, a
+ * cap lowered, each on the queue path (the default set's 1, 4 and 12). Every default case so, and
+ * 16 of another seed: 0 short (INSIGHTS_TRIAL_CACHED=1).
+ */
+const CACHED_SAMPLE = [1, 4, 12].flatMap((i) => {
+  const c = [...switchCases(DEFAULT_CASES, 2026_1129), ...FIXED][i];
+  return c === undefined ? [] : [{ ...c, cached: true }];
+});
+const cases = (
+  FOUND ? FOUND_CASES.map(({ c }) => c) : [...switchCases(CASES, SEED), ...FIXED, ...CACHED_SAMPLE]
+)
   .map((c, index) => ({ c, index }))
   .filter(({ index }) => ONLY === undefined || index === ONLY);
 const tally: string[] = [];
@@ -296,6 +314,8 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
           for (const resource of WINDOWED_RESOURCES)
             expect(verdict.found[resource].missedFlags, `${resource}: ${why}`).toEqual([]);
         expect(played.workers.map((w) => w.code)).toEqual(c.path === 'queue' ? [0, 0] : []);
+        // Behind a cache, it answered some of the run's requests after the deploy as before it.
+        if (c.cached === true) expect(played.routed.some((r) => r.cached === true)).toBe(true);
         for (const resource of WINDOWED_RESOURCES) {
           expect(verdict.found[resource].extra, `${resource} extra: ${why}`).toBe(0);
           expect(verdict.found[resource].misplaced, `${resource} misplaced: ${why}`).toBe(0);
