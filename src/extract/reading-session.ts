@@ -632,11 +632,11 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
 }
 
 /**
- * A reading of the same server (another resource of the source) was proved stale this run, none
- * of this one's proofs did: the proofs here are asked as after a stale verdict (two in a row, the
- * bound's item too). A deploy changes the server, not one endpoint, and this endpoint's canary
- * may have been settled from the new reading: every proof then agrees while the days between
- * heard either reading.
+ * A reading of the source's server was proved stale this run, this resource's or another's (a
+ * queued run's planner hears it from the workers): the proofs here are asked as after a stale
+ * verdict of their own (two in a row, the bound's item too), though no day is reopened on that
+ * alone. A deploy changes the server, not one endpoint, and this endpoint's canary may have been
+ * settled from the new reading: every proof then agrees while the days between heard either.
  */
 export function serverChanged(session: ReadingSession): void {
   session.turbulent = true;
