@@ -363,9 +363,10 @@ async function runJobWindow(
 }
 
 /**
- * Tells the run's other workers this one's stale verdicts and hears theirs (reading-store.ts): on
- * another's, the reading is learned again here and the days this worker settled since its last
- * proof are reopened in the ledger (the run reads them again).
+ * Tells the run's other workers this one's stale verdicts and hears theirs, on any resource of
+ * the source (reading-store.ts): on one newer than this resource's reading, it is learned again
+ * here and the days this worker settled since its last proof are reopened in the ledger (the run
+ * reads them again).
  */
 async function shareVerdicts(
   ctx: SyncContext,
@@ -386,7 +387,7 @@ async function shareVerdicts(
   const reopened = await recordSessionProofs(ctx.pool, key, sessionOf(knowledge));
   ctx.logger.warn(
     { source: readings.source, resource, reopened },
-    'another worker found the server reading stale: learned again, the days settled since reopened',
+    "a worker found a reading of the source's server stale: this resource's learned again, the days settled since reopened",
   );
 }
 

@@ -84,8 +84,9 @@ describe("a worker's stale verdicts", () => {
       const stale = await sendWindowJobs(boss, 'sync', [job('2026-03-06')], TEST_QUEUE_SETTINGS);
       await expect.poll(() => completed(stale), { timeout: 10_000 }).toBe(1);
       const heard = () =>
-        logs.lines.filter((l) => String(l.msg).startsWith('another worker found the server reading stale'))
-          .length;
+        logs.lines.filter((l) =>
+          String(l.msg).startsWith("a worker found a reading of the source's server stale"),
+        ).length;
       expect(heard()).toBe(1);
 
       // Told while a window runs (its claim read none): heard after it, as the slot is let go.
