@@ -620,9 +620,7 @@ export function proofAnswered(
  * again at once.
  */
 export function staleFound(session: ReadingSession, asking?: DayString): void {
-  session.passedInRow = 0;
-  session.provedBefore = false;
-  session.turbulent = true;
+  serverChanged(session);
   // Taken under the reading now stale: the reading learned again takes its own.
   delete session.cutCanary;
   for (const day of session.unproved) if (day !== asking) reopen(session, day);
