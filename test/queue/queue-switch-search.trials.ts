@@ -40,7 +40,8 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * runs found settling days short (queue-switch-found.ts); the default set plays after its own
  * those fixed since (case 11 of the default seed was one of them: the generated
  * set stops at 10, its first 10 having passed in every run), then a sample behind a cache keyed
- * on the whole address (CACHED_SAMPLE); INSIGHTS_TRIAL_CACHED=1 plays every case so.
+ * on the whole address (CACHED_SAMPLE); INSIGHTS_TRIAL_CACHED=1 plays every case so, and
+ * INSIGHTS_TRIAL_PATH=direct (or queue) every case on that path.
  */
 
 const DEFAULT_CASES = 10;
@@ -52,6 +53,10 @@ const ONLY =
 const LOG_LEVEL = process.env.INSIGHTS_TRIAL_LOG_LEVEL ?? 'warn';
 /** Every case behind a cache keyed on the whole address (reading-balancer.ts, `cache`). */
 const CACHED = process.env.INSIGHTS_TRIAL_CACHED === '1';
+/** Every case on this path (`direct` or `queue`), whichever its own. */
+const PATH = process.env.INSIGHTS_TRIAL_PATH as SwitchCase['path'] | undefined;
+if (PATH !== undefined && PATH !== 'direct' && PATH !== 'queue')
+  throw new Error(`INSIGHTS_TRIAL_PATH is direct or queue, not ${PATH}`);
 const PROCESS_TEST_MS = 120_000;
 /** About 20 to 190 items a day of each resource under a cap of 100: about one day in seven above it. */
 const VOLUME = { feedbackPerDay: 55, surveyPerDay: 45, recordingsPerDay: 35, busyDayFeedback: 95 };
@@ -213,7 +218,7 @@ function tallyLine(index: number, c: SwitchCase, played: Played): string {
   const byOld = routed.filter((r) => r.deploy === 'old').length;
   const cached = routed.filter((r) => r.cached === true).length;
   const switched = routed.length > c.plan.switchAt ? 'came' : 'never came';
-  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days, ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled`;
+  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days, ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled`;
 }
 
 /** A failing case's evidence: the case, its verdict, every routed request and the run's output. */
@@ -249,7 +254,7 @@ const FIXED = FOUND_CASES.filter((f) => f.fixed === true).map(({ c }) => c);
  * A sample played again behind a cache keyed on the whole address (a CDN that answers a request
  * it held before the deploy as then): an end bound turned exclusive, the server's day moved, a
  * cap lowered, each on the queue path (the default set's 1, 4 and 12). Every default case so, and
- * 16 of another seed: 0 short (INSIGHTS_TRIAL_CACHED=1).
+ * 30 of another seed (20261203): 0 short (INSIGHTS_TRIAL_CACHED=1).
  */
 const CACHED_SAMPLE = [1, 4, 12].flatMap((i) => {
   const c = [...switchCases(DEFAULT_CASES, 2026_1129), ...FIXED][i];
@@ -258,7 +263,7 @@ const CACHED_SAMPLE = [1, 4, 12].flatMap((i) => {
 const cases = (
   FOUND ? FOUND_CASES.map(({ c }) => c) : [...switchCases(CASES, SEED), ...FIXED, ...CACHED_SAMPLE]
 )
-  .map((c, index) => ({ c, index }))
+  .map((c, index) => ({ c: PATH === undefined ? c : { ...c, path: PATH }, index }))
   .filter(({ index }) => ONLY === undefined || index === ONLY);
 const tally: string[] = [];
 const totals = { requests: 0, flagged: 0, short: 0, lostFlags: 0, unsettled: 0, failing: 0 };
