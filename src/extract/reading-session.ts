@@ -194,7 +194,11 @@ export function stretchOf(session: ReadingSession): number {
 /** Items a canary may hold: small enough to keep, and to come back whole under any cap seen. */
 export const CANARY_MOST = 500;
 
-export function newSession(): ReadingSession {
+/**
+ * A new run's session. `proofSalt`: drawn at random by default (each run's own start); a search
+ * that replays a run request for request gives one of its seed.
+ */
+export function newSession(proofSalt = Math.floor(Math.random() * 2 ** 30)): ReadingSession {
   return {
     seen: new Map(),
     held: new Map(),
@@ -215,7 +219,7 @@ export function newSession(): ReadingSession {
     passedInRow: 0,
     instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
-    proofSalt: Math.floor(Math.random() * 2 ** 30),
+    proofSalt,
     cutSeen: new Map(),
   };
 }

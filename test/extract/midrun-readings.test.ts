@@ -13,6 +13,7 @@ import {
   rereadSearch,
   rollingBack,
   SIZES,
+  SwitchingServer,
   storedFlapSearch,
   zoneMoveSearch,
 } from './midrun-search.js';
@@ -54,6 +55,26 @@ function expectWholeAfterCapLowered(before: ServedReading, at: number): void {
 }
 
 describe('servers whose reading changes while the tool reads', () => {
+  it('a case plays the same requests each time it is played, proofs included: a case a search found replays', () => {
+    const plays = [0, 1].map(() => {
+      const asked: string[] = [];
+      class Recorded extends SwitchingServer {
+        override answer(range: { startdate: string; enddate: string }, limit: number) {
+          asked.push(`${range.startdate}..${range.enddate} limit ${limit}`);
+          return super.answer(range, limit);
+        }
+      }
+      const after = { ...CAPPED_AT_100, enddate: 'exclusive' } as const;
+      const c = { kind: 'mid-run', before: CAPPED_AT_100, after, sizes: SIZES.normal, at: 0.5 } as const;
+      playMidrun(7001, c, emptyTally(), Recorded);
+      return asked;
+    });
+    // The run's proofs ask below our limit, each at one of its own (reading-session.ts, proofLimit).
+    const limits = new Set(plays[0]?.map((line) => line.split(' limit ')[1]));
+    expect(limits.size).toBeGreaterThan(2);
+    expect(plays[1]).toEqual(plays[0]);
+  });
+
   it('60 seeded cases: no day settled short, no flag lost; the request cost printed', () => {
     const tally = midrunSearch(60, 20261128);
     console.info(

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { planRunProof } from '../../src/extract/day-plan.js';
 import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import { newSession } from '../../src/extract/reading-session.js';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
@@ -180,6 +181,7 @@ export function readRun(
 
 /** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
 function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
+  knowledge.session ??= newSession(server.proofSalt);
   return answerPlan(server, planRunProof('feedback', POLICY, knowledge, TODAY));
 }
 

@@ -7,6 +7,7 @@ import type {
   Plan,
   ResourceKnowledge,
 } from '../../src/extract/plan-steps.js';
+import { newSession } from '../../src/extract/reading-session.js';
 import {
   emptyReading,
   endInclusive,
@@ -83,6 +84,12 @@ function dayItems(seed: number, day: DayString, sizes: DaySizes, sizesKey: strin
  */
 export class QuietServer {
   requests = 0;
+  /**
+   * Where the proofs of a run on this server start among their limits (reading-session.ts,
+   * proofLimit): of the seed, as everything else here, so that a case plays the same requests
+   * each time and a case a search found replays.
+   */
+  readonly proofSalt: number;
   /** Requests that asked with instants (time slices) and were honoured. */
   instantRequests = 0;
   /** Called with every request and its answer: a search's failure can be replayed and read. */
@@ -115,6 +122,7 @@ export class QuietServer {
       day: (day) => ({ feedback: this.itemsOf(day), survey: [], recordings: [] }) as unknown as DayItems,
     };
     this.shuffles = createRandom(hashSeed(seed, 'order'));
+    this.proofSalt = hashSeed(seed, 'proof salt') % 2 ** 30;
   }
 
   itemsOn(day: DayString): string[] {
@@ -152,6 +160,7 @@ export function fetchDaySync(
   /** An earlier run settled the day empty (day-plan.ts, emptyFirst). */
   emptyBefore = false,
 ): FetchedDay {
+  knowledge.session ??= newSession(server.proofSalt);
   return answerPlan(server, planDay(newDayFetch('feedback', day, POLICY, knowledge, false, emptyBefore)));
 }
 
