@@ -237,6 +237,30 @@ export class CachedServer extends SwitchingServer {
   }
 }
 
+/**
+ * A cache in front of the service that keeps every answer, keyed on the whole address, from one
+ * run to the next (a CDN with a long lifetime): the first answer to an address is the answer to
+ * it ever after, before a deploy or after it. Runs that share `kept` share the cache.
+ */
+export class KeptAnswersServer extends SwitchingServer {
+  kept = new Map<string, Answer>();
+  /** Requests the cache answered. */
+  hits = 0;
+
+  override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
+    const key = `${range.startdate}/${range.enddate}/${limit}`;
+    const kept = this.kept.get(key);
+    if (kept !== undefined) {
+      this.requests += 1;
+      this.hits += 1;
+      return copyAnswer(kept);
+    }
+    const answer = super.answer(range, limit);
+    this.kept.set(key, copyAnswer(answer));
+    return answer;
+  }
+}
+
 function copyAnswer(answer: Answer): Answer {
   return answer.kind === 'items'
     ? { kind: 'items', items: answer.items.map((item) => ({ ...(item as object) })) }
@@ -328,7 +352,15 @@ export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally):
  * of the two days the first run's server left empty whatever the sizes, one has items by the
  * second run, as late items would bring.
  */
-export function playReread(seed: number, c: MidrunCase, tally: MidrunTally, hinted = true): void {
+export function playReread(
+  seed: number,
+  c: MidrunCase,
+  tally: MidrunTally,
+  hinted = true,
+  /** Both runs behind one cache that keeps every answer (KeptAnswersServer): the requests it answered. */
+  keptAnswers = false,
+): number {
+  const Server = keptAnswers ? KeptAnswersServer : SwitchingServer;
   const rng = createRandom(hashSeed(seed, 'reread'));
   const from = addDays(TODAY, -60);
   const to = addDays(TODAY, 5);
@@ -336,7 +368,7 @@ export function playReread(seed: number, c: MidrunCase, tally: MidrunTally, hint
   const [stillEmpty, filled] = [days[4] as DayString, days[12] as DayString];
   const label = `seed ${seed} reread ${c.kind} ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
   const sizes = { ...c.sizes, empty: [stillEmpty, filled] };
-  const first = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, sizes);
+  const first = new Server(seed, from, to, c.before, c.before, Infinity, Infinity, sizes);
   const knowledge = storedKnowledge(emptyReading());
   const firstRun = readRun(first, days, knowledge);
   const settledEmpty = new Set(
@@ -351,14 +383,20 @@ export function playReread(seed: number, c: MidrunCase, tally: MidrunTally, hint
   const switchAt = c.kind === 'between-runs' ? 0 : Math.floor(c.at * length);
   const steadyAt =
     c.kind === 'flapping' ? switchAt + Math.max(8, Math.floor((length * rng.int(20, 60)) / 100)) : switchAt;
-  const again = { ...c.sizes, empty: [stillEmpty] };
-  const server = new SwitchingServer(seed, from, to, c.before, c.after, switchAt, steadyAt, again);
+  // Behind a cache that keeps every answer, late items of a day settled empty are in no answer
+  // of any address asked before: stale data no reader can see, not a reading's change.
+  const again = { ...c.sizes, empty: keptAnswers ? [stillEmpty, filled] : [stillEmpty] };
+  const server = new Server(seed, from, to, c.before, c.after, switchAt, steadyAt, again);
+  // The next night's run: a start of its own among the proofs' limits, as the sync draws one.
+  server.proofSalt = hashSeed(seed, 'proof salt', 'next run') % 2 ** 30;
+  if (first instanceof KeptAnswersServer && server instanceof KeptAnswersServer) server.kept = first.kept;
   const hints = hinted ? settledEmpty : new Set<DayString>();
   const run = readRun(server, days, storedKnowledge(knowledge.reading), undefined, hints);
   tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
   tally.cases += 1;
+  return server instanceof KeptAnswersServer ? server.hits : 0;
 }
 
 /**
@@ -377,10 +415,16 @@ export function cachedSearch(count: number, seed: number): MidrunTally & { hits:
 }
 
 /** The search's cases, each played as the same days read again by the next run (playReread). */
-export function rereadSearch(count: number, seed: number, hinted = true, only?: number): MidrunTally {
-  const tally = emptyTally();
+export function rereadSearch(
+  count: number,
+  seed: number,
+  hinted = true,
+  only?: number,
+  keptAnswers = false,
+): MidrunTally & { hits: number } {
+  const tally = { ...emptyTally(), hits: 0 };
   midrunCases(count, seed).forEach((c, i) => {
-    if (only === undefined || only === i) playReread(seed + i, c, tally, hinted);
+    if (only === undefined || only === i) tally.hits += playReread(seed + i, c, tally, hinted, keptAnswers);
   });
   return tally;
 }

@@ -89,7 +89,7 @@ export class QuietServer {
    * proofLimit): of the seed, as everything else here, so that a case plays the same requests
    * each time and a case a search found replays.
    */
-  readonly proofSalt: number;
+  proofSalt: number;
   /** Requests that asked with instants (time slices) and were honoured. */
   instantRequests = 0;
   /** Called with every request and its answer: a search's failure can be replayed and read. */

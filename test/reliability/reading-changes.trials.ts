@@ -8,6 +8,7 @@ import {
   playMidrun,
   playSticky,
   printTally,
+  rereadSearch,
   rollingBack,
   type StickyMove,
   storedFlapSearch,
@@ -151,6 +152,15 @@ describe('the wide search of servers whose reading changes while the tool reads'
     for (const tally of tallies) printTally('behind a cache (wide sample)', tally);
     expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
     expect(tallies.flatMap((tally) => tally.lostFlags)).toEqual([]);
+  }, 600_000);
+
+  it('the same days read again behind a cache that keeps every answer from one night to the next: none short', () => {
+    // KeptAnswersServer: the first answer to an address is its answer ever after, over both runs.
+    const tally = rereadSearch(300, 777, true, undefined, true);
+    printTally('read again behind a cache that keeps its answers (wide)', tally);
+    expect(tally.hits).toBeGreaterThan(tally.cases * 10);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
   }, 600_000);
 
   it('old readers keeping one day while a deploy moves a bound, the cap or the day: none short', () => {
