@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { planRunProof } from '../../src/extract/day-plan.js';
 import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
-import { newSession } from '../../src/extract/reading-session.js';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
@@ -13,6 +12,7 @@ import {
   POLICY,
   type QuietItem,
   QuietServer,
+  seedSession,
   storedKnowledge,
   TODAY,
 } from './reading-search.js';
@@ -181,7 +181,7 @@ export function readRun(
 
 /** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
 function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
-  knowledge.session ??= newSession(server.proofSalt);
+  seedSession(server, knowledge);
   return answerPlan(server, planRunProof('feedback', POLICY, knowledge, TODAY));
 }
 
@@ -218,46 +218,48 @@ function tallyRun(
  * old reading); a request new since hears the new one.
  */
 export class CachedServer extends SwitchingServer {
-  private readonly cache = new Map<string, Answer>();
-  /** Requests the cache answered. */
-  hits = 0;
-
-  override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
-    const key = `${range.startdate}/${range.enddate}/${limit}`;
-    const before = this.requests < this.switchAt;
-    const cached = this.cache.get(key);
-    if (!before && cached !== undefined) {
-      this.requests += 1;
-      this.hits += 1;
-      return copyAnswer(cached);
-    }
-    const answer = super.answer(range, limit);
-    if (before && cached === undefined) this.cache.set(key, copyAnswer(answer));
-    return answer;
-  }
-}
-
-/**
- * A cache in front of the service that keeps every answer, keyed on the whole address, from one
- * run to the next (a CDN with a long lifetime): the first answer to an address is the answer to
- * it ever after, before a deploy or after it. Runs that share `kept` share the cache.
- */
-export class KeptAnswersServer extends SwitchingServer {
+  /** The answers kept, by address; runs that share it share the cache. */
   kept = new Map<string, Answer>();
   /** Requests the cache answered. */
   hits = 0;
 
   override answer(range: { startdate: string; enddate: string }, limit: number): Answer {
     const key = `${range.startdate}/${range.enddate}/${limit}`;
+    const before = this.requests < this.switchAt;
     const kept = this.kept.get(key);
-    if (kept !== undefined) {
+    if (kept !== undefined && this.answersFromCache(before)) {
       this.requests += 1;
       this.hits += 1;
       return copyAnswer(kept);
     }
     const answer = super.answer(range, limit);
-    this.kept.set(key, copyAnswer(answer));
+    if (kept === undefined && this.keepsAnswer(before)) this.kept.set(key, copyAnswer(answer));
     return answer;
+  }
+
+  /** Whether the cache answers a request it holds (`before`: the deploy has not come yet). */
+  protected answersFromCache(before: boolean): boolean {
+    return !before;
+  }
+
+  /** Whether the cache keeps the server's answer to a request it does not hold. */
+  protected keepsAnswer(before: boolean): boolean {
+    return before;
+  }
+}
+
+/**
+ * A cache in front of the service that keeps every answer, keyed on the whole address, from one
+ * run to the next (a CDN with a long lifetime): the first answer to an address is the answer to
+ * it ever after, before a deploy or after it.
+ */
+export class KeptAnswersServer extends CachedServer {
+  protected override answersFromCache(): boolean {
+    return true;
+  }
+
+  protected override keepsAnswer(): boolean {
+    return true;
   }
 }
 

@@ -160,8 +160,13 @@ export function fetchDaySync(
   /** An earlier run settled the day empty (day-plan.ts, emptyFirst). */
   emptyBefore = false,
 ): FetchedDay {
-  knowledge.session ??= newSession(server.proofSalt);
+  seedSession(server, knowledge);
   return answerPlan(server, planDay(newDayFetch('feedback', day, POLICY, knowledge, false, emptyBefore)));
+}
+
+/** A run's session on `server`, made on first use with the server's proof salt (its seed's). */
+export function seedSession(server: QuietServer, knowledge: ResourceKnowledge): void {
+  knowledge.session ??= newSession(server.proofSalt);
 }
 
 /** Sends every request a plan yields to the server, one at a time, until the plan finishes. */
