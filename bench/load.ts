@@ -68,6 +68,20 @@ export const load: Benchmark<LoadOptions> = {
         target: { text: '≥ 85%', met: (s) => s.median >= 85 },
       },
       { key: 'parallelShare2', label: 'loader as the sync runs it / COPY, 2 streams', unit: '%', digits: 1 },
+      {
+        key: 'lockWaitShare',
+        label: 'loader as the sync runs it: its statements waiting for a lock another holds',
+        unit: '%',
+        digits: 1,
+      },
+      {
+        key: 'extendWaitShare',
+        label: 'loader as the sync runs it: its statements waiting to extend a table or an index',
+        unit: '%',
+        digits: 1,
+      },
+      { key: 'twoRowsPerS', label: 'loader, 2 windows in flight', unit: 'rows/s', digits: 0 },
+      { key: 'twoShare', label: 'loader, 2 windows in flight / COPY', unit: '%', digits: 1 },
       { key: 'loaderRowsPerS', label: 'loader, 1 window at a time', unit: 'rows/s', digits: 0 },
       { key: 'loaderShare', label: 'loader, 1 window at a time / COPY', unit: '%', digits: 1 },
       { key: 'firstWalMb', label: 'WAL written by the first load', unit: 'MB', digits: 1 },
@@ -226,6 +240,44 @@ async function loadAll(pool: pg.Pool, windows: readonly Window[], inFlight: numb
     }),
     { inserted: 0, updated: 0, unchanged: 0 },
   );
+}
+
+/** What the load's backends were doing, sampled: all of them busy, and of those, how many waited to extend a table. */
+interface WaitSamples {
+  active: number;
+  locked: number;
+  extending: number;
+}
+
+/**
+ * Samples pg_stat_activity every 20 ms on `pool` (a connection apart from the load's) until
+ * stopped: the load's statements running, those waiting for a lock another backend holds (a
+ * heavyweight lock or an LWLock: a buffer, the WAL), and of those the lock PostgreSQL takes to add
+ * a page to a table or an index (wait_event 'extend'), which one backend at a time holds per relation.
+ */
+function sampleWaits(pool: pg.Pool): { stop: () => void; done: Promise<WaitSamples> } {
+  let stopped = false;
+  const samples: WaitSamples = { active: 0, locked: 0, extending: 0 };
+  const done = (async () => {
+    while (!stopped) {
+      const { rows } = await pool.query<WaitSamples>(
+        `select count(*)::int as active,
+                count(*) filter (where wait_event_type in ('Lock', 'LWLock'))::int as locked,
+                count(*) filter (where wait_event_type = 'Lock' and wait_event = 'extend')::int as extending
+           from pg_stat_activity
+          where application_name = 'insights-sync-bench-load' and state = 'active'`,
+      );
+      samples.active += rows[0]?.active ?? 0;
+      samples.locked += rows[0]?.locked ?? 0;
+      samples.extending += rows[0]?.extending ?? 0;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return samples;
+  })();
+  const stop = () => {
+    stopped = true;
+  };
+  return { stop, done };
 }
 
 /** Times `fn` on a pool of its own, then makes sure its backends' statistics are flushed. */
@@ -411,14 +463,23 @@ export async function runLoad(server: BenchServer, options: LoadOptions): Promis
       failures.push(`load: ${rows[0]?.edited} edited rows stored, ${changed} sent`);
   });
 
-  const parallelMs = await inFreshWarehouse(server, async (warehouse) => {
+  const parallel = await inFreshWarehouse(server, async (warehouse) => {
+    const waits = sampleWaits(warehouse.pool);
     const { ms, result } = await timed(warehouse, 10, (pool) =>
       loadAll(pool, windows, options.parallelWindows),
-    );
+    ).finally(() => waits.stop());
     if (result.inserted !== n) failures.push(`load: parallel load inserted ${result.inserted} of ${n}`);
+    return { ms, waits: await waits.done };
+  });
+  measures.parallelRowsPerS = rate(parallel.ms);
+  measures.lockWaitShare = percent(parallel.waits.locked, parallel.waits.active);
+  measures.extendWaitShare = percent(parallel.waits.extending, parallel.waits.active);
+  const twoMs = await inFreshWarehouse(server, async (warehouse) => {
+    const { ms, result } = await timed(warehouse, 10, (pool) => loadAll(pool, windows, 2));
+    if (result.inserted !== n) failures.push(`load: 2 windows in flight inserted ${result.inserted} of ${n}`);
     return ms;
   });
-  measures.parallelRowsPerS = rate(parallelMs);
+  measures.twoRowsPerS = rate(twoMs);
 
   if (options.naiveItems > 0) {
     const naiveWindows = firstWindowsHolding(windows, options.naiveItems);
@@ -438,7 +499,7 @@ export async function runLoad(server: BenchServer, options: LoadOptions): Promis
       measures[`${key}RowsPerS`] = (naiveN * 1000) / ms;
     }
   }
-  for (const key of ['loader', 'parallel', 'multiRow', 'rowByRow']) {
+  for (const key of ['loader', 'parallel', 'two', 'multiRow', 'rowByRow']) {
     const rowsPerS = measures[`${key}RowsPerS`];
     if (rowsPerS !== undefined) measures[`${key}Share`] = percent(rowsPerS, measures.copyRowsPerS);
   }
