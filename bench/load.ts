@@ -242,7 +242,7 @@ async function loadAll(pool: pg.Pool, windows: readonly Window[], inFlight: numb
   );
 }
 
-/** What the load's backends were doing, sampled: all of them busy, and of those, how many waited to extend a table. */
+/** The load's statements seen running, summed over the samples; of those, waiting for a lock; of those, to extend a relation. */
 interface WaitSamples {
   active: number;
   locked: number;
@@ -274,6 +274,9 @@ function sampleWaits(pool: pg.Pool): { stop: () => void; done: Promise<WaitSampl
     }
     return samples;
   })();
+  // Awaited once the load has ended well; a load that failed leaves it unobserved, and its own
+  // error is the one to report.
+  done.catch(() => {});
   const stop = () => {
     stopped = true;
   };

@@ -44,10 +44,17 @@ describe('benchmarks, smoke sizes', () => {
       'copyRowsPerS',
       'loaderRowsPerS',
       'parallelRowsPerS',
+      'twoRowsPerS',
       'multiRowRowsPerS',
       'rowByRowRowsPerS',
     ])
       expect(measures[key]).toBeGreaterThan(0);
+    // Shares of the statements the sampler saw running: some were seen, and those waiting to
+    // extend a relation are among those waiting for a lock.
+    expect(measures.lockWaitShare).toBeGreaterThanOrEqual(0);
+    expect(measures.lockWaitShare).toBeLessThanOrEqual(100);
+    expect(measures.extendWaitShare).toBeGreaterThanOrEqual(0);
+    expect(measures.extendWaitShare).toBeLessThanOrEqual(measures.lockWaitShare as number);
   }, 120_000);
 
   it('memory: the CLI backfills from the simulate command, every item stored, its peak memory read', async () => {
