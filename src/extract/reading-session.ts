@@ -95,6 +95,11 @@ export interface ReadingSession {
   turbulent: boolean;
   /** Proofs passed in a row since the last stale verdict. */
   passedInRow: number;
+  /**
+   * Unproved days one proof passed since they settled, while the server may answer two readings
+   * (`turbulent`): the next pass proves them. A pass asked before a day settled says nothing of it.
+   */
+  passedOnce: Set<DayString>;
   /** The run started from a reading earlier runs proved: the longest stretch until stale (provedBefore). */
   provedBefore?: boolean;
   /** Requests with instants an empty day's check asked while the run did not know them honoured. */
@@ -217,6 +222,7 @@ export function newSession(proofSalt = Math.floor(Math.random() * 2 ** 30)): Rea
     answers: [],
     mixed: false,
     passedInRow: 0,
+    passedOnce: new Set(),
     instantAsks: 0,
     proofs: { passed: 0, failed: 0, requests: 0 },
     proofSalt,
@@ -609,9 +615,13 @@ export function proofAnswered(
   if (verdict === 'holds') {
     session.proofs.passed += 1;
     session.passedInRow += 1;
+    // Under two readings one answer agrees by chance: a day is proved by two passes in a row since
+    // it settled (a rolling deploy that began after the last pass answered the days since).
+    const passed = session.turbulent ? proving.filter((day) => session.passedOnce.has(day)) : proving;
+    if (session.turbulent) for (const day of proving) session.passedOnce.add(day);
     if (session.turbulent && session.passedInRow < 2) return;
-    session.unproved = session.unproved.filter((day) => !proving.includes(day));
-    for (const day of proving) if (!session.proved.includes(day)) session.proved.push(day);
+    session.unproved = session.unproved.filter((day) => !passed.includes(day));
+    for (const day of passed) if (!session.proved.includes(day)) session.proved.push(day);
     return;
   }
   session.proofs.failed += 1;
@@ -643,6 +653,7 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
 export function serverChanged(session: ReadingSession): void {
   session.turbulent = true;
   session.passedInRow = 0;
+  session.passedOnce.clear();
   session.provedBefore = false;
 }
 

@@ -328,6 +328,33 @@ describe('the reading session: proofs', () => {
     expect(session.unproved).toEqual([]);
   });
 
+  it('where two readings may answer, a day is proved by two passes since it settled: a pass asked before it counts for nothing', () => {
+    const session = newSession();
+    staleFound(session);
+    settled(session, '2026-03-05', [at('2026-03-05', 2)], ROOM);
+    proofAnswered(session, startProof(session), 'holds');
+    // Settled after one pass: the next one is the first that says anything of it.
+    settled(session, '2026-03-06', [at('2026-03-06', 2)], ROOM);
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual(['2026-03-06']);
+    expect(takeProofs(session).proved).toEqual(['2026-03-05']);
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual([]);
+  });
+
+  it("a run's end that finds two readings possible (a cut canary) proves the days since the last pass by two passes of its own", () => {
+    const session = newSession();
+    settled(session, '2026-03-01', [at('2026-03-01', 2)], ROOM);
+    proofAnswered(session, startProof(session), 'holds');
+    settled(session, '2026-03-02', [at('2026-03-02', 2)], ROOM);
+    // As day-plan.ts's proveRun sets it for a canary answered at the cap.
+    session.turbulent = true;
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual(['2026-03-02']);
+    proofAnswered(session, startProof(session), 'holds');
+    expect(session.unproved).toEqual([]);
+  });
+
   it('a day asked again at once is not reopened by the stale verdict it met', () => {
     const session = newSession();
     settled(session, '2026-03-01', [at('2026-03-01', 2)], ROOM);
