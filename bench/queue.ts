@@ -14,6 +14,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { bookkeepingSchema, queueSchema } from '../src/db/bookkeeping.js';
 import { silentLogger } from '../src/log/logger.js';
 import { ensureSlots } from '../src/queue/source-slots.js';
@@ -22,7 +23,7 @@ import { queueDispatch } from '../src/sync/queue-dispatch.js';
 import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
 import { addDays, todayUtc } from '../src/time/days.js';
 import { cpuMsOf, sampleBackendCpu } from './cpu.js';
-import type { BenchDatabase, BenchServer } from './database.js';
+import { BENCH_SCHEMA, type BenchDatabase, type BenchServer } from './database.js';
 import { startSimulatorThread } from './extraction.js';
 import type { Benchmark, FigureSpec, RunResult } from './figures.js';
 
@@ -65,6 +66,40 @@ export const queue: Benchmark<QueueBenchOptions> = {
     { key: 'sources', label: `sources (${sources}, each ${PER_SOURCE} in flight)`, unit: '', digits: 0 },
   ],
 };
+
+/**
+ * Where PostgreSQL's part of the judged run goes: its backends' statements, sampled
+ * (sampleStatements), by what they do. The rest of PostgreSQL's share is the statements that
+ * read the ledger, the stored readings and the run.
+ */
+function statementFigures(at: string, key: (name: string) => string): FigureSpec[] {
+  return [
+    {
+      key: key('pgStoreShare'),
+      label: `${at}: of PostgreSQL's time in statements (sampled), storing windows (store_window)`,
+      unit: '%',
+      digits: 1,
+    },
+    {
+      key: key('pgQueueShare'),
+      label: `${at}: of it, the queue's statements (pg-boss's jobs, the slots, the shared checks)`,
+      unit: '%',
+      digits: 1,
+    },
+    {
+      key: key('pgFlushShare'),
+      label: `${at}: of it, waiting for the WAL to be flushed (a commit)`,
+      unit: '%',
+      digits: 1,
+    },
+    {
+      key: key('pgLockShare'),
+      label: `${at}: of it, waiting for a lock another holds`,
+      unit: '%',
+      digits: 1,
+    },
+  ];
+}
 
 /** A measure's key: the worker count and the latency it was measured with. */
 const key = (name: string, workers: number, latency: number) => `${name}${workers}at${latency}`;
@@ -143,6 +178,7 @@ function workerFigures(workers: readonly number[], latency: number, cpuJudged?: 
         ? { target: { text: `≤ ${CPU_PER_WINDOW_MS} ms`, met: (s) => s.median <= CPU_PER_WINDOW_MS } }
         : {}),
     },
+    ...(n === cpuJudged ? statementFigures(at(n), (name) => key(name, n, latency)) : []),
     {
       key: key('coresBusy', n, latency),
       label: `${at(n)}: cores kept busy (CPU time / wall time, of ${availableParallelism()})`,
@@ -234,7 +270,15 @@ async function runAtLatency(
         const warehouse = await server.createDatabase({ from: learned });
         try {
           const wallMs = await withWorkers(warehouse, at, count, (backfill, workers) =>
-            timedBackfill(warehouse, at, { options, count, backfill, workers, measures, fail }),
+            timedBackfill(warehouse, at, {
+              options,
+              count,
+              backfill,
+              workers,
+              measures,
+              fail,
+              adminUrl: server.adminUrl,
+            }),
           );
           reference ??= wallMs;
           if (count !== options.workers[0]) measures[key('speedup', count, latencyMs)] = reference / wallMs;
@@ -348,6 +392,8 @@ async function timedBackfill(
     workers: ChildProcess[];
     measures: Record<string, number>;
     fail: (count: number, text: string) => void;
+    /** The server's admin database, where the statements are sampled from. */
+    adminUrl: string;
   },
 ): Promise<number> {
   const { options, count, measures } = run;
@@ -362,10 +408,18 @@ async function timedBackfill(
   const before = await at.simulator.stats();
   const workerPids = run.workers.flatMap((w) => (w.pid === undefined ? [] : [w.pid]));
   const backends = sampleBackendCpu(warehouse.name);
+  const statements = sampleStatements(run.adminUrl, warehouse.name);
   const cpuBefore = { workers: cpuMsOf(workerPids), bench: process.cpuUsage() };
   const started = performance.now();
-  const result = await run.backfill();
+  const result = await run.backfill().finally(() => statements.stop());
   const wallMs = performance.now() - started;
+  const sampled = await statements.done;
+  measures[m('pgStoreShare')] = percentOf(sampled.store, sampled.active);
+  measures[m('pgQueueShare')] = percentOf(sampled.queue, sampled.active);
+  measures[m('pgFlushShare')] = percentOf(sampled.flushing, sampled.active);
+  measures[m('pgLockShare')] = percentOf(sampled.locked, sampled.active);
+  // How many backends in a statement the sampler saw in all: what the shares are of.
+  measures[m('pgSampled')] = sampled.active;
   const stats = await at.simulator.stats();
   const benchCpu = process.cpuUsage(cpuBefore.bench);
   const postgres = backends.stop();
@@ -401,6 +455,73 @@ async function timedBackfill(
     run.fail(count, `${windows} windows, expected ${options.sources * options.days * 3}`);
   if (requests < windows) run.fail(count, `${requests} requests for ${windows} windows`);
   return wallMs;
+}
+
+/** What the backends of one database were doing, summed over samples: in a statement, and in which. */
+interface StatementSamples {
+  active: number;
+  store: number;
+  queue: number;
+  /** Waiting for the WAL to reach the disk: a commit, its own flush or another's it waits behind. */
+  flushing: number;
+  /** Waiting for a lock another backend holds (a row's, a relation's, a buffer's), not the WAL's. */
+  locked: number;
+}
+
+/**
+ * Samples pg_stat_activity every SAMPLE_MS while the timed backfill runs: the backends of
+ * `database` in a statement, those storing a window, those in the queue's own statements (named
+ * by its schema or its tables in the bookkeeping schema), those waiting for the WAL to be flushed
+ * (LWLock WALWrite behind another's flush, IO WALWrite or WALSync in their own) and those waiting
+ * for any other lock. Asked on
+ * the server's admin database, so that the sampler's own backend is none of the warehouse's,
+ * whose CPU the run counts.
+ */
+function sampleStatements(
+  adminUrl: string,
+  database: string,
+): { stop: () => void; done: Promise<StatementSamples> } {
+  const pool = new pg.Pool({ connectionString: adminUrl, max: 1 });
+  const queueNames = `${queueSchema(BENCH_SCHEMA)}|queue_slots|queue_run_checks|queue_workers`;
+  let stopped = false;
+  const samples: StatementSamples = { active: 0, store: 0, queue: 0, flushing: 0, locked: 0 };
+  const done = (async () => {
+    try {
+      while (!stopped) {
+        const { rows } = await pool.query<StatementSamples>(
+          `select count(*)::int as active,
+                  count(*) filter (where query ilike 'select store_window(%')::int as store,
+                  count(*) filter (where query ~ $2)::int as queue,
+                  count(*) filter (where wait_event in ('WALWrite', 'WALSync'))::int as flushing,
+                  count(*) filter (where wait_event_type = 'Lock'
+                                      or (wait_event_type = 'LWLock' and wait_event <> 'WALWrite'))::int as locked
+             from pg_stat_activity
+            where datname = $1 and state = 'active' and pid <> pg_backend_pid()`,
+          [database, queueNames],
+        );
+        for (const name of ['active', 'store', 'queue', 'flushing', 'locked'] as const)
+          samples[name] += rows[0]?.[name] ?? 0;
+        await sleep(SAMPLE_MS);
+      }
+      return samples;
+    } finally {
+      await pool.end();
+    }
+  })();
+  // Awaited once the run has ended well; a run that failed leaves it unobserved, and its own error
+  // is the one to report.
+  done.catch(() => {});
+  return {
+    stop: () => {
+      stopped = true;
+    },
+    done,
+  };
+}
+const SAMPLE_MS = 20;
+
+function percentOf(part: number, whole: number): number {
+  return whole === 0 ? Number.NaN : (100 * part) / whole;
 }
 
 /** BENCH_WORKER_NODE_ARGS: node options for the workers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */

@@ -86,6 +86,22 @@ describe('benchmarks, smoke sizes', () => {
       expect(measures[`requestsPerWindow${n}at${latency}`]).toBeGreaterThanOrEqual(1);
       expect(measures[`coresBusy${n}at${latency}`]).toBeGreaterThan(0);
     }
+    // The statements the sampler saw the warehouse's backends in, by what they do: seen at all
+    // (a sampler looking at another database sees none), and each share of what was seen.
+    const sampled = SMOKE.queue.workers.map((n) => measures[`pgSampled${n}at${latency}`] ?? 0);
+    expect(sampled.reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
+    for (const [i, n] of SMOKE.queue.workers.entries()) {
+      if (sampled[i] === 0) continue;
+      const store = measures[`pgStoreShare${n}at${latency}`] as number;
+      const queue = measures[`pgQueueShare${n}at${latency}`] as number;
+      expect(store).toBeGreaterThanOrEqual(0);
+      expect(queue).toBeGreaterThanOrEqual(0);
+      expect(store + queue).toBeLessThanOrEqual(100);
+      for (const wait of ['pgFlushShare', 'pgLockShare']) {
+        expect(measures[`${wait}${n}at${latency}`]).toBeGreaterThanOrEqual(0);
+        expect(measures[`${wait}${n}at${latency}`]).toBeLessThanOrEqual(100);
+      }
+    }
   }, 120_000);
 
   it('busy site: days of up to 40,000 items with default settings, every reachable item stored, the days above the cap flagged', async () => {
