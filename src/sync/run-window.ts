@@ -2,6 +2,7 @@ import { RequestAbortedError } from '../api/abort.js';
 import type { ApiClient } from '../api/api-client.js';
 import { resourceShortage } from '../db/resource-shortage.js';
 import { inOneStatement, inTransaction } from '../db/transaction.js';
+import { windowWritesOf } from '../db/write-gate.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
 import { sessionOf } from '../extract/day-plan.js';
 import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
@@ -204,7 +205,9 @@ export async function storeNeighbours(
       { mode: 'insert-missing' },
       NO_EXTRAS,
     );
-    const [row] = await inOneStatement<{ load: WindowLoad }>(ctx.pool, WINDOW_MERGE, values);
+    const [row] = await windowWritesOf(ctx.pool).run(others.valid.length, () =>
+      inOneStatement<{ load: WindowLoad }>(ctx.pool, WINDOW_MERGE, values),
+    );
     return row?.load.inserted ?? 0;
   }
   return inTransaction(ctx.pool, async (trx) => {

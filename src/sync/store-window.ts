@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { inOneStatement, type LoadTransaction } from '../db/transaction.js';
+import { windowWritesOf } from '../db/write-gate.js';
 import type { DayRange } from '../extract/server-reading.js';
 import { isWholeDayEvidence } from '../load/moved-items.js';
 import { rejectedVisitor, rejectsParameter } from '../load/rejects.js';
@@ -51,7 +52,8 @@ export interface WindowToStore<R extends WindowedResource> {
  * (given `drift`) the inventory of unknown fields, in ONE statement, the owner's function
  * store_window() (migration 0041) given the day's items once as one parameter. A statement is a transaction by itself: a crash anywhere leaves either all of
  * it or none of it, and the next run takes the day again. One round trip a window, no `begin` or
- * `commit`, and a text prepared once per connection. The sync runs it for each window, the load
+ * `commit`, and a text prepared once per connection; at most WINDOW_ROWS_AT_ONCE rows of the
+ * process's windows written at once (src/db/write-gate.ts). The sync runs it for each window, the load
  * benchmark measures it.
  */
 export async function storeWindow<R extends WindowedResource>(
@@ -92,7 +94,10 @@ export async function storeWindow<R extends WindowedResource>(
       }),
     },
   );
-  const rows = await inOneStatement<{ load: WindowLoad }>(pool, WINDOW_MERGE, [...values]);
+  // Its parameters built, the window waits for its turn to write (src/db/write-gate.ts).
+  const rows = await windowWritesOf(pool).run(window.valid.length + window.rejected.length, () =>
+    inOneStatement<{ load: WindowLoad }>(pool, WINDOW_MERGE, [...values]),
+  );
   return (rows[0] as { load: WindowLoad }).load;
 }
 
