@@ -824,7 +824,7 @@ function learnAnswer(
   const { reading } = knowledge;
   if (
     range !== undefined &&
-    lacksSeen(session, range, times, servesWhole(reading, range, times, cut === false))
+    lacksSeen(session, range, times, servesWhole(reading, range, answerShape(times), cut === false))
   )
     session.lapsed = true;
   noteAnswer(session, items, times);
@@ -840,7 +840,7 @@ function learnAnswer(
   // What the run learned since may show an answer before came from another reading.
   if (!session.mixed)
     session.mixed = mixedAnswers(session, (kept) =>
-      servesWhole(knowledge.reading, kept.range, kept.times, kept.belowCaps),
+      servesWhole(knowledge.reading, kept.range, kept, kept.belowCaps),
     );
   return times;
 }
@@ -854,17 +854,21 @@ function learnAnswer(
 function servesWhole(
   reading: ServerReading,
   range: DayRange,
-  times: readonly (number | undefined)[],
+  { count, last }: { count: number; last: number | undefined },
   belowCaps: boolean,
 ): (time: number) => boolean {
   const held = (time: number) => heldWhole(range, reading, time);
-  if (belowCaps && times.length < reading.largestResponse) return held;
+  if (belowCaps && count < reading.largestResponse) return held;
   // Listed by dt, its last item is the one nearest the side a cut dropped.
-  const last = times.at(-1);
   if (last === undefined) return () => false;
   if (reading.order === 'oldest-first') return (time) => time < last && held(time);
   if (reading.order === 'newest-first') return (time) => time > last && held(time);
   return () => false;
+}
+
+/** What servesWhole reads of an answer's times. */
+function answerShape(times: readonly (number | undefined)[]): { count: number; last: number | undefined } {
+  return { count: times.length, last: times.at(-1) };
 }
 
 function isTime(time: number | undefined): time is number {
