@@ -831,8 +831,10 @@ function learnAnswer(
   if (range === undefined) learnFromAnswer(knowledge.reading, items, times.filter(isTime));
   else {
     // Cut sooner than before, the size is one the server's cap may now cut at: days settled at it
-    // are read again at the run's end (reopenUncapped), answers of it are taken as cut.
-    if (cutSooner(session, range, times)) suspectCap(reading, items.length);
+    // are read again at the run's end (reopenUncapped), answers of it are taken as cut. Not when
+    // our own limit cut it (a few items asked to prove a day empty): no cap is needed to explain it.
+    const atOurLimit = limit !== undefined && items.length >= limit;
+    if (!atOurLimit && cutSooner(session, range, times)) suspectCap(reading, items.length);
     learnFromResponse(knowledge.reading, range, items, cut, times);
     keepAnswer(session, { range, times, belowCaps: cut === false });
   }

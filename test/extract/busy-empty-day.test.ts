@@ -92,6 +92,24 @@ describe('an empty day between busy days, instants refused', () => {
     for (const day of EMPTY) expect(costs.get(day)).toBeLessThanOrEqual(6);
   });
 
+  it("takes no answer cut by the edge proof's own small limit for a cap's cut: a day of that many items is settled", () => {
+    // Busy and quiet days mixed, two empty: the edge proof asks a neighbour for EDGE_LIMIT (20)
+    // items, and that neighbour's own request had answered more. Taken for a cap cutting sooner,
+    // every later answer of 20 items was flagged truncated, the day whole all the same.
+    const mixed = { least: 20, most: 90, busy: { share: 0.3, least: 110, busiest: 170 }, empty: EMPTY };
+    const reading = READINGS[0] as ServedReading;
+    const twenties: { seed: number; day: string; truncated: boolean }[] = [];
+    for (let seed = 1; seed <= 40; seed++) {
+      const server = new SwitchingServer(seed, FROM, TO, reading, reading, Infinity, Infinity, mixed);
+      const { results } = readRun(server, DAYS, storedKnowledge(emptyReading()));
+      for (const day of DAYS)
+        if (server.itemsOn(day).length === 20)
+          twenties.push({ seed, day, truncated: results.get(day)?.truncated ?? true });
+    }
+    expect(twenties.length).toBeGreaterThanOrEqual(4);
+    expect(twenties.filter((day) => day.truncated)).toEqual([]);
+  });
+
   /** Each bound the edge proof leans on, moved the wrong way, a zone moved, the order turned. */
   const changes: [ServedReading, Partial<ServedReading>][] = [...READINGS, ...ZONED].flatMap((reading) => [
     reading.order === 'oldest-first'
