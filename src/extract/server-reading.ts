@@ -825,7 +825,9 @@ export function learnFromResponse(
     startMs: reading.headMs === null ? null : reach.startMs,
     endMs: reading.tailMs === null ? null : reach.endMs,
   };
-  const mayBeCut = items.length >= reading.largestResponse;
+  // Cut by the asker's limit (a small request beside a cap as large as our largest limit) as much
+  // as by a cap: its far end holds to no bound.
+  const mayBeCut = cut === true || items.length >= reading.largestResponse;
   const times: number[] = [];
   const heads: number[] = [];
   const tails: number[] = [];

@@ -45,6 +45,8 @@ export interface DaySizes {
   busy?: { share: number; least: number; busiest: number };
   /** Days that hold nothing, whatever the sizes draw. */
   empty?: readonly DayString[];
+  /** Days that hold exactly so many items, whatever the sizes draw (a benchmark's days replayed). */
+  exact?: Readonly<Partial<Record<DayString, number>>>;
 }
 
 export const QUIET: DaySizes = { most: 3 };
@@ -64,7 +66,10 @@ function dayItems(seed: number, day: DayString, sizes: DaySizes, sizesKey: strin
   if (known !== undefined) return known;
   const rng = createRandom(hashSeed(seed, 'quiet', day));
   const { busy } = sizes;
-  const count = sizes.empty?.includes(day)
+  const exact = sizes.exact?.[day];
+  const count = exact !== undefined
+    ? exact
+    : sizes.empty?.includes(day)
     ? 0
     : busy !== undefined && rng.chance(busy.share)
       ? rng.int(busy.least, busy.busiest)
