@@ -63,6 +63,7 @@ import {
   covers,
   cutSparesDay,
   type DayRange,
+  datedTimes,
   earlierRunsReading,
   edgeHolds,
   edgeRequests,
@@ -70,6 +71,7 @@ import {
   hasEvidence,
   heldWhole,
   holdsDayRequest,
+  isTime,
   itemDay,
   itemTime,
   largestToJudge,
@@ -873,10 +875,6 @@ function answerShape(times: readonly (number | undefined)[]): { count: number; l
   return { count: times.length, last: times.at(-1) };
 }
 
-function isTime(time: number | undefined): time is number {
-  return time !== undefined;
-}
-
 /** The reading proved stale: learned again from nothing; the day is asked anew, not reopened. */
 function stale(state: DayFetch): 'again' {
   state.staleVerdicts += 1;
@@ -1361,10 +1359,6 @@ function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
       shortOfSeen(sessionOf(state.knowledge), state.day, response),
     times: datedTimes(response),
   };
-}
-
-function datedTimes(items: readonly unknown[]): number[] {
-  return items.map(itemTime).filter((time): time is number => time !== undefined);
 }
 
 /** Whether an answer to `part`, its items at `answer`, lacks one of `whole` the reading says it holds. */

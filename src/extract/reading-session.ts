@@ -1,5 +1,5 @@
 import { addDays, type DayString, dayOfTime } from '../time/days.js';
-import { CEILING_LEAST, type DayRange, itemTime, sameRange } from './server-reading.js';
+import { CEILING_LEAST, type DayRange, datedTimes, isTime, itemTime, sameRange } from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the
@@ -321,7 +321,7 @@ export interface KeptAnswer {
 const ANSWERS_KEPT = 32;
 
 export function keepAnswer(session: ReadingSession, answer: AnswerTrace): void {
-  const dated = answer.times.filter((time): time is number => time !== undefined);
+  const dated = answer.times.filter(isTime);
   session.answers.push({
     range: answer.range,
     belowCaps: answer.belowCaps,
@@ -491,7 +491,7 @@ export function settled(
  */
 function offerCanary(session: ReadingSession, day: DayString, items: readonly unknown[]): void {
   if (session.proofs.passed > 0 && session.canary !== undefined) return;
-  const times = items.map(itemTime).filter((time): time is number => time !== undefined);
+  const times = datedTimes(items);
   if (times.length === 0 || times.length > CANARY_MOST) return;
   if (session.canary !== undefined && session.canary.times.length >= times.length) return;
   session.canary = { day, times };

@@ -658,6 +658,16 @@ export function itemTime(item: unknown): number | undefined {
   return Number.isNaN(time) ? undefined : time;
 }
 
+/** Whether a time (itemTime) was read: the filter of items with a readable dt. */
+export function isTime(time: number | undefined): time is number {
+  return time !== undefined;
+}
+
+/** The times of the items that have a readable dt, in the order the items came. */
+export function datedTimes(items: readonly unknown[]): number[] {
+  return items.map(itemTime).filter(isTime);
+}
+
 /** The UTC day of an item's dt, or undefined when it has no readable one. */
 export function itemDay(item: unknown): DayString | undefined {
   const time = itemTime(item);
@@ -918,7 +928,7 @@ export function boundProof(reading: ServerReading): BoundProof | undefined {
  * end) short of it. An item that went is missing too, inside what was served: not stale.
  */
 export function boundStale(proof: BoundProof, answer: readonly unknown[]): boolean {
-  const times = answer.map(itemTime).filter((time): time is number => time !== undefined);
+  const times = datedTimes(answer);
   if (times.includes(proof.time)) return false;
   if (times.length === 0) return true;
   return proof.side === 'end' ? Math.max(...times) < proof.time : Math.min(...times) > proof.time;
@@ -943,7 +953,7 @@ export function largestToJudge(before: number, reading: ServerReading): number {
 export function learnFromAnswer(
   reading: ServerReading,
   items: readonly unknown[],
-  times: readonly number[] = items.map(itemTime).filter((time): time is number => time !== undefined),
+  times: readonly number[] = datedTimes(items),
   /** The order `times` came in, where the caller read it already. */
   order: ItemOrder | null = orderOf(times),
   /** Days between the request's dates, for a request by days. */

@@ -1,6 +1,6 @@
 import { DAY_MS, type DayString, dayStartMs } from '../time/days.js';
 import { itemIdentity } from './item-identity.js';
-import { type ItemOrder, itemTime, orderOf } from './server-reading.js';
+import { datedTimes, type ItemOrder, itemTime, orderOf } from './server-reading.js';
 
 /**
  * Reading a day above the server's cap in time slices, where the server honours an ISO instant in
@@ -65,7 +65,7 @@ function beyond(slice: Slice, time: number): boolean {
  */
 export function probeSlice(day: DayString, held: readonly unknown[]): Slice {
   const whole = daySlice(day);
-  const all = held.map(itemTime).filter((time): time is number => time !== undefined);
+  const all = datedTimes(held);
   const own = all.filter((time) => within(whole, time));
   return aroundHeldItem(own, all) ?? aroundHeldItem(all, all) ?? whole;
 }

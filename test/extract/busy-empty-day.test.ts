@@ -117,13 +117,22 @@ describe('an empty day between busy days, instants refused', () => {
     // moved by hours past one the busy day's items held to: two readings at once, the reading
     // learned again, and the empty day flagged though nothing changed.
     const week = daysFrom(addDays(TODAY, -7), addDays(TODAY, -1));
-    const exact = Object.fromEntries(week.map((day, i) => [day, [16_520, 5_677, 0, 7_658, 4_534, 6_329, 9_047][i]]));
+    const exact = Object.fromEntries(
+      week.map((day, i) => [day, [16_520, 5_677, 0, 7_658, 4_534, 6_329, 9_047][i]]),
+    );
     const empty = week[2] as string;
     for (const instants of ['refused', 'ignored'] as const) {
       const reading: ServedReading = { ...base, cap: 10_000, instants, order: 'oldest-first' };
-      const server = new SwitchingServer(1, FROM, TO, reading, reading, Infinity, Infinity, { most: 3, exact });
+      const server = new SwitchingServer(1, FROM, TO, reading, reading, Infinity, Infinity, {
+        most: 3,
+        exact,
+      });
       const { results } = readRun(server, week, storedKnowledge(emptyReading()));
-      expect({ instants, ...results.get(empty as never) }).toEqual({ instants, truncated: false, ids: new Set() });
+      expect({ instants, ...results.get(empty as never) }).toEqual({
+        instants,
+        truncated: false,
+        ids: new Set(),
+      });
       for (const [day, result] of results)
         if (!result.truncated)
           expect({ day, held: result.ids.size }).toEqual({ day, held: server.itemsOn(day).length });

@@ -67,13 +67,14 @@ function dayItems(seed: number, day: DayString, sizes: DaySizes, sizesKey: strin
   const rng = createRandom(hashSeed(seed, 'quiet', day));
   const { busy } = sizes;
   const exact = sizes.exact?.[day];
-  const count = exact !== undefined
-    ? exact
-    : sizes.empty?.includes(day)
-    ? 0
-    : busy !== undefined && rng.chance(busy.share)
-      ? rng.int(busy.least, busy.busiest)
-      : rng.int(sizes.least ?? 0, sizes.most);
+  const count =
+    exact !== undefined
+      ? exact
+      : sizes.empty?.includes(day)
+        ? 0
+        : busy !== undefined && rng.chance(busy.share)
+          ? rng.int(busy.least, busy.busiest)
+          : rng.int(sizes.least ?? 0, sizes.most);
   const times = Array.from({ length: count }, () => rng.int(0, DAY_MS - 1)).sort((a, b) => a - b);
   const start = dayStartMs(day);
   const items = times.map((offset, i) => ({ id: `${day}#${i}`, dt: new Date(start + offset).toISOString() }));
