@@ -5,7 +5,14 @@
  */
 import type { Machine } from './machine.js';
 import { renderDoc } from './report.js';
-import { BENCHMARK_NAMES, type BenchmarkName, FULL, figuresOf, type SuiteResult } from './suite.js';
+import {
+  BENCHMARK_NAMES,
+  type BenchmarkName,
+  FULL,
+  failureOf,
+  figuresOf,
+  type SuiteResult,
+} from './suite.js';
 
 export interface SavedRun {
   result: Omit<SuiteResult, 'figures'>;
@@ -70,7 +77,11 @@ export function mergeSaved(base: SavedRun, fresh: SavedRun): SavedRun {
     result: {
       ...base.result,
       values,
-      failures: [...base.result.failures, ...fresh.result.failures],
+      // A benchmark measured again: its earlier failures went with its earlier values.
+      failures: [
+        ...base.result.failures.filter((line) => !fresh.only.some((name) => failureOf(name, line))),
+        ...fresh.result.failures,
+      ],
     },
     only: BENCHMARK_NAMES.filter((name) => base.only.includes(name) || measured.has(name)),
     sections,

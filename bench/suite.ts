@@ -78,6 +78,34 @@ export const BENCHMARK_NAMES = [
 ] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
+/**
+ * The words every correctness failure of a benchmark starts with, after its run: a run of some
+ * benchmarks merged into a fuller one's values (saved.ts, mergeSaved) replaces the failures of
+ * those it measured again by these, and keeps the others'.
+ */
+export const FAILURE_LABELS: Record<BenchmarkName, string> = {
+  extraction: 'extraction',
+  load: 'load',
+  memory: 'memory',
+  webhooks: 'webhooks',
+  startup: 'startup',
+  queue: 'queue',
+  'busy-site': 'busy site',
+  'time-slices': 'time slices',
+  'reading-proofs': 'reading proofs',
+};
+
+/** A benchmark's failure as the suite lists it: its run, then its label unless it starts with it. */
+export function failureLine(name: BenchmarkName, run: number, failure: string): string {
+  const label = FAILURE_LABELS[name];
+  return `run ${run}: ${failure.startsWith(label) ? failure : `${label}: ${failure}`}`;
+}
+
+/** Whether a listed failure (failureLine) is one of `name`'s. */
+export function failureOf(name: BenchmarkName, line: string): boolean {
+  return line.replace(/^run \d+: /, '').startsWith(FAILURE_LABELS[name]);
+}
+
 interface Entry {
   benchmark: Benchmark<never>;
   figures: FigureSpec[];
@@ -180,9 +208,10 @@ export async function runSuite(
       try {
         const result = await entry.run(server);
         results.set(name, [...(results.get(name) ?? []), result]);
-        failures.push(...result.failures.map((f) => `run ${run}: ${f}`));
+        failures.push(...result.failures.map((f) => failureLine(name, run, f)));
       } catch (error) {
-        failures.push(`run ${run}: ${name} failed: ${error instanceof Error ? error.stack : String(error)}`);
+        const failure = `failed: ${error instanceof Error ? error.stack : String(error)}`;
+        failures.push(failureLine(name, run, failure));
       }
       log(`${name}: run ${run} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }

@@ -68,4 +68,25 @@ describe('a benchmark measured again, merged into the saved values of a full run
     expect(doc.match(/Measured apart from the rest/g)).toHaveLength(1);
     expect(doc).toContain('- **Command**: `npm run bench`');
   });
+
+  it("replaces the failures of what it measured again, and keeps the others'", () => {
+    const failing = (base: SavedRun, failures: string[]): SavedRun => ({
+      ...base,
+      result: { ...base.result, failures },
+    });
+    const before = failing(full, [
+      'run 1: busy site: feedback 2026-11-29 (0 items, cap 10000): truncated true',
+      'run 2: load: first load inserted 9 of 10 rows',
+    ]);
+    const busyAgain = failing(run(['busy-site'], 'npm run bench -- --only busy-site', again.date, 7), [
+      'run 1: busy site: feedback 2026-11-28 (5677 items, cap 10000): truncated true',
+    ]);
+    expect(mergeSaved(before, busyAgain).result.failures).toEqual([
+      'run 2: load: first load inserted 9 of 10 rows',
+      'run 1: busy site: feedback 2026-11-28 (5677 items, cap 10000): truncated true',
+    ]);
+    expect(mergeSaved(before, failing(busyAgain, [])).result.failures).toEqual([
+      'run 2: load: first load inserted 9 of 10 rows',
+    ]);
+  });
 });
