@@ -86,6 +86,7 @@ import {
   sameRange,
   serverDay,
   servesPartOf,
+  spansDay,
   suspectCap,
   widened,
 } from './server-reading.js';
@@ -195,6 +196,11 @@ export interface DayFetch {
    */
   partsWholeAt: number;
   /**
+   * A part of the cut day came back whole and held the day from midnight to midnight (spansDay):
+   * the day is whole, whatever its other parts' cuts.
+   */
+  spannedWhole: boolean;
+  /**
    * The day's UTC day, asked with instants (the stored reading's check, checkByInstants), came back
    * empty: under instants honoured, a second empty answer no reading of bounds or zone explains.
    */
@@ -276,6 +282,7 @@ export function newDayFetch(
     wholeOn: undefined,
     readAsCut: false,
     partsWholeAt: 0,
+    spannedWhole: false,
     utcDayEmpty: false,
     widest: 'unasked',
     wider: undefined,
@@ -429,6 +436,7 @@ function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): P
   if (truncated === 'relearned') return outcome(state, true);
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
+  if (state.spannedWhole) return outcome(state, false);
   const now = runRequest(state.day, knowledge);
   if ((truncated && !sameRange(range, now)) || !covers(range, now)) return 'again';
   return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));
@@ -1324,6 +1332,13 @@ function* split(
     if (answer.empty && readingDoubted(state.knowledge) && servesPartOf(part, reading, state.day))
       return true;
     if (answer.cut && answer.sparesDay && answer.short) return 'short';
+    // Whole from the day's first quarter hour to its last: no other part can hold more of it. A
+    // busy day's neighbour cut at the cap, which no half spares where the reading doubts its day,
+    // flagged a whole day beside it.
+    if (answer.spansDay) {
+      state.spannedWhole = true;
+      return false;
+    }
     if (!answer.cut || answer.sparesDay) continue;
     const deeper = yield* split(state, part, depth + 1, answer.times);
     if (typeof deeper === 'string') return deeper;
@@ -1344,20 +1359,31 @@ interface PartAnswer {
    * cut and spares the day, the day's items fell outside what it served, and it spared nothing.
    */
   short: boolean;
+  /** Judged whole as the day's own answer would be, holding the day midnight to midnight (spansDay). */
+  spansDay: boolean;
   times: number[];
 }
 
 function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
   const { reading } = state.knowledge;
+  const largestBefore = reading.largestResponse;
   const response = yield* served(state, part);
+  const cut = partCut(state, response.length);
+  const times = datedTimes(response);
+  const largest = largestToJudge(largestBefore, state.knowledge.reading);
   return {
-    cut: partCut(state, response.length),
+    cut,
     empty: response.length === 0,
     sparesDay: cutSparesDay(reading, response, state.day),
     short:
       covers(part, requestFor(state.day, reading)) &&
       shortOfSeen(sessionOf(state.knowledge), state.day, response),
-    times: datedTimes(response),
+    spansDay:
+      !cut &&
+      judge(response.length, largest, state.limit, reading) === 'complete' &&
+      spansDay(times, state.day) &&
+      !shortOfSeen(sessionOf(state.knowledge), state.day, response),
+    times,
   };
 }
 

@@ -536,6 +536,21 @@ function servedSpan(range: DayRange, reading: ServerReading): { from: number; to
   };
 }
 
+/**
+ * Whether an answer not cut holds every item of `day`, whatever reading served it: it holds items
+ * of the day within a quarter hour after its first midnight and before its last, and a server's
+ * interval starts and ends on quarter hours (zones and whole days are multiples of one), so it
+ * started no later than the day and ended no earlier.
+ */
+export function spansDay(times: readonly number[], day: DayString): boolean {
+  const start = dayStartMs(day);
+  const end = start + DAY_MS;
+  return (
+    times.some((time) => time >= start && time < start + QUARTER_HOUR_MS) &&
+    times.some((time) => time >= end - QUARTER_HOUR_MS && time < end)
+  );
+}
+
 /** Whether an item at `time` is one the answer to `range` must hold if the reading holds. */
 export function heldWhole(range: DayRange, reading: ServerReading, time: number): boolean {
   const { from, to } = servedSpan(range, reading);

@@ -139,6 +139,29 @@ describe('an empty day between busy days, instants refused', () => {
     }
   });
 
+  it('settles the whole day between a busy day and an empty one: a part that held it midnight to midnight, whole, vouches for it', () => {
+    // The same week. The day after the busy one (5,677 items) is read again at the run's end
+    // under a request that reaches into the busy day; its halves come back cut at the cap there,
+    // and without instants no half spares the day. Its own half, whole, held its items from 00:00
+    // to 23:59: the day is whole whatever the other halves held, and it is no longer flagged.
+    const week = daysFrom(addDays(TODAY, -7), addDays(TODAY, -1));
+    const sizes = [16_520, 5_677, 0, 7_658, 4_534, 6_329, 9_047];
+    const exact = Object.fromEntries(week.map((day, i) => [day, sizes[i]]));
+    for (const instants of ['refused', 'ignored'] as const) {
+      const reading: ServedReading = { ...base, cap: 10_000, instants, order: 'oldest-first' };
+      const server = new SwitchingServer(1, FROM, TO, reading, reading, Infinity, Infinity, {
+        most: 3,
+        exact,
+      });
+      const { results } = readRun(server, week, storedKnowledge(emptyReading()));
+      const flagged = [...results].filter(([, result]) => result.truncated).map(([day]) => day);
+      expect({ instants, flagged }).toEqual({ instants, flagged: [week[0]] });
+      for (const [day, result] of results)
+        if (!result.truncated)
+          expect({ day, held: result.ids.size }).toEqual({ day, held: server.itemsOn(day).length });
+    }
+  });
+
   /** Each bound the edge proof leans on, moved the wrong way, a zone moved, the order turned. */
   const changes: [ServedReading, Partial<ServedReading>][] = [...READINGS, ...ZONED].flatMap((reading) => [
     reading.order === 'oldest-first'

@@ -19,6 +19,7 @@ import {
   requestFor,
   type ServerReading,
   shareCaps,
+  spansDay,
   startFrom,
 } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
@@ -569,5 +570,26 @@ describe('whether a request held a day whole, for many days at once', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('an answer that holds a day midnight to midnight', () => {
+  const at = (day: DayString, hhmm: string) => Date.parse(`${day}T${hhmm}:00.000Z`);
+  const next = addDays(DAY, 1);
+
+  it('holds every item of the day where it has one in the first quarter hour and one in the last', () => {
+    expect(spansDay([at(DAY, '00:14'), at(DAY, '12:00'), at(DAY, '23:45')], DAY)).toBe(true);
+    // A neighbour's items around the day change nothing: the day's own edges are what count.
+    expect(
+      spansDay([at(addDays(DAY, -1), '23:59'), at(DAY, '00:00'), at(DAY, '23:59'), at(next, '00:00')], DAY),
+    ).toBe(true);
+  });
+
+  it("proves nothing where the day's first or last item is a quarter hour or more from its midnight", () => {
+    // A server whose day starts at 00:15 (a zone a quarter hour off) would serve both answers.
+    expect(spansDay([at(DAY, '00:15'), at(DAY, '23:59')], DAY)).toBe(false);
+    expect(spansDay([at(DAY, '00:00'), at(DAY, '23:44')], DAY)).toBe(false);
+    expect(spansDay([at(addDays(DAY, -1), '23:59'), at(next, '00:00')], DAY)).toBe(false);
+    expect(spansDay([], DAY)).toBe(false);
   });
 });
