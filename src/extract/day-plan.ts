@@ -29,6 +29,7 @@ import {
   cutProofVerdict,
   cutSooner,
   daysAfterStretches,
+  edgeDayOf,
   flappingCeilingOf,
   keepAnswer,
   lacksSeen,
@@ -712,7 +713,12 @@ const EDGE_LIMIT = 20;
  */
 function* emptyByEdges(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const reading = { ...state.knowledge.reading };
-  const asks = edgeRequests(state.day, reading);
+  const { order } = reading;
+  const edgeDay =
+    order === 'oldest-first' || order === 'newest-first'
+      ? edgeDayOf(sessionOf(state.knowledge), state.day, order)
+      : undefined;
+  const asks = edgeRequests(state.day, reading, edgeDay);
   if (asks === undefined) return 'unproven';
   if (!edgeHolds(reading, asks.edge, yield* askFew(state, asks.edge))) return 'unproven';
   const spare = yield* askFew(state, asks.spare);

@@ -1,4 +1,4 @@
-import { addDays, type DayString, dayOfTime } from '../time/days.js';
+import { addDays, DAY_MS, type DayString, dayOfTime, dayStartMs, HOUR_MS } from '../time/days.js';
 import { CEILING_LEAST, type DayRange, datedTimes, isTime, itemTime, sameRange } from './server-reading.js';
 
 /**
@@ -133,6 +133,37 @@ export interface SettledUnder {
 }
 
 /** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
+/** Days either side of an empty day searched for one whose items show where the server's day ends. */
+const EDGE_DAYS_SEARCHED = 7;
+
+/**
+ * The nearest day to `day` whose items the run saw within a quarter hour after its midnight
+ * (oldest first; before its last, newest first): its own request, asked for a few items, shows
+ * whether the server still serves from that midnight (server-reading.ts, edgeRequests). A quiet
+ * neighbour's first item often comes later, and the empty day between it and a busy one was
+ * flagged though a day further off would have shown the same.
+ */
+export function edgeDayOf(
+  session: ReadingSession,
+  day: DayString,
+  order: 'oldest-first' | 'newest-first',
+): DayString | undefined {
+  for (let step = 1; step <= EDGE_DAYS_SEARCHED; step++)
+    for (const other of [addDays(day, -step), addDays(day, step)]) {
+      const span = session.seen.get(other);
+      if (span === undefined) continue;
+      const start = dayStartMs(other);
+      const near =
+        order === 'oldest-first'
+          ? span.first < start + QUARTER_HOUR_MS
+          : span.last >= start + DAY_MS - QUARTER_HOUR_MS;
+      if (near) return other;
+    }
+  return undefined;
+}
+
+const QUARTER_HOUR_MS = HOUR_MS / 4;
+
 export interface DaySpan {
   count: number;
   first: number;

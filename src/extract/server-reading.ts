@@ -740,9 +740,11 @@ export function answerSpans(
 
 /**
  * Two requests that tell whether an empty `day` is empty on a server that lists by dt, where a
- * busy neighbour cuts every request that holds the day under every reading. `edge` is the
- * neighbour's own request (the day before, oldest first; after, newest first): its first item
- * shows whether the server still starts (or ends) a request where the reading says (edgeHolds).
+ * busy neighbour cuts every request that holds the day under every reading. `edge` is a nearby
+ * day's own request (`edgeDay`, one whose item the run saw within a quarter hour of where the
+ * server starts its day, oldest first, or ends it, newest first; else the day before or after):
+ * its first item shows whether the server still starts (or ends) a request where the reading says
+ * (edgeHolds), which the reading says alike of every day.
  * `spare` holds the day and that neighbour under the reading: if the server serves it from there,
  * its first items are the day's, if the day has any. Undefined while the order is not known, or
  * where the reading's day is not UTC's on that side (a zone, or a bound not yet proved): the
@@ -751,18 +753,19 @@ export function answerSpans(
 export function edgeRequests(
   day: DayString,
   reading: ServerReading,
+  edgeDay?: DayString,
 ): { edge: DayRange; spare: DayRange } | undefined {
   const own = requestFor(day, reading);
   const startsAtMidnight = startReach(reading) === dayStartMs(day) - dayStartMs(own.startdate);
   const endsAtMidnight = endReach(reading) === dayStartMs(day) + DAY_MS - dayStartMs(own.enddate);
   if (reading.order === 'oldest-first' && startsAtMidnight)
     return {
-      edge: requestFor(addDays(day, -1), reading),
+      edge: requestFor(edgeDay ?? addDays(day, -1), reading),
       spare: { startdate: own.startdate, enddate: requestFor(addDays(day, 1), reading).enddate },
     };
   if (reading.order === 'newest-first' && endsAtMidnight)
     return {
-      edge: requestFor(addDays(day, 1), reading),
+      edge: requestFor(edgeDay ?? addDays(day, 1), reading),
       spare: { startdate: requestFor(addDays(day, -1), reading).startdate, enddate: own.enddate },
     };
   return undefined;

@@ -162,6 +162,36 @@ describe('an empty day between busy days, instants refused', () => {
     }
   });
 
+  it('proves an empty day beside a quiet neighbour by a day further off whose item sat at its midnight', () => {
+    // Busy and quiet days mixed: the quiet neighbour's first item often comes half an hour or more
+    // after its midnight (newest first: its last, before the next), which shows nothing of where
+    // the server starts its day, and the empty day was flagged, 25 of 80 here. The server's start
+    // is the same for every day: a day nearby whose item the run saw at its midnight shows it.
+    const mixed = { least: 20, most: 90, busy: { share: 0.3, least: 110, busiest: 170 }, empty: EMPTY };
+    for (const order of ['oldest-first', 'newest-first'] as const) {
+      const reading: ServedReading = { ...base, order };
+      for (let seed = 1; seed <= 40; seed++) {
+        const server = new SwitchingServer(seed, FROM, TO, reading, reading, Infinity, Infinity, mixed);
+        const { results } = readRun(server, DAYS, storedKnowledge(emptyReading()));
+        for (const day of EMPTY)
+          expect({ order, seed, day, ...results.get(day) }).toEqual({
+            order,
+            seed,
+            day,
+            truncated: false,
+            ids: new Set(),
+          });
+        for (const [day, result] of results)
+          if (!result.truncated)
+            expect({ seed, day, held: result.ids.size }).toEqual({
+              seed,
+              day,
+              held: server.itemsOn(day).length,
+            });
+      }
+    }
+  });
+
   /** Each bound the edge proof leans on, moved the wrong way, a zone moved, the order turned. */
   const changes: [ServedReading, Partial<ServedReading>][] = [...READINGS, ...ZONED].flatMap((reading) => [
     reading.order === 'oldest-first'
