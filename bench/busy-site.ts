@@ -18,6 +18,11 @@ export interface BusySiteOptions {
   perDay: number;
   /** The server's cap: most items one response holds. */
   cap: number;
+  /**
+   * The range's last day: the same days every run, so that a section measured one day reproduces
+   * on another (the simulator draws a day's size from its date). Unset, the latest closed days.
+   */
+  lastDay?: string;
 }
 
 const RESOURCES = ['feedback', 'survey', 'recordings'] as const;
@@ -95,16 +100,24 @@ export function dayCounts(
 }
 
 /**
- * The latest range of `days` closed days in which each resource has a day above the cap: the
- * simulator draws a day's size from its date, so the last week may well be a quiet one.
+ * The range of `days` days ending on `lastDay`, or else the latest closed days, in which each
+ * resource has a day above the cap: the simulator draws a day's size from its date, so the last
+ * week may well be a quiet one.
  */
-export function busyRange(options: BusySiteOptions): { from: string; to: string } {
-  const yesterday = addDays(todayUtc(new Date()), -1);
+export function busyRange(
+  options: BusySiteOptions,
+  today: string = todayUtc(new Date()),
+): { from: string; to: string } {
+  const last = options.lastDay ?? addDays(today, -1);
   for (let back = 0; ; back++) {
-    const to = addDays(yesterday, -back);
+    const to = addDays(last, -back);
     const from = addDays(to, -(options.days - 1));
     const counts = [...dayCounts(from, to, options.perDay, 'plans').values()];
     if (RESOURCES.every((resource) => counts.some((day) => day[resource] > options.cap))) return { from, to };
+    if (options.lastDay !== undefined)
+      throw new Error(
+        `the ${options.days} days to ${options.lastDay} hold no day above ${options.cap} of each resource`,
+      );
     if (back > 365)
       throw new Error(`no ${options.days} days in the last year hold a day above ${options.cap}`);
   }

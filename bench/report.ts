@@ -4,11 +4,12 @@
  */
 import { formatTable } from '../src/cli/format-table.js';
 import { WINDOW_ROWS_AT_ONCE } from '../src/db/write-gate.js';
+import { addDays } from '../src/time/days.js';
 import { summarize } from './figures.js';
 import type { Machine } from './machine.js';
 import type { SavedRun } from './saved.js';
 import type { FigureResult, SuiteResult } from './suite.js';
-import { type BenchmarkName, targetsOf } from './suite.js';
+import { type BenchmarkName, FULL, targetsOf } from './suite.js';
 
 function number(value: number, digits: number): string {
   if (!Number.isFinite(value)) return 'n/a';
@@ -81,6 +82,13 @@ const TITLES: Record<BenchmarkName, string> = {
   'time-slices': 'Time slices: days above a cap of 30, under each reading of instants',
   'reading-proofs': "Reading proofs: what proving the server's reading costs, in requests",
 };
+
+/** The busy site's days, as the full run measures them (bench/suite.ts). */
+function busyDays(): string {
+  const { days, lastDay } = FULL.busySite;
+  if (lastDay === undefined) return `the latest ${days} closed days with a day above the cap`;
+  return `${days} days, the same every run (${addDays(lastDay, -(days - 1))} to ${lastDay})`;
+}
 
 export function renderDoc(input: DocInput): string {
   const { result, machine, date, command, startLoad, runs, only, sections = {} } = input;
@@ -221,12 +229,15 @@ const NOTES: Record<BenchmarkName, string[]> = {
   'busy-site': [
     'The CLI from its sources (`node bin/insights-sync-dev.js backfill`, so the launcher and its',
     'default heap limit apply) with **default settings** (no `INSIGHTS_LIMIT`, no heap flag) in a',
-    'process of its own, against `insights-sync simulate` in another: 7 days, a mean of 7,000 items',
-    'a day of each of feedback, survey answers and recordings (a day varies from none to 4.2 times',
-    'the mean), every response capped at 10,000 (the default `INSIGHTS_MAX_LIMIT`). A whole-day',
-    'reading reaches the first 10,000 items of a larger day; the run must store exactly those, give',
-    'each day its ledger count, and flag exactly the days above the cap as truncated (any miss is',
-    'a correctness failure). The peak is the `VmHWM` of the process that runs the backfill.',
+    `process of its own, against \`insights-sync simulate\` in another: ${busyDays()}:`,
+    'a mean of 7,000 items a day of each of feedback, survey answers and recordings (a day varies',
+    'from none to 4.2 times the mean), every response capped at 10,000 (the default',
+    '`INSIGHTS_MAX_LIMIT`). A whole-day reading reaches the first 10,000 items of a larger day; the',
+    'run must store exactly those, give each day its ledger count, and flag exactly the days above',
+    'the cap as truncated (any miss is a correctness failure). The peak is the `VmHWM` of the',
+    'process that runs the backfill. The days are fixed so that the section reproduces on any date:',
+    'the simulator draws a day from its date, and these hold a day of 16,520 feedback items followed',
+    'by one of 5,677 and an empty one, where whole days beside the busy one were once flagged.',
     '',
     'Reproduce only this section: `npm run bench -- --only busy-site --runs 1 --no-write`.',
   ],
