@@ -435,9 +435,9 @@ function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): P
   // Flagged: its halves prove nothing, and a server whose reading keeps changing (a rolling
   // deploy) answers a day asked anew under one of its readings as it answered these.
   if (truncated === 'relearned') return outcome(state, true);
+  if (state.spannedWhole) return outcome(state, false);
   // The parts' items may have narrowed the request; ask that before calling the day cut. A
   // reading found changed meanwhile (the slices' probe) may no longer hold the day in `range`.
-  if (state.spannedWhole) return outcome(state, false);
   const now = runRequest(state.day, knowledge);
   if ((truncated && !sameRange(range, now)) || !covers(range, now)) return 'again';
   return outcome(state, truncated && (slicedFirst || !(yield* sliced(state))));

@@ -132,8 +132,9 @@ export interface SettledUnder {
   reading: object;
 }
 
-/** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
-/** Days either side of an empty day searched for one whose items show where the server's day ends. */
+const QUARTER_HOUR_MS = HOUR_MS / 4;
+
+/** Days either side of an empty day searched for one whose items show where the server's day starts. */
 const EDGE_DAYS_SEARCHED = 7;
 
 /**
@@ -162,8 +163,7 @@ export function edgeDayOf(
   return undefined;
 }
 
-const QUARTER_HOUR_MS = HOUR_MS / 4;
-
+/** Items of one day in an answer or held: how many, the earliest and the latest (epoch ms). */
 export interface DaySpan {
   count: number;
   first: number;
