@@ -57,10 +57,10 @@ export const SMOKE: SuiteOptions = {
   webhooks: { seconds: 2, healthSeconds: 1, connections: 4, fewerConnections: 2, duplicates: 0.2 },
   startup: { repeats: 1, backfillItems: 2_000 },
   queue: { days: 2, sources: 2, latencies: [10], workers: [1, 2] },
-  // Two days of 4,000 to 40,000 items of each resource: windows of the cap's size (10,000) at the
-  // least, so that a statement that grows with the window or a memory bound that does not hold
-  // fails CI.
-  busySite: { days: 2, perDay: 25_000, cap: 10_000 },
+  // The full run's week (windows of the cap's size, a day above it, a whole day and an empty one
+  // after it), so that a statement that grows with the window, a memory bound that does not hold
+  // over a week of kept answers, or a whole day flagged beside a busy one fails CI. About 30 s.
+  busySite: { days: 7, perDay: 7_000, cap: 10_000, lastDay: '2026-12-03' },
   // A week: days above the cap of each resource, so that every reading probes and slices.
   timeSlices: { days: 7, perDay: 45, cap: 30 },
   // Ten days and two nights of two data sets: proofs, empty quiet days, days a deploy reopens.
