@@ -81,31 +81,23 @@ export const BENCHMARK_NAMES = [
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];
 
 /**
- * The words every correctness failure of a benchmark starts with, after its run: a run of some
- * benchmarks merged into a fuller one's values (saved.ts, mergeSaved) replaces the failures of
- * those it measured again by these, and keeps the others'.
+ * The words every correctness failure of a benchmark starts with, after its run: its name, words
+ * apart ('busy site'). A run of some benchmarks merged into a fuller one's values (saved.ts,
+ * mergeSaved) replaces the failures of those it measured again by these, and keeps the others'.
  */
-export const FAILURE_LABELS: Record<BenchmarkName, string> = {
-  extraction: 'extraction',
-  load: 'load',
-  memory: 'memory',
-  webhooks: 'webhooks',
-  startup: 'startup',
-  queue: 'queue',
-  'busy-site': 'busy site',
-  'time-slices': 'time slices',
-  'reading-proofs': 'reading proofs',
-};
+function failureLabel(name: BenchmarkName): string {
+  return name.replaceAll('-', ' ');
+}
 
 /** A benchmark's failure as the suite lists it: its run, then its label unless it starts with it. */
 export function failureLine(name: BenchmarkName, run: number, failure: string): string {
-  const label = FAILURE_LABELS[name];
+  const label = failureLabel(name);
   return `run ${run}: ${failure.startsWith(label) ? failure : `${label}: ${failure}`}`;
 }
 
 /** Whether a listed failure (failureLine) is one of `name`'s. */
 export function failureOf(name: BenchmarkName, line: string): boolean {
-  return line.replace(/^run \d+: /, '').startsWith(FAILURE_LABELS[name]);
+  return line.replace(/^run \d+: /, '').startsWith(failureLabel(name));
 }
 
 interface Entry {

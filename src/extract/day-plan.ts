@@ -1377,18 +1377,17 @@ function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
   const cut = partCut(state, response.length);
   const times = datedTimes(response);
   const largest = largestToJudge(largestBefore, state.knowledge.reading);
+  const shortOfRun = shortOfSeen(sessionOf(state.knowledge), state.day, response);
   return {
     cut,
     empty: response.length === 0,
     sparesDay: cutSparesDay(reading, response, state.day),
-    short:
-      covers(part, requestFor(state.day, reading)) &&
-      shortOfSeen(sessionOf(state.knowledge), state.day, response),
+    short: covers(part, requestFor(state.day, reading)) && shortOfRun,
     spansDay:
       !cut &&
       judge(response.length, largest, state.limit, reading) === 'complete' &&
       spansDay(times, state.day) &&
-      !shortOfSeen(sessionOf(state.knowledge), state.day, response),
+      !shortOfRun,
     times,
   };
 }
