@@ -913,10 +913,11 @@ export function* planRunProof(
   const session = sessionOf(knowledge);
   yield* checkCeiling(resource, policy, knowledge);
   // Each answer is noted (learnAnswer): one holding more of the day before than it held reopens it.
-  for (const next of daysAfterStretches(session, today)) {
-    const state = newDayFetch(resource, next, policy, knowledge, next === today);
-    yield* forDay(next, ask(state, requestFor(next, knowledge.reading)));
-  }
+  // Side by side, as the run's windows: no answer of them decides what another asks.
+  const after = daysAfterStretches(session, today).map((next) =>
+    dayAfter(resource, next, policy, knowledge, today),
+  );
+  if (after.length > 0) yield { kind: 'all', plans: after };
   // An answer of these lacked what the run's answers showed of a day it serves whole: a failed
   // proof, whatever the canary says (old readers may keep the canary's own request).
   if (session.lapsed) {
@@ -940,6 +941,18 @@ export function* planRunProof(
   reopenAtCaps();
   reopenUncoveredDays(knowledge, true);
   return [...new Set([...reopened, ...takeReopened(session)])].sort();
+}
+
+/** The run's end asks `next`, the day after a stretch, as its own window would. */
+function* dayAfter(
+  resource: WindowedResource,
+  next: DayString,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+  today: DayString,
+): Plan<unknown[]> {
+  const state = newDayFetch(resource, next, policy, knowledge, next === today);
+  return yield* forDay(next, ask(state, requestFor(next, knowledge.reading)));
 }
 
 /** A plan's requests, named for `day`: the run's end asks for days other than the canary's. */
@@ -1028,11 +1041,21 @@ function* ceilingIsCap(
     answer.filter((item) => itemDay(item) === day).length;
   const provesCap = (answer: readonly unknown[]) =>
     (answer.length === size && ofDay(first, answer) < answer.length) || ofDay(first, answer) > size;
+  // The days side by side, the first one's wider request after its own: a steady server is asked
+  // each of them anyway, and the verdict reads their answers in order, as one after another would.
+  const asked = days
+    .slice(0, CEILING_ASKS)
+    .map((day) => ({ day, again: [] as unknown[], wide: [] as unknown[] }));
+  const askDay = function* (read: (typeof asked)[number], widen: boolean): Plan<void> {
+    const state = newDayFetch(resource, read.day, policy, knowledge);
+    const own = requestFor(read.day, knowledge.reading);
+    read.again = yield* ask(state, own);
+    if (widen && ofDay(read.day, read.again) <= size)
+      read.wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
+  };
+  yield { kind: 'all', plans: asked.map((read, i) => askDay(read, i === 0)) };
   let cutAbove = false;
-  for (const [i, day] of days.slice(0, CEILING_ASKS).entries()) {
-    const state = newDayFetch(resource, day, policy, knowledge);
-    const own = requestFor(day, knowledge.reading);
-    const again = yield* ask(state, own);
+  for (const [i, { day, again, wide }] of asked.entries()) {
     if (ofDay(day, again) > size) return true;
     // The day alone, holding fewer of it than an answer of the run held: cut at that size now (a
     // new reading's lower cap), which any day settled at exactly that size may have been too.
@@ -1040,7 +1063,6 @@ function* ceilingIsCap(
     if (again.length > 0 && ofDay(day, again) === again.length && again.length < held)
       suspectCap(knowledge.reading, again.length);
     if (i > 0) continue;
-    const wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
     if (provesCap(wide)) return true;
     // Cut above the size before it reached the day: it let more through, but from where it starts
     // (old readers keeping the requests that start on one day answer with their larger cap).

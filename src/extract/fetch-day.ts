@@ -62,6 +62,12 @@ async function drive<T>(
     if (wanted.kind === 'wait') {
       await wanted.until;
       answer = { kind: 'waited' };
+    } else if (wanted.kind === 'all') {
+      // Every part ends before the plan goes on, a failed one's error with it: none asks after.
+      const parts = await Promise.allSettled(wanted.plans.map((part) => drive(client, resource, day, part)));
+      const failed = parts.find((part) => part.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      answer = { kind: 'waited' };
     } else {
       try {
         answer = {

@@ -17,12 +17,18 @@ export type Step =
       day?: DayString;
     }
   /** Another window of the run is reaching a verdict this plan depends on: resume once it is done. */
-  | { kind: 'wait'; until: Promise<void> };
+  | { kind: 'wait'; until: Promise<void> }
+  /**
+   * Drive these plans side by side, each as its own (their requests share the run's bound):
+   * resume once every one is done. For plans that decide nothing from each other's answers.
+   */
+  | { kind: 'all'; plans: Plan<unknown>[] };
 
 export type Answer =
   | { kind: 'items'; items: unknown[] }
   /** The request failed: the plan decides whether that is a refused limit or the day's failure. */
   | { kind: 'failed'; error: unknown }
+  /** A wait, or plans side by side, is over. */
   | { kind: 'waited' };
 
 /** A plan, or a part of one, that finishes with a T. */

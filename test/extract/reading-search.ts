@@ -175,12 +175,20 @@ export function seedSession(server: QuietServer, knowledge: ResourceKnowledge): 
   knowledge.session ??= newSession(server.proofSalt);
 }
 
-/** Sends every request a plan yields to the server, one at a time, until the plan finishes. */
+/**
+ * Sends every request a plan yields to the server, one at a time, until the plan finishes; plans
+ * it would drive side by side, one after the other.
+ */
 export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
   let step = plan.next();
   while (!step.done) {
     const wanted = step.value;
     if (wanted.kind === 'wait') throw new Error('one window at a time never waits');
+    if (wanted.kind === 'all') {
+      for (const part of wanted.plans) answerPlan(server, part);
+      step = plan.next({ kind: 'waited' });
+      continue;
+    }
     step = plan.next(server.answer(wanted.range, wanted.limit));
   }
   return step.value;

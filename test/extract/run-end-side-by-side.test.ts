@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../src/api/api-client.js';
+import { proveRun } from '../../src/extract/fetch-day.js';
+import type { ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import { daysAfterStretches } from '../../src/extract/reading-session.js';
+import { emptyReading, knownCaps } from '../../src/extract/server-reading.js';
+import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
+import {
+  type DaySizes,
+  fetchDaySync,
+  POLICY,
+  QuietServer,
+  storedKnowledge,
+  TODAY,
+} from './reading-search.js';
+
+/**
+ * The run's last proof asks what no answer of its own decides: the days after its stretches, and
+ * the days a ceiling check reads again. Asked one after the other, each cost the run's end a round
+ * trip (seven in a year's backfill with 8 requests in flight, where one or two would do): they go
+ * side by side, within the run's bound on requests like its windows.
+ */
+
+const READING = {
+  startdate: 'inclusive',
+  enddate: 'inclusive',
+  order: 'oldest-first',
+  cap: 10_000,
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+  instants: 'refused',
+} as const;
+
+/** A client over an in-memory server that answers on a later turn of the event loop, and counts what it holds at once. */
+function countingClient(server: QuietServer) {
+  const seen = { most: 0, now: 0, asked: [] as string[] };
+  const client = {
+    window: async (_resource: unknown, query: { startdate: string; enddate: string; limit: number }) => {
+      seen.now += 1;
+      seen.most = Math.max(seen.most, seen.now);
+      seen.asked.push(`${query.startdate}..${query.enddate}`);
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.now -= 1;
+      const answer = server.answer({ startdate: query.startdate, enddate: query.enddate }, query.limit);
+      if (answer.kind === 'failed') throw answer.error;
+      return answer.kind === 'items' ? answer.items : [];
+    },
+  } as unknown as ApiClient;
+  return { client, seen };
+}
+
+/** The days read by a run, one after the other, on `server`: its knowledge, as the run's end finds it. */
+function readDays(server: QuietServer, days: readonly DayString[]): ResourceKnowledge {
+  const knowledge = storedKnowledge(emptyReading());
+  for (const day of days) fetchDaySync(server, day, knowledge);
+  return knowledge;
+}
+
+describe("the run's last proof", () => {
+  it('asks the days after its stretches side by side', async () => {
+    const sizes: DaySizes = { most: 6, least: 2 };
+    const server = new QuietServer(11, addDays(TODAY, -60), addDays(TODAY, -1), READING, sizes);
+    // Three stretches of days, each followed by a day the run did not read.
+    const stretches = [-30, -20, -10].flatMap((start) =>
+      daysFrom(addDays(TODAY, start), addDays(TODAY, start + 3)),
+    );
+    const knowledge = readDays(server, stretches);
+    const after = daysAfterStretches(knowledge.session!, TODAY);
+    expect(after).toHaveLength(3);
+
+    const { client, seen } = countingClient(server);
+    await proveRun(client, 'feedback', POLICY, knowledge, TODAY);
+
+    const covering = (day: DayString) =>
+      seen.asked.some((range) => range.slice(0, 10) <= day && day <= range.slice(-10));
+    for (const day of after) expect(covering(day)).toBe(true);
+    expect(seen.most).toBeGreaterThanOrEqual(after.length);
+  });
+
+  it('reads the days settled at a ceiling side by side, and finds no cap on a steady server', async () => {
+    // Every day exactly 120 items: a size the run's days settled at again and again, none larger,
+    // which a cap lowered during the run would also make (reading-session.ts, ceilingOf).
+    const days = daysFrom(addDays(TODAY, -12), addDays(TODAY, -1));
+    const exact = Object.fromEntries(days.map((day) => [day, 120]));
+    const server = new QuietServer(5, addDays(TODAY, -60), addDays(TODAY, -1), READING, { most: 0, exact });
+    const knowledge = readDays(server, days);
+    const { client, seen } = countingClient(server);
+    const reopened = await proveRun(client, 'feedback', POLICY, knowledge, TODAY);
+
+    // The check reads again the first four days settled at the size (day-plan.ts, CEILING_ASKS), at once.
+    const dayAlone = seen.asked.filter((range) => days.some((day) => range === `${day}..${day}`));
+    expect(dayAlone.length).toBeGreaterThanOrEqual(4);
+    expect(seen.most).toBeGreaterThanOrEqual(4);
+    expect(knownCaps(knowledge.reading)).not.toContain(120);
+    expect(reopened).toEqual([]);
+  });
+});
