@@ -713,12 +713,11 @@ const EDGE_LIMIT = 20;
  */
 function* emptyByEdges(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   const reading = { ...state.knowledge.reading };
-  const { order } = reading;
-  const edgeDay =
-    order === 'oldest-first' || order === 'newest-first'
-      ? edgeDayOf(sessionOf(state.knowledge), state.day, order)
-      : undefined;
-  const asks = edgeRequests(state.day, reading, edgeDay);
+  const asks = edgeRequests(
+    state.day,
+    reading,
+    edgeDayOf(sessionOf(state.knowledge), state.day, reading.order),
+  );
   if (asks === undefined) return 'unproven';
   if (!edgeHolds(reading, asks.edge, yield* askFew(state, asks.edge))) return 'unproven';
   const spare = yield* askFew(state, asks.spare);

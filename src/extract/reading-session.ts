@@ -1,5 +1,13 @@
 import { addDays, DAY_MS, type DayString, dayOfTime, dayStartMs, HOUR_MS } from '../time/days.js';
-import { CEILING_LEAST, type DayRange, datedTimes, isTime, itemTime, sameRange } from './server-reading.js';
+import {
+  CEILING_LEAST,
+  type DayRange,
+  datedTimes,
+  type ItemOrder,
+  isTime,
+  itemTime,
+  sameRange,
+} from './server-reading.js';
 
 /**
  * What a run knows of whether one source and resource's server still reads requests the way the
@@ -142,13 +150,14 @@ const EDGE_DAYS_SEARCHED = 7;
  * (oldest first; before its last, newest first): its own request, asked for a few items, shows
  * whether the server still serves from that midnight (server-reading.ts, edgeRequests). A quiet
  * neighbour's first item often comes later, and the empty day between it and a busy one was
- * flagged though a day further off would have shown the same.
+ * flagged though a day further off would have shown the same. None for an order not by dt.
  */
 export function edgeDayOf(
   session: ReadingSession,
   day: DayString,
-  order: 'oldest-first' | 'newest-first',
+  order: ItemOrder | null,
 ): DayString | undefined {
+  if (order !== 'oldest-first' && order !== 'newest-first') return undefined;
   for (let step = 1; step <= EDGE_DAYS_SEARCHED; step++)
     for (const other of [addDays(day, -step), addDays(day, step)]) {
       const span = session.seen.get(other);
