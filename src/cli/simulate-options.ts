@@ -23,6 +23,7 @@ export interface RawSimulateOptions {
   instants?: string;
   defaultLimit?: string;
   dayOffsetMinutes?: string;
+  dayZone?: string;
   reuseIds?: string;
   latencyMs: string;
   faultRate: string;

@@ -1,3 +1,4 @@
+import { IANAZone } from 'luxon';
 import { CliError, errorMessage } from '../errors.js';
 import { printProse } from '../log/terminal-text.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../schemas/resource-names.js';
@@ -40,6 +41,7 @@ export function parseSimulateOptions(raw: RawSimulateOptions, now: Date = new Da
       DAY_OFFSET_RANGE.min,
       DAY_OFFSET_RANGE.max,
     ),
+    dayZone: raw.dayZone === undefined ? null : dayZone(raw),
     reuseIds: share('--reuse-ids', raw.reuseIds ?? '0'),
     latencyMs: integer('--latency-ms', raw.latencyMs, 0, 600_000),
     faultRate: share('--fault-rate', raw.faultRate),
@@ -123,6 +125,7 @@ function describeReadings(options: SimulatorOptions): string {
   if (options.instants && options.instants !== 'refused') parts.push(`instants ${options.instants}`);
   if (options.defaultLimit) parts.push(`limit ${options.defaultLimit} when none is sent`);
   if (options.dayOffsetMinutes) parts.push(`server day offset ${options.dayOffsetMinutes} min`);
+  if (options.dayZone) parts.push(`server days of ${options.dayZone}`);
   if (options.reuseIds) parts.push(`ids reused on ${options.reuseIds} of days`);
   if (options.oddValueRate) parts.push(`odd values ${options.oddValueRate}`);
   if (options.malformedRate) parts.push(`malformed ${options.malformedRate}`);
@@ -197,6 +200,15 @@ function choice<T extends string>(option: string, value: string, allowed: readon
 function day(option: string, value: string): string {
   if (!isDay(value)) throw new CliError(`${option} must be a date YYYY-MM-DD, got '${value}'`);
   return value;
+}
+
+function dayZone(raw: RawSimulateOptions): string {
+  const zone = raw.dayZone ?? '';
+  if (!IANAZone.isValidZone(zone))
+    throw new CliError(`--day-zone must be a time zone name such as Europe/Berlin, got '${zone}'`);
+  if ((raw.dayOffsetMinutes ?? '0') !== '0')
+    throw new CliError('--day-zone and --day-offset-minutes are two ways to draw the server day: give one');
+  return zone;
 }
 
 function nonEmpty(option: string, value: string): string {

@@ -81,6 +81,10 @@ function readingOptions(): Option[] {
       `the server's day starts at UTC midnight minus this (-300 = UTC-5), ${DAY_OFFSET_RANGE.min}..${DAY_OFFSET_RANGE.max}`,
     ).default('0', '0'),
     new Option(
+      '--day-zone <zone>',
+      "the server's days follow this time zone's clock, daylight saving included (Europe/Berlin: days of 23 and 25 hours); instead of --day-offset-minutes",
+    ),
+    new Option(
       '--reuse-ids <share>',
       "share of days (0..1) whose items reuse the previous day's ids",
     ).default('0', '0'),

@@ -96,6 +96,12 @@ export interface SimulatorOptions {
    */
   dayOffsetMinutes?: number;
   /**
+   * The server filters by the days of this time zone (IANA name) instead, daylight saving
+   * included: Europe/Berlin's day of 2026-03-29 lasts 23 hours, of 2026-10-25 25 hours. Not with
+   * a dayOffsetMinutes. Default null.
+   */
+  dayZone?: string | null;
+  /**
    * Share (0..1) of days (drawn from seed and day) whose windowed items take the keys of the
    * previous day's items by position, so keys collide across days. Default 0.
    */
@@ -163,6 +169,7 @@ export type SimulatorPatch = Partial<
     | 'caps'
     | 'maxLimit'
     | 'dayOffsetMinutes'
+    | 'dayZone'
     | 'reuseIds'
     | 'latencyMs'
     | 'faultRate'
@@ -270,6 +277,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     assembleTruth(dataset, viewOf(settings), {
       day: served.day,
       dayOffsetMinutes: settings.dayOffsetMinutes,
+      dayZone: settings.dayZone,
       caps: {
         feedback: capOf(settings, 'feedback'),
         survey: capOf(settings, 'survey'),

@@ -1,3 +1,4 @@
+import { IANAZone } from 'luxon';
 import { WINDOWED_RESOURCES } from '../schemas/resources.js';
 import { ENDPOINT_NAMES } from './endpoint-names.js';
 import { FAULT_KINDS } from './faults.js';
@@ -81,6 +82,11 @@ export function validateSettings(patch: Partial<ServingSettings>): void {
   if (patch.maxLimit !== null) integer('maxLimit', 1);
   if (patch.defaultLimit !== null) integer('defaultLimit', 1);
   integer('dayOffsetMinutes', DAY_OFFSET_RANGE.min, DAY_OFFSET_RANGE.max);
+  const zone = patch.dayZone;
+  if (zone !== undefined && zone !== null && (typeof zone !== 'string' || !IANAZone.isValidZone(zone)))
+    fail('dayZone', 'a time zone name such as Europe/Berlin, or null', zone);
+  if (typeof zone === 'string' && (patch.dayOffsetMinutes ?? 0) !== 0)
+    fail('dayZone', 'alone: a server day follows a zone or a fixed offset, not both', zone);
   integer('latencyMs', 0);
   integer('stallMs', 0);
   share('faultRate');

@@ -35,6 +35,11 @@ export interface ServingSettings {
   maxLimit: number | null;
   /** The server's day starts at UTC midnight minus this many minutes (-300 is UTC-5). */
   dayOffsetMinutes: number;
+  /**
+   * A time zone (IANA name) whose clock draws the server's days instead of the offset above,
+   * daylight saving included: the days its clock changes last 23 or 25 hours. Null: the offset.
+   */
+  dayZone: string | null;
   /** Share (0..1) of days whose items reuse the previous day's keys by position. */
   reuseIds: number;
   latencyMs: number;
@@ -71,6 +76,7 @@ export const DEFAULT_SETTINGS: ServingSettings = {
   caps: {},
   maxLimit: null,
   dayOffsetMinutes: 0,
+  dayZone: null,
   reuseIds: 0,
   latencyMs: 0,
   faultRate: 0,

@@ -8,7 +8,7 @@ import { DAY_MS, dayStartMs, daysFrom } from '../time/days.js';
 import type { DayItems } from './day-data.js';
 import type { OddKind, OddResource } from './odd-values.js';
 import { type ItemView, itemKey, presentHeatmap, presentWindowed, withExtras } from './presentation.js';
-import { serverDayOf } from './server-days.js';
+import { type ServerClock, serverDayOf, utcClock } from './server-days.js';
 import { DEFAULT_SETTINGS } from './settings.js';
 import { presentResults } from './variant-presentation.js';
 
@@ -24,9 +24,11 @@ export interface TruthMeta extends DatasetMeta {
   /** The cap each resource's responses are cut to (per-resource cap, else the global cap). */
   caps: Record<WindowedResource, number>;
   dayOffsetMinutes: number;
+  /** The time zone drawing the server's days, if any (the simulator's dayZone). */
+  dayZone: string | null;
   /** Items served per UTC day (valid, odd and malformed alike: all count towards a cap). */
   itemsPerUtcDay: Record<WindowedResource, Record<string, number>>;
-  /** The same by the server's own day; equal to itemsPerUtcDay when dayOffsetMinutes is 0. */
+  /** The same by the server's own day; equal to itemsPerUtcDay when its days are UTC's. */
   itemsPerServerDay: Record<WindowedResource, Record<string, number>>;
   /** UTC days whose items reuse the previous day's keys (option reuseIds). */
   reusedIdDays: string[];
@@ -67,6 +69,7 @@ export interface TruthServing {
   /** The items of a UTC day as served (ids reused or not). */
   day(day: string): DayItems;
   dayOffsetMinutes: number;
+  dayZone: string | null;
   caps: Record<WindowedResource, number>;
   reusedIdDays: string[];
 }
@@ -97,7 +100,10 @@ export function assembleTruth(
   serving?: Partial<TruthServing>,
 ): GroundTruth {
   const day = serving?.day ?? dataset.day;
-  const offset = serving?.dayOffsetMinutes ?? 0;
+  const clock: ServerClock = {
+    dayOffsetMinutes: serving?.dayOffsetMinutes ?? 0,
+    dayZone: serving?.dayZone ?? null,
+  };
   const cap = DEFAULT_SETTINGS.cap;
   const heatmaps = dataset.heatmaps().map((heatmap) => presentHeatmap(dataset.seed, heatmap, view));
   const truth: GroundTruth = {
@@ -111,9 +117,9 @@ export function assembleTruth(
     meta: {
       ...dataset.meta(),
       caps: serving?.caps ?? { feedback: cap, survey: cap, recordings: cap },
-      dayOffsetMinutes: offset,
+      ...clock,
       itemsPerUtcDay: emptyCounts(dataset.days),
-      itemsPerServerDay: emptyCounts(serverDaysOf(dataset, offset)),
+      itemsPerServerDay: emptyCounts(serverDaysOf(dataset, clock)),
       reusedIdDays: serving?.reusedIdDays ?? [],
     },
     malformed: { feedback: [], survey: [], recordings: [] },
@@ -157,8 +163,7 @@ function collectDay(
   const perServerDay = meta.itemsPerServerDay[resource];
   for (const item of items) {
     // Counted from the item as generated: a malformed copy may have lost its dt.
-    const serverDay =
-      meta.dayOffsetMinutes === 0 ? date : serverDayOf(Date.parse(item.dt), meta.dayOffsetMinutes);
+    const serverDay = utcClock(meta) ? date : serverDayOf(Date.parse(item.dt), meta);
     perServerDay[serverDay] = (perServerDay[serverDay] ?? 0) + 1;
     const served = presentWindowed(seed, resource, item, view);
     if (served.malformed) {
@@ -176,9 +181,12 @@ function emptyCounts(days: readonly string[]): Record<WindowedResource, Record<s
 }
 
 /** The server days that overlap the data's UTC days. */
-function serverDaysOf(dataset: Pick<TruthSource, 'from' | 'to' | 'days'>, offset: number): readonly string[] {
-  if (offset === 0) return dataset.days;
-  const first = serverDayOf(dayStartMs(dataset.from), offset);
-  const last = serverDayOf(dayStartMs(dataset.to) + DAY_MS - 1, offset);
+function serverDaysOf(
+  dataset: Pick<TruthSource, 'from' | 'to' | 'days'>,
+  clock: ServerClock,
+): readonly string[] {
+  if (utcClock(clock)) return dataset.days;
+  const first = serverDayOf(dayStartMs(dataset.from), clock);
+  const last = serverDayOf(dayStartMs(dataset.to) + DAY_MS - 1, clock);
   return daysFrom(first, last);
 }

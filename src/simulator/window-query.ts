@@ -65,7 +65,7 @@ export interface WindowSource {
 
 type Settings = Pick<
   ServingSettings,
-  'startdate' | 'enddate' | 'order' | 'cap' | 'caps' | 'dayOffsetMinutes' | 'defaultLimit'
+  'startdate' | 'enddate' | 'order' | 'cap' | 'caps' | 'dayOffsetMinutes' | 'dayZone' | 'defaultLimit'
 >;
 
 type Item<R extends WindowedResource> = DayItems[R][number];
@@ -133,7 +133,7 @@ export function selectWindow<R extends WindowedResource>(
  */
 function spanOf(
   query: WindowQuery,
-  settings: Pick<Settings, 'startdate' | 'enddate' | 'dayOffsetMinutes'>,
+  settings: Pick<Settings, 'startdate' | 'enddate' | 'dayOffsetMinutes' | 'dayZone'>,
 ): { startMs: number; endMs: number } {
   const first =
     query.startdate === undefined
@@ -147,7 +147,7 @@ function spanOf(
       : settings.enddate === 'inclusive'
         ? query.enddate
         : addDays(query.enddate, -1);
-  const days = serverDaySpan(first, last, settings.dayOffsetMinutes);
+  const days = serverDaySpan(first, last, settings);
   return {
     startMs:
       query.startAt === undefined

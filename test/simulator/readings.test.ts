@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type GroundTruth, type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { addDays } from '../../src/time/days.js';
 import { get, getArray, keyOf, LONG_RANGE, SHORT_RANGE, withSimulator } from './sim-helpers.js';
 
 // Each reading of a spec gap (SPEC-GAPS.md) the simulator plays, proven over real HTTP.
@@ -206,6 +207,47 @@ describe('dayOffsetMinutes: the server filters by its own day', () => {
         expect(all).toEqual(truth.recordings);
       },
     );
+  });
+});
+
+describe("dayZone: the server's days follow a zone's clock, daylight saving included", () => {
+  // Europe/Berlin: UTC+1 in winter, UTC+2 in summer; the clock goes forward on 2026-03-29 (a day
+  // of 23 hours) and back on 2026-10-25 (25 hours).
+  const cases = [
+    ['2026-03-28', '2026-03-27T23:00:00.000Z', '2026-03-28T23:00:00.000Z'],
+    ['2026-03-29', '2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z'],
+    ['2026-03-30', '2026-03-29T22:00:00.000Z', '2026-03-30T22:00:00.000Z'],
+    ['2026-10-25', '2026-10-24T22:00:00.000Z', '2026-10-25T23:00:00.000Z'],
+    ['2026-10-27', '2026-10-26T23:00:00.000Z', '2026-10-27T23:00:00.000Z'],
+  ] as const;
+
+  it.each(cases)('server day %s runs from %s to %s', async (day, start, end) => {
+    // The day sits 4th: the simulator leaves the 3rd day of a range empty.
+    const range = { from: addDays(day, -3), to: addDays(day, 2) };
+    await withSimulator({ ...range, dayZone: 'Europe/Berlin', startdate: 'inclusive' }, async (simulator) => {
+      const truth = simulator.truth();
+      let items = 0;
+      for (const resource of RESOURCES) {
+        const served = await getArray(simulator, `/v1/${resource}?startdate=${day}&enddate=${day}`);
+        const expected = (truth[resource] as Item[]).filter((item) => {
+          const dt = String(item.dt);
+          return dt >= start && dt < end;
+        });
+        expect(sortedKeys(served as Item[])).toEqual(sortedKeys(expected));
+        expect(truth.meta.itemsPerServerDay[resource][day]).toBe(expected.length);
+        items += expected.length;
+      }
+      expect(items).toBeGreaterThan(0);
+    });
+  });
+
+  it('is refused when it names no zone, or comes with a fixed offset', async () => {
+    await expect(startSimulator({ ...SHORT_RANGE, dayZone: 'Europe/Atlantis' })).rejects.toThrow(
+      /dayZone must be a time zone name/,
+    );
+    await expect(
+      startSimulator({ ...SHORT_RANGE, dayZone: 'Europe/Berlin', dayOffsetMinutes: 60 }),
+    ).rejects.toThrow(/dayZone must be alone/);
   });
 });
 

@@ -41,6 +41,7 @@ describe('insights-sync simulate: options', () => {
       instants: 'refused',
       defaultLimit: null,
       dayOffsetMinutes: 0,
+      dayZone: null,
       reuseIds: 0,
       latencyMs: 0,
       faultRate: 0,
@@ -136,6 +137,9 @@ describe('insights-sync simulate: options', () => {
       emptyAnswers: { feedback: 2, 'abtesting/detail': 1 },
     });
     expect(parseSimulateOptions({ ...DEFAULTS, dayOffsetMinutes: '720' }, NOW).dayOffsetMinutes).toBe(720);
+    expect(parseSimulateOptions({ ...DEFAULTS, dayZone: 'America/New_York' }, NOW).dayZone).toBe(
+      'America/New_York',
+    );
   });
 
   it('parses negative offsets from the real command line', () => {
@@ -178,6 +182,8 @@ describe('insights-sync simulate: options', () => {
     [{ dayOffsetMinutes: '-841' }, '--day-offset-minutes'],
     [{ dayOffsetMinutes: '721' }, '--day-offset-minutes'],
     [{ dayOffsetMinutes: '1.5' }, '--day-offset-minutes'],
+    [{ dayZone: 'Mars/Olympus' }, '--day-zone'],
+    [{ dayZone: 'Europe/Berlin', dayOffsetMinutes: '60' }, '--day-zone'],
     [{ reuseIds: '2' }, '--reuse-ids'],
     [{ oddValueRate: '-0.1' }, '--odd-value-rate'],
     [{ forbidden: 'feedbacks' }, '--forbidden'],
