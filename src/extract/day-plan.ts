@@ -69,7 +69,6 @@ import {
   edgeHolds,
   edgeRequests,
   halves,
-  hasEvidence,
   heldWhole,
   holdsDayRequest,
   isTime,
@@ -974,7 +973,6 @@ function reopenUncoveredDays(knowledge: ResourceKnowledge, final = false): void 
     relearned: knowledge.relearned ?? 0,
     reading,
     final,
-    evidence: hasEvidence(reading),
   });
 }
 

@@ -825,19 +825,21 @@ function answersAt(session: ReadingSession, days: readonly DayString[], size: nu
  * worker has no run's end of its own), only days settled under the reading's present generation
  * are judged: after a stale verdict the reading starts again from nothing, which proves no
  * request short. At the run's end (`final`) the days settled under earlier generations are judged
- * too, once the reading has items on both sides: a proof that passed after such a day proved its
- * canary answered alike, not that the day's request held it (a deploy that moved the day's end
- * while the old reading's items still held the reading's end settled the day hours short, and
- * every later proof, asked of the new deploy alone, held).
+ * too: a proof that passed after such a day proved its canary answered alike, not that the day's
+ * request held it (a deploy that moved the day's end while the old reading's items still held the
+ * reading's end settled the day hours short, and every later proof, asked of the new deploy
+ * alone, held; a rolling deploy's old readers answered the canary that passed, its new ones the
+ * days). A reading a stale verdict reset at the run's very end has learned nothing since: it
+ * allows any server day, so every day settled on a request narrower than the widest is read again.
  */
 export function reopenUncovered(
   session: ReadingSession,
   covered: (day: DayString, range: DayRange) => boolean,
-  now: Omit<SettledUnder, 'range'> & { final?: boolean; evidence?: boolean },
+  now: Omit<SettledUnder, 'range'> & { final?: boolean },
 ): void {
   for (const [day, under] of session.settledBy) {
     const current = under.relearned === now.relearned && under.reading === now.reading;
-    const judged = current || (now.final === true && now.evidence === true);
+    const judged = current || now.final === true;
     if (!judged || covered(day, under.range)) continue;
     session.settledBy.delete(day);
     reopen(session, day);

@@ -494,6 +494,30 @@ export function midrunSearch(count: number, seed: number, steady = false, only?:
   return tally;
 }
 
+/**
+ * Each change of `count` search cases (those during a run: a deploy, a rolling deploy) played at
+ * each of the run's last `last` requests, where the run's final checks ask (day-plan.ts,
+ * planRunProof: the days after its stretches, the canary, a cap's check): a deploy that lands
+ * there meets checks asked side by side, after every day of the run has settled.
+ * The search's own draws place a change at 5% to 90% of the run, never among those.
+ */
+export function endChecksSearch(count: number, seed: number, last: number): MidrunTally {
+  const tally = emptyTally();
+  const from = addDays(TODAY, -60);
+  const to = addDays(TODAY, 5);
+  const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+  midrunCases(count, seed).forEach((c, i) => {
+    if (c.kind === 'between-runs') return;
+    // The run as playMidrun sizes it: the change lands `k` requests before its end.
+    const probe = new SwitchingServer(seed + i, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
+    readRun(probe, days, storedKnowledge(emptyReading()));
+    const length = Math.max(1, probe.requests);
+    for (let k = 1; k <= Math.min(last, length - 1); k++)
+      playMidrun(seed + i, { ...c, at: (length - k + 0.5) / length }, tally);
+  });
+  return tally;
+}
+
 /** Days of 20 to 200 items: a cap of 60 to 150 cuts some and not others. */
 const AROUND_THE_CAP: DaySizes = { least: 20, most: 200 };
 

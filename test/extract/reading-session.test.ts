@@ -35,6 +35,7 @@ import {
   takeProofs,
   takeReopened,
 } from '../../src/extract/reading-session.js';
+import { addDays } from '../../src/time/days.js';
 
 const at = (day: string, hour: number, id = `${day}@${hour}`) => ({
   id,
@@ -563,25 +564,35 @@ describe('the reading session: a reading that learned more since a day settled',
     expect(takeReopened(session)).toEqual([]);
   });
 
-  it('a day settled under an earlier generation of the reading (before a stale verdict) is judged by the new one only at the run’s end, once items showed both its ends', () => {
+  it('a day settled under an earlier generation of the reading (before a stale verdict) is judged by the new one only at the run’s end', () => {
     const session = newSession();
     settled(session, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-04', '2026-03-05', 0));
     // As days settle: learned again from nothing, the reading allows any server day, and proves
     // no request short by it.
     reopenUncovered(session, () => false, { relearned: 1, reading: READING });
     expect(takeReopened(session)).toEqual([]);
-    // At the run's end, a reading with no items on one of its ends proves nothing either.
-    reopenUncovered(session, () => false, { relearned: 1, reading: READING, final: true, evidence: false });
-    expect(takeReopened(session)).toEqual([]);
     // One the new deploy's items taught says the request missed part of the day: read again.
-    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
+    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true });
+    expect(takeReopened(session)).toEqual(['2026-03-04']);
+  });
+
+  it('at the run’s end, a reading reset by a stale verdict and taught nothing since reopens the days settled on narrow requests before it', () => {
+    // A rolling deploy: its old readers answered the canary that passed, its new ones the days, and
+    // the proof at the run's end found the reading stale. Reset, the reading allows any server day:
+    // only the widest request holds a day under it.
+    const session = newSession();
+    settled(session, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-03', '2026-03-04', 0));
+    settled(session, '2026-03-05', [at('2026-03-05', 9)], asked('2026-03-03', '2026-03-07', 0));
+    const widest = (day: string, range: { startdate: string; enddate: string }) =>
+      range.startdate <= addDays(day, -2) && range.enddate >= addDays(day, 2);
+    reopenUncovered(session, widest, { relearned: 1, reading: READING, final: true });
     expect(takeReopened(session)).toEqual(['2026-03-04']);
   });
 
   it('at the run’s end, a day settled under an earlier generation whose request the reading still holds stays', () => {
     const session = newSession();
     settled(session, '2026-03-05', [at('2026-03-05', 9)], asked('2026-03-04', '2026-03-05', 0));
-    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
+    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true });
     expect(takeReopened(session)).toEqual([]);
   });
 

@@ -3,6 +3,7 @@ import {
   CachedServer,
   capMoveSearch,
   emptyTally,
+  endChecksSearch,
   midrunCases,
   midrunSearch,
   playMidrun,
@@ -50,6 +51,16 @@ describe('the wide search of servers whose reading changes while the tool reads'
   it('300 seeded cases: no day settled short, no flag lost, the request cost printed', () => {
     const tally = midrunSearch(300, 777);
     printTally('reading changes (wide)', tally);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.short).toEqual([]);
+  }, 600_000);
+
+  it("60 seeded cases, each change at each of the run's last 16 requests (its final checks): none short", () => {
+    // The cases above draw the change at 5% to 90% of the run, never among its final checks. Before
+    // a reading reset at the run's end reopened every day settled narrow (reading-session.ts,
+    // reopenUncovered), endChecksSearch(150, 11, 20) settled 2 of 42,800 days short.
+    const tally = endChecksSearch(60, 20261204, 16);
+    printTally('reading changes at the run end (wide)', tally);
     expect(tally.lostFlags).toEqual([]);
     expect(tally.short).toEqual([]);
   }, 600_000);
