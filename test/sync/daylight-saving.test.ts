@@ -12,8 +12,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SourceConfig } from '../../src/config/source-config.js';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resources.js';
 import { type Simulator, type SimulatorPatch, startSimulator } from '../../src/simulator/server.js';
+import type { SyncRequest } from '../../src/sync/run-sync.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
 import { type Completeness, compareWithTruth } from '../helpers/completeness-oracle.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -62,14 +64,6 @@ function expectWhole(report: Record<string, Completeness>, s: Serving): void {
   }
 }
 
-async function simulatorFor(s: Serving, from: DayString, to: DayString): Promise<Simulator> {
-  const { change, seed, ...rest } = s;
-  const sim = await startSimulator({ seed, from, to, volume: VOLUME });
-  const patch: SimulatorPatch = { ...rest, dayZone: change.zone };
-  sim.setOptions(patch);
-  return sim;
-}
-
 /** 03:00 UTC on `day`: a nightly run's start. */
 const nightOf = (day: DayString) => new Date(`${day}T03:00:00.000Z`);
 
@@ -84,25 +78,45 @@ describe("a server whose day follows a zone's clock, daylight saving included", 
     await t.drop();
   });
 
+  /** One run of the sync against `sim` as `source`, every window read. */
+  async function read(sim: Simulator, source: SourceConfig, now: Date, request: Partial<SyncRequest>) {
+    const run = await runAgainst(t, sim, {
+      now,
+      sources: [source],
+      request: { ...request, resources: WINDOWED_RESOURCES },
+    });
+    expect(run.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
+  }
+
+  /** Plays `s` on a simulator holding `from`..`to` and two days around, then compares those days. */
+  async function play(
+    s: Serving,
+    from: DayString,
+    to: DayString,
+    runs: (sim: Simulator, source: SourceConfig) => Promise<void>,
+  ): Promise<void> {
+    const { change, seed, ...rest } = s;
+    const sim = await startSimulator({ seed, from: addDays(from, -2), to: addDays(to, 2), volume: VOLUME });
+    try {
+      const patch: SimulatorPatch = { ...rest, dayZone: change.zone };
+      sim.setOptions(patch);
+      cases += 1;
+      const source = simulatorSource(sim, `case-${cases}`);
+      await runs(sim, source);
+      expectWhole(await compareWithTruth(t, source.name, sim.truth(), { from, to }), s);
+    } finally {
+      await sim.stop();
+    }
+  }
+
   it('a backfill across the change stores every item of the days it settles', async () => {
     await fc.assert(
       fc.asyncProperty(serving, async (s) => {
         const from = addDays(s.change.day, -5);
         const to = addDays(s.change.day, 5);
-        const sim = await simulatorFor(s, addDays(from, -2), addDays(to, 2));
-        try {
-          cases += 1;
-          const source = simulatorSource(sim, `backfill-${cases}`);
-          const run = await runAgainst(t, sim, {
-            now: nightOf(addDays(to, 3)),
-            sources: [source],
-            request: { trigger: 'backfill', range: { from, to }, resources: WINDOWED_RESOURCES },
-          });
-          expect(run.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
-          expectWhole(await compareWithTruth(t, source.name, sim.truth(), { from, to }), s);
-        } finally {
-          await sim.stop();
-        }
+        await play(s, from, to, (sim, source) =>
+          read(sim, source, nightOf(addDays(to, 3)), { trigger: 'backfill', range: { from, to } }),
+        );
       }),
       { numRuns: 5, seed: 2026_1025, endOnFailure: true },
     );
@@ -113,34 +127,14 @@ describe("a server whose day follows a zone's clock, daylight saving included", 
       fc.asyncProperty(serving, async (s) => {
         const from = addDays(s.change.day, -8);
         const to = addDays(s.change.day, 4);
-        const sim = await simulatorFor(s, addDays(from, -2), addDays(to, 2));
-        try {
-          cases += 1;
-          const source = simulatorSource(sim, `nightly-${cases}`);
+        await play(s, from, to, async (sim, source) => {
           // The reading is learned and stored on the days before the change...
-          const first = await runAgainst(t, sim, {
-            now: nightOf(s.change.day),
-            sources: [source],
-            request: {
-              trigger: 'backfill',
-              range: { from, to: addDays(s.change.day, -2) },
-              resources: WINDOWED_RESOURCES,
-            },
-          });
-          expect(first.windows.filter((w) => w.status === 'failed')).toEqual([]);
+          const range = { from, to: addDays(s.change.day, -2) };
+          await read(sim, source, nightOf(s.change.day), { trigger: 'backfill', range });
           // ...then every night reads its lookback from it, across the change and past it.
-          for (const night of daysFrom(addDays(s.change.day, 1), addDays(to, 2))) {
-            const run = await runAgainst(t, sim, {
-              now: nightOf(night),
-              sources: [source],
-              request: { trigger: 'sync', resources: WINDOWED_RESOURCES },
-            });
-            expect(run.windows.filter((w) => w.status === 'failed').map((w) => w.error)).toEqual([]);
-          }
-          expectWhole(await compareWithTruth(t, source.name, sim.truth(), { from, to }), s);
-        } finally {
-          await sim.stop();
-        }
+          for (const night of daysFrom(addDays(s.change.day, 1), addDays(to, 2)))
+            await read(sim, source, nightOf(night), { trigger: 'sync' });
+        });
       }),
       { numRuns: 4, seed: 2026_1101, endOnFailure: true },
     );
