@@ -127,6 +127,11 @@ export interface ResourceKnowledge {
 export interface KeptAnswer {
   range: DayRange;
   times: ReadonlySet<number>;
+  /**
+   * The widest request a wider answer stands in for (the cap check's, a week wider, which the
+   * run's check read instead): asked in its stead once the answer disagrees with another.
+   */
+  standsFor?: DayRange;
 }
 
 export interface FetchedDay {

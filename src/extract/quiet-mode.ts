@@ -47,13 +47,13 @@ export function runRequest(day: DayString, knowledge: ResourceKnowledge): DayRan
   return knowledge.quiet === true ? widestRequest(day) : requestFor(day, knowledge.reading);
 }
 
-export function keptAnswer(range: DayRange, answer: readonly unknown[]): KeptAnswer {
+export function keptAnswer(range: DayRange, answer: readonly unknown[], standsFor?: DayRange): KeptAnswer {
   const times = new Set<number>();
   for (const item of answer) {
     const time = itemTime(item);
     if (time !== undefined) times.add(time);
   }
-  return { range, times };
+  return standsFor === undefined ? { range, times } : { range, times, standsFor };
 }
 
 /** Whether `a` lacks an item `b` holds that the reading says `a`'s request holds whole. */

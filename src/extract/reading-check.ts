@@ -176,10 +176,15 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
     return false;
   }
   if (verdict === 'unproven' && checks) knowledge.staleChecked = false;
-  knowledge.quiet ??= input.quiet(wide.length) && allDated(wide);
+  // A wider answer read instead counts what it holds where the widest request holds it.
+  const widestCount = held === undefined ? wide.length : heldIn(wide, widest, emptyReading()).length;
+  knowledge.quiet ??= input.quiet(widestCount) && allDated(wide);
   // Both answers are whole: the run's later widest answers are compared with them.
   if (knowledge.quiet)
-    knowledge.quietAnswers = [keptAnswer(input.range, input.answer), keptAnswer(widest, wide)];
+    knowledge.quietAnswers = [
+      keptAnswer(input.range, input.answer),
+      held === undefined ? keptAnswer(widest, wide) : keptAnswer(asked, wide, widest),
+    ];
   // The day's items are all held: the widest answer, whole, holds them under any reading.
   return false;
 }
@@ -187,8 +192,10 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
 /**
  * An answer the day's plan holds already (a cap check's, a week wider on each side) that holds
  * the widest request's items: the check reads it instead of asking the widest. Only one proved
- * whole there, and holding too many items where the widest request holds them under any reading
- * for the source to be quiet: quiet mode compares the widest answers themselves.
+ * whole there. On a quiet source quiet mode keeps it, by its own range, among the answers it
+ * compares (quiet-mode.ts, lacksHeld judges each answer by the request it answered): wider than
+ * the widest, it holds whole every item a widest answer would, and where it disagrees with a
+ * later answer the widest request is asked in its stead (compareQuiet).
  *
  * Whole there: a cap not yet seen may lie between the widest answer's size and this one's, and cut
  * it unseen; a cut answer lacks items, and those it lacks may be the day's the reading misses. So
@@ -206,8 +213,7 @@ function heldWidest(
   const whole =
     asked.answer.length < reading.largestResponse ||
     answerSpans(reading, asked.answer, addDays(input.range.startdate, -1), addDays(input.range.enddate, 1));
-  if (!whole) return undefined;
-  return input.quiet(heldIn(asked.answer, widest, emptyReading()).length) ? undefined : asked;
+  return whole ? asked : undefined;
 }
 
 /**
@@ -239,14 +245,15 @@ function* compareQuiet(input: ReadingCheckInput): Plan<boolean> {
     const others = knowledge.quietAnswers ?? [];
     const other = others.find((older) => disagrees(knowledge.reading, kept, [older]));
     if (other === undefined) break;
-    const again = yield* input.ask(other.range);
+    const range = other.standsFor ?? other.range;
+    const again = yield* input.ask(range);
     // Another window may have ended quiet mode or learned the reading again meanwhile.
     if (knowledge.quiet !== true) return false;
     if (!input.quiet(again.length) || !allDated(again)) {
       endQuiet(knowledge);
       return false;
     }
-    const fresh = keptAnswer(other.range, again);
+    const fresh = keptAnswer(range, again);
     if (disagrees(knowledge.reading, kept, [fresh])) {
       relearn(knowledge, input.range, input.answer);
       return false;

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { search } from './reading-search.js';
+import { emptyReading } from '../../src/extract/server-reading.js';
+import { addDays, daysFrom } from '../../src/time/days.js';
+import type { ServedReading } from '../helpers/sim-readings.js';
+import { readRun } from './midrun-search.js';
+import { QuietServer, search, storedKnowledge, TODAY } from './reading-search.js';
 
 /**
  * SPEC-GAPS: "one server over time may pick differently". On a quiet source (0-3 items a day) the
@@ -16,4 +20,36 @@ describe('quiet servers whose reading changed between runs', () => {
     );
     expect(tally.short).toEqual([]);
   }, 120_000); // a search, CPU-bound, beside other files
+
+  it("a nightly sync's check of the stored reading reads the cap check's week-wider answer: no widest request of its own", () => {
+    const steady: ServedReading = {
+      startdate: 'inclusive',
+      enddate: 'inclusive',
+      order: 'newest-first',
+      cap: 100,
+      maxLimit: null,
+      dayOffsetMinutes: 0,
+    };
+    const server = new QuietServer(20261204, addDays(TODAY, -29), addDays(TODAY, 5), steady, { most: 3 });
+    const learned = storedKnowledge(emptyReading());
+    readRun(server, daysFrom(addDays(TODAY, -24), addDays(TODAY, -5)), learned);
+    const asked: string[] = [];
+    server.log = (line) => asked.push(line.split(' limit ')[0] ?? line);
+    const nights = daysFrom(addDays(TODAY, -4), addDays(TODAY, -1));
+    const night = storedKnowledge(learned.reading);
+    const run = readRun(server, nights, night);
+    const first = nights[0] as string;
+    expect(night.quiet).toBe(true);
+    // The first day's own request and the week-wider cap check, which the check reads; each later
+    // day its widest request (quiet mode); the run's end: the day after the stretch, the canary.
+    const [start, end] = (asked[0] ?? '').split('..') as [string, string];
+    expect(asked[1]).toBe(`${addDays(start, -7)}..${addDays(end, 7)}`);
+    expect(asked).not.toContain(`${addDays(first, -2)}..${addDays(first, 2)}`);
+    expect(asked).toHaveLength(nights.length + 3);
+    for (const day of nights) {
+      const result = run.results.get(day);
+      expect(result?.truncated).toBe(false);
+      expect([...(result?.ids ?? [])].sort()).toEqual(server.itemsOn(day));
+    }
+  });
 });
