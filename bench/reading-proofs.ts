@@ -11,7 +11,7 @@ import { createRandom, hashSeed } from '../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../src/time/days.js';
 import { type DayCost, readRun, SwitchingServer } from '../test/extract/midrun-search.js';
 import { type DaySizes, QuietServer, storedKnowledge, TODAY } from '../test/extract/reading-search.js';
-import type { ServedReading } from '../test/helpers/sim-readings.js';
+import { type ServedReading, STEADY_CAPPED } from '../test/helpers/sim-readings.js';
 import type { Benchmark, FigureSpec, RunResult, Summary } from './figures.js';
 
 export interface ReadingProofsOptions {
@@ -30,21 +30,12 @@ interface Source {
   describe: string;
 }
 
-const STEADY: ServedReading = {
-  startdate: 'inclusive',
-  enddate: 'inclusive',
-  order: 'newest-first',
-  cap: 100,
-  maxLimit: null,
-  dayOffsetMinutes: 0,
-};
-
 export const SOURCES: Record<SourceName, Source> = {
-  quiet: { sizes: { most: 3 }, reading: STEADY, describe: '0-3 items a day' },
-  normal: { sizes: { least: 20, most: 100 }, reading: STEADY, describe: '20-100 a day, cap 100' },
+  quiet: { sizes: { most: 3 }, reading: STEADY_CAPPED, describe: '0-3 items a day' },
+  normal: { sizes: { least: 20, most: 100 }, reading: STEADY_CAPPED, describe: '20-100 a day, cap 100' },
   busy: {
     sizes: { least: 150, most: 400 },
-    reading: { ...STEADY, instants: 'honoured' },
+    reading: { ...STEADY_CAPPED, instants: 'honoured' },
     describe: '150-400 a day, cap 100, instants honoured',
   },
 };

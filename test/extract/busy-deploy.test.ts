@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { STEADY_CAPPED } from '../helpers/sim-readings.js';
 import { emptyTally, playMidrun, SIZES } from './midrun-search.js';
 
 /**
@@ -8,15 +9,7 @@ import { emptyTally, playMidrun, SIZES } from './midrun-search.js';
  * then the day asked with instants): before, 53 of 200 such days (10 seeds of each kind) were settled complete and empty.
  */
 
-const BEFORE = {
-  startdate: 'inclusive',
-  enddate: 'inclusive',
-  order: 'newest-first',
-  cap: 100,
-  maxLimit: null,
-  dayOffsetMinutes: 0,
-  instants: 'honoured',
-} as const;
+const BEFORE = { ...STEADY_CAPPED, instants: 'honoured' } as const;
 
 describe('a busy source whose end bound turns exclusive mid-backfill', () => {
   for (const kind of ['mid-run', 'flapping'] as const)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
-import type { ServedReading } from '../helpers/sim-readings.js';
+import { STEADY_CAPPED } from '../helpers/sim-readings.js';
 import { readRun } from './midrun-search.js';
 import { QuietServer, search, storedKnowledge, TODAY } from './reading-search.js';
 
@@ -22,15 +22,9 @@ describe('quiet servers whose reading changed between runs', () => {
   }, 120_000); // a search, CPU-bound, beside other files
 
   it("a nightly sync's check of the stored reading reads the cap check's week-wider answer: no widest request of its own", () => {
-    const steady: ServedReading = {
-      startdate: 'inclusive',
-      enddate: 'inclusive',
-      order: 'newest-first',
-      cap: 100,
-      maxLimit: null,
-      dayOffsetMinutes: 0,
-    };
-    const server = new QuietServer(20261204, addDays(TODAY, -29), addDays(TODAY, 5), steady, { most: 3 });
+    const server = new QuietServer(20261204, addDays(TODAY, -29), addDays(TODAY, 5), STEADY_CAPPED, {
+      most: 3,
+    });
     const learned = storedKnowledge(emptyReading());
     readRun(server, daysFrom(addDays(TODAY, -24), addDays(TODAY, -5)), learned);
     const asked: string[] = [];

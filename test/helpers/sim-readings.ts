@@ -28,6 +28,16 @@ export function changedPairs(count: number, seed: number): [SimReading, SimReadi
 /** A reading with what the server does with instants in startdate and enddate (refused when absent). */
 export type ServedReading = SimReading & Partial<Pick<ServingSettings, 'instants'>>;
 
+/** A server that holds still: both bounds inclusive, newest first, a cap of 100, UTC days. */
+export const STEADY_CAPPED: ServedReading = {
+  startdate: 'inclusive',
+  enddate: 'inclusive',
+  order: 'newest-first',
+  cap: 100,
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+};
+
 const flip = (bound: 'inclusive' | 'exclusive') => (bound === 'inclusive' ? 'exclusive' : 'inclusive');
 
 /**
