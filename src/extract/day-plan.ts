@@ -69,6 +69,7 @@ import {
   edgeHolds,
   edgeRequests,
   halves,
+  hasEvidence,
   heldWhole,
   holdsDayRequest,
   isTime,
@@ -973,6 +974,7 @@ function reopenUncoveredDays(knowledge: ResourceKnowledge, final = false): void 
     relearned: knowledge.relearned ?? 0,
     reading,
     final,
+    evidence: hasEvidence(reading),
   });
 }
 

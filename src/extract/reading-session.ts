@@ -825,21 +825,26 @@ function answersAt(session: ReadingSession, days: readonly DayString[], size: nu
  * worker has no run's end of its own), only days settled under the reading's present generation
  * are judged: after a stale verdict the reading starts again from nothing, which proves no
  * request short. At the run's end (`final`) the days settled under earlier generations are judged
- * too: a proof that passed after such a day proved its canary answered alike, not that the day's
- * request held it (a deploy that moved the day's end while the old reading's items still held the
- * reading's end settled the day hours short, and every later proof, asked of the new deploy
- * alone, held; a rolling deploy's old readers answered the canary that passed, its new ones the
- * days). A reading a stale verdict reset at the run's very end has learned nothing since: it
- * allows any server day, so every day settled on a request narrower than the widest is read again.
+ * too, once the reading has items on both sides (`evidence`): a proof that passed after such a
+ * day proved its canary answered alike, not that the day's request held it (a deploy that moved
+ * the day's end while the old reading's items still held the reading's end settled the day hours
+ * short, and every later proof, asked of the new deploy alone, held). So are the days settled
+ * before a stale verdict of this run whatever the reading holds: one the verdict reset at the
+ * run's very end has learned nothing since and allows any server day, so every such day settled
+ * on a request narrower than the widest is read again (a rolling deploy's old readers answered
+ * the canary that passed, its new ones the days). A reading merely loaded afresh (a queued
+ * worker's) with no items on an end judges nothing: it knows less than the one the day was
+ * settled under, not that it changed.
  */
 export function reopenUncovered(
   session: ReadingSession,
   covered: (day: DayString, range: DayRange) => boolean,
-  now: Omit<SettledUnder, 'range'> & { final?: boolean },
+  now: Omit<SettledUnder, 'range'> & { final?: boolean; evidence?: boolean },
 ): void {
   for (const [day, under] of session.settledBy) {
     const current = under.relearned === now.relearned && under.reading === now.reading;
-    const judged = current || now.final === true;
+    const staleSince = under.relearned < now.relearned;
+    const judged = current || (now.final === true && (now.evidence === true || staleSince));
     if (!judged || covered(day, under.range)) continue;
     session.settledBy.delete(day);
     reopen(session, day);

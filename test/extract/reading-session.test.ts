@@ -572,8 +572,16 @@ describe('the reading session: a reading that learned more since a day settled',
     reopenUncovered(session, () => false, { relearned: 1, reading: READING });
     expect(takeReopened(session)).toEqual([]);
     // One the new deploy's items taught says the request missed part of the day: read again.
-    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true });
+    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
     expect(takeReopened(session)).toEqual(['2026-03-04']);
+  });
+
+  it('at the run’s end, a reading loaded afresh with no items on an end judges no day settled under the one before', () => {
+    // A queued worker's: it knows less than the reading the day was settled under, not that it changed.
+    const session = newSession();
+    settled(session, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-04', '2026-03-05', 0));
+    reopenUncovered(session, () => false, { relearned: 0, reading: {}, final: true, evidence: false });
+    expect(takeReopened(session)).toEqual([]);
   });
 
   it('at the run’s end, a reading reset by a stale verdict and taught nothing since reopens the days settled on narrow requests before it', () => {
@@ -585,14 +593,14 @@ describe('the reading session: a reading that learned more since a day settled',
     settled(session, '2026-03-05', [at('2026-03-05', 9)], asked('2026-03-03', '2026-03-07', 0));
     const widest = (day: string, range: { startdate: string; enddate: string }) =>
       range.startdate <= addDays(day, -2) && range.enddate >= addDays(day, 2);
-    reopenUncovered(session, widest, { relearned: 1, reading: READING, final: true });
+    reopenUncovered(session, widest, { relearned: 1, reading: READING, final: true, evidence: false });
     expect(takeReopened(session)).toEqual(['2026-03-04']);
   });
 
   it('at the run’s end, a day settled under an earlier generation whose request the reading still holds stays', () => {
     const session = newSession();
     settled(session, '2026-03-05', [at('2026-03-05', 9)], asked('2026-03-04', '2026-03-05', 0));
-    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true });
+    reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
     expect(takeReopened(session)).toEqual([]);
   });
 
