@@ -278,25 +278,44 @@ export interface MidrunCase {
   at: number;
 }
 
+/** The data a case's server holds, and the days its run reads. */
+const MIDRUN_FROM = addDays(TODAY, -60);
+const MIDRUN_TO = addDays(TODAY, 5);
+const MIDRUN_DAYS = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+
+/** The requests of a first read of a case's days on its steady `before` reading: the run's size. */
+function steadyLength(seed: number, c: MidrunCase): number {
+  const probe = new SwitchingServer(
+    seed,
+    MIDRUN_FROM,
+    MIDRUN_TO,
+    c.before,
+    c.before,
+    Infinity,
+    Infinity,
+    c.sizes,
+  );
+  readRun(probe, MIDRUN_DAYS, storedKnowledge(emptyReading()));
+  return Math.max(1, probe.requests);
+}
+
 /**
  * Plays one case; adds what it finds to `tally`, each short day named with its case. `Server`: the
  * kind of server the run reads (a SwitchingServer, or one behind a cache); returns the one it read.
+ * `length`: the run's size, which the change comes at a share of (steadyLength).
  */
 export function playMidrun(
   seed: number,
   c: MidrunCase,
   tally: MidrunTally,
   Server: typeof SwitchingServer = SwitchingServer,
+  length = steadyLength(seed, c),
 ): SwitchingServer {
   const rng = createRandom(hashSeed(seed, 'midrun'));
-  const from = addDays(TODAY, -60);
-  const to = addDays(TODAY, 5);
-  const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+  const from = MIDRUN_FROM;
+  const to = MIDRUN_TO;
+  const days = MIDRUN_DAYS;
   const label = `seed ${seed} ${c.kind} ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
-  // A first read on the steady `before` reading sizes the run: the change comes at a share of it.
-  const probe = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
-  readRun(probe, days, storedKnowledge(emptyReading()));
-  const length = Math.max(1, probe.requests);
   const switchAt = c.kind === 'between-runs' ? 0 : Math.floor(c.at * length);
   const steadyAt =
     c.kind === 'flapping' ? switchAt + Math.max(8, Math.floor((length * rng.int(20, 60)) / 100)) : switchAt;
@@ -503,17 +522,12 @@ export function midrunSearch(count: number, seed: number, steady = false, only?:
  */
 export function endChecksSearch(count: number, seed: number, last: number): MidrunTally {
   const tally = emptyTally();
-  const from = addDays(TODAY, -60);
-  const to = addDays(TODAY, 5);
-  const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
   midrunCases(count, seed).forEach((c, i) => {
     if (c.kind === 'between-runs') return;
-    // The run as playMidrun sizes it: the change lands `k` requests before its end.
-    const probe = new SwitchingServer(seed + i, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
-    readRun(probe, days, storedKnowledge(emptyReading()));
-    const length = Math.max(1, probe.requests);
+    // The change lands `k` requests before the run's end.
+    const length = steadyLength(seed + i, c);
     for (let k = 1; k <= Math.min(last, length - 1); k++)
-      playMidrun(seed + i, { ...c, at: (length - k + 0.5) / length }, tally);
+      playMidrun(seed + i, { ...c, at: (length - k + 0.5) / length }, tally, SwitchingServer, length);
   });
   return tally;
 }
