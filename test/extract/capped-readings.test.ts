@@ -26,6 +26,6 @@ describe('capped servers honouring instants whose reading changed between runs',
     );
     expect(sliced).toEqual([]);
     expect(short).toEqual([]);
-    // About 8,500 requests through the day plan: 7-13 s alone, longer beside the whole suite.
+    // About 13,000 requests through the day plan, each run closed by its last proofs and reopen passes.
   }, 120_000);
 });

@@ -1,18 +1,15 @@
 import fc from 'fast-check';
-import { planRunProof } from '../../src/extract/day-plan.js';
 import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
 import {
-  answerPlan,
   type DaySizes,
   fetchDaySync,
-  POLICY,
+  finishRun,
   type QuietItem,
   QuietServer,
-  seedSession,
   storedKnowledge,
   TODAY,
 } from './reading-search.js';
@@ -177,12 +174,6 @@ export function readRun(
     reopened += pending.length;
   }
   return { results, reopened, left: pending };
-}
-
-/** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
-function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
-  seedSession(server, knowledge);
-  return answerPlan(server, planRunProof('feedback', POLICY, knowledge, TODAY));
 }
 
 function tallyRun(

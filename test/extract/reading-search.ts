@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/errors.js';
-import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
+import { newDayFetch, planDay, planRunProof } from '../../src/extract/day-plan.js';
 import type {
   Answer,
   FetchedDay,
@@ -145,8 +145,10 @@ export class QuietServer {
     const { maxLimit } = this.reading;
     const settings: ServingSettings = { ...DEFAULT_SETTINGS, ...this.reading };
     const parsed = parseWindowQuery(range, settings.instants);
-    if ((maxLimit !== null && limit > maxLimit) || !parsed.ok)
+    if ((maxLimit !== null && limit > maxLimit) || !parsed.ok) {
+      this.log?.(`${range.startdate}..${range.enddate} limit ${limit}: HTTP 400`);
       return { kind: 'failed', error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }) };
+    }
     const query = { ...parsed.query, limit };
     const items = selectWindow(this.source, 'feedback', query, settings, this.shuffles);
     this.log?.(
@@ -212,6 +214,10 @@ export interface Tally {
   wholeFlagged: number;
   days: number;
   requests: number;
+  /** Reads of days a run's proofs reopened (read again in its reopen passes). */
+  reopened: number;
+  /** Days still reopened after a run's last pass: the ledger keeps them for the next run, unsettled. */
+  left: number;
   /**
    * Cases whose reading stored after the backfill still says what the new server contradicts: an
    * exclusive bound taken as inclusive, or another server day taken for UTC's.
@@ -219,7 +225,37 @@ export interface Tally {
   staleStored: number;
 }
 
-function fetchAll(
+export function emptyReadingTally(): Tally {
+  return {
+    short: [],
+    sliced: [],
+    flagged: 0,
+    wholeFlagged: 0,
+    days: 0,
+    requests: 0,
+    reopened: 0,
+    left: 0,
+    staleStored: 0,
+  };
+}
+
+/** The run's last proof (day-plan.ts, planRunProof), sent to the server: the days it reopens. */
+export function finishRun(server: QuietServer, knowledge: ResourceKnowledge): DayString[] {
+  seedSession(server, knowledge);
+  return answerPlan(server, planRunProof('feedback', POLICY, knowledge, TODAY));
+}
+
+/** Passes a run reads: its own, and the reopen passes after it (run-sync.ts, REOPEN_PASSES). */
+export const RUN_PASSES = 4;
+
+/**
+ * One run: reads `days` in order, each on the knowledge its writer holds (`knowledgeOf`, asked in
+ * order, as a queued run's workers join), then, as the sync's run does, closes it with each
+ * writer's last proof and reads again whatever those reopen, on the first writer's knowledge,
+ * until nothing is reopened or the passes are spent. A day is judged by its last read; a day still
+ * reopened after the last pass is left to the next run, not settled.
+ */
+function readPhase(
   server: QuietServer,
   days: readonly DayString[],
   knowledgeOf: (i: number) => ResourceKnowledge,
@@ -227,9 +263,35 @@ function fetchAll(
   label: string,
 ): void {
   const before = server.requests;
-  days.forEach((day, i) => {
+  const results = new Map<DayString, { fetched: FetchedDay; sliced: boolean }>();
+  const read = (day: DayString, knowledge: ResourceKnowledge) => {
     const slicesBefore = server.instantRequests;
-    const fetched = fetchDaySync(server, day, knowledgeOf(i));
+    const fetched = fetchDaySync(server, day, knowledge);
+    server.log?.(
+      `${label}: ${day} ${fetched.truncated ? 'flagged' : 'whole'}, ${fetched.onDay.length} of ${server.itemsOn(day).length} items`,
+    );
+    results.set(day, { fetched, sliced: server.instantRequests > slicesBefore });
+  };
+  const writers: ResourceKnowledge[] = [];
+  days.forEach((day, i) => {
+    const knowledge = knowledgeOf(i);
+    if (!writers.includes(knowledge)) writers.push(knowledge);
+    server.log?.(`${label}: ${day}`);
+    read(day, knowledge);
+  });
+  const reader = writers[0];
+  server.log?.(`${label}: the run's last proofs`);
+  let pending = [...new Set(writers.flatMap((writer) => finishRun(server, writer)))].sort();
+  for (let pass = 1; reader !== undefined && pass < RUN_PASSES && pending.length > 0; pass++) {
+    tally.reopened += pending.length;
+    server.log?.(`${label}: reopened ${pending.join(' ')}`);
+    for (const day of pending) read(day, reader);
+    server.log?.(`${label}: the run's last proofs`);
+    pending = finishRun(server, reader);
+  }
+  tally.left += pending.length;
+  for (const [day, { fetched, sliced }] of results) {
+    if (pending.includes(day)) continue;
     tally.days += 1;
     if (fetched.truncated) tally.flagged += 1;
     const got = new Set(fetched.onDay.map((item) => (item as QuietItem).id));
@@ -237,9 +299,9 @@ function fetchAll(
     if (fetched.truncated && !lacks) tally.wholeFlagged += 1;
     if (!fetched.truncated && lacks) {
       tally.short.push(`${label} ${day}`);
-      if (server.instantRequests > slicesBefore) tally.sliced.push(`${label} ${day}`);
+      if (sliced) tally.sliced.push(`${label} ${day}`);
     }
-  });
+  }
   tally.requests += server.requests - before;
 }
 
@@ -273,13 +335,7 @@ export function playCase(
   if (log !== undefined) server.log = log;
   const first = storedKnowledge(emptyReading());
   const firstDays = daysFrom(addDays(TODAY, -30), addDays(TODAY, -22));
-  fetchAll(
-    server,
-    firstDays,
-    () => first,
-    { short: [], sliced: [], flagged: 0, wholeFlagged: 0, days: 0, requests: 0, staleStored: 0 },
-    'first',
-  );
+  readPhase(server, firstDays, () => first, emptyReadingTally(), 'first');
 
   server.reading = after;
   const stored = first.reading;
@@ -289,16 +345,16 @@ export function playCase(
   // A writer that joins later (a queued run's worker) starts from what the checker stored, and
   // trusts its check once it was recorded; it takes every third day.
   let trusting: ResourceKnowledge | undefined;
-  backfill.forEach((day, i) => {
-    const trusts = i % 3 === 2;
-    if (trusts) trusting ??= storedKnowledge(checker.reading, checker.staleChecked === true);
-    const knowledge = trusts ? (trusting as ResourceKnowledge) : checker;
-    fetchAll(server, [day], () => knowledge, tally, trusts ? 'backfill (joined)' : 'backfill');
-  });
+  const writerOf = (i: number): ResourceKnowledge => {
+    if (i % 3 !== 2) return checker;
+    trusting ??= storedKnowledge(checker.reading, checker.staleChecked === true);
+    return trusting;
+  };
+  readPhase(server, backfill, writerOf, tally, 'backfill');
 
   if (contradicted(checker.reading, after)) tally.staleStored += 1;
   const nightly = storedKnowledge(checker.reading);
-  fetchAll(server, daysFrom(addDays(TODAY, -3), addDays(TODAY, -1)), () => nightly, tally, 'nightly');
+  readPhase(server, daysFrom(addDays(TODAY, -3), addDays(TODAY, -1)), () => nightly, tally, 'nightly');
 }
 
 /**
@@ -311,15 +367,7 @@ export function search(
   sizes: DaySizes = QUIET,
   pairs: (count: number, seed: number) => [ServedReading, ServedReading][] = changedPairs,
 ): Tally {
-  const tally: Tally = {
-    short: [],
-    sliced: [],
-    flagged: 0,
-    wholeFlagged: 0,
-    days: 0,
-    requests: 0,
-    staleStored: 0,
-  };
+  const tally = emptyReadingTally();
   pairs(count, seed).forEach(([before, after], i) => {
     const found = tally.short.length;
     playCase(seed + i, before, after, tally, sizes);
