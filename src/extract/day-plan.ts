@@ -182,6 +182,12 @@ export interface DayFetch {
    */
   vouchedBy: number;
   /**
+   * Most items an answer of the reading's check held, judged uncut when asked, while the day was
+   * being settled: the day settles on the check's word that the reading holds. A cap the run
+   * proves later at or below it means that answer may have been cut, and the check proved nothing.
+   */
+  checkedAt: number;
+  /**
    * The size of the answer last judged whole for the day: below every cap the run knew when it was
    * judged (else it was judged cut). A cap proved later at that size, by another window perhaps
    * while this day's reading check was out, means it may have been cut.
@@ -279,6 +285,7 @@ export function newDayFetch(
     shortAnswers: 0,
     staleVerdicts: 0,
     vouchedBy: 0,
+    checkedAt: 0,
     wholeAt: 0,
     wholeOn: undefined,
     readAsCut: false,
@@ -490,6 +497,7 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     room: roomOf(state),
     served,
     readAsCut: state.readAsCut,
+    checkedAt: state.checkedAt,
     alone: serverDay(knowledge.reading) === 'utc',
     // Settled on the answer judged whole, not on a wide one that vouched for it.
     ...(state.wholeAt >= state.vouchedBy && state.wholeOn !== undefined ? { answer: state.wholeOn } : {}),
@@ -1150,13 +1158,21 @@ function checkInput(state: DayFetch, range: DayRange, answer: readonly unknown[]
     knowledge: state.knowledge,
     range,
     answer,
-    ask: (wide) => ask(state, wide),
+    ask: (wide) => askForCheck(state, wide),
     askInstants: (instants) => askInstants(state, instants),
     held: () => state.items,
     cut: (count) => isCut(count, state.limit, state.knowledge.reading),
     quiet: (count) => quietAnswer(count, state.limit, state.knowledge.reading),
     asked: state.wider,
   };
+}
+
+/** Asks `range` for the reading's check; an answer judged uncut counts against a cap proved later. */
+function* askForCheck(state: DayFetch, range: DayRange): Plan<unknown[]> {
+  const answer = yield* ask(state, range);
+  if (!isCut(answer.length, state.limit, state.knowledge.reading))
+    state.checkedAt = Math.max(state.checkedAt, answer.length);
+  return answer;
 }
 
 function outcome(state: DayFetch, truncated: boolean): FetchedDay {

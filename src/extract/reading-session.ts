@@ -48,10 +48,12 @@ export interface ReadingSession {
    */
   settledOn: Map<DayString, string>;
   /**
-   * Days read as cut and settled on halves or time slices judged whole below the caps known then,
-   * with the largest of them: a cap proved since (a deploy lowered it) may have cut one. Kept apart
-   * from `uncapped`: a steady server's halves repeat sizes below its cap, and no ceiling
-   * (ceilingOf) is looked for among them.
+   * Days settled on answers other than their own judged whole below the caps known then, with the
+   * largest of them: a cut day's halves or time slices, or the reading check's answers a day
+   * settled on the word of (a stored reading checked on an answer a cap cut proves nothing). A cap
+   * proved since (a deploy lowered it, a server restarted with a lower one) may have cut one. Kept
+   * apart from `uncapped`: a steady server's halves repeat sizes below its cap, and the check's
+   * answers are no day's own, and no ceiling (ceilingOf) is looked for among them.
    */
   cutUncapped: Map<DayString, number>;
   /**
@@ -498,6 +500,8 @@ export function settled(
     readAsCut: boolean;
     alone: boolean;
     answer?: string;
+    /** Most items an answer of the reading's check held, judged whole, as the day settled on its word. */
+    checkedAt?: number;
     /** The request the day was asked under, and the reading (generation, object) then (reopenUncovered). */
     under?: SettledUnder;
   },
@@ -510,7 +514,9 @@ export function settled(
     session.uncapped.set(day, answers.served);
     if (answers.answer === undefined) session.settledOn.delete(day);
     else session.settledOn.set(day, answers.answer);
-  } else if (answers.served > 0) session.cutUncapped.set(day, answers.served);
+  }
+  const relied = Math.max(answers.readAsCut ? answers.served : 0, answers.checkedAt ?? 0);
+  if (relied > 0) session.cutUncapped.set(day, relied);
   // A day settled empty holds an empty span: any item of it a later answer holds reopens it.
   session.held.set(
     day,

@@ -400,6 +400,18 @@ describe('the reading session: proofs', () => {
     expect(takeReopened(session)).toEqual(['2026-03-01', '2026-03-02', '2026-03-03']);
   });
 
+  it('a day settled empty on the word of a reading check whose answer a cap proved since may have cut is reopened, and makes no ceiling', () => {
+    const session = newSession();
+    // Its own answer empty, the check's widest answer 30 items, judged whole then: no cap known.
+    for (const day of ['2026-03-01', '2026-03-02', '2026-03-03'])
+      settled(session, day, [], { room: 250, served: 0, readAsCut: false, alone: true, checkedAt: 30 });
+    expect(ceilingOf(session, 250)).toBeUndefined();
+    reopenUncapped(session, (served) => served >= 40);
+    expect(takeReopened(session)).toEqual([]);
+    reopenUncapped(session, (served) => served >= 30);
+    expect(takeReopened(session)).toEqual(['2026-03-01', '2026-03-02', '2026-03-03']);
+  });
+
   it('asked as days settle, a cap proved mid-run reopens the days at its size at once; the others are asked again later', () => {
     const session = newSession();
     const uncapped = { room: 1000, readAsCut: false, alone: false };
