@@ -33,6 +33,7 @@ const TWO_AT_A_TIME = [
   'test/reliability/image.trials.ts',
   'test/reliability/package.trials.ts',
   'test/reliability/pii-key.trials.ts',
+  'test/reliability/reading-between-runs.trials.ts',
   'test/reliability/reading-changes.trials.ts',
   'test/reliability/queue-kill.trials.ts',
   'test/reliability/rerun-identical.trials.ts',
