@@ -1357,10 +1357,15 @@ function* split(
   const parts = halves(range, reading);
   if (parts === undefined || depth > MAX_SPLIT_DEPTH) return true;
   let truncated = false;
+  // Every item the parts served, while none came back cut: together they hold all the whole held.
+  const served = new Set<number>();
+  let anyCut = false;
   for (const part of parts) {
     // A neighbour's items often sit near a midnight: they may prove the server's day, after
     // which the caller asks again without that neighbour.
     const answer = yield* partAnswer(state, part);
+    if (answer.cut) anyCut = true;
+    for (const time of answer.times) served.add(time);
     // Learned again meanwhile (a proof, or another window's check, found the reading stale): the
     // parts were cut out under a reading that no longer holds, and what they hold or lack proves
     // nothing (a start turned exclusive answers a one-day part empty, which the reading learned
@@ -1387,6 +1392,11 @@ function* split(
     if (typeof deeper === 'string') return deeper;
     if (deeper) truncated = true;
   }
+  // The halves hold everything the range holds under every reading the evidence allows (halves):
+  // uncut, and lacking an item the whole served, they were not served under any of them. A server
+  // restarted with both bounds exclusive answers a one-day part empty, and the reading learned
+  // from cut answers since says too little of its bounds for one part to show it (lacksServed).
+  if (!anyCut && whole.some((time) => !served.has(time))) return 'stale';
   return truncated;
 }
 
