@@ -161,8 +161,9 @@ function requestReach(reading: ServerReading): Reach {
 }
 
 /**
- * Kept beside each reading object, not in it: run-local, never stored, and gone with the object
- * (a reading loaded afresh, a copy) as a run's knowledge is.
+ * Kept beside each reading object, not in it: run-local, and gone with the object (a reading
+ * loaded afresh, a copy) as a run's knowledge is; only the reach the run's requests took from a
+ * move goes with the reading to its next reader (handedOn).
  */
 const movesOf = new WeakMap<ServerReading, ReadingMoves>();
 
@@ -277,11 +278,34 @@ export function proveCap(reading: ServerReading, cap: number): void {
 }
 
 /**
+ * The reading as a later reader starts from it (stored for another worker of the run and for the
+ * next run): its evidence, with the reach its requests took from a move the run saw (a zone's
+ * shift reaching past the other end, or an earlier reading's reach kept), which is run-local and
+ * not in the evidence. Without it, a reader whose answers show no move of their own (the move
+ * showed on the end, and the hours the zone gave up at the start hold no item any answer can
+ * show) asks each day's request hours short of the day.
+ */
+export function handedOn(reading: ServerReading): ServerReading {
+  const earlier = movesOf.get(reading)?.earlier;
+  if (earlier === undefined) return reading;
+  const reach = evidenceReach(reading);
+  const start = Number.isFinite(earlier.startMs) && earlier.startMs > reach.startMs;
+  const end = Number.isFinite(earlier.endMs) && earlier.endMs < reach.endMs;
+  if (!start && !end) return reading;
+  return {
+    ...reading,
+    ...(start ? { headMs: earlier.startMs } : {}),
+    // The evidence's end reach is a quarter hour past the latest item (evidenceReach).
+    ...(end ? { tailMs: earlier.endMs - QUARTER_HOUR_MS } : {}),
+  };
+}
+
+/**
  * The reading a run starts from, as earlier runs stored it: the cap and the largest answer are
  * learned again (a server may have changed them since), but the stored cap is one the run knows.
  */
 export function startFrom(stored: ServerReading): ServerReading {
-  const reading = { ...stored, largestResponse: 0, cap: null };
+  const reading = { ...handedOn(stored), largestResponse: 0, cap: null };
   if (stored.cap !== null) runAnswers(reading).proved.add(stored.cap);
   return reading;
 }

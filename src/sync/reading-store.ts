@@ -10,6 +10,7 @@ import { giveBackProofs, ledgerTook, type ReadingSession, takeProofs } from '../
 import {
   emptyReading,
   endInclusive,
+  handedOn,
   knownCaps,
   learnedThisRun,
   type ServerReading,
@@ -487,7 +488,9 @@ export function mayReplace(stored: ServerReading | undefined, over: StoreOver): 
  * (a worker that re-learned the bounds before its first probe knows nothing of instants, and a
  * server property is not undone by not asking).
  */
-function asStored(before: ServerReading | undefined, reading: ServerReading): ServerReading {
+function asStored(before: ServerReading | undefined, run: ServerReading): ServerReading {
+  // With the reach the run's requests took from a move it saw: the next reader asks as far.
+  const reading = handedOn(run);
   const instants = reading.instants ?? before?.instants ?? null;
   if (reading.largestResponse > 0 || before === undefined) return { ...reading, instants };
   return { ...reading, instants, cap: before.cap, largestResponse: before.largestResponse };

@@ -26,6 +26,6 @@ describe('capped servers honouring instants whose reading changed between runs',
     );
     expect(sliced).toEqual([]);
     expect(short).toEqual([]);
-    // About 13,000 requests through the day plan, each run closed by its last proofs and reopen passes.
+    // About 14,000 requests through the day plan, each run closed by its last proofs and reopen passes.
   }, 120_000);
 });

@@ -16,12 +16,14 @@ import { cappedPairs } from '../helpers/sim-readings.js';
  * day (midrun-search.ts, SIZES.normal) it found a day settled empty on the word of the run's check
  * of the stored reading, whose widest answer a cap proved later had cut (check-at-cap.test.ts): 1
  * of 11,400 days with changedPairs(600, 20261205), 0 since the session keeps that answer beside the
- * day. Those sizes are not searched here yet: the same search finds 6 more days short (3 cases),
- * and 5 (3 cases) with changedPairs(500, 43), each where the server moved its day by hours and
- * lowered its cap below the days at once, instants refused: a day's answer, cut at the cap or
- * whole, ends (or starts) hours inside the day as the stored zone places it, and the hours it lost
- * fall in a neighbour's request, whose answer the cap cuts before them; no answer of the run shows
- * them. On busy sources, changedPairs(500, 44) found 19 days of one case settled on a cut answer
+ * day. Those sizes are not searched here yet: the same search finds 3 days short (case 130), and
+ * 3 with changedPairs(500, 43) (case 115): a server that moved its day hours east, lists newest
+ * first and lowered its cap below its days at once, instants refused. A day's answer, cut at the
+ * cap, reaches back into the day before and is taken as sparing the day under the stored zone; the
+ * day's last hours fall in the next day's request, whose answer the cap cuts before them, and no
+ * answer of the run shows them. (Four more such cases, where the day moved west or the answers
+ * were whole, were found until the run's reach after a zone's move was stored with the reading.)
+ * On busy sources, changedPairs(500, 44) found 19 days of one case settled on a cut answer
  * whose halves came back empty (halves-union.test.ts); 0 since, and that seed is searched here.
  */
 

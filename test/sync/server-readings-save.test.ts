@@ -11,12 +11,17 @@ import {
   emptyReading,
   learnFromResponse,
   mixedReadings,
+  requestFor,
   type ServerReading,
 } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { readServerReadings, type StoreOver, saveServerReading } from '../../src/sync/reading-store.js';
+import { addDays, daysFrom } from '../../src/time/days.js';
+import { readRun, SIZES } from '../extract/midrun-search.js';
+import { QuietServer, storedKnowledge, TODAY } from '../extract/reading-search.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { interceptQueries } from '../helpers/query-spy.js';
+import type { ServedReading } from '../helpers/sim-readings.js';
 
 const HOUR = 3_600_000;
 /** Learned before the server changed: an inclusive startdate (an item an hour after midnight). */
@@ -232,5 +237,43 @@ describe('a reading another worker of the same queued run stored', () => {
     // A later run, queued or in process, starts from it as earlier runs' answers held to it.
     expect(answerAgain(await stored(run.run_id))).toBe(true);
     expect(answerAgain(await stored(undefined))).toBe(true);
+  });
+});
+
+describe("a reading whose requests reach past its evidence after a zone's move", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+  });
+  afterAll(() => t?.drop());
+
+  it('is stored with that reach: the next reader asks the same request for a day as the run did', async () => {
+    // test/extract/handed-on.test.ts: a server capped at 30 moved its day 5 h behind UTC between runs.
+    const before: ServedReading = {
+      startdate: 'exclusive',
+      enddate: 'exclusive',
+      order: 'oldest-first',
+      cap: 30,
+      maxLimit: 40,
+      dayOffsetMinutes: 0,
+    };
+    const server = new QuietServer(43 + 102, addDays(TODAY, -40), addDays(TODAY, 5), before, SIZES.normal);
+    const first = storedKnowledge(emptyReading());
+    readRun(server, daysFrom(addDays(TODAY, -30), addDays(TODAY, -22)), first);
+    server.reading = { ...before, order: 'random', dayOffsetMinutes: -300 };
+    const run = storedKnowledge(first.reading);
+    readRun(server, daysFrom(addDays(TODAY, -20), addDays(TODAY, -5)), run);
+    expect(
+      await saveServerReading(t.db, 's1', 'feedback', run.reading, null, {
+        runId: null,
+        logger: silentLogger(),
+      }),
+    ).toBe(true);
+    const next = (await readServerReadings(t.db, 's1')).get('feedback') as ServerReading;
+    const day = addDays(TODAY, -2);
+    expect(requestFor(day, next)).toEqual(requestFor(day, run.reading));
+    // The evidence alone, as it was stored before, asks a day less far back.
+    expect(requestFor(day, { ...run.reading })).not.toEqual(requestFor(day, next));
   });
 });
