@@ -1144,7 +1144,11 @@ function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]):
   // the reading serves the run's other days. On a quiet source most days are empty, and a zone a
   // rolling deploy moved is seen only by these checks.
   const relearned = state.knowledge.relearned;
-  const stale = yield* staleReading(checkInput(state, range, answer));
+  // A check of a reading earlier runs stored (the run's, or a trusting writer's question whether
+  // the source is quiet): the day settles on its word. A reading learned this run has nothing
+  // stored to check, and its days settle on their own answers.
+  const checking = earlierRunsReading(state.knowledge.reading);
+  const stale = yield* staleReading(checkInput(state, range, answer, checking));
   // Found stale by this check, the reading had served the days settled since the last proof too:
   // they are read again, as a failed proof would have them.
   if (stale && state.knowledge.relearned !== relearned) staleFound(sessionOf(state.knowledge), state.day);
@@ -1152,13 +1156,19 @@ function* settles(state: DayFetch, range: DayRange, answer: readonly unknown[]):
 }
 
 /** What the reading's check works with: the day's answer to `range` and the plan's ways to ask. */
-function checkInput(state: DayFetch, range: DayRange, answer: readonly unknown[]): ReadingCheckInput {
+function checkInput(
+  state: DayFetch,
+  range: DayRange,
+  answer: readonly unknown[],
+  /** The day settles on the check's word: its answers count against a cap proved later (askForCheck). */
+  vouching = false,
+): ReadingCheckInput {
   return {
     day: state.day,
     knowledge: state.knowledge,
     range,
     answer,
-    ask: (wide) => askForCheck(state, wide),
+    ask: (wide) => (vouching ? askForCheck(state, wide) : ask(state, wide)),
     askInstants: (instants) => askInstants(state, instants),
     held: () => state.items,
     cut: (count) => isCut(count, state.limit, state.knowledge.reading),
