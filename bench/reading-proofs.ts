@@ -9,8 +9,15 @@
 import { emptyReading } from '../src/extract/server-reading.js';
 import { createRandom, hashSeed } from '../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../src/time/days.js';
-import { type DayCost, readRun, SwitchingServer } from '../test/extract/midrun-search.js';
-import { type DaySizes, QuietServer, storedKnowledge, TODAY } from '../test/extract/reading-search.js';
+import { SwitchingServer } from '../test/extract/midrun-search.js';
+import {
+  type DayCost,
+  type DaySizes,
+  QuietServer,
+  readRun,
+  storedKnowledge,
+  TODAY,
+} from '../test/extract/reading-search.js';
 import { type ServedReading, STEADY_CAPPED } from '../test/helpers/sim-readings.js';
 import type { Benchmark, FigureSpec, RunResult, Summary } from './figures.js';
 

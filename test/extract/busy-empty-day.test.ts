@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
-import { emptyTally, playMidrun, readRun, SIZES, SwitchingServer } from './midrun-search.js';
-import { storedKnowledge, TODAY } from './reading-search.js';
+import { emptyTally, playMidrun, SIZES, SwitchingServer } from './midrun-search.js';
+import { readRun, storedKnowledge, TODAY } from './reading-search.js';
 
 /**
  * An empty day between busy days (150-400 items, a cap of 100) on a server that refuses instants:

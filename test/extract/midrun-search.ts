@@ -1,15 +1,14 @@
 import fc from 'fast-check';
-import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
+import type { Answer } from '../../src/extract/plan-steps.js';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
 import {
+  type DayResult,
   type DaySizes,
-  fetchDaySync,
-  finishRun,
-  type QuietItem,
   QuietServer,
+  readRun,
   storedKnowledge,
   TODAY,
 } from './reading-search.js';
@@ -124,56 +123,6 @@ export function printTally(label: string, tally: MidrunTally): void {
     `${label}: ${tally.cases} cases, ${tally.days} days, ${tally.short.length} short, ${tally.lostFlags.length} flags lost, ${tally.flagged} flagged, ${tally.left} left reopened for the next run, ${tally.reopened} reopened, ${(tally.requests / tally.ideal).toFixed(2)} requests a day`,
   );
   for (const day of tally.short) console.info(`  short: ${day}`);
-}
-
-/** What one read of a day left: settled whole, flagged, or reopened later by the session. */
-interface DayResult {
-  truncated: boolean;
-  ids: Set<string>;
-}
-
-/** What one read of a day cost: every request its plan asked, and of those, the session's proofs. */
-export interface DayCost {
-  requests: number;
-  proofRequests: number;
-}
-
-/**
- * Reads `days` in order on one knowledge, then reads again whatever the session reopens, as the
- * sync's run does, until nothing is reopened (at most 4 passes: the run's and REOPEN_PASSES more,
- * run-sync.ts). Returns the last result per day, and the days still reopened after the last pass,
- * which the sync leaves reopened in the ledger for the next run: not settled. `onDay` hears what
- * each read cost (a benchmark counts the requests of empty days).
- */
-export function readRun(
-  server: QuietServer,
-  days: readonly DayString[],
-  knowledge: ResourceKnowledge,
-  onDay?: (day: DayString, cost: DayCost) => void,
-  /** Days an earlier run settled empty: the sync's ledger says so for each read of the run. */
-  emptyBefore: ReadonlySet<DayString> = new Set(),
-): { results: Map<DayString, DayResult>; reopened: number; left: DayString[] } {
-  const results = new Map<DayString, DayResult>();
-  let pending = [...days];
-  let reopened = 0;
-  const proofRequests = () => knowledge.session?.proofs.requests ?? 0;
-  for (let pass = 0; pass < 4 && pending.length > 0; pass++) {
-    for (const day of pending) {
-      const before = { requests: server.requests, proofRequests: proofRequests() };
-      const fetched = fetchDaySync(server, day, knowledge, emptyBefore.has(day));
-      onDay?.(day, {
-        requests: server.requests - before.requests,
-        proofRequests: proofRequests() - before.proofRequests,
-      });
-      results.set(day, {
-        truncated: fetched.truncated,
-        ids: new Set(fetched.onDay.map((item) => (item as QuietItem).id)),
-      });
-    }
-    pending = finishRun(server, knowledge);
-    reopened += pending.length;
-  }
-  return { results, reopened, left: pending };
 }
 
 function tallyRun(

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
 import { STEADY_CAPPED } from '../helpers/sim-readings.js';
-import { readRun } from './midrun-search.js';
-import { QuietServer, search, storedKnowledge, TODAY } from './reading-search.js';
+import { QuietServer, readRun, search, storedKnowledge, TODAY } from './reading-search.js';
 
 /**
  * SPEC-GAPS: "one server over time may pick differently". On a quiet source (0-3 items a day) the

@@ -11,6 +11,7 @@ import { newSession } from '../../src/extract/reading-session.js';
 import {
   emptyReading,
   endInclusive,
+  handedOn,
   type ServerReading,
   serverDay,
   startFrom,
@@ -199,7 +200,8 @@ export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
 /** What a run starts from: the stored reading (run-sync's readServerReadings: cap and size learned again). */
 export function storedKnowledge(reading: ServerReading, checked = false): ResourceKnowledge {
   return {
-    reading: startFrom(reading),
+    // As stored (reading-store.ts, asStored: with the reach of a move the run saw), then loaded.
+    reading: startFrom(handedOn(reading)),
     ...(checked ? { staleChecked: true } : {}),
   };
 }
@@ -214,7 +216,7 @@ export interface Tally {
   wholeFlagged: number;
   days: number;
   requests: number;
-  /** Reads of days a run's proofs reopened (read again in its reopen passes). */
+  /** Days a run's proofs reopened, pass by pass (readRun). */
   reopened: number;
   /** Days still reopened after a run's last pass: the ledger keeps them for the next run, unsettled. */
   left: number;
@@ -248,12 +250,92 @@ export function finishRun(server: QuietServer, knowledge: ResourceKnowledge): Da
 /** Passes a run reads: its own, and the reopen passes after it (run-sync.ts, REOPEN_PASSES). */
 export const RUN_PASSES = 4;
 
+/** What the last read of a day left: settled whole, or flagged. */
+export interface DayResult {
+  truncated: boolean;
+  ids: Set<string>;
+}
+
+/** What one read of a day cost: every request its plan asked, and of those, the session's proofs. */
+export interface DayCost {
+  requests: number;
+  proofRequests: number;
+}
+
 /**
- * One run: reads `days` in order, each on the knowledge its writer holds (`knowledgeOf`, asked in
- * order, as a queued run's workers join), then, as the sync's run does, closes it with each
- * writer's last proof and reads again whatever those reopen, on the first writer's knowledge,
- * until nothing is reopened or the passes are spent. A day is judged by its last read; a day still
- * reopened after the last pass is left to the next run, not settled.
+ * One run, as the sync's: reads `days` in order, each on the knowledge its writer holds (one
+ * knowledge, or `knowledgeOf(i)`, asked in order, as a queued run's workers join), closes the pass
+ * with each writer's last proof, and reads again whatever those reopen, on the first writer's
+ * knowledge, until nothing is reopened or RUN_PASSES are spent. Returns the last result per day
+ * (and the days whose last read asked time slices the server honoured), and the days still
+ * reopened after the last pass, which the sync leaves reopened in the ledger for
+ * the next run: not settled. `onDay` hears what each read cost (a benchmark counts the requests of
+ * empty days).
+ */
+export function readRun(
+  server: QuietServer,
+  days: readonly DayString[],
+  knowledgeOf: ResourceKnowledge | ((i: number) => ResourceKnowledge),
+  onDay?: (day: DayString, cost: DayCost) => void,
+  /** Days an earlier run settled empty: the sync's ledger says so for each read of the run. */
+  emptyBefore: ReadonlySet<DayString> = new Set(),
+  /** Names the run in the server's replay log, beside each day read and its outcome. */
+  label?: string,
+): { results: Map<DayString, DayResult>; sliced: Set<DayString>; reopened: number; left: DayString[] } {
+  const mark = (line: string) => {
+    if (label !== undefined) server.log?.(`${label}: ${line}`);
+  };
+  const writerOf = typeof knowledgeOf === 'function' ? knowledgeOf : () => knowledgeOf;
+  const results = new Map<DayString, DayResult>();
+  const sliced = new Set<DayString>();
+  const read = (day: DayString, knowledge: ResourceKnowledge) => {
+    mark(day);
+    const before = {
+      requests: server.requests,
+      slices: server.instantRequests,
+      proofRequests: knowledge.session?.proofs.requests ?? 0,
+    };
+    const fetched = fetchDaySync(server, day, knowledge, emptyBefore.has(day));
+    onDay?.(day, {
+      requests: server.requests - before.requests,
+      proofRequests: (knowledge.session?.proofs.requests ?? 0) - before.proofRequests,
+    });
+    mark(
+      `${day} ${fetched.truncated ? 'flagged' : 'whole'}, ${fetched.onDay.length} of ${server.itemsOn(day).length} items`,
+    );
+    results.set(day, {
+      truncated: fetched.truncated,
+      ids: new Set(fetched.onDay.map((item) => (item as QuietItem).id)),
+    });
+    if (server.instantRequests > before.slices) sliced.add(day);
+    else sliced.delete(day);
+  };
+  const writers: ResourceKnowledge[] = [];
+  days.forEach((day, i) => {
+    const knowledge = writerOf(i);
+    if (!writers.includes(knowledge)) writers.push(knowledge);
+    read(day, knowledge);
+  });
+  const reader = writers[0];
+  let reopened = 0;
+  const close = (closing: readonly ResourceKnowledge[]) => {
+    mark("the run's last proofs");
+    const pending = [...new Set(closing.flatMap((writer) => finishRun(server, writer)))].sort();
+    reopened += pending.length;
+    return pending;
+  };
+  let pending = close(writers);
+  for (let pass = 1; reader !== undefined && pass < RUN_PASSES && pending.length > 0; pass++) {
+    mark(`reopened ${pending.join(' ')}`);
+    for (const day of pending) read(day, reader);
+    pending = close([reader]);
+  }
+  return { results, sliced, reopened, left: pending };
+}
+
+/**
+ * One run of a case (readRun), tallied: a day judged by its last read; one still reopened after
+ * the last pass is left to the next run, not settled.
  */
 function readPhase(
   server: QuietServer,
@@ -263,43 +345,18 @@ function readPhase(
   label: string,
 ): void {
   const before = server.requests;
-  const results = new Map<DayString, { fetched: FetchedDay; sliced: boolean }>();
-  const read = (day: DayString, knowledge: ResourceKnowledge) => {
-    const slicesBefore = server.instantRequests;
-    const fetched = fetchDaySync(server, day, knowledge);
-    server.log?.(
-      `${label}: ${day} ${fetched.truncated ? 'flagged' : 'whole'}, ${fetched.onDay.length} of ${server.itemsOn(day).length} items`,
-    );
-    results.set(day, { fetched, sliced: server.instantRequests > slicesBefore });
-  };
-  const writers: ResourceKnowledge[] = [];
-  days.forEach((day, i) => {
-    const knowledge = knowledgeOf(i);
-    if (!writers.includes(knowledge)) writers.push(knowledge);
-    server.log?.(`${label}: ${day}`);
-    read(day, knowledge);
-  });
-  const reader = writers[0];
-  server.log?.(`${label}: the run's last proofs`);
-  let pending = [...new Set(writers.flatMap((writer) => finishRun(server, writer)))].sort();
-  for (let pass = 1; reader !== undefined && pass < RUN_PASSES && pending.length > 0; pass++) {
-    tally.reopened += pending.length;
-    server.log?.(`${label}: reopened ${pending.join(' ')}`);
-    for (const day of pending) read(day, reader);
-    server.log?.(`${label}: the run's last proofs`);
-    pending = finishRun(server, reader);
-  }
-  tally.left += pending.length;
-  for (const [day, { fetched, sliced }] of results) {
-    if (pending.includes(day)) continue;
+  const run = readRun(server, days, knowledgeOf, undefined, undefined, label);
+  tally.reopened += run.reopened;
+  tally.left += run.left.length;
+  for (const [day, result] of run.results) {
+    if (run.left.includes(day)) continue;
     tally.days += 1;
-    if (fetched.truncated) tally.flagged += 1;
-    const got = new Set(fetched.onDay.map((item) => (item as QuietItem).id));
-    const lacks = server.itemsOn(day).some((id) => !got.has(id));
-    if (fetched.truncated && !lacks) tally.wholeFlagged += 1;
-    if (!fetched.truncated && lacks) {
+    if (result.truncated) tally.flagged += 1;
+    const lacks = server.itemsOn(day).some((id) => !result.ids.has(id));
+    if (result.truncated && !lacks) tally.wholeFlagged += 1;
+    if (!result.truncated && lacks) {
       tally.short.push(`${label} ${day}`);
-      if (sliced) tally.sliced.push(`${label} ${day}`);
+      if (run.sliced.has(day)) tally.sliced.push(`${label} ${day}`);
     }
   }
   tally.requests += server.requests - before;

@@ -17,8 +17,8 @@ import {
 import { silentLogger } from '../../src/log/logger.js';
 import { readServerReadings, type StoreOver, saveServerReading } from '../../src/sync/reading-store.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
-import { readRun, SIZES } from '../extract/midrun-search.js';
-import { QuietServer, storedKnowledge, TODAY } from '../extract/reading-search.js';
+import { SIZES } from '../extract/midrun-search.js';
+import { QuietServer, readRun, storedKnowledge, TODAY } from '../extract/reading-search.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { interceptQueries } from '../helpers/query-spy.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
