@@ -279,14 +279,17 @@ export function proveCap(reading: ServerReading, cap: number): void {
 
 /**
  * The reading as a later reader starts from it (stored for another worker of the run and for the
- * next run): its evidence, with the reach its requests took from a move the run saw (a zone's
+ * next run: reading-store.ts, asStored): its evidence, with the reach its requests took from a move the run saw (a zone's
  * shift reaching past the other end, or an earlier reading's reach kept), which is run-local and
  * not in the evidence. Without it, a reader whose answers show no move of their own (the move
  * showed on the end, and the hours the zone gave up at the start hold no item any answer can
  * show) asks each day's request hours short of the day.
  */
 export function handedOn(reading: ServerReading): ServerReading {
-  const earlier = movesOf.get(reading)?.earlier;
+  const moves = movesOf.get(reading);
+  // Of a reading earlier runs learned: one learned from nothing this run moves as it learns (a
+  // sparse first day's bound), and its reach then would widen every later run's requests.
+  const earlier = moves?.stored === true ? moves.earlier : undefined;
   if (earlier === undefined) return reading;
   const reach = evidenceReach(reading);
   const start = Number.isFinite(earlier.startMs) && earlier.startMs > reach.startMs;
@@ -305,7 +308,7 @@ export function handedOn(reading: ServerReading): ServerReading {
  * learned again (a server may have changed them since), but the stored cap is one the run knows.
  */
 export function startFrom(stored: ServerReading): ServerReading {
-  const reading = { ...handedOn(stored), largestResponse: 0, cap: null };
+  const reading = { ...stored, largestResponse: 0, cap: null };
   if (stored.cap !== null) runAnswers(reading).proved.add(stored.cap);
   return reading;
 }

@@ -2,8 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { emptyReading, handedOn, requestFor, startFrom } from '../../src/extract/server-reading.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
-import { readRun, SIZES } from './midrun-search.js';
-import { emptyReadingTally, playCase, QuietServer, storedKnowledge, TODAY } from './reading-search.js';
+import { SIZES } from './midrun-search.js';
+import {
+  emptyReadingTally,
+  playCase,
+  QuietServer,
+  readRun,
+  storedKnowledge,
+  TODAY,
+} from './reading-search.js';
 
 /**
  * SPEC-GAPS: "one server over time may pick differently". A server capped at 30 restarted between
@@ -39,7 +46,7 @@ describe("a reading whose requests reach past its evidence after a zone's move",
     const handed = handedOn(run.reading);
     // The evidence alone reaches a day less far back than the run's requests.
     expect(handed.headMs).toBeGreaterThan(run.reading.headMs ?? Infinity);
-    expect(requestFor(day, startFrom(run.reading))).toEqual(requestFor(day, run.reading));
+    expect(requestFor(day, startFrom(handed))).toEqual(requestFor(day, run.reading));
     expect(requestFor(day, { ...run.reading })).not.toEqual(requestFor(day, run.reading));
   });
 
