@@ -519,8 +519,11 @@ interface MovingAnswer {
  * once an answer not cut holds items within an hour of the moved bound, unless this run's own
  * items held the bound (`heldByItems`): an item past a bound they proved tight shows a move of at
  * least as far, whatever the answer's cut (a stored bound, taken as held, may be one a busy
- * source's cut answers never showed tight). Returns the shift of each side to apply now, by how
- * far that side moved (`moved`, 0 for none).
+ * source's cut answers never showed tight); or unless the cut answer's kept side (its order's:
+ * newest first, the end) stops an hour or more short of the other bound as the reading places
+ * it, which is what that bound's move by a zone's hours shows there (a busy source's cut answers
+ * hold their end to the minute). Returns the shift of each side to apply now, by how far that
+ * side moved (`moved`, 0 for none).
  */
 function noteShift(
   moves: ReadingMoves,
@@ -538,8 +541,17 @@ function noteShift(
   pending.end = Math.max(pending.end, zone(moved.end));
   moves.pendingShift = pending;
   const { headMs, tailMs } = reading;
-  const startHeld = answer.whole || heldByItems.start;
-  const endHeld = answer.whole || heldByItems.end;
+  // A cut answer shows the bound its order keeps: where its items stop an hour or more short of
+  // that bound as the reading places it, the other bound's move may be a zone's, and waiting for
+  // an answer not cut (which a cap below every day never gives) would settle days on answers that
+  // end, or start, hours short of them. Near it, the kept bound held: no zone moved it.
+  const keptShownMoved = (side: KeptSide) =>
+    answer.kept === side &&
+    (side === 'end'
+      ? tailMs !== null && !answer.tails.some((tail) => tail > tailMs - HOUR_MS)
+      : headMs !== null && !answer.heads.some((head) => head < headMs + HOUR_MS));
+  const startHeld = answer.whole || heldByItems.start || keptShownMoved('end');
+  const endHeld = answer.whole || heldByItems.end || keptShownMoved('start');
   const shift = {
     start:
       startHeld && headMs !== null && answer.heads.some((head) => head < headMs + HOUR_MS)

@@ -179,6 +179,49 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, reading).enddate).toBe(addDays(DAY, 2));
   });
 
+  /** Exclusive UTC bounds learned from a dense answer listed newest first, as the next run loads them. */
+  function storedNewestFirst(): ServerReading {
+    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    const reading = emptyReading();
+    learnFromResponse(reading, first, served(first, UTC.startMs, UTC.endMs, 10).reverse());
+    return { ...reading };
+  }
+
+  it('from a stored reading, a start moved by hours in a cut answer, newest first, whose newest item stops hours short of the end, moves the end as far', () => {
+    const stored = storedNewestFirst();
+    // Restarted 5.5 h east of UTC and capped below every day: each answer holds a day's newest
+    // items, and a quiet day's reach back past the old start. Its newest item is 5.5 h short of
+    // the end as the reading places it: what a zone's move shows there. No answer will come back
+    // not cut, so the end's move cannot wait for one.
+    const range = requestFor(addDays(DAY, -1), stored);
+    const answer = served(range, AHEAD.startMs, AHEAD.endMs, 40).reverse();
+    learnFromResponse(stored, range, answer, true);
+    expect(requestFor(DAY, stored).enddate).toBe(addDays(DAY, 2));
+  });
+
+  it("the same start's move in a cut answer whose newest item holds the end is no zone's: the end keeps its reach", () => {
+    const stored = storedNewestFirst();
+    // A quiet day's cut answer reaching back past a start that earlier runs' answers never showed
+    // tight (an inclusive startdate, say), its newest items at the end as before.
+    const range = requestFor(addDays(DAY, -1), stored);
+    const answer = served(range, UTC.startMs - 3 * HOUR, UTC.endMs, 40).reverse();
+    learnFromResponse(stored, range, answer, true);
+    expect(requestFor(DAY, stored).enddate).toBe(addDays(DAY, 1));
+  });
+
+  it('from a stored reading, an end moved by hours in a cut answer, oldest first, whose oldest item starts hours after the start, moves the start as far', () => {
+    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    const reading = emptyReading();
+    learnFromResponse(reading, first, served(first, UTC.startMs, UTC.endMs, 10));
+    const stored = { ...reading };
+    // Restarted 5 h west of UTC: its day runs from 05:00 to 05:00 UTC; a cut answer keeps its
+    // oldest items, which start 5 h after the start as the reading places it.
+    const behind = { startMs: UTC.startMs + 5 * HOUR, endMs: UTC.endMs + 5 * HOUR };
+    const range = requestFor(addDays(DAY, -1), stored);
+    learnFromResponse(stored, range, served(range, behind.startMs, behind.endMs, 40), true);
+    expect(requestFor(DAY, stored).startdate).toBe(addDays(DAY, -2));
+  });
+
   it('a start that fewer than ten items held to within an hour, but many within the hours it moves by, moves the end as far', () => {
     const reading = learnedUtc();
     // One whole answer, an item every 7 minutes: 9 within the start's first hour, 18 within two.

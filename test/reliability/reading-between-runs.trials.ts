@@ -16,13 +16,15 @@ import { cappedPairs } from '../helpers/sim-readings.js';
  * day (midrun-search.ts, SIZES.normal) it found a day settled empty on the word of the run's check
  * of the stored reading, whose widest answer a cap proved later had cut (check-at-cap.test.ts): 1
  * of 11,400 days with changedPairs(600, 20261205), 0 since the session keeps that answer beside the
- * day. Those sizes are not searched here yet: the same search finds 3 days short (case 130), and
- * 3 with changedPairs(500, 43) (case 115): a server that moved its day hours east, lists newest
- * first and lowered its cap below its days at once, instants refused. A day's answer, cut at the
- * cap, reaches back into the day before and is taken as sparing the day under the stored zone; the
- * day's last hours fall in the next day's request, whose answer the cap cuts before them, and no
- * answer of the run shows them. (Four more such cases, where the day moved west or the answers
- * were whole, were found until the run's reach after a zone's move was stored with the reading.)
+ * day. Then 3 days short there (case 130), and 3 with changedPairs(500, 43) (case 115): a server
+ * that moved its day hours east, lists newest first and lowered its cap below its days at once,
+ * instants refused. A quiet day's answer, cut at the cap, reached back into the day before: the
+ * start moved, and the end with it, which no item shows, but the move waited for an answer not
+ * cut, which such a cap never gives; the day's last hours fell in the next day's request, cut
+ * before them (zone-east-cut.test.ts). 0 since a cut answer whose newest item stops an hour short
+ * of the end lets the move through; those sizes are searched here now. (Four more such cases,
+ * where the day moved west or the answers were whole, were found until the run's reach after a
+ * zone's move was stored with the reading.)
  * On busy sources, changedPairs(500, 44) found 19 days of one case settled on a cut answer
  * whose halves came back empty (halves-union.test.ts); 0 since, and that seed is searched here.
  */
@@ -41,6 +43,12 @@ describe('the wide search of servers whose reading changed between runs', () => 
       print(`reading changed between runs, ${size}`, tally);
       expect(tally.short).toEqual([]);
     }, 600_000);
+
+  it('600 seeded changes on a normal source (20 to 100 items a day), the seed that found days settled east of a cut: none short', () => {
+    const tally = search(600, 20261205, SIZES.normal);
+    print('reading changed between runs, normal', tally);
+    expect(tally.short).toEqual([]);
+  }, 600_000);
 
   it('500 more seeded changes on a busy source, the seed that found halves lacking the whole: no day settled short', () => {
     const tally = search(500, 44, SIZES.busy);

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { ServedReading } from '../helpers/sim-readings.js';
+import { SIZES } from './midrun-search.js';
+import { emptyReadingTally, playCase } from './reading-search.js';
+
+/**
+ * SPEC-GAPS: "one server over time may pick differently". A server listing newest first restarted
+ * between runs with its day 5:30 h east of UTC (from 18:30 UTC) and a cap of 30, below nearly
+ * every day of 20 to 100 items, instants refused. Each day's answer is cut: it holds the server
+ * day's newest items, up to 18:30 UTC, and on a quiet day reaches back past midnight into the day
+ * before. That reach moves the start by hours, and a zone's move takes the end as far, where no
+ * item can show it; the move waited for an answer not cut, which a cap below every day never
+ * gives. So a quiet day settled whole on an answer that ended 5.5 h short of it: its last hours
+ * fall in the next day's request, whose answer the cap cuts before them (2026-11-01: 13 of 20
+ * items). A cut answer shows the bound its order keeps: one whose newest item stops an hour or
+ * more short of the end the reading places shows the end moved too (server-reading.ts, noteShift).
+ * Cases 130 of changedPairs(600, 20261205) and 115 of changedPairs(500, 43), 3 days short each.
+ */
+
+const EAST: Pick<ServedReading, 'order' | 'cap' | 'maxLimit' | 'dayOffsetMinutes'> = {
+  order: 'newest-first',
+  cap: 30,
+  maxLimit: 40,
+  dayOffsetMinutes: 330,
+};
+
+const CASES: { name: string; seed: number; before: ServedReading; after: ServedReading }[] = [
+  {
+    name: 'learned uncapped (1000, a maximum limit of 300), exclusive start, inclusive end',
+    seed: 20261205 + 130,
+    before: {
+      startdate: 'exclusive',
+      enddate: 'inclusive',
+      order: 'newest-first',
+      cap: 1000,
+      maxLimit: 300,
+      dayOffsetMinutes: 0,
+    },
+    after: { startdate: 'exclusive', enddate: 'inclusive', ...EAST },
+  },
+  {
+    name: 'learned at the same cap of 30, both bounds exclusive',
+    seed: 43 + 115,
+    before: {
+      startdate: 'exclusive',
+      enddate: 'exclusive',
+      order: 'newest-first',
+      cap: 30,
+      maxLimit: null,
+      dayOffsetMinutes: 0,
+    },
+    after: { startdate: 'exclusive', enddate: 'exclusive', ...EAST },
+  },
+];
+
+describe('a server whose day moved east between runs, capped below its days, listed newest first', () => {
+  for (const { name, seed, before, after } of CASES)
+    it(`${name}: the backfill and the nightly settle no day short`, () => {
+      const tally = emptyReadingTally();
+      playCase(seed, before, after, tally, SIZES.normal);
+      expect(tally.short).toEqual([]);
+      // The days the cap keeps from being read whole are flagged, not dropped.
+      expect(tally.flagged).toBeGreaterThan(0);
+    });
+});
