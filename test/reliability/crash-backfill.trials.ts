@@ -96,11 +96,15 @@ describe(`SIGKILL mid-backfill, ${TRIALS} seeded trials, each followed by a re-r
           if (byTime ? performance.now() - started >= threshold : (await committed()) >= threshold) break;
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
-        const finishedBeforeKill = finished;
+        const finishedAtKill = finished;
         killed.child.kill('SIGKILL');
         const result = await killed.done;
         const msToKill = Math.round(performance.now() - started);
-        if (!finishedBeforeKill) expect(result.signal).toBe('SIGKILL');
+        // A backfill that ends within the last poll's few milliseconds before the kill (a time
+        // kill near the whole run's length) exits on its own before the signal lands, though
+        // `finished` was not yet set: it must have succeeded, and is no kill.
+        const finishedBeforeKill = finishedAtKill || result.signal !== 'SIGKILL';
+        if (result.signal !== 'SIGKILL') expect(result.code, result.stderr).toBe(0);
 
         // At the kill point: the watermark is exactly the end of the committed contiguous prefix.
         // Both are read in one snapshot: a COMMIT the CLI sent just before the kill may still land
