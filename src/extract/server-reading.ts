@@ -189,12 +189,13 @@ interface RunAnswers {
 }
 
 /**
- * How a long answer lists its items: by dt, either way ('sorted'), or at random ('shuffled': about
- * as many steps down as up). A server does not move between the two unless it changed: a shuffled
- * answer of 20 items comes out sorted once in 10^17. Answers between the two (a listing by id,
- * with a few late arrivals) and short ones say neither.
+ * How a long answer lists its items: by dt, oldest first ('rising') or newest first ('falling'),
+ * or at random ('shuffled': about as many steps down as up). A server does not move between them
+ * unless it changed: a shuffled answer of 20 items comes out sorted once in 10^17, and a sorted
+ * listing turns round only with the code that sorts. Answers between them (a listing by id, with
+ * a few late arrivals) and short ones say none.
  */
-type Listing = 'sorted' | 'shuffled';
+type Listing = 'rising' | 'falling' | 'shuffled';
 const LISTING_EVIDENCE = 20;
 
 function listingOf(times: readonly number[]): Listing | undefined {
@@ -207,7 +208,8 @@ function listingOf(times: readonly number[]): Listing | undefined {
   }
   const steps = rising + falling;
   if (steps < LISTING_EVIDENCE - 1) return undefined;
-  if (rising === 0 || falling === 0) return 'sorted';
+  if (falling === 0) return 'rising';
+  if (rising === 0) return 'falling';
   return rising > steps / 5 && falling > steps / 5 ? 'shuffled' : undefined;
 }
 
@@ -236,6 +238,13 @@ export function mixedReadings(reading: ServerReading): boolean {
   caps.mixed = false;
   return true;
 }
+
+/** The listing a stored order was learned from; none for one in no order (a shuffle, or two orders merged). */
+const LISTING_OF_ORDER: Record<ItemOrder, Listing | undefined> = {
+  'oldest-first': 'rising',
+  'newest-first': 'falling',
+  unordered: undefined,
+};
 
 const answersOf = new WeakMap<ServerReading, RunAnswers>();
 
@@ -310,6 +319,10 @@ export function handedOn(reading: ServerReading): ServerReading {
 export function startFrom(stored: ServerReading): ServerReading {
   const reading = { ...stored, largestResponse: 0, cap: null };
   if (stored.cap !== null) runAnswers(reading).proved.add(stored.cap);
+  // Every answer earlier runs read came in that order: a long one listed the other way round is a
+  // server that changed since (listingChanged), whatever its bounds still agree with.
+  const listing = LISTING_OF_ORDER[stored.order ?? 'unordered'];
+  if (listing !== undefined) runAnswers(reading).listing = listing;
   return reading;
 }
 

@@ -482,16 +482,40 @@ describe('how a server lists its answers', () => {
     ...sorted.filter((_, i) => i % 3 !== 0).reverse(),
   ];
 
-  it('a long answer sorted by dt after shuffled ones, or the reverse, says the server changed, once', () => {
+  it('a long answer sorted by dt after shuffled ones, the other way round, or shuffled again, says the server changed, once', () => {
     const reading = emptyReading();
     learnFromResponse(reading, range, shuffled);
     expect(listingChanged(reading)).toBe(false);
     learnFromResponse(reading, range, sorted);
     expect([listingChanged(reading), listingChanged(reading)]).toEqual([true, false]);
-    learnFromResponse(reading, range, [...sorted].reverse());
+    learnFromResponse(reading, range, sorted);
     expect(listingChanged(reading)).toBe(false);
+    learnFromResponse(reading, range, [...sorted].reverse());
+    expect(listingChanged(reading)).toBe(true);
     learnFromResponse(reading, range, shuffled);
     expect(listingChanged(reading)).toBe(true);
+  });
+
+  it('a stored reading listed newest first, answered oldest first by the next run: the server changed', () => {
+    const learned = emptyReading();
+    learnFromResponse(learned, range, [...sorted].reverse());
+    expect(learned.order).toBe('newest-first');
+    // The next run starts from what was stored: its first long answer comes the other way round.
+    const next = startFrom({ ...learned });
+    learnFromResponse(next, range, sorted);
+    expect(listingChanged(next)).toBe(true);
+    const same = startFrom({ ...learned });
+    learnFromResponse(same, range, [...sorted].reverse());
+    expect(listingChanged(same)).toBe(false);
+  });
+
+  it('a stored reading in no order (a shuffle, or two orders merged) is no listing to turn from', () => {
+    const learned = emptyReading();
+    learnFromResponse(learned, range, shuffled);
+    expect(learned.order).toBe('unordered');
+    const next = startFrom({ ...learned });
+    learnFromResponse(next, range, sorted);
+    expect(listingChanged(next)).toBe(false);
   });
 
   it('short answers, or one listed by id with a late arrival, say nothing', () => {

@@ -22,11 +22,15 @@ import { cappedPairs } from '../helpers/sim-readings.js';
  * start moved, and the end with it, which no item shows, but the move waited for an answer not
  * cut, which such a cap never gives; the day's last hours fell in the next day's request, cut
  * before them (zone-east-cut.test.ts). 0 since a cut answer whose newest item stops an hour short
- * of the end lets the move through; those sizes are searched here now (changedPairs(500, 48)
- * still finds 3 days in 2 cases: case 462, a start that turned exclusive as the day moved east,
- * which moves the start by more than a zone's hours and leaves only quiet evenings to show the
- * end's move; case 483, a start turned exclusive on a day 5 h west, newest first turned oldest
- * first: not searched here until they are not). (Four more such cases,
+ * of the end lets the move through; those sizes are searched here now. changedPairs(500, 48)
+ * found 3 days more in 2 cases: case 483, a start turned exclusive on a day 5 h west as newest
+ * first turned oldest first (listing-turned.test.ts: 0 since a listing turned round says the
+ * server changed), and case 462 (2 days), a start turned exclusive as the day moved east, which
+ * moves the start by more than a zone's hours and leaves only quiet evenings to show the end's
+ * move: the checking writer's last proof finds the reading stale and reopens its own days, not
+ * the trusting writer's, where a queued run's planner proves every worker's days
+ * (src/sync/queue-proof.ts); that seed is not searched here until the harness closes a queued
+ * run as the planner does. (Four more such cases,
  * where the day moved west or the answers were whole, were found until the run's reach after a
  * zone's move was stored with the reading.)
  * On busy sources, changedPairs(500, 44) found 19 days of one case settled on a cut answer
