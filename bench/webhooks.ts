@@ -19,6 +19,7 @@ import { listeningUrl } from './child-process.js';
 import { cpuMsOf, sampleBackendCpu, withDescendants } from './cpu.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult } from './figures.js';
+import { type LatencyContext, type LatencyRecorder, latencyRecorder, timed } from './latency.js';
 
 export interface WebhookOptions {
   seconds: number;
@@ -69,6 +70,12 @@ export const webhooks: Benchmark<WebhookOptions> = {
       unit: 'ms',
       digits: 1,
       target: { text: '≤ 50 ms', met: (s) => s.median <= 50 },
+    },
+    {
+      key: 'inFlight',
+      label: `deliveries in flight (rate × mean latency; at most ${connections}, one a connection)`,
+      unit: '',
+      digits: 1,
     },
     {
       key: 'non2xx',
@@ -210,7 +217,7 @@ async function insertCommitRate(url: string, seconds: number): Promise<number> {
   }
 }
 
-interface Context {
+interface Context extends LatencyContext {
   n?: number;
   duplicate?: boolean;
 }
@@ -219,22 +226,24 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
   const warehouse = await server.createDatabase({ max: 2 });
   const serve = await startServe(warehouse.url);
   try {
+    const healthLatency = latencyRecorder();
     const health = await autocannon({
-      url: `${serve.url}/healthz`,
+      url: serve.url,
       connections: options.connections,
       duration: options.healthSeconds,
+      requests: [timed(healthLatency, { method: 'GET', path: '/healthz' })],
     });
 
     const acknowledged: number[] = [];
     let next = 0;
     let ok = 0;
-    const send = (connections: number, seconds: number) =>
+    const send = (connections: number, seconds: number, recorder: LatencyRecorder) =>
       autocannon({
         url: serve.url,
         connections,
         duration: seconds,
         requests: [
-          {
+          timed(recorder, {
             method: 'POST',
             path: `/webhooks/${SOURCE}/${TOKEN}`,
             headers: { 'content-type': 'application/json' },
@@ -252,21 +261,23 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
               ok += 1;
               if (!context.duplicate && context.n !== undefined) acknowledged.push(context.n);
             },
-          },
+          }),
         ],
       });
     // Fewer senders first (its figures are shown apart), then the measured 30 s.
+    const fewerLatency = latencyRecorder();
     const fewer =
       options.fewerConnections === undefined
         ? undefined
-        : await send(options.fewerConnections, options.seconds / 2);
+        : await send(options.fewerConnections, options.seconds / 2, fewerLatency);
     const commitRate = await insertCommitRate(warehouse.url, options.healthSeconds);
     const backends = sampleBackendCpu(warehouse.name);
     // The launcher starts `serve` again as its child (a heap limit): that child does the work.
     const receiver = withDescendants(serve.child.pid ?? 0);
     const receiverBefore = cpuMsOf(receiver);
     const senderBefore = process.cpuUsage();
-    const deliveries = await send(options.connections, options.seconds);
+    const latency = latencyRecorder();
+    const deliveries = await send(options.connections, options.seconds, latency);
     const sender = process.cpuUsage(senderBefore);
     const receiverMs = cpuMsOf(receiver) - receiverBefore;
     const postgres = backends.stop();
@@ -308,18 +319,26 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
 
     const rate = deliveries['2xx'] / deliveries.duration;
     const healthRate = health['2xx'] / health.duration;
+    const latencies = latency.summary();
+    // One request in flight a connection: more says the latencies are not the deliveries'.
+    const inFlight = latencies.totalMs / (1000 * deliveries.duration);
+    if (inFlight > options.connections * 1.02)
+      failures.push(
+        `webhooks: latencies add up to ${inFlight.toFixed(1)} requests in flight on ${options.connections} connections`,
+      );
     return {
       measures: {
         deliveries: deliveries['2xx'],
         rate,
-        p50: deliveries.latency.p50,
-        p99: deliveries.latency.p99,
+        p50: latencies.p50Ms,
+        p99: latencies.p99Ms,
+        inFlight,
         non2xx,
         lost: stored.lost,
         commitRate,
         commitRatio: rate / commitRate,
         healthRate,
-        healthP99: health.latency.p99,
+        healthP99: healthLatency.summary().p99Ms,
         shareOfCeiling: (100 * rate) / healthRate,
         cpuReceiver: perDelivery(receiverMs),
         cpuPostgres: perDelivery(postgres.cpuMs),
@@ -329,8 +348,8 @@ export async function runWebhooks(server: BenchServer, options: WebhookOptions):
           ? {}
           : {
               fewerRate: fewer['2xx'] / fewer.duration,
-              fewerP50: fewer.latency.p50,
-              fewerP99: fewer.latency.p99,
+              fewerP50: fewerLatency.summary().p50Ms,
+              fewerP99: fewerLatency.summary().p99Ms,
             }),
       },
       failures,
