@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { silentLogger } from '../src/log/logger.js';
 import type { SimulatorOptions, SimulatorStats } from '../src/simulator/server.js';
 import { runSync, type SyncSettings } from '../src/sync/run-sync.js';
-import { addDays, todayUtc } from '../src/time/days.js';
+import { addDays } from '../src/time/days.js';
 import type { BenchServer } from './database.js';
 import type { Benchmark, RunResult } from './figures.js';
 
@@ -107,10 +107,18 @@ export async function startSimulatorThread(options: SimulatorOptions) {
   };
 }
 
+/**
+ * The last day read, fixed so that the section reproduces on any date: the simulator draws a day
+ * from its date (a year ending on another day holds other days, and its figures moved by a few
+ * thousandths from one day to the next). The run's clock is the night after it, so every window
+ * is a closed day's and ends 'done', as in a real backfill of the past.
+ */
+const EXTRACTION_LAST_DAY = '2026-11-30';
+const RUN_CLOCK = new Date(`${addDays(EXTRACTION_LAST_DAY, 1)}T03:00:00Z`);
+
 export async function runExtraction(server: BenchServer, options: ExtractionOptions): Promise<RunResult> {
   const { days, latencyMs, concurrency } = options;
-  // Closed days only: every window ends 'done', as in a real backfill of the past.
-  const to = addDays(todayUtc(new Date()), -1);
+  const to = EXTRACTION_LAST_DAY;
   const from = addDays(to, -(days - 1));
   // The default data (about 19 items a window, a busy day of 1,500 feedback items), served
   // without a cap below the client's limits: the busy day costs a few requests more, as it would.
@@ -123,7 +131,7 @@ export async function runExtraction(server: BenchServer, options: ExtractionOpti
           pool: warehouse.pool,
           db: warehouse.db,
           logger: silentLogger(),
-          now: () => new Date(),
+          now: () => new Date(RUN_CLOCK),
           sources: [{ name: 'bench', baseUrl: simulator.url, apiKey: simulator.apiKey }],
           settings: settings(concurrency, from),
         },
