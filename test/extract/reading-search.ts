@@ -1,5 +1,11 @@
 import { ApiError } from '../../src/errors.js';
-import { newDayFetch, planDay, planRunProof } from '../../src/extract/day-plan.js';
+import {
+  newDayFetch,
+  planDay,
+  planRunProof,
+  reopenUncoveredSettled,
+  sessionOf,
+} from '../../src/extract/day-plan.js';
 import type {
   Answer,
   FetchedDay,
@@ -7,7 +13,7 @@ import type {
   Plan,
   ResourceKnowledge,
 } from '../../src/extract/plan-steps.js';
-import { newSession } from '../../src/extract/reading-session.js';
+import { newSession, takeReopened } from '../../src/extract/reading-session.js';
 import {
   emptyReading,
   endInclusive,
@@ -265,10 +271,11 @@ export interface DayCost {
 /**
  * One run, as the sync's: reads `days` in order, each on the knowledge its writer holds (one
  * knowledge, or `knowledgeOf(i)`, asked in order, as a queued run's workers join), closes the pass
- * with each writer's last proof, and reads again whatever those reopen, on the first writer's
- * knowledge, until nothing is reopened or RUN_PASSES are spent. Returns the last result per day
- * (and the days whose last read asked time slices the server honoured), and the days still
- * reopened after the last pass, which the sync leaves reopened in the ledger for
+ * with each writer's last proof (where one of them found the reading stale, it judges the other
+ * writers' days too, as a queued run's planner does), and reads again whatever those reopen, on
+ * the first writer's knowledge, until nothing is reopened or RUN_PASSES are spent. Returns the
+ * last result per day (and the days whose last read asked time slices the server honoured), and
+ * the days still reopened after the last pass, which the sync leaves reopened in the ledger for
  * the next run: not settled. `onDay` hears what each read cost (a benchmark counts the requests of
  * empty days).
  */
@@ -320,9 +327,10 @@ export function readRun(
   let reopened = 0;
   const close = (closing: readonly ResourceKnowledge[]) => {
     mark("the run's last proofs");
-    const pending = [...new Set(closing.flatMap((writer) => finishRun(server, writer)))].sort();
-    reopened += pending.length;
-    return pending;
+    const pending = new Set(closing.flatMap((writer) => finishRun(server, writer)));
+    for (const day of judgedByStale(closing)) pending.add(day);
+    reopened += pending.size;
+    return [...pending].sort();
   };
   let pending = close(writers);
   for (let pass = 1; reader !== undefined && pass < RUN_PASSES && pending.length > 0; pass++) {
@@ -331,6 +339,24 @@ export function readRun(
     pending = close([reader]);
   }
   return { results, sliced, reopened, left: pending };
+}
+
+/**
+ * A queued run's planner judges every day the run settled, whichever worker settled it, by the
+ * reading a stale verdict made a worker learn again (src/sync/queue-proof.ts, proveEndpoint; the
+ * workers' verdicts meet in the database): a writer that found the reading stale judges the days
+ * the others settled, on the requests they asked. The days it reopens.
+ */
+function judgedByStale(writers: readonly ResourceKnowledge[]): DayString[] {
+  const stale = writers.find((writer) => (writer.relearned ?? 0) > 0);
+  if (stale === undefined || writers.length < 2) return [];
+  const others = writers
+    .filter((writer) => writer !== stale)
+    .flatMap((writer) =>
+      [...sessionOf(writer).settledBy].map(([day, under]) => ({ day, range: under.range })),
+    );
+  reopenUncoveredSettled(stale, others);
+  return takeReopened(sessionOf(stale));
 }
 
 /**
