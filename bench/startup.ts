@@ -8,7 +8,8 @@
  *   time from spawn to exit, median of `repeats`, and what each adds to `node -e 0` timed alike;
  * - peak RSS of `--help`: /usr/bin/time's "maximum resident set size", median of 3;
  * - the large backfill of bench/memory.ts with no flag at all: the peak RSS of the process that
- *   runs it (the installed launcher's child) and of the launcher and that child added up.
+ *   runs it (the installed launcher's child) and of the launcher and that child added up;
+ * - the same backfill once more, profiled (bench/memory-profile.ts): what its largest sample held.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { collectOutput } from './child-process.js';
 import type { BenchServer } from './database.js';
 import { type Benchmark, type RunResult, summarize } from './figures.js';
 import { measureBackfill } from './memory.js';
+import { profiledBackfill, type RssComposition } from './memory-profile.js';
 
 export interface StartupOptions {
   /** Runs of --help and status per measurement; the median is taken. */
@@ -110,8 +112,55 @@ export const startup: Benchmark<StartupOptions> = {
       unit: 'MB',
       digits: 0,
     },
+    {
+      key: 'profileRssMb',
+      label: 'the installed backfill again, profiled: resident set at its largest sample',
+      unit: 'MB',
+      digits: 0,
+    },
+    {
+      key: 'profileFilesMb',
+      label: "of it, mapped files (Node's binary and libraries, the code)",
+      unit: 'MB',
+      digits: 0,
+    },
+    { key: 'profileHeapMb', label: "of it, V8's heap (its spaces' resident pages)", unit: 'MB', digits: 0 },
+    {
+      key: 'profileExternalMb',
+      label: 'of it, external memory (Buffers: answers and statements as bytes)',
+      unit: 'MB',
+      digits: 0,
+    },
+    {
+      key: 'profileRestMb',
+      label: "of it, the rest (malloc's: V8's compiler and collector, libuv; stacks)",
+      unit: 'MB',
+      digits: 0,
+    },
+    {
+      key: 'profileV8MallocMb',
+      label: "of the rest, V8's own allocations at their most (its compiler's zones)",
+      unit: 'MB',
+      digits: 0,
+    },
+    { key: 'profileAtPct', label: 'the largest sample, into the run', unit: '%', digits: 0 },
+    { key: 'profileHwmMb', label: "the profiled run's peak RSS (VmHWM)", unit: 'MB', digits: 0 },
   ],
 };
+
+function profileMeasures(parts: RssComposition | undefined): Record<string, number> {
+  if (parts === undefined) return {};
+  return {
+    profileRssMb: parts.rssMb,
+    profileFilesMb: parts.filesMb,
+    profileHeapMb: parts.heapMb,
+    profileExternalMb: parts.externalMb,
+    profileRestMb: parts.restMb,
+    profileAtPct: parts.atPct,
+    profileHwmMb: parts.hwmMb,
+    profileV8MallocMb: parts.v8MallocPeakMb,
+  };
+}
 
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
   return collectOutput(spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -230,13 +279,16 @@ export async function runStartup(
     const ours = await measureBackfill(server, options.backfillItems, { cli: installedCli });
     log(`startup: the same backfill through tsx, no limit`);
     const before = await measureBackfill(server, options.backfillItems, { cli: tsxCli });
-    failures.push(...ours.failures, ...before.failures);
+    log('startup: the installed backfill again, profiled (bench/rss-sampler.mjs)');
+    const profiled = await profiledBackfill(server, options.backfillItems, installedCli);
+    failures.push(...ours.failures, ...before.failures, ...profiled.failures);
     return {
       measures: {
         ...measures,
         backfillPeakMb: (ours.run.peakKb * 1024) / 1e6,
         backfillTreeMb: (ours.run.treePeakKb * 1024) / 1e6,
         backfillPeakTsxMb: (before.run.peakKb * 1024) / 1e6,
+        ...profileMeasures(profiled.composition),
       },
       failures,
     };
