@@ -7,6 +7,7 @@ export const DEFAULT_HEAP_MB: number;
 export const SEMI_SPACE_MB: number;
 export const SERVE_SEMI_SPACE_MB: number;
 export const MALLOC_ARENAS: string;
+export const MALLOC_MMAP_THRESHOLD: string;
 export const MIN_HEAP_MB: number;
 export const MAX_HEAP_MB: number;
 export function parseHeapSetting(value: string | undefined): number | undefined;

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_HEAP_MB, MALLOC_ARENAS, parseHeapSetting, SEMI_SPACE_MB } from '../../bin/launch.js';
+import {
+  DEFAULT_HEAP_MB,
+  MALLOC_ARENAS,
+  MALLOC_MMAP_THRESHOLD,
+  parseHeapSetting,
+  SEMI_SPACE_MB,
+} from '../../bin/launch.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { type CliResult, cliEnv } from '../helpers/cli.js';
@@ -25,6 +31,7 @@ interface HeapReport {
   limitMb: number;
   maxOldSpace: string | undefined;
   mallocArenas: string | undefined;
+  mmapThreshold: string | undefined;
 }
 
 let dir: string;
@@ -39,7 +46,8 @@ beforeAll(async () => {
     `import v8 from 'node:v8';
 const maxOldSpace = process.execArgv.find((arg) => arg.startsWith('--max-old-space-size'));
 const mallocArenas = process.env.MALLOC_ARENA_MAX;
-process.stderr.write('HEAP ' + JSON.stringify({ pid: process.pid, limitMb: v8.getHeapStatistics().heap_size_limit / ${MB}, maxOldSpace, mallocArenas }) + '\\n');
+const mmapThreshold = process.env.MALLOC_MMAP_THRESHOLD_;
+process.stderr.write('HEAP ' + JSON.stringify({ pid: process.pid, limitMb: v8.getHeapStatistics().heap_size_limit / ${MB}, maxOldSpace, mallocArenas, mmapThreshold }) + '\\n');
 `,
   );
   t = await createTestDatabase();
@@ -118,11 +126,17 @@ describe('the heap limit of long runs', () => {
     // Few malloc arenas in the child: their resident pages were tens of MB on Node 24.
     expect(launcherProcess?.mallocArenas).toBeUndefined();
     expect(cli?.mallocArenas).toBe(MALLOC_ARENAS);
+    // A fixed mmap threshold: large blocks freed go back to the system.
+    expect(launcherProcess?.mmapThreshold).toBeUndefined();
+    expect(cli?.mmapThreshold).toBe(MALLOC_MMAP_THRESHOLD);
   });
 
-  it('a MALLOC_ARENA_MAX of the environment stands', async () => {
-    const [, cli] = heapReports((await refusedSync({ MALLOC_ARENA_MAX: '8' })).stderr);
+  it('a MALLOC_ARENA_MAX or MALLOC_MMAP_THRESHOLD_ of the environment stands', async () => {
+    const [, cli] = heapReports(
+      (await refusedSync({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '1048576' })).stderr,
+    );
     expect(cli?.mallocArenas).toBe('8');
+    expect(cli?.mmapThreshold).toBe('1048576');
   });
 
   it('INSIGHTS_MAX_HEAP_MB sets another limit; 0 sets none and starts no second process', async () => {
