@@ -3,8 +3,8 @@ import { itemIdentity } from './item-identity.js';
 import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { disagrees, keptAnswer, widestRequest } from './quiet-mode.js';
 import {
-  answerSpans,
   covers,
+  cutSpares,
   type DayRange,
   emptyReading,
   heldWhole,
@@ -200,8 +200,8 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
  * Whole there: a cap not yet seen may lie between the widest answer's size and this one's, and cut
  * it unseen; a cut answer lacks items, and those it lacks may be the day's the reading misses. So
  * only an answer smaller than one the run had (any cap lies above it), or one listed by dt that
- * runs from before the day's request to after it, a day more on each side for a server day not
- * UTC's (a cut spares everything between its first item and its last): the check reads it there.
+ * runs past the day's request, a day more for a server day not UTC's, on the side a cut drops
+ * (cutSpares; a site's first day has no item before it): the check reads it there.
  */
 function heldWidest(
   input: ReadingCheckInput,
@@ -212,7 +212,7 @@ function heldWidest(
   const { reading } = knowledge;
   const whole =
     asked.answer.length < reading.largestResponse ||
-    answerSpans(reading, asked.answer, addDays(input.range.startdate, -1), addDays(input.range.enddate, 1));
+    cutSpares(reading, asked.answer, addDays(input.range.startdate, -1), addDays(input.range.enddate, 1));
   return whole ? asked : undefined;
 }
 

@@ -791,6 +791,24 @@ export function answerSpans(
 }
 
 /**
+ * Whether a cut of an answer (our limit, a cap) spared every item of the UTC days `from` to `to`,
+ * where its request holds them under every reading: listed by dt, a cut drops the far end of the
+ * order only, so an answer that runs past the days on that side (oldest first: after them; newest
+ * first: before them) holds them whole, whether or not any item lies on the other side.
+ */
+export function cutSpares(
+  reading: ServerReading,
+  items: readonly unknown[],
+  from: DayString,
+  to: DayString,
+): boolean {
+  const listed = listedByDt(reading, items);
+  if (listed === undefined) return false;
+  const far = listed.times[listed.times.length - 1] as number;
+  return listed.order === 'oldest-first' ? far >= dayStartMs(addDays(to, 1)) : far < dayStartMs(from);
+}
+
+/**
  * Two requests that tell whether an empty `day` is empty on a server that lists by dt, where a
  * busy neighbour cuts every request that holds the day under every reading. `edge` is a nearby
  * day's own request (`edgeDay`, one whose item the run saw within a quarter hour of where the

@@ -242,6 +242,44 @@ describe('the day plan checks a stored reading once a run', () => {
     expect(knowledge.relearned).toBeUndefined();
   });
 
+  // A site's first day: nothing before it, so no answer runs from before the widest request. Listed
+  // by dt, a cut drops the far end of the order only: an answer past the day on that side holds it.
+  it.each([
+    ['oldest first, its last item after the widest request', 'oldest-first' as const],
+    ['newest first, its last item before the widest request', 'newest-first' as const],
+  ])("reads the cap check's week-wide answer with nothing on one side of the day (%s)", (_, order) => {
+    const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10, order }) };
+    const { plan } = start(knowledge);
+    const listed = (answer: unknown[]) => (order === 'newest-first' ? [...answer].reverse() : answer);
+    const day = itemsOn(DAY, 50);
+    plan.next(items(listed(day)));
+    const side = order === 'oldest-first' ? [1, 2, 3, 4] : [-4, -3, -2, -1];
+    const others = side.flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
+    const week = order === 'oldest-first' ? [...day, ...others] : [...others, ...day];
+    const last = plan.next(items(listed(week)));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.staleChecked).toBe(true);
+    expect(knowledge.relearned).toBeUndefined();
+  });
+
+  it('asks the widest request where the week-wide answer, oldest first, stops inside it: a cut may have dropped the rest', () => {
+    const knowledge: ResourceKnowledge = {
+      reading: provedUtc({ largestResponse: 10, order: 'oldest-first' }),
+    };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 50);
+    plan.next(items(day));
+    const before = [-4, -3, -2, -1].flatMap((offset) => itemsOn(addDays(DAY, offset), 50));
+    const next = plan.next(items([...before, ...day, ...itemsOn(addDays(DAY, 1), 50)]));
+    expect(next.done).toBe(false);
+    expect(next.value).toEqual({
+      kind: 'ask',
+      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      limit: 1000,
+    });
+  });
+
   it('reads the week-wide answer when it is smaller than an answer the run had: any cap lies above it, so it was not cut', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 10 }) };
     const { plan } = start(knowledge);
@@ -290,17 +328,22 @@ describe('the day plan checks a stored reading once a run', () => {
     expect(next.value).toMatchObject({ kind: 'ask' });
   });
 
-  it('on a source the widest request may find quiet, asks it after the week-wide answer: quiet mode compares the widest answers themselves', () => {
+  it('on a quiet source, reads the week-wide answer listed past the day too, and quiet mode keeps it to compare, standing for the widest request', () => {
     const knowledge: ResourceKnowledge = { reading: provedUtc({ largestResponse: 1 }) };
     const { plan } = start(knowledge);
     const day = itemsOn(DAY, 5);
     plan.next(items(day));
-    const next = plan.next(items([...day, ...itemsOn(addDays(DAY, 1), 5), ...itemsOn(addDays(DAY, 5), 40)]));
-    expect(next.value).toEqual({
-      kind: 'ask',
-      range: { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
-      limit: 1000,
-    });
+    const last = plan.next(items([...day, ...itemsOn(addDays(DAY, 1), 5), ...itemsOn(addDays(DAY, 5), 40)]));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.quiet).toBe(true);
+    expect(knowledge.quietAnswers?.map((kept) => [kept.range, kept.standsFor])).toEqual([
+      [{ startdate: DAY, enddate: DAY }, undefined],
+      [
+        { startdate: addDays(DAY, -7), enddate: addDays(DAY, 7) },
+        { startdate: addDays(DAY, -2), enddate: addDays(DAY, 2) },
+      ],
+    ]);
   });
 
   /** A reading learned this run, whose probe proved instants honoured; `cutChecks` widest answers came back cut. */
