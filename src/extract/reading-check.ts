@@ -69,6 +69,12 @@ export function checkVerdict(check: {
   return held.some((item) => itemDay(item) === day) ? 'holds' : 'unproven';
 }
 
+/** Whether `item` falls on one of the UTC days `range` asks for. */
+function onDays(item: unknown, range: DayRange): boolean {
+  const day = itemDay(item);
+  return day !== undefined && day >= range.startdate && day <= range.enddate;
+}
+
 /** The items of `answer` that the answer to `range` holds whole if `reading` holds. */
 function heldIn(answer: readonly unknown[], range: DayRange, reading: ServerReading): unknown[] {
   return answer.filter((item) => {
@@ -176,8 +182,10 @@ function* checkReading(input: ReadingCheckInput, widest: DayRange, checks: boole
     return false;
   }
   if (verdict === 'unproven' && checks) knowledge.staleChecked = false;
-  // A wider answer read instead counts what it holds where the widest request holds it.
-  const widestCount = held === undefined ? wide.length : heldIn(wide, widest, emptyReading()).length;
+  // A wider answer read instead counts what it holds on the widest request's days: what that would
+  // have answered (only those it holds whole under every reading would count a source of 40 items a
+  // day quiet).
+  const widestCount = held === undefined ? wide.length : wide.filter((item) => onDays(item, widest)).length;
   knowledge.quiet ??= input.quiet(widestCount) && allDated(wide);
   // Both answers are whole: the run's later widest answers are compared with them.
   if (knowledge.quiet)

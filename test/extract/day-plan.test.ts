@@ -263,6 +263,20 @@ describe('the day plan checks a stored reading once a run', () => {
     expect(knowledge.relearned).toBeUndefined();
   });
 
+  it("judges a source quiet by the week-wide answer's items on the widest request's days: 20 a day is not quiet (60 there)", () => {
+    const knowledge: ResourceKnowledge = {
+      reading: provedUtc({ largestResponse: 10, order: 'oldest-first' }),
+    };
+    const { plan } = start(knowledge);
+    const day = itemsOn(DAY, 20);
+    plan.next(items(day));
+    const after = [1, 2, 3, 4].flatMap((offset) => itemsOn(addDays(DAY, offset), 20));
+    const last = plan.next(items([...day, ...after]));
+    expect(last.done).toBe(true);
+    expect(last.value).toMatchObject({ truncated: false, requests: 2 });
+    expect(knowledge.quiet).toBe(false);
+  });
+
   it('asks the widest request where the week-wide answer, oldest first, stops inside it: a cut may have dropped the rest', () => {
     const knowledge: ResourceKnowledge = {
       reading: provedUtc({ largestResponse: 10, order: 'oldest-first' }),
