@@ -194,7 +194,9 @@ export async function usingWarehouse<T>(
     throw error;
   } finally {
     await watch?.stop();
-    await db.destroy();
+    // A forced exit (a second Ctrl+C) has ended the pool already (closeAtForcedExit): ending it
+    // again would throw over the exit's own line.
+    if (!pool.ending) await db.destroy();
     await embedded?.stop();
   }
 }

@@ -4,6 +4,7 @@ import { usingWarehouse } from '../../src/cli/warehouse.js';
 import { loadConfig } from '../../src/config/config.js';
 import {
   CONNECT_TIMEOUT_MS,
+  closeAtForcedExit,
   createDb,
   createPool,
   isDatabaseTimeout,
@@ -86,6 +87,16 @@ describe('status against a database that does not answer', () => {
 });
 
 describe('usingWarehouse', () => {
+  test('a pool a forced exit ended already (a second Ctrl+C) is not ended again: no error over the exit', async () => {
+    const config = loadConfig({ requireSources: false, env: { DATABASE_URL: t.url } });
+    const logger = createLogger({ level: 'silent', pretty: false });
+    const answer = await usingWarehouse(config, logger, async ({ pool, url }) => {
+      await closeAtForcedExit(pool, url);
+      return 'exited';
+    });
+    expect(answer).toBe('exited');
+  });
+
   test("a statement beyond the command's statement timeout ends it with DatabaseUnavailableError (exit 5)", async () => {
     const config = loadConfig({ requireSources: false, env: { DATABASE_URL: proxiedUrl } });
     const logger = createLogger({ level: 'silent', pretty: false });
