@@ -26,6 +26,13 @@ export interface Shutdown {
 const INTERRUPTED_EXIT_CODE = 130;
 /** The most of the grace period kept for onForce, so the exit still comes within it. */
 const FORCE_BUDGET_MS = 2000;
+/**
+ * A signal this soon after the first is the same one heard twice, not a second: the launcher
+ * (bin/launch.js) forwards a signal the child did not report within 50 ms, and a child whose event
+ * loop was busy then reports Ctrl+C late, so the terminal's copy and the forwarded one are handled
+ * back to back when the loop frees. A person's second Ctrl+C comes later than this.
+ */
+export const SAME_SIGNAL_MS = 200;
 
 /**
  * The first SIGINT/SIGTERM aborts `signal`, so a run stops taking new windows and ends cleanly.
@@ -39,6 +46,7 @@ export function shutdownSignal(options: ShutdownOptions): Shutdown {
   const budget = Math.min(FORCE_BUDGET_MS, Math.floor(graceMs / 4));
   let graceTimer: NodeJS.Timeout | undefined;
   let forcing = false;
+  let firstAt = 0;
 
   const force = (reason: string) => {
     if (forcing) return;
@@ -50,9 +58,10 @@ export function shutdownSignal(options: ShutdownOptions): Shutdown {
   };
   const handler = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) {
-      force(`a second ${signal}`);
+      if (performance.now() - firstAt >= SAME_SIGNAL_MS) force(`a second ${signal}`);
       return;
     }
+    firstAt = performance.now();
     logger.warn(
       { signal, graceMs },
       'stopping: no new windows; windows in flight may finish within the grace period (a second signal exits at once)',

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { SAME_SIGNAL_MS, shutdownSignal } from '../../src/sync/shutdown.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { type CliResult, cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -199,4 +201,45 @@ describe('SIGTERM and SIGINT', () => {
     }
     expect(await lastRun(t)).toMatchObject({ status: 'interrupted' });
   }, 90_000);
+});
+
+describe('a signal heard twice', () => {
+  /** The SIGINT handler shutdownSignal installs, called directly: no signal reaches the test run. */
+  function installed() {
+    const before = new Set(process.listeners('SIGINT'));
+    const exits: number[] = [];
+    const shutdown = shutdownSignal({
+      logger: silentLogger(),
+      graceMs: 60_000,
+      exit: (code) => exits.push(code),
+    });
+    const handler = process.listeners('SIGINT').find((listener) => !before.has(listener));
+    if (handler === undefined) throw new Error('shutdownSignal installed no SIGINT handler');
+    return { shutdown, exits, hear: () => (handler as (signal: NodeJS.Signals) => void)('SIGINT') };
+  }
+
+  it("is one signal when the copies come back to back (a busy loop hears Ctrl+C and the launcher's forwarded copy at once)", async () => {
+    const { shutdown, exits, hear } = installed();
+    try {
+      hear();
+      hear();
+      expect(shutdown.signal.aborted).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(exits).toEqual([]);
+    } finally {
+      shutdown.dispose();
+    }
+  });
+
+  it(`is a second signal, which exits at once, when it comes ${SAME_SIGNAL_MS} ms or more after the first`, async () => {
+    const { shutdown, exits, hear } = installed();
+    try {
+      hear();
+      await new Promise((resolve) => setTimeout(resolve, SAME_SIGNAL_MS + 20));
+      hear();
+      await expect.poll(() => exits, { timeout: 5_000, interval: 10 }).toEqual([130]);
+    } finally {
+      shutdown.dispose();
+    }
+  });
 });
