@@ -101,8 +101,13 @@ export interface ReadingSession {
    * readings answered (a rolling deploy), though no proof found the reading stale.
    */
   mixed: boolean;
-  /** A stale verdict came this run: the server may still be answering two readings. */
+  /**
+   * The server may still be answering two readings: a stale verdict came this run (here, or for
+   * another resource of the source), or the proofs re-ask a cut answer (proveRun).
+   */
   turbulent: boolean;
+  /** A stale verdict of this resource came this run (staleFound): what its reopened days are said to be read again for. */
+  provedStale: boolean;
   /** Proofs passed in a row since the last stale verdict. */
   passedInRow: number;
   /**
@@ -261,6 +266,7 @@ export function newSession(proofSalt = Math.floor(Math.random() * 2 ** 30)): Rea
     ownAsked: new Set(),
     lapsed: false,
     turbulent: false,
+    provedStale: false,
     answers: [],
     mixed: false,
     passedInRow: 0,
@@ -713,12 +719,25 @@ export function proofAnswered(
  */
 export function staleFound(session: ReadingSession, asking?: DayString): void {
   serverChanged(session);
+  session.provedStale = true;
   // Taken under the reading now stale: the reading learned again takes its own.
   delete session.cutCanary;
   for (const day of session.unproved) if (day !== asking) reopen(session, day);
   session.unproved = [];
   session.reopened = session.reopened.filter((day) => day !== asking);
   session.proved = session.proved.filter((day) => !session.reopened.includes(day));
+}
+
+export type ReopenCause = 'stale' | 'late evidence';
+
+/**
+ * Why days reopened in these sessions are read again: a stale verdict of one, or evidence that
+ * came later (a cap, a bound that moved by hours). Not the proofs' caution alone: a busy site's
+ * cut canary, or a deploy another resource of the source saw, makes them ask twice, and no
+ * reading of these days proved stale.
+ */
+export function reopenedBecause(sessions: readonly (ReadingSession | undefined)[]): ReopenCause {
+  return sessions.some((session) => session?.provedStale === true) ? 'stale' : 'late evidence';
 }
 
 /**

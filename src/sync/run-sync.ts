@@ -11,6 +11,7 @@ import type { RunStatus, RunTrigger } from '../db/tables/bookkeeping.js';
 import { errorMessage, InsightsError } from '../errors.js';
 import { emptyReaskPolicy } from '../extract/empty-answers.js';
 import { proveRun } from '../extract/fetch-day.js';
+import { type ReopenCause, reopenedBecause } from '../extract/reading-session.js';
 import { describeReading } from '../extract/server-reading.js';
 import { daysBefore, planDays } from '../ledger/plan-days.js';
 import { type DayRead, doneDaysAmong, reopenedDaysAmong } from '../ledger/read.js';
@@ -539,7 +540,7 @@ async function recordLeftProofs(ctx: SyncContext, run: RunPlan): Promise<void> {
 function logReopened(
   logger: Logger,
   again: readonly PlannedWindow<SourceHandle>[],
-  cause: 'stale' | 'late evidence' | 'workers',
+  cause: ReopenCause | 'workers',
 ): void {
   const fields = { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] };
   if (cause === 'stale')
@@ -553,15 +554,13 @@ function logReopened(
   else
     logger.info(
       fields,
-      'days answered before the server cap was learned, or held less than a later answer showed, may be short: reading them again',
+      "days answered before the server cap was learned, or under a request narrower than the server's reading as learned since, may be short: reading them again",
     );
 }
 
-/** Why the run reads `again`: a stale verdict of its proofs, or evidence that came later. */
-function reopenCause(again: readonly PlannedWindow<SourceHandle>[]): 'stale' | 'late evidence' {
-  return again.some((plan) => plan.handle.knowledge[plan.resource].session?.turbulent === true)
-    ? 'stale'
-    : 'late evidence';
+/** Why the run reads `again` (reopenedBecause): the sessions of its sources' resources say. */
+function reopenCause(again: readonly PlannedWindow<SourceHandle>[]): ReopenCause {
+  return reopenedBecause(again.map((plan) => plan.handle.knowledge[plan.resource].session));
 }
 
 /** The planned windows of days the ledger holds reopened (queued runs: the workers reopened them). */

@@ -22,6 +22,7 @@ import {
   proofLimit,
   proofVerdict,
   provedBefore,
+  reopenedBecause,
   reopenUncapped,
   reopenUncovered,
   STRETCH,
@@ -586,6 +587,22 @@ describe('the reading session: a reading that learned more since a day settled',
     // One the new deploy's items taught says the request missed part of the day: read again.
     reopenUncovered(session, lateDay, { relearned: 1, reading: READING, final: true, evidence: true });
     expect(takeReopened(session)).toEqual(['2026-03-04']);
+  });
+
+  it('days reopened because a request no longer holds them are read again for late evidence, not a stale reading, though the proofs ask twice', () => {
+    // A busy site: its cut canary makes the proofs ask twice (as after a deploy another resource
+    // of the source saw), and a bound that moved by hours widened the requests.
+    const session = newSession();
+    settled(session, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-04', '2026-03-05'));
+    serverChanged(session);
+    reopenUncovered(session, lateDay, { relearned: 0, reading: READING });
+    expect(takeReopened(session)).toEqual(['2026-03-04']);
+    expect(reopenedBecause([session, undefined])).toBe('late evidence');
+    // A stale verdict of any of them is what the run says it reads the days again for.
+    const stale = newSession();
+    settled(stale, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-04', '2026-03-05'));
+    staleFound(stale);
+    expect(reopenedBecause([session, stale])).toBe('stale');
   });
 
   it('at the run’s end, a reading loaded afresh with no items on an end judges no day settled under the one before', () => {

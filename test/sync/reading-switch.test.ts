@@ -19,7 +19,7 @@ const NIGHT = new Date('2026-03-22T03:00:00.000Z');
 
 const STALE_LINE = 'server reading proved stale since days were settled: reading them again';
 const LATE_EVIDENCE_LINE =
-  'days answered before the server cap was learned, or held less than a later answer showed, may be short: reading them again';
+  "days answered before the server cap was learned, or under a request narrower than the server's reading as learned since, may be short: reading them again";
 const WARN = 'warn';
 
 /** A client that flips the simulator's enddate to exclusive after `after` window requests. */
