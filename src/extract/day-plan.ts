@@ -62,7 +62,7 @@ import {
   boundProof,
   boundStale,
   covers,
-  cutSparesDay,
+  cutSpares,
   type DayRange,
   datedTimes,
   earlierRunsReading,
@@ -406,7 +406,7 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
   }
   // Cut, but at an end that holds none of the day's items: as far as the reading tells, which a
   // reading an earlier run learned tells only once checked.
-  if (cutSparesDay(reading, response, state.day)) {
+  if (cutSpares(reading, response, state.day)) {
     // Holding less of the day than an answer of the run did, it spared nothing: the day's items
     // fell outside what it served (an end bound turned exclusive answers a neighbour alone).
     if (shortOfSeen(sessionOf(knowledge), state.day, response)) return shortAnswer(state);
@@ -624,7 +624,7 @@ function roomOf(state: DayFetch): number {
 function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stale' | 'cut' {
   const { reading } = state.knowledge;
   if (wide.some((item) => itemDay(item) === state.day)) return 'stale';
-  if (cutSparesDay(reading, wide, state.day)) return 'holds';
+  if (cutSpares(reading, wide, state.day)) return 'holds';
   if (isCut(wide.length, state.limit, reading)) return 'cut';
   // Uncut as far as the run knows: a cap learned in an earlier run may have been lowered since.
   state.vouchedBy = wide.length;
@@ -702,7 +702,7 @@ function* widestVerdict(state: DayFetch, widest: DayRange): Plan<'holds' | 'stal
   const largestBefore = reading.largestResponse;
   const wide = yield* ask(state, widest);
   const verdict = wideVerdict(state, wide);
-  if (verdict !== 'holds' || cutSparesDay(reading, wide, state.day)) return verdict;
+  if (verdict !== 'holds' || cutSpares(reading, wide, state.day)) return verdict;
   const largest = largestToJudge(largestBefore, state.knowledge.reading);
   if (judge(wide.length, largest, state.limit, reading) !== 'suspect') return verdict;
   return (yield* cappedAt(state, widest, wide)) === 'capped' ? 'cut' : verdict;
@@ -730,7 +730,7 @@ function* emptyByEdges(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   if (!edgeHolds(reading, asks.edge, yield* askFew(state, asks.edge))) return 'unproven';
   const spare = yield* askFew(state, asks.spare);
   if (spare.some((item) => itemDay(item) === state.day)) return 'stale';
-  return cutSparesDay(reading, spare, state.day) ? 'holds' : 'unproven';
+  return cutSpares(reading, spare, state.day) ? 'holds' : 'unproven';
 }
 
 /** Asks `range` for a few items: what they show counts, not what they hold (an edge proof). */
@@ -1415,7 +1415,7 @@ interface PartAnswer {
   cut: boolean;
   /** Nothing at all came back: not cut, and nothing of any day. */
   empty: boolean;
-  /** Cut at an end that holds none of the day's items (cutSparesDay). */
+  /** Cut at an end that holds none of the day's items (cutSpares). */
   sparesDay: boolean;
   /**
    * Holding the day under the reading, yet less of it than an answer of the run did: where it is
@@ -1438,7 +1438,7 @@ function* partAnswer(state: DayFetch, part: DayRange): Plan<PartAnswer> {
   return {
     cut,
     empty: response.length === 0,
-    sparesDay: cutSparesDay(reading, response, state.day),
+    sparesDay: cutSpares(reading, response, state.day),
     short: covers(part, requestFor(state.day, reading)) && shortOfRun,
     spansDay:
       !cut &&

@@ -742,19 +742,6 @@ export function itemDay(item: unknown): DayString | undefined {
 }
 
 /**
- * Whether a cut answer still holds every item of `day` that its request covered: a server that
- * lists by dt cuts only one end. Oldest first, it drops items newer than the last it returned; if
- * that last one is past the day's end, none of the day's was dropped. Newest first, the mirror
- * image. Only when this answer and every answer before it were in that order.
- */
-export function cutSparesDay(reading: ServerReading, items: readonly unknown[], day: DayString): boolean {
-  const listed = listedByDt(reading, items);
-  if (listed === undefined) return false;
-  const last = listed.times[listed.times.length - 1] as number;
-  return listed.order === 'oldest-first' ? last >= dayStartMs(addDays(day, 1)) : last < dayStartMs(day);
-}
-
-/**
  * The times of an answer's items as it listed them, and its order, when it is an order by dt
  * (oldest or newest first) that every answer of the run came in too: undefined for an answer of
  * fewer than two items, with an item without a readable dt, or in another order.
@@ -772,11 +759,13 @@ function listedByDt(
 }
 
 /**
- * Whether an answer served every item of the UTC days `from` to `to` the server holds, whatever its
- * cut: in the reading's order (oldest or newest first), it runs from before them to after them. A
- * server that lists by dt serves every item between an answer's first and last.
+ * Whether a cut of an answer (our limit, a cap) spared every item of the UTC days `from` to `to`
+ * (to `from` alone unless told) that its request covered: listed by dt, a cut drops the far end of
+ * the order only, so an answer that runs past the days on that side (oldest first: after them;
+ * newest first: before them) holds them whole, whether or not any item lies on the other side.
+ * Only when this answer and every answer before it were in that order.
  */
-export function answerSpans(
+export function cutSpares(
   reading: ServerReading,
   items: readonly unknown[],
   from: DayString,
@@ -784,28 +773,25 @@ export function answerSpans(
 ): boolean {
   const listed = listedByDt(reading, items);
   if (listed === undefined) return false;
-  const { times, order } = listed;
-  const [first, last] = [times[0] as number, times[times.length - 1] as number];
-  const [earliest, latest] = order === 'oldest-first' ? [first, last] : [last, first];
-  return earliest < dayStartMs(from) && latest >= dayStartMs(addDays(to, 1));
+  const far = listed.times[listed.times.length - 1] as number;
+  return listed.order === 'oldest-first' ? far >= dayStartMs(addDays(to, 1)) : far < dayStartMs(from);
 }
 
 /**
- * Whether a cut of an answer (our limit, a cap) spared every item of the UTC days `from` to `to`,
- * where its request holds them under every reading: listed by dt, a cut drops the far end of the
- * order only, so an answer that runs past the days on that side (oldest first: after them; newest
- * first: before them) holds them whole, whether or not any item lies on the other side.
+ * Whether an answer served every item of the UTC days `from` to `to` the server holds, whatever its
+ * cut and its request: in the reading's order, it runs from before them to after them (cutSpares,
+ * and its first item past them on the near side). A server that lists by dt serves every item
+ * between an answer's first and last.
  */
-export function cutSpares(
+export function answerSpans(
   reading: ServerReading,
   items: readonly unknown[],
   from: DayString,
-  to: DayString,
+  to: DayString = from,
 ): boolean {
-  const listed = listedByDt(reading, items);
-  if (listed === undefined) return false;
-  const far = listed.times[listed.times.length - 1] as number;
-  return listed.order === 'oldest-first' ? far >= dayStartMs(addDays(to, 1)) : far < dayStartMs(from);
+  if (!cutSpares(reading, items, from, to)) return false;
+  const near = itemTime(items[0]) as number;
+  return reading.order === 'oldest-first' ? near < dayStartMs(from) : near >= dayStartMs(addDays(to, 1));
 }
 
 /**
