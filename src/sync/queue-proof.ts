@@ -74,7 +74,7 @@ async function proveEndpoint(
   if (unproved.length === 0 && uncapped.length === 0 && settledOn.length === 0) return;
   // What the workers learned and stored, the caps and verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);
-  await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  await exchangeVerdicts(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   const heard = readings.verdicts.get(resource)?.heard ?? 0;
   const judgedKey = `${handle.name}/${resource}`;
   const knowledge = readings.knowledge[resource];
@@ -122,7 +122,7 @@ async function proveEndpoint(
   if (relearnedHere || heard > (judged.get(judgedKey) ?? 0)) reopenUncoveredSettled(knowledge, settledOn);
   // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
   // before their next window.
-  await exchangeVerdicts(ctx.db, readings, resource, ctx.runId);
+  await exchangeVerdicts(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   judged.set(judgedKey, readings.verdicts.get(resource)?.heard ?? 0);
   await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);

@@ -185,6 +185,9 @@ export async function storeReading(
   return saveServerReading(db, readings.source, resource, knowledge.reading, over, run);
 }
 
+/** What a writer logs once it recorded the run's check of a stored reading. */
+const CHECKED_LINE = 'checked the stored server reading for the run';
+
 /**
  * After a window of a queued run: what this writer found that the run's other workers need not
  * ask again (hearCheck): the run's check of the stored reading (recorded once per writer, run and
@@ -239,8 +242,7 @@ export async function shareCheck(
     )
     .returning(['checked', 'quiet', 'largest_response', 'last_stale_at', 'caps'])
     .executeTakeFirst();
-  if (checks)
-    run.logger.info({ source: readings.source, resource }, 'checked the stored server reading for the run');
+  if (checks) run.logger.info({ source: readings.source, resource }, CHECKED_LINE);
   if (row !== undefined) hearCheck(readings, resource, sharedCheckOf(row));
 }
 
@@ -259,48 +261,73 @@ export async function exchangeVerdicts(
   db: Kysely<Database>,
   readings: SourceReadings,
   resource: WindowedResource,
-  runId: number,
+  run: { runId: number; logger: Logger },
   lastStale?: number,
 ): Promise<boolean> {
   const own = readings.knowledge[resource].relearned ?? 0;
   const known = readings.verdicts.get(resource) ?? { told: 0, heard: 0 };
   const add = own - known.told;
-  const latest =
-    add === 0 && lastStale !== undefined
-      ? lastStale
-      : await tellAndHear(db, { run_id: runId, source_id: readings.source, resource }, add);
+  const key = { run_id: run.runId, source_id: readings.source, resource };
+  let latest = lastStale ?? 0;
+  if (add > 0) {
+    const told = await tell(db, key, add);
+    latest = told.latest;
+    // A re-learning is the run's check: where this verdict made it, said as shareCheck says its own.
+    if (told.madeCheck && !readings.checkShared.has(resource)) {
+      readings.checkShared.add(resource);
+      run.logger.info({ source: readings.source, resource }, CHECKED_LINE);
+    }
+  } else if (lastStale === undefined) latest = await hear(db, key);
   readings.verdicts.set(resource, { told: own, heard: Math.max(known.heard, latest) });
   // This worker's own verdict is as new as any: only a later one, from another, is news.
   return add === 0 && latest > known.heard;
 }
 
-/** Tells `add` stale verdicts of this worker (none: only hears); returns the latest verdict's time, 0 for none. */
-async function tellAndHear(
+type VerdictKey = { run_id: number; source_id: string; resource: WindowedResource };
+
+/**
+ * Tells `add` stale verdicts of this worker; returns the latest verdict's time, and whether the
+ * row's upsert made the run's check (a re-learning is one) that no writer had recorded before.
+ */
+async function tell(
   db: Kysely<Database>,
-  key: { run_id: number; source_id: string; resource: WindowedResource },
+  key: VerdictKey,
   add: number,
-): Promise<number> {
-  // Told by the row's upsert, which also makes it the run's check (a re-learning is one); heard by a read.
-  const row =
-    add > 0
-      ? await db
-          .insertInto('queue_run_checks')
-          .values({ ...key, stale_verdicts: add, last_stale_at: sql<Date>`now()` })
-          .onConflict((oc) =>
-            oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({
-              checked: true,
-              stale_verdicts: sql<number>`queue_run_checks.stale_verdicts + ${add}`,
-              last_stale_at: sql<Date>`now()`,
-            }),
-          )
-          .returning('last_stale_at')
-          .executeTakeFirst()
-      : await db
-          .selectFrom('queue_run_checks')
-          .select((eb) => eb.fn.max('last_stale_at').as('last_stale_at'))
-          .where('run_id', '=', key.run_id)
-          .where('source_id', '=', key.source_id)
-          .executeTakeFirst();
+): Promise<{ latest: number; madeCheck: boolean }> {
+  const row = await db
+    .with('before', (qb) =>
+      qb
+        .selectFrom('queue_run_checks')
+        .select('checked')
+        .where('run_id', '=', key.run_id)
+        .where('source_id', '=', key.source_id)
+        .where('resource', '=', key.resource),
+    )
+    .insertInto('queue_run_checks')
+    .values({ ...key, stale_verdicts: add, last_stale_at: sql<Date>`now()` })
+    .onConflict((oc) =>
+      oc.columns(['run_id', 'source_id', 'resource']).doUpdateSet({
+        checked: true,
+        stale_verdicts: sql<number>`queue_run_checks.stale_verdicts + ${add}`,
+        last_stale_at: sql<Date>`now()`,
+      }),
+    )
+    .returning((eb) => ['last_stale_at', eb.selectFrom('before').select('checked').as('checked_before')])
+    .executeTakeFirst();
+  return {
+    latest: row?.last_stale_at?.getTime() ?? 0,
+    madeCheck: row !== undefined && row.checked_before !== true,
+  };
+}
+
+/** The latest stale verdict of any worker on the run's source, 0 for none. */
+async function hear(db: Kysely<Database>, key: VerdictKey): Promise<number> {
+  const row = await db
+    .selectFrom('queue_run_checks')
+    .select((eb) => eb.fn.max('last_stale_at').as('last_stale_at'))
+    .where('run_id', '=', key.run_id)
+    .where('source_id', '=', key.source_id)
+    .executeTakeFirst();
   return row?.last_stale_at?.getTime() ?? 0;
 }
 

@@ -375,7 +375,11 @@ async function shareVerdicts(
   lastStale?: number,
 ): Promise<void> {
   const runId = ctx.runId;
-  if (runId === null || !(await exchangeVerdicts(ctx.db, readings, resource, runId, lastStale))) return;
+  if (
+    runId === null ||
+    !(await exchangeVerdicts(ctx.db, readings, resource, { runId, logger: ctx.logger }, lastStale))
+  )
+    return;
   const knowledge = readings.knowledge[resource];
   staleElsewhere(knowledge);
   // Learned again because another said so: not this worker's verdict to tell.

@@ -3,6 +3,7 @@ import { atCap, proveCap } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { exchangeVerdicts, hearCheck, loadReadings, shareCheck } from '../../src/sync/reading-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { capturingLogger } from '../helpers/fake-clock.js';
 
 /**
  * What a queued run's workers share of a resource beside their stale verdicts (reading-store.ts
@@ -89,7 +90,7 @@ describe("a queued run's shared checks", () => {
     // b re-learned the reading (stale) and tells so.
     b.knowledge.feedback.relearned = 1;
     b.knowledge.feedback.staleChecked = true;
-    await exchangeVerdicts(t.db, b, 'feedback', runId);
+    await exchangeVerdicts(t.db, b, 'feedback', run());
 
     // What a, which has not heard the verdict yet, tells now is of the old reading: not kept.
     a.knowledge.feedback.reading.largestResponse = 900;
@@ -118,13 +119,39 @@ describe("a queued run's shared checks", () => {
     expect(after).toEqual({ quiet: false, largest_response: 50 });
   });
 
+  it("a stale verdict that makes the run's check is said as a check is, by the worker that told it, once; one told after the check was recorded is not", async () => {
+    runId += 1;
+    const [a, b, c] = [await worker(), await worker(), await worker()];
+    const said = (lines: Record<string, unknown>[]) =>
+      lines
+        .filter((line) => line.msg === 'checked the stored server reading for the run')
+        .map((l) => l.resource);
+    // a re-learned the reading before any worker recorded the check: its verdict records it.
+    const first = capturingLogger();
+    a.knowledge.survey.relearned = 1;
+    a.knowledge.survey.staleChecked = true;
+    await exchangeVerdicts(t.db, a, 'survey', { runId, logger: first.logger });
+    // Heard back with its next window's claim, the row would otherwise silence its own shareCheck.
+    hearCheck(a, 'survey', { checked: true, quiet: null, largestResponse: 0, caps: [], stale: true });
+    await shareCheck(t.db, a, 'survey', { runId, logger: first.logger });
+    expect(said(first.lines)).toEqual(['survey']);
+    // b checked and recorded it; c's verdict, told later, makes no check of its own.
+    b.knowledge.feedback.staleChecked = true;
+    await shareCheck(t.db, b, 'feedback', run());
+    const third = capturingLogger();
+    c.knowledge.feedback.relearned = 1;
+    c.knowledge.feedback.staleChecked = true;
+    await exchangeVerdicts(t.db, c, 'feedback', { runId, logger: third.logger });
+    expect(said(third.lines)).toEqual([]);
+  });
+
   it("a cap one worker proved is every worker's of the source, told once and heard whatever was found stale", async () => {
     runId += 1;
     const [a, b] = [await worker(), await worker()];
     // b found the reading stale: caps are shared all the same (a cap is the server's, not a reading's).
     b.knowledge.recordings.relearned = 1;
     b.knowledge.recordings.staleChecked = true;
-    await exchangeVerdicts(t.db, b, 'recordings', runId);
+    await exchangeVerdicts(t.db, b, 'recordings', run());
 
     proveCap(a.knowledge.feedback.reading, 60);
     await shareCheck(t.db, a, 'feedback', run());
