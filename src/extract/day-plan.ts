@@ -858,7 +858,7 @@ function learnAnswer(
     // our own limit cut it (a few items asked to prove a day empty): no cap is needed to explain it.
     const atOurLimit = limit !== undefined && items.length >= limit;
     if (!atOurLimit && cutSooner(session, range, times)) suspectCap(reading, items.length);
-    learnFromResponse(knowledge.reading, range, items, cut, times);
+    learnFromResponse(knowledge.reading, range, items, atOurLimit ? 'limit' : cut, times);
     keepAnswer(session, { range, times, belowCaps: cut === false });
   }
   if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;

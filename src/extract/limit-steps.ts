@@ -34,8 +34,9 @@ export function hintedStartLimit(
   let limit = startLimit(policy, knowledge);
   while (limit <= wanted) {
     const next = escalation(limit, policy, knowledge);
-    // The run's one retry of a refused limit is the escalation's to spend, not a hint's.
-    if (next === undefined || next.retriesRefused) break;
+    // The run's one retry of a refused limit, and the search for the server's maximum, are the
+    // escalation's to spend on an answer that fills a limit, not a hint's.
+    if (next === undefined || next.retriesRefused || next.limit > ceiling(policy, knowledge)) break;
     limit = next.limit;
   }
   return limit;
@@ -63,13 +64,20 @@ export function escalation(
   const top = ceiling(policy, knowledge);
   if (limit < top) return { limit: Math.min(limit * ESCALATION_FACTOR, top), retriesRefused: false };
   const refused = knowledge.reading.limitRefused;
+  // Between the largest limit taken and the smallest refused lies the server's maximum: halve the
+  // gap (a few 400s, once a run) rather than cut answers the server would give whole.
+  const between = refused === null ? limit : Math.min(policy.maxLimit, Math.floor((limit + refused) / 2));
+  if (between > limit) return { limit: between, retriesRefused: false };
   // Once per run, try the refused limit again: the server may have raised its maximum.
   if (refused === null || limit >= policy.maxLimit || knowledge.refusedRetried) return undefined;
   return { limit: Math.min(refused, policy.maxLimit), retriesRefused: true };
 }
 
-/** After a 400 on `limit`: the smaller limit to try, never below one the server took. */
+/**
+ * After a 400 on `limit`: the smaller limit to try. Halved until the server takes one; then
+ * halfway between the largest it took and this one, so the steps close in on its maximum.
+ */
 export function stepDown(limit: number, knowledge: ResourceKnowledge): number {
   const accepted = knowledge.limitAccepted ?? 0;
-  return accepted > 0 && accepted < limit ? Math.max(accepted, Math.floor(limit / 2)) : Math.floor(limit / 2);
+  return accepted > 0 && accepted < limit ? Math.floor((accepted + limit) / 2) : Math.floor(limit / 2);
 }

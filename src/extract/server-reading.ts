@@ -897,8 +897,11 @@ export function learnFromResponse(
   reading: ServerReading,
   range: DayRange,
   items: readonly unknown[],
-  /** Whether the answer may have been cut, where the asker knows its limit; else told by its size. */
-  cut?: boolean,
+  /**
+   * Whether the answer may have been cut, where the asker knows its limit ('limit': it filled the
+   * limit, which its size then says all of); else told by its size.
+   */
+  cut?: boolean | 'limit',
   /** The items' times (itemTime), where the caller read them already. */
   itemTimes: readonly (number | undefined)[] = items.map(itemTime),
 ): ServerReading {
@@ -911,7 +914,7 @@ export function learnFromResponse(
   };
   // Cut by the asker's limit (a small request beside a cap as large as our largest limit) as much
   // as by a cap: its far end holds to no bound.
-  const mayBeCut = cut === true || items.length >= reading.largestResponse;
+  const mayBeCut = cut === true || cut === 'limit' || items.length >= reading.largestResponse;
   const times: number[] = [];
   const heads: number[] = [];
   const tails: number[] = [];
@@ -949,7 +952,14 @@ export function learnFromResponse(
     ...(kept ? { kept } : {}),
   });
   if (twoReadings(reading)) runAnswers(reading).mixed = true;
-  return learnFromAnswer(reading, items, times, order, dayDiff(range.startdate, range.enddate));
+  return learnFromAnswer(
+    reading,
+    items,
+    times,
+    order,
+    dayDiff(range.startdate, range.enddate),
+    cut === 'limit',
+  );
 }
 
 /** The item one bound of the evidence rests on: its time, and the head or tail it set. */
@@ -1032,11 +1042,13 @@ export function learnFromAnswer(
   order: ItemOrder | null = orderOf(times),
   /** Days between the request's dates, for a request by days. */
   span?: number,
+  /** The answer filled the asker's limit: its size is the limit's, no evidence of a cap. */
+  limited = false,
 ): ServerReading {
   reading.order = mergeOrder(reading.order, order);
   if (items.length > reading.largestResponse) reading.largestResponse = items.length;
   const caps = runAnswers(reading);
-  noteLargest(caps, items.length, times, span);
+  noteLargest(caps, items.length, times, span, limited);
   const listing = listingOf(times);
   if (listing !== undefined) {
     if (caps.listing !== undefined && caps.listing !== listing) caps.listingChanged = true;
@@ -1070,16 +1082,24 @@ const RAISED_ANSWERS = 3;
  * and a wider one exceeds it. Where a steady server's answers do all that, answers of that size
  * are checked and the days settled at it read again, no day lost.
  */
-function noteLargest(caps: RunAnswers, size: number, times: readonly number[], span?: number): void {
+function noteLargest(
+  caps: RunAnswers,
+  size: number,
+  times: readonly number[],
+  span: number | undefined,
+  limited: boolean,
+): void {
   const key = `${times[0]}:${times.at(-1)}`;
   if (size > caps.largest) {
     const spans = caps.largestSpans?.size ?? 0;
     if (caps.largest >= CEILING_LEAST && (caps.atLargest?.size ?? 0) >= RAISED_ANSWERS && spans >= 2)
       caps.proved.add(caps.largest);
     caps.largest = size;
-    caps.atLargest = new Set([key]);
-    caps.largestSpans = new Set(span === undefined ? [] : [span]);
-  } else if (size === caps.largest) {
+    // Answers that filled our limit stopped at it, not at a cap (a server maximum steps the limit
+    // down, and the search for it up again past answers that all filled the last one).
+    caps.atLargest = new Set(limited ? [] : [key]);
+    caps.largestSpans = new Set(span === undefined || limited ? [] : [span]);
+  } else if (size === caps.largest && !limited) {
     caps.atLargest?.add(key);
     if (span !== undefined) caps.largestSpans?.add(span);
   }

@@ -521,10 +521,47 @@ describe('limit steps', () => {
     expect(escalation(4000, POLICY, knowledge({}))).toBeUndefined();
   });
 
-  it('below a refused limit, stops at the largest taken, but retries the refused one once a run', () => {
+  it('below a refused limit, halves the gap to the largest taken, not spending the retry', () => {
     const k = knowledge({ limitRefused: 1000 }, { limitAccepted: 500 });
-    expect(escalation(500, POLICY, k)).toEqual({ limit: 1000, retriesRefused: true });
-    expect(escalation(500, POLICY, { ...k, refusedRetried: true })).toBeUndefined();
+    expect(escalation(500, POLICY, k)).toEqual({ limit: 750, retriesRefused: false });
+    expect(escalation(750, POLICY, { ...k, limitAccepted: 750 })).toEqual({
+      limit: 875,
+      retriesRefused: false,
+    });
+  });
+
+  it('with no gap left below a refused limit, stops there, but retries the refused one once a run', () => {
+    const k = knowledge({ limitRefused: 1000 }, { limitAccepted: 999 });
+    expect(escalation(999, POLICY, k)).toEqual({ limit: 1000, retriesRefused: true });
+    expect(escalation(999, POLICY, { ...k, refusedRetried: true })).toBeUndefined();
+    // A refusal an earlier run stored: the limit just below it is the ceiling.
+    expect(escalation(999, POLICY, knowledge({ limitRefused: 1000 }))).toEqual({
+      limit: 1000,
+      retriesRefused: true,
+    });
+  });
+
+  it("finds a server's maximum between two halvings: the day's answer is asked at the maximum itself", () => {
+    // The server takes at most 20: 1000 down to 31 refused, 15 taken; 23 and 21 refused, 19 and 20 taken.
+    const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge({})));
+    const refused = (): Answer => ({
+      kind: 'failed',
+      error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }),
+    });
+    const limits: number[] = [];
+    let step = plan.next();
+    for (let asked = 0; asked < 30 && !step.done; asked++) {
+      const wanted = step.value;
+      if (wanted.kind !== 'ask') break;
+      limits.push(wanted.limit);
+      // The day holds 20 items; an answer holds at most the limit.
+      step = plan.next(wanted.limit > 20 ? refused() : items(itemsOn(DAY, Math.min(20, wanted.limit))));
+    }
+    const found = limits.indexOf(31);
+    expect(limits.slice(0, found)).toEqual([1000, 500, 250, 125, 62]);
+    // Then the run's one retry of the refused 21; whatever the day is asked after, it is asked at 20.
+    expect(limits.slice(found, found + 8)).toEqual([31, 15, 23, 19, 21, 20, 21, 20]);
+    expect(new Set(limits.slice(found + 8))).toEqual(new Set([20]));
   });
 
   it('a limit the server took earlier in the run and refuses now is not climbed back to after each step down', () => {
@@ -543,8 +580,10 @@ describe('limit steps', () => {
       limits.push(wanted.limit);
       step = plan.next(wanted.limit > 250 ? refused() : items(itemsOn(DAY, wanted.limit)));
     }
-    // The first ask, and the run's one retry of a refused limit: no more.
-    expect(limits.filter((limit) => limit > 250)).toEqual([500, 500]);
+    // The first ask, then a search closing in on the new maximum, each limit refused once, and the
+    // run's one retry of the last refused: never 500 again.
+    const above = limits.filter((limit) => limit > 250);
+    expect(above).toEqual([500, 375, 312, 281, 265, 257, 253, 251, 251]);
   });
 
   it('starts a day earlier runs stored many items of above them and a tenth more, within the ceiling', () => {
@@ -562,9 +601,10 @@ describe('limit steps', () => {
     expect(k.refusedRetried).toBeUndefined();
   });
 
-  it('steps down by half, never below a limit the server took', () => {
+  it('steps down by half, or once a limit was taken, halfway down to it', () => {
     expect(stepDown(1000, knowledge({}))).toBe(500);
-    expect(stepDown(1000, knowledge({}, { limitAccepted: 800 }))).toBe(800);
+    expect(stepDown(1000, knowledge({}, { limitAccepted: 800 }))).toBe(900);
+    expect(stepDown(801, knowledge({}, { limitAccepted: 800 }))).toBe(800);
   });
 
   it('starts below a refused limit', () => {

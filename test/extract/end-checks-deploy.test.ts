@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServedReading } from '../helpers/sim-readings.js';
-import { emptyTally, endChecksSearch, playMidrun, printTally, SIZES } from './midrun-search.js';
+import { emptyTally, endChecksSearch, playMidrun, printTally, SIZES, steadyLength } from './midrun-search.js';
 
 /**
  * A deploy, or a rolling deploy, that lands among a run's last requests: the checks the run asks
@@ -23,7 +23,9 @@ describe("a change of the server's reading among the run's last requests", () =>
     // ignored. Old readers answered the canary, which passed; new ones answered four days, each
     // settled whole on an answer ending 5.5 h before its UTC day did; the last proof found the
     // reading stale and reset it, and only the days since the canary were read again: two days
-    // stayed settled short (219 of 281 items, 161 of 207).
+    // stayed settled short (219 of 281 items, 161 of 207). Still played 10 requests before the
+    // end of the run a steady server sees, a run now longer than then: it searches out the
+    // server's maximum limit.
     const before: ServedReading = {
       startdate: 'inclusive',
       enddate: 'inclusive',
@@ -34,19 +36,17 @@ describe("a change of the server's reading among the run's last requests", () =>
       instants: 'ignored',
     };
     const tally = emptyTally();
-    const server = playMidrun(
-      131,
-      {
-        kind: 'flapping',
-        before,
-        after: { ...before, dayOffsetMinutes: 330 },
-        sizes: SIZES.busy,
-        at: 19.5 / 29,
-      },
-      tally,
-    );
-    expect([server.switchAt, server.steadyAt]).toEqual([19, 35]);
+    const flapping = {
+      kind: 'flapping',
+      before,
+      after: { ...before, dayOffsetMinutes: 330 },
+      sizes: SIZES.busy,
+    } as const;
+    const length = steadyLength(131, { ...flapping, at: 0 });
+    const server = playMidrun(131, { ...flapping, at: (length - 9.5) / length }, tally);
+    expect(server.switchAt).toBe(length - 10);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
+    expect(tally.reopened).toBeGreaterThan(0);
   });
 });

@@ -394,13 +394,40 @@ describe('fetchDay detects caps from evidence', () => {
       counts('2026-03-01', [10, 300, 800, 10]),
     );
     const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-01', '2026-03-04'));
-    expect(knowledge.reading.limitRefused).toBe(1000);
+    // Not the first refused (1000): the day of 800 items searched the gap down to the maximum.
+    expect(knowledge.reading.limitRefused).toBe(501);
     const busy = results.find((r) => r.day === '2026-03-03');
     expect(busy?.fetched.truncated).toBe(true);
     expect(busy?.fetched.requestedLimit).toBe(500);
     const ordinary = results.find((r) => r.day === '2026-03-02');
     expect(ordinary?.fetched.onDay).toHaveLength(300);
     expect(ordinary?.fetched.truncated).toBe(false);
+  });
+
+  it('reads whole every day a server maximum between two halvings serves whole (20: the limit steps 31, 15, 23, 19, 21, 20)', async () => {
+    // Instants refused: a day is read whole only by an answer to its own request below the limit.
+    const sizes = [6, 5, 0, 14, 5, 15, 20, 12, 49, 45, 19, 4, 17, 8];
+    const server = new FakeServer({ ...UTC_INCLUSIVE, maxLimit: 20 }, counts('2026-03-01', sizes));
+    const days = daysFrom('2026-03-01', '2026-03-14');
+    const { results, knowledge } = await fetchRange(server, days);
+    // And side by side, as a run's windows: some answer the halving's 15 while others search.
+    const knowledgeSideBySide = fresh();
+    const sideBySide = await Promise.all(
+      days.map(async (day) => ({
+        day,
+        fetched: await fetchDay(server.client(5), 'feedback', day, POLICY, knowledgeSideBySide),
+      })),
+    );
+    for (const { reading } of [knowledge, knowledgeSideBySide]) {
+      expect(reading.limitRefused).toBe(21);
+      expect(reading.cap).toBeNull();
+    }
+    for (const { day, fetched } of [...results, ...sideBySide]) {
+      const size = server.itemsOn(day).length;
+      // Answers that filled the halving's 15 are no cap: the 15-item day is whole at 19.
+      expect(fetched.truncated, day).toBe(size >= 20);
+      expect(fetched.onDay.length, day).toBe(Math.min(size, 20));
+    }
   });
 
   it('notices a raised cap: an answer above the proved cap clears it', async () => {

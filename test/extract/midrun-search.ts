@@ -224,7 +224,7 @@ const MIDRUN_TO = addDays(TODAY, 5);
 const MIDRUN_DAYS = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
 
 /** The requests of a first read of a case's days on its steady `before` reading: the run's size. */
-function steadyLength(seed: number, c: MidrunCase): number {
+export function steadyLength(seed: number, c: MidrunCase): number {
   const probe = new SwitchingServer(
     seed,
     MIDRUN_FROM,

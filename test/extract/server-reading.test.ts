@@ -438,6 +438,19 @@ describe('caps the run proved', () => {
     ]);
   });
 
+  it('answers that filled our own limit stopped at it, not at a cap: exceeded once the limit rose, they prove none', () => {
+    // A server maximum stepped the limit down to 15; every answer filled it; then 19 was taken.
+    const reading = emptyReading();
+    for (const [hour, span] of [
+      [0, 2],
+      [1, 4],
+      [2, 18],
+    ] as const)
+      learnFromAnswer(reading, answer(15, hour), undefined, undefined, span, true);
+    learnFromAnswer(reading, answer(19, 3), undefined, undefined, 2, true);
+    expect([atCap(reading, 15), atRaisedCap(reading, 15), reading.cap]).toEqual([false, false, null]);
+  });
+
   it('a largest size two answers reached, one answer asked three times, requests of one span only, or a size below ten, is no sign of a cap', () => {
     const twice = emptyReading();
     for (const [hour, span] of [
