@@ -19,4 +19,20 @@ describe('itemIdentity', () => {
     expect(itemIdentity('text')).toBe(sha256('"text"'));
     expect(itemIdentity(null)).toBe(sha256('null'));
   });
+
+  it('leaves the item as it was to everything that reads it: its JSON, its keys, a copy, a comparison', () => {
+    const item = { id: 1, dt: '2026-03-01T10:00:00.000Z', visitor: { id: 'v-1' } };
+    const before = JSON.stringify(item);
+    itemIdentity(item);
+    expect(JSON.stringify(item)).toBe(before);
+    expect(Object.keys(item)).toEqual(['id', 'dt', 'visitor']);
+    expect({ ...item }).toStrictEqual(JSON.parse(before));
+    expect(item).toStrictEqual(JSON.parse(before));
+  });
+
+  it('identifies an item that cannot be added to, every time it is asked', () => {
+    const item = Object.freeze({ id: 1, dt: '2026-03-01T10:00:00.000Z' });
+    const expected = sha256(JSON.stringify(item));
+    expect([itemIdentity(item), itemIdentity(item)]).toEqual([expected, expected]);
+  });
 });
