@@ -1,10 +1,19 @@
 import { hash } from 'node:crypto';
 
 /**
- * An item's identity once computed, kept on the item itself under a symbol no JSON, key listing
- * or comparison sees (not enumerable): answers are parsed JSON, never changed after. A WeakMap
- * cost a third of the work of identifying a small item, as much as the hash.
+ * What a day's plan reads off an item again and again, read once and kept on the item itself
+ * under a symbol no JSON, key listing or comparison sees (not enumerable): answers are parsed
+ * JSON, never changed after. A WeakMap cost a third of the work of identifying a small item, as
+ * much as the hash. An item that cannot be added to is read every time.
  */
+export function keptOnItem<T>(item: object, key: symbol, read: () => T): T {
+  const kept = (item as Record<symbol, T | undefined>)[key];
+  if (kept !== undefined) return kept;
+  const value = read();
+  if (Object.isExtensible(item)) Object.defineProperty(item, key, { value });
+  return value;
+}
+
 const IDENTITY = Symbol('itemIdentity');
 
 /**
@@ -16,11 +25,7 @@ const IDENTITY = Symbol('itemIdentity');
  */
 export function itemIdentity(item: unknown): string {
   if (typeof item !== 'object' || item === null) return identityOf(item);
-  const known = (item as { [IDENTITY]?: unknown })[IDENTITY];
-  if (typeof known === 'string') return known;
-  const identity = identityOf(item);
-  if (Object.isExtensible(item)) Object.defineProperty(item, IDENTITY, { value: identity });
-  return identity;
+  return keptOnItem(item, IDENTITY, () => identityOf(item));
 }
 
 /**

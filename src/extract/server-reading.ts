@@ -1,4 +1,5 @@
 import { addDays, DAY_MS, type DayString, dayDiff, dayOfTime, dayStartMs, HOUR_MS } from '../time/days.js';
+import { keptOnItem } from './item-identity.js';
 
 /**
  * What a run knows about how one source's server reads a windowed resource where the spec is
@@ -717,11 +718,18 @@ export function sameRange(a: DayRange, b: DayRange): boolean {
   return a.startdate === b.startdate && a.enddate === b.enddate;
 }
 
-/** Milliseconds since the epoch of an item's dt, or undefined when it has no readable one. */
+const TIME = Symbol('itemTime');
+
+/**
+ * Milliseconds since the epoch of an item's dt, or undefined when it has no readable one. Read
+ * once an item (keptOnItem): a day's plan asks it of each item many times.
+ */
 export function itemTime(item: unknown): number | undefined {
-  const dt = typeof item === 'object' && item !== null ? (item as { dt?: unknown }).dt : undefined;
-  if (typeof dt !== 'string') return undefined;
-  const time = Date.parse(dt);
+  if (typeof item !== 'object' || item === null) return undefined;
+  const time = keptOnItem(item, TIME, () => {
+    const dt = (item as { dt?: unknown }).dt;
+    return typeof dt === 'string' ? Date.parse(dt) : Number.NaN;
+  });
   return Number.isNaN(time) ? undefined : time;
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { itemIdentity } from '../../src/extract/item-identity.js';
+import { itemTime } from '../../src/extract/server-reading.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 
@@ -34,5 +35,21 @@ describe('itemIdentity', () => {
     const item = Object.freeze({ id: 1, dt: '2026-03-01T10:00:00.000Z' });
     const expected = sha256(JSON.stringify(item));
     expect([itemIdentity(item), itemIdentity(item)]).toEqual([expected, expected]);
+  });
+});
+
+describe('itemTime', () => {
+  it("reads an item's dt once, however often asked, and leaves the item as it was", () => {
+    const item = { id: 1, dt: '2026-03-01T10:00:00.000Z' };
+    const before = JSON.stringify(item);
+    expect([itemTime(item), itemTime(item)]).toEqual([Date.parse(item.dt), Date.parse(item.dt)]);
+    expect(JSON.stringify(item)).toBe(before);
+    expect(item).toStrictEqual(JSON.parse(before));
+  });
+
+  it('has none for an item without a readable dt, asked once or again, nor for what is not an object', () => {
+    for (const item of [{ id: 1 }, { id: 2, dt: 'yesterday' }, { id: 3, dt: 17 }, Object.freeze({ id: 4 })])
+      expect([itemTime(item), itemTime(item)], JSON.stringify(item)).toEqual([undefined, undefined]);
+    expect([itemTime(null), itemTime('2026-03-01T10:00:00.000Z')]).toEqual([undefined, undefined]);
   });
 });
