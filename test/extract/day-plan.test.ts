@@ -506,6 +506,27 @@ describe('checkVerdict', () => {
   });
 });
 
+/**
+ * The limits a day's plan asks with, in order, of a server that refuses a limit above `maximum`
+ * (HTTP 400) and whose day holds `size` items (an answer holds at most the limit).
+ */
+function limitsAsked(k: ResourceKnowledge, maximum: number, size: number): number[] {
+  const plan = planDay(newDayFetch('feedback', DAY, POLICY, k));
+  const refused: Answer = {
+    kind: 'failed',
+    error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }),
+  };
+  const limits: number[] = [];
+  let step = plan.next();
+  for (let asked = 0; asked < 40 && !step.done; asked++) {
+    const wanted = step.value;
+    if (wanted.kind !== 'ask') break;
+    limits.push(wanted.limit);
+    step = plan.next(wanted.limit > maximum ? refused : items(itemsOn(DAY, Math.min(size, wanted.limit))));
+  }
+  return limits;
+}
+
 describe('limit steps', () => {
   const knowledge = (
     reading: Partial<ServerReading>,
@@ -543,20 +564,7 @@ describe('limit steps', () => {
 
   it("finds a server's maximum between two halvings: the day's answer is asked at the maximum itself", () => {
     // The server takes at most 20: 1000 down to 31 refused, 15 taken; 23 and 21 refused, 19 and 20 taken.
-    const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge({})));
-    const refused = (): Answer => ({
-      kind: 'failed',
-      error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }),
-    });
-    const limits: number[] = [];
-    let step = plan.next();
-    for (let asked = 0; asked < 30 && !step.done; asked++) {
-      const wanted = step.value;
-      if (wanted.kind !== 'ask') break;
-      limits.push(wanted.limit);
-      // The day holds 20 items; an answer holds at most the limit.
-      step = plan.next(wanted.limit > 20 ? refused() : items(itemsOn(DAY, Math.min(20, wanted.limit))));
-    }
+    const limits = limitsAsked(knowledge({}), 20, 20);
     const found = limits.indexOf(31);
     expect(limits.slice(0, found)).toEqual([1000, 500, 250, 125, 62]);
     // Then the run's one retry of the refused 21; whatever the day is asked after, it is asked at 20.
@@ -567,19 +575,7 @@ describe('limit steps', () => {
   it('a limit the server took earlier in the run and refuses now is not climbed back to after each step down', () => {
     // The server took 500 (its maximum then) and now refuses it: a deploy lowered its maximum to 250.
     const k: ResourceKnowledge = { ...checked(provedUtc({ limitRefused: 1000 })), limitAccepted: 500 };
-    const plan = planDay(newDayFetch('feedback', DAY, POLICY, k));
-    const refused = (): Answer => ({
-      kind: 'failed',
-      error: new ApiError('HTTP 400', { status: 400 }, { retryable: false }),
-    });
-    const limits: number[] = [];
-    let step = plan.next();
-    for (let asked = 0; asked < 12 && !step.done; asked++) {
-      const wanted = step.value;
-      if (wanted.kind !== 'ask') break;
-      limits.push(wanted.limit);
-      step = plan.next(wanted.limit > 250 ? refused() : items(itemsOn(DAY, wanted.limit)));
-    }
+    const limits = limitsAsked(k, 250, 1000);
     // The first ask, then a search closing in on the new maximum, each limit refused once, and the
     // run's one retry of the last refused: never 500 again.
     const above = limits.filter((limit) => limit > 250);

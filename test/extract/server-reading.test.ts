@@ -417,17 +417,25 @@ describe('caps the run proved', () => {
     ]);
   });
 
-  it('a size three different answers stopped at, then exceeded, was a cap the server raised before the run proved it', () => {
-    // Answers of `size` items, each starting an hour later than the one before: different answers.
-    // Requests of 2, 4 and 18 days (a day's own, a wider one, the cap check's): a cap cuts each
-    // at its size, where a steady server serves the wider ones more.
+  /**
+   * A reading that three different answers of `size` items stopped at, each starting an hour later
+   * than the one before, to requests of 2, 4 and 18 days (a day's own, a wider one, the cap
+   * check's); `limited`: each filled the limit it was asked with.
+   */
+  function stoppedThrice(size: number, limited = false): ServerReading {
     const reading = emptyReading();
     for (const [hour, span] of [
       [0, 2],
       [1, 4],
       [2, 18],
     ] as const)
-      learnFromAnswer(reading, answer(60, hour), undefined, undefined, span);
+      learnFromAnswer(reading, answer(size, hour), undefined, undefined, span, limited);
+    return reading;
+  }
+
+  it('a size three different answers stopped at, then exceeded, was a cap the server raised before the run proved it', () => {
+    // A cap cuts each answer at its size, where a steady server serves the wider requests more.
+    const reading = stoppedThrice(60);
     expect(atCap(reading, 60)).toBe(false);
     learnFromAnswer(reading, answer(87, 3), undefined, undefined, 2);
     expect([atCap(reading, 60), atRaisedCap(reading, 60), atCap(reading, 87), reading.cap]).toEqual([
@@ -440,13 +448,7 @@ describe('caps the run proved', () => {
 
   it('answers that filled our own limit stopped at it, not at a cap: exceeded once the limit rose, they prove none', () => {
     // A server maximum stepped the limit down to 15; every answer filled it; then 19 was taken.
-    const reading = emptyReading();
-    for (const [hour, span] of [
-      [0, 2],
-      [1, 4],
-      [2, 18],
-    ] as const)
-      learnFromAnswer(reading, answer(15, hour), undefined, undefined, span, true);
+    const reading = stoppedThrice(15, true);
     learnFromAnswer(reading, answer(19, 3), undefined, undefined, 2, true);
     expect([atCap(reading, 15), atRaisedCap(reading, 15), reading.cap]).toEqual([false, false, null]);
   });
