@@ -64,13 +64,23 @@ export function escalation(
   const top = ceiling(policy, knowledge);
   if (limit < top) return { limit: Math.min(limit * ESCALATION_FACTOR, top), retriesRefused: false };
   const refused = knowledge.reading.limitRefused;
-  // Between the largest limit taken and the smallest refused lies the server's maximum: halve the
+  // Between the largest limit taken and the smallest refused lies the server's maximum: search the
   // gap (a few 400s, once a run) rather than cut answers the server would give whole.
-  const between = refused === null ? limit : Math.min(policy.maxLimit, Math.floor((limit + refused) / 2));
+  const between = refused === null ? limit : Math.min(policy.maxLimit, nextInGap(limit, refused));
   if (between > limit) return { limit: between, retriesRefused: false };
   // Once per run, try the refused limit again: the server may have raised its maximum.
   if (refused === null || limit >= policy.maxLimit || knowledge.refusedRetried) return undefined;
   return { limit: Math.min(refused, policy.maxLimit), retriesRefused: true };
+}
+
+/**
+ * The limit to try between one taken and one refused. A server's maximum is most often a round
+ * number, and our steps (1000, 4000, their halves) land on round ones: a round limit taken is
+ * first tried with one more, which one 400 proves the maximum. Else the gap is halved.
+ */
+function nextInGap(taken: number, refused: number): number {
+  if (taken + 1 >= refused) return taken;
+  return taken % 5 === 0 ? taken + 1 : Math.floor((taken + refused) / 2);
 }
 
 /**

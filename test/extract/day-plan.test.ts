@@ -542,10 +542,18 @@ describe('limit steps', () => {
     expect(escalation(4000, POLICY, knowledge({}))).toBeUndefined();
   });
 
-  it('below a refused limit, halves the gap to the largest taken, not spending the retry', () => {
+  it('below a refused limit, tries one more than a round limit taken, else halves the gap, not spending the retry', () => {
     const k = knowledge({ limitRefused: 1000 }, { limitAccepted: 500 });
-    expect(escalation(500, POLICY, k)).toEqual({ limit: 750, retriesRefused: false });
+    expect(escalation(500, POLICY, k)).toEqual({ limit: 501, retriesRefused: false });
+    expect(escalation(501, POLICY, { ...k, limitAccepted: 501 })).toEqual({
+      limit: 750,
+      retriesRefused: false,
+    });
     expect(escalation(750, POLICY, { ...k, limitAccepted: 750 })).toEqual({
+      limit: 751,
+      retriesRefused: false,
+    });
+    expect(escalation(751, POLICY, { ...k, limitAccepted: 751 })).toEqual({
       limit: 875,
       retriesRefused: false,
     });
@@ -563,23 +571,24 @@ describe('limit steps', () => {
   });
 
   it("finds a server's maximum between two halvings: the day's answer is asked at the maximum itself", () => {
-    // The server takes at most 20: 1000 down to 31 refused, 15 taken; 23 and 21 refused, 19 and 20 taken.
+    // The server takes at most 20: 1000 down to 31 refused, 15 taken; 16 (one more than a round
+    // limit), 19 and 20 taken, 23 and 21 refused.
     const limits = limitsAsked(knowledge({}), 20, 20);
     const found = limits.indexOf(31);
     expect(limits.slice(0, found)).toEqual([1000, 500, 250, 125, 62]);
     // Then the run's one retry of the refused 21; whatever the day is asked after, it is asked at 20.
-    expect(limits.slice(found, found + 8)).toEqual([31, 15, 23, 19, 21, 20, 21, 20]);
-    expect(new Set(limits.slice(found + 8))).toEqual(new Set([20]));
+    expect(limits.slice(found, found + 9)).toEqual([31, 15, 16, 23, 19, 21, 20, 21, 20]);
+    expect(new Set(limits.slice(found + 9))).toEqual(new Set([20]));
   });
 
   it('a limit the server took earlier in the run and refuses now is not climbed back to after each step down', () => {
     // The server took 500 (its maximum then) and now refuses it: a deploy lowered its maximum to 250.
     const k: ResourceKnowledge = { ...checked(provedUtc({ limitRefused: 1000 })), limitAccepted: 500 };
     const limits = limitsAsked(k, 250, 1000);
-    // The first ask, then a search closing in on the new maximum, each limit refused once, and the
-    // run's one retry of the last refused: never 500 again.
+    // The first ask; 250 taken, a round limit, so one more, refused: the new maximum, found. Then
+    // the run's one retry of it: never 500 again.
     const above = limits.filter((limit) => limit > 250);
-    expect(above).toEqual([500, 375, 312, 281, 265, 257, 253, 251, 251]);
+    expect(above).toEqual([500, 251, 251]);
   });
 
   it('starts a day earlier runs stored many items of above them and a tenth more, within the ceiling', () => {

@@ -394,8 +394,12 @@ describe('fetchDay detects caps from evidence', () => {
       counts('2026-03-01', [10, 300, 800, 10]),
     );
     const { results, knowledge } = await fetchRange(server, daysFrom('2026-03-01', '2026-03-04'));
-    // Not the first refused (1000): the day of 800 items searched the gap down to the maximum.
+    // Not the first refused (1000): the day of 800 items searched the gap for the maximum, one
+    // more than the round 500 first (then the run's one retry of the refused): three 400s.
     expect(knowledge.reading.limitRefused).toBe(501);
+    expect(server.calls.filter((call) => call.limit > 500).map((call) => call.limit)).toEqual([
+      1000, 501, 501,
+    ]);
     const busy = results.find((r) => r.day === '2026-03-03');
     expect(busy?.fetched.truncated).toBe(true);
     expect(busy?.fetched.requestedLimit).toBe(500);
@@ -404,7 +408,7 @@ describe('fetchDay detects caps from evidence', () => {
     expect(ordinary?.fetched.truncated).toBe(false);
   });
 
-  it('reads whole every day a server maximum between two halvings serves whole (20: the limit steps 31, 15, 23, 19, 21, 20)', async () => {
+  it('reads whole every day a server maximum between two halvings serves whole (20: the limit steps 31, 15, 16, 23, 19, 21, 20)', async () => {
     // Instants refused: a day is read whole only by an answer to its own request below the limit.
     const sizes = [6, 5, 0, 14, 5, 15, 20, 12, 49, 45, 19, 4, 17, 8];
     const server = new FakeServer({ ...UTC_INCLUSIVE, maxLimit: 20 }, counts('2026-03-01', sizes));
@@ -526,8 +530,9 @@ describe('fetchDay property: nothing missing unless flagged, under random readin
     // order counts as holding both ends (server-reading.ts, keptSide), so a bound that moved after
     // its items held it is taken as a deploy, which a day short under a rolling deploy needed:
     // on these caps of 20 and 50 the run's own learning is taken so a little more often, and
-    // whole days are flagged (89 of 511 before, 97 of 519 after).
-    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.19));
+    // whole days are flagged (89 of 511 before, 97 of 519 after). The search for a server's
+    // maximum limit asks other limits, so other answers are cut: 99 of 514.
+    expect(falseAlarms).toBeLessThanOrEqual(Math.ceil(flagged * 0.2));
     expect(undecidable).toBeLessThan(flagged);
   }, 60_000);
 });
