@@ -27,10 +27,11 @@ const INTERRUPTED_EXIT_CODE = 130;
 /** The most of the grace period kept for onForce, so the exit still comes within it. */
 const FORCE_BUDGET_MS = 2000;
 /**
- * A signal this soon after the first is the same one heard twice, not a second: the launcher
+ * The same signal this soon after the first is that one heard twice, not a second: the launcher
  * (bin/launch.js) forwards a signal the child did not report within 50 ms, and a child whose event
  * loop was busy then reports Ctrl+C late, so the terminal's copy and the forwarded one are handled
- * back to back when the loop frees. A person's second Ctrl+C comes later than this.
+ * back to back when the loop frees. A person's second Ctrl+C comes later than this. Another signal
+ * (a SIGINT after a SIGTERM) is a second one however soon: the busy loop hears both late too.
  */
 export const SAME_SIGNAL_MS = 200;
 
@@ -47,6 +48,7 @@ export function shutdownSignal(options: ShutdownOptions): Shutdown {
   let graceTimer: NodeJS.Timeout | undefined;
   let forcing = false;
   let firstAt = 0;
+  let first: NodeJS.Signals | undefined;
 
   const force = (reason: string) => {
     if (forcing) return;
@@ -58,10 +60,11 @@ export function shutdownSignal(options: ShutdownOptions): Shutdown {
   };
   const handler = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) {
-      if (performance.now() - firstAt >= SAME_SIGNAL_MS) force(`a second ${signal}`);
+      if (signal !== first || performance.now() - firstAt >= SAME_SIGNAL_MS) force(`a second ${signal}`);
       return;
     }
     firstAt = performance.now();
+    first = signal;
     logger.warn(
       { signal, graceMs },
       'stopping: no new windows; windows in flight may finish within the grace period (a second signal exits at once)',

@@ -215,7 +215,8 @@ describe('a signal heard twice', () => {
     });
     const handler = process.listeners('SIGINT').find((listener) => !before.has(listener));
     if (handler === undefined) throw new Error('shutdownSignal installed no SIGINT handler');
-    return { shutdown, exits, hear: () => (handler as (signal: NodeJS.Signals) => void)('SIGINT') };
+    const hear = (signal: NodeJS.Signals = 'SIGINT') => (handler as (signal: NodeJS.Signals) => void)(signal);
+    return { shutdown, exits, hear };
   }
 
   it("is one signal when the copies come back to back (a busy loop hears Ctrl+C and the launcher's forwarded copy at once)", async () => {
@@ -226,6 +227,17 @@ describe('a signal heard twice', () => {
       expect(shutdown.signal.aborted).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(exits).toEqual([]);
+    } finally {
+      shutdown.dispose();
+    }
+  });
+
+  it('is a second signal, which exits at once, when it is another signal, however soon (a SIGTERM, then a SIGINT, both heard late)', async () => {
+    const { shutdown, exits, hear } = installed();
+    try {
+      hear('SIGTERM');
+      hear('SIGINT');
+      await expect.poll(() => exits, { timeout: 5_000, interval: 10 }).toEqual([130]);
     } finally {
       shutdown.dispose();
     }
