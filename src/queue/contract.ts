@@ -54,8 +54,14 @@ export interface DispatchRun<Outcome> {
 export interface WindowDispatch<Source extends { name: string }, Outcome> {
   /** Every planned window's outcome, in the order of `plans`. */
   runWindows(plans: readonly PlannedWindow<Source>[], run: DispatchRun<Outcome>): Promise<Outcome[]>;
-  /** Around one source's snapshots (e.g. holding one of its queue slots); its client makes one request at a time. */
-  aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Around the planner's own requests of one source (its snapshots, the run's last proof): holding
+   * every one of its queue slots, so that its client may ask `perSource` requests at once and the
+   * source's bound holds with any run's windows.
+   */
+  aroundSource<T>(source: string, fn: () => Promise<T>): Promise<T>;
+  /** The most requests of one source in flight at once: its queue slots. */
+  readonly perSource: number;
 }
 
 /** What a worker stores as a job's output: the window's outcome and its requests by status. */

@@ -77,7 +77,10 @@ export function sharedCheckOf(row: {
   };
 }
 
-/** A session that takes one slot at a time (a worker has one per window it may run at once). */
+/**
+ * A session that takes one slot at a time (a worker has one per window it may run at once), or
+ * every slot of a source (the planner, around its own requests).
+ */
 export interface SlotSession {
   /**
    * Takes a free slot of the first of `sources` (in that order) that has one, in one round trip
@@ -85,8 +88,12 @@ export interface SlotSession {
    * what it claimed, or undefined at once when every slot is held.
    */
   tryClaimAny(sources: readonly string[], runs?: readonly number[]): Promise<ClaimedSlot | undefined>;
-  /** Waits for a slot of `source` (the planner's snapshots: queued fairly behind the workers). */
-  claim(source: string): Promise<void>;
+  /**
+   * Waits for every slot of `source`, in slot order (the planner's own requests: queued fairly
+   * behind the workers, and two planners take them in one order); returns how many it holds. No
+   * worker runs a window of the source until they are released.
+   */
+  claimAll(source: string): Promise<number>;
   /**
    * Frees the slot held. With `verdictOf`, also reads, in the same round trip, when a worker of
    * that run last found a reading of that source stale, any resource's (reading-store.ts
@@ -194,12 +201,12 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       }
       return { source, runs: new Set(runs), lastStale, checks: shared };
     },
-    async claim(source) {
+    async claimAll(source) {
       if (holding) throw new Error('a slot session holds one slot at a time');
       await client.query('begin isolation level read committed');
-      // No SKIP LOCKED: queued behind the workers on the slot, fairly, until it is free.
+      // No SKIP LOCKED: queued behind the workers on each slot, fairly, until it is free.
       const { rows } = await client.query(
-        `select slot from ${slots} where source_id = $1 order by slot limit 1 for update`,
+        `select slot from ${slots} where source_id = $1 order by slot for update`,
         [source],
       );
       if (rows.length === 0) {
@@ -207,6 +214,7 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
         throw new Error(`source ${source} has no queue slots: the planner creates them`);
       }
       holding = true;
+      return rows.length;
     },
     async release(verdictOf) {
       if (!holding) return undefined;

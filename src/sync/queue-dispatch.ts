@@ -56,10 +56,11 @@ export function queueDispatch(options: QueueDispatchOptions): WindowDispatch<Sou
       );
       return outcomes.map((o, index) => o ?? skippedWindow(jobs[index]?.source ?? '', 'feedback', ''));
     },
-    async aroundSnapshots<T>(source: string, fn: () => Promise<T>): Promise<T> {
+    perSource: options.settings.sourceConcurrency,
+    async aroundSource<T>(source: string, fn: () => Promise<T>): Promise<T> {
       const session = await openSlotSession(options.url, options.schema);
       try {
-        await session.claim(source);
+        await session.claimAll(source);
         return await fn();
       } finally {
         await session.release().catch(() => {});

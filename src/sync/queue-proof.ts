@@ -39,20 +39,38 @@ export async function proveQueuedRun(
   ctx: SyncContext & { runId: number },
   plans: readonly PlannedWindow<SourceHandle>[],
   today: DayString,
-  judged: JudgedVerdicts = new Map(),
+  around: {
+    judged?: JudgedVerdicts;
+    /** Around one source's proofs: holding its queue slots (queue-dispatch.ts, aroundSource). */
+    aroundSource?: <T>(source: string, fn: () => Promise<T>) => Promise<T>;
+  } = {},
 ): Promise<void> {
-  // Side by side: the jobs are done, so no slot is held, and each source's client asks one
-  // request at a time (run-sync.ts, openSources), so a source is asked as a window would ask it.
+  const judged = around.judged ?? new Map();
+  const aroundSource = around.aroundSource ?? ((_source, fn) => fn());
+  const endpoints = firstOfEachEndpoint(plans);
+  const sources = [...new Set(endpoints.map(({ handle }) => handle.name))];
+  // Sources side by side, each under all of its slots, its endpoints side by side too: its client
+  // asks as many requests at once as the source allows (run-sync.ts, openSources), as its windows
+  // would, and no window of another run adds to them.
+  const failed = (source: string, resource?: WindowedResource) => (error: unknown) => {
+    ctx.logger.warn(
+      { source, resource, err: error instanceof Error ? error.message : String(error) },
+      "the queued run's last proof of the server reading failed; its days stay unproved",
+    );
+  };
   await Promise.all(
-    firstOfEachEndpoint(plans).map(({ handle, resource }) =>
-      proveEndpoint(ctx, handle, resource, today, judged, plannedDays(plans, handle, resource)).catch(
-        (error: unknown) => {
-          ctx.logger.warn(
-            { source: handle.name, resource, err: error instanceof Error ? error.message : String(error) },
-            "the queued run's last proof of the server reading failed; its days stay unproved",
-          );
-        },
-      ),
+    sources.map((source) =>
+      aroundSource(source, () =>
+        Promise.all(
+          endpoints
+            .filter(({ handle }) => handle.name === source)
+            .map(({ handle, resource }) =>
+              proveEndpoint(ctx, handle, resource, today, judged, plannedDays(plans, handle, resource)).catch(
+                failed(source, resource),
+              ),
+            ),
+        ),
+      ).catch(failed(source)),
     ),
   );
 }

@@ -313,9 +313,12 @@ async function openSources(
     opened.handles.push({
       name: source.name,
       baseUrl: client.baseUrl,
-      // Queued runs make only snapshot requests here, one at a time per source: the source's
-      // bound holds for them too (they run under one of its slots).
-      client: limitedClient(client, deps.dispatch === undefined ? requestLimit : pLimit(1)),
+      // Queued runs make only their snapshots' and last proof's requests here, each source's
+      // under all of its queue slots: as many at once as the source allows.
+      client: limitedClient(
+        client,
+        deps.dispatch === undefined ? requestLimit : pLimit(deps.dispatch.perSource),
+      ),
       knowledge: learned.knowledge,
       pii: source.pii,
       expectedAllocation: source.expectedAllocation,
@@ -435,7 +438,10 @@ async function runWindowsAndSnapshots(
   const judged: JudgedVerdicts = new Map();
   for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
     const proving = run.plans.filter((plan) => !skipped(plan.handle.name, plan.resource));
-    await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today, judged);
+    await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today, {
+      judged,
+      aroundSource: (source, fn) => dispatch.aroundSource(source, fn),
+    });
     const again = await reopenedInLedger(deps.db, run.plans);
     if (again.length === 0) break;
     logReopened(logger, again, 'workers');
@@ -643,7 +649,7 @@ function runSnapshots(
           }),
         );
       if (wanted.length === 0) return [];
-      return [dispatch === undefined ? runAll() : dispatch.aroundSnapshots(handle.name, runAll)];
+      return [dispatch === undefined ? runAll() : dispatch.aroundSource(handle.name, runAll)];
     }),
   ).then((groups) => groups.flat());
 }

@@ -91,7 +91,13 @@ export interface QueuedBackfills {
 export async function queuedBackfills(
   t: TestDatabase,
   sim: Simulator,
-  options: { sources: number; range: { from: DayString; to: DayString }; today: DayString },
+  options: {
+    sources: number;
+    range: { from: DayString; to: DayString };
+    today: DayString;
+    /** Wraps the planner's own client (its last proof's and snapshots' requests). */
+    plannerClient?: (client: ApiClient) => ApiClient;
+  },
 ): Promise<QueuedBackfills> {
   const sources = sourceKeys(options.sources).map((apiKey, i) => ({
     name: `s${i + 1}`,
@@ -141,6 +147,10 @@ export async function queuedBackfills(
           sources,
           settings: { ...TEST_SETTINGS, startDate: options.range.from },
           dispatch: queueDispatch({ boss, url: t.url, schema: t.schema, settings: QUEUE, pollMs: 20 }),
+          createClient: (source, clientOptions) => {
+            const client = defaultClient(source, TEST_SETTINGS, clientOptions);
+            return options.plannerClient?.(client) ?? client;
+          },
         },
         { trigger: 'backfill', range: options.range, resources: ['feedback', 'survey', 'recordings'] },
       );

@@ -54,7 +54,7 @@ async function proveQueued(
     ctx,
     [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
     '2026-03-12' as DayString,
-    judged,
+    { judged },
   );
 }
 
