@@ -202,7 +202,7 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
       return { source, runs: new Set(runs), lastStale, checks: shared };
     },
     async claimAll(source) {
-      if (holding) throw new Error('a slot session holds one slot at a time');
+      if (holding) throw new Error('a slot session holds one claim at a time');
       await client.query('begin isolation level read committed');
       // No SKIP LOCKED: queued behind the workers on each slot, fairly, until it is free.
       const { rows } = await client.query(

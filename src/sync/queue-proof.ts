@@ -39,14 +39,14 @@ export async function proveQueuedRun(
   ctx: SyncContext & { runId: number },
   plans: readonly PlannedWindow<SourceHandle>[],
   today: DayString,
-  around: {
+  options: {
     judged?: JudgedVerdicts;
     /** Around one source's proofs: holding its queue slots (queue-dispatch.ts, aroundSource). */
     aroundSource?: <T>(source: string, fn: () => Promise<T>) => Promise<T>;
   } = {},
 ): Promise<void> {
-  const judged = around.judged ?? new Map();
-  const aroundSource = around.aroundSource ?? ((_source, fn) => fn());
+  const judged = options.judged ?? new Map();
+  const aroundSource = options.aroundSource ?? ((_source, fn) => fn());
   const endpoints = firstOfEachEndpoint(plans);
   const sources = [...new Set(endpoints.map(({ handle }) => handle.name))];
   // Sources side by side, each under all of its slots, its endpoints side by side too: its client
