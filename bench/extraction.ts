@@ -40,6 +40,18 @@ export const extraction: Benchmark<ExtractionOptions> = {
       digits: 3,
       target: { text: '≤ 1.05', met: (s) => s.median <= 1.05 },
     },
+    {
+      key: 'learnedServedMs',
+      label: "a request's time at the simulator, once learned (the latency and its own work)",
+      unit: 'ms',
+      digits: 1,
+    },
+    {
+      key: 'learnedMeanInFlight',
+      label: `requests in flight at the simulator, mean over the backfill once learned (of ${concurrency})`,
+      unit: '',
+      digits: 2,
+    },
     { key: 'idealMs', label: 'ideal: ceil(windows / concurrency) x latency', unit: 'ms', digits: 0 },
     { key: 'wallMs', label: 'backfill wall time', unit: 'ms', digits: 0 },
     {
@@ -145,7 +157,9 @@ export async function runExtraction(server: BenchServer, options: ExtractionOpti
     const again = performance.now();
     const learned = await backfill();
     const learnedWallMs = performance.now() - again;
-    const learnedRequests = (await simulator.stats()).requests - stats.requests;
+    const learnedStats = await simulator.stats();
+    const learnedRequests = learnedStats.requests - stats.requests;
+    const learnedBusyMs = learnedStats.busyMs - stats.busyMs;
     const windows = result.windows.length;
     const idealMs = Math.ceil(windows / concurrency) * latencyMs;
     const failures: string[] = [];
@@ -172,6 +186,8 @@ export async function runExtraction(server: BenchServer, options: ExtractionOpti
         wallMs,
         wallOverIdeal: wallMs / idealMs,
         learnedWallOverIdeal: learnedWallMs / idealMs,
+        learnedServedMs: learnedBusyMs / learnedRequests,
+        learnedMeanInFlight: learnedBusyMs / learnedWallMs,
         maxInFlight: stats.maxInFlight,
       },
       failures,

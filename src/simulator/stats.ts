@@ -4,6 +4,11 @@ export interface SimulatorStats {
   /** Requests received and not yet answered (or dropped). */
   inFlight: number;
   maxInFlight: number;
+  /**
+   * The time requests spent in flight, summed over the requests answered, in milliseconds: over a
+   * stretch of wall time, its growth divided by that time is the mean of requests in flight.
+   */
+  busyMs: number;
   faultsServed: number;
   /** Answers that would have been a 200 array and were played as a transient `200 []` instead. */
   emptiesServed: number;
@@ -38,6 +43,7 @@ export function createStatsTracker(): StatsTracker {
   let requests = 0;
   let inFlight = 0;
   let maxInFlight = 0;
+  let busyMs = 0;
   let faultsServed = 0;
   let emptiesServed = 0;
   let byPath = new Map<string, number>();
@@ -62,9 +68,11 @@ export function createStatsTracker(): StatsTracker {
         perKey.maxInFlight = Math.max(perKey.maxInFlight, perKey.inFlight);
       }
       let ended = false;
+      const startedAt = performance.now();
       return () => {
         if (ended) return;
         ended = true;
+        busyMs += performance.now() - startedAt;
         inFlight -= 1;
         if (perKey !== undefined) perKey.inFlight -= 1;
       };
@@ -79,6 +87,7 @@ export function createStatsTracker(): StatsTracker {
       requests,
       inFlight,
       maxInFlight,
+      busyMs,
       faultsServed,
       emptiesServed,
       byPath: Object.fromEntries(byPath),
@@ -86,6 +95,7 @@ export function createStatsTracker(): StatsTracker {
     }),
     reset() {
       requests = 0;
+      busyMs = 0;
       faultsServed = 0;
       emptiesServed = 0;
       maxInFlight = inFlight;

@@ -27,6 +27,22 @@ describe('latencyMs and stats()', () => {
     });
   });
 
+  it('sums the time requests spent in flight: over a stretch, busyMs / its length is the mean in flight', async () => {
+    await withSimulator({ latencyMs: 100 }, async (simulator) => {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: 4 }, () => get(simulator, '/v1/feedback?limit=1')));
+      const wallMs = performance.now() - started;
+      const { busyMs } = simulator.stats();
+      // Four requests of at least 100 ms each, answered within the stretch.
+      expect(busyMs).toBeGreaterThanOrEqual(4 * 95);
+      expect(busyMs).toBeLessThanOrEqual(4 * wallMs);
+      // One more, alone: the sum grows by its time only.
+      const before = busyMs;
+      await get(simulator, '/v1/survey');
+      expect(simulator.stats().busyMs - before).toBeGreaterThanOrEqual(95);
+    });
+  });
+
   it('sees one request at a time from a sequential client', async () => {
     await withSimulator({ latencyMs: 10 }, async (simulator) => {
       for (let i = 0; i < 4; i++) await get(simulator, '/v1/survey');
@@ -47,6 +63,7 @@ describe('latencyMs and stats()', () => {
         requests: 5,
         inFlight: 0,
         maxInFlight: 1,
+        busyMs: expect.any(Number),
         faultsServed: 1,
         emptiesServed: 0,
         byPath: {
@@ -68,6 +85,7 @@ describe('latencyMs and stats()', () => {
         requests: 0,
         inFlight: 0,
         maxInFlight: 0,
+        busyMs: 0,
         faultsServed: 0,
         emptiesServed: 0,
         byPath: {},
