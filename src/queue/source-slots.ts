@@ -90,10 +90,10 @@ export interface SlotSession {
   tryClaimAny(sources: readonly string[], runs?: readonly number[]): Promise<ClaimedSlot | undefined>;
   /**
    * Waits for every slot of `source`, in slot order (the planner's own requests: queued fairly
-   * behind the workers, and two planners take them in one order); returns how many it holds. No
-   * worker runs a window of the source until they are released.
+   * behind the workers, and two planners take them in one order). No worker runs a window of the
+   * source until they are released.
    */
-  claimAll(source: string): Promise<number>;
+  claimAll(source: string): Promise<void>;
   /**
    * Frees the slot held. With `verdictOf`, also reads, in the same round trip, when a worker of
    * that run last found a reading of that source stale, any resource's (reading-store.ts
@@ -214,7 +214,6 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
         throw new Error(`source ${source} has no queue slots: the planner creates them`);
       }
       holding = true;
-      return rows.length;
     },
     async release(verdictOf) {
       if (!holding) return undefined;
