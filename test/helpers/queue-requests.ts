@@ -1,18 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PgBoss } from 'pg-boss';
+import { afterAll, beforeAll } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import type { SourceConfig } from '../../src/config/source-config.js';
 import { itemDay } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { ensureSlots } from '../../src/queue/source-slots.js';
 import { openQueue, type QueueSettings } from '../../src/queue/window-queue.js';
-import type { Simulator } from '../../src/simulator/server.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/server.js';
 import type { RunResult } from '../../src/sync/outcomes.js';
 import { queueDispatch } from '../../src/sync/queue-dispatch.js';
 import { defaultClient, runSync } from '../../src/sync/run-sync.js';
 import { runWorker } from '../../src/sync/window-worker.js';
 import type { DayString } from '../../src/time/days.js';
-import type { TestDatabase } from './database.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 import { sourceKeys } from './queue-cluster.js';
 import { TEST_SETTINGS } from './sync-harness.js';
 
@@ -87,17 +88,54 @@ export interface QueuedBackfills {
   stop(): Promise<void>;
 }
 
+export interface QueuedBackfillsOptions {
+  sources: number;
+  range: { from: DayString; to: DayString };
+  today: DayString;
+  /** Wraps the planner's own client (its last proof's and snapshots' requests). */
+  plannerClient?: (client: ApiClient) => ApiClient;
+}
+
+/** A warehouse, a simulator and the queued backfills on them, for the calling describe block. */
+export interface QueuedScene {
+  t: TestDatabase;
+  sim: Simulator;
+  queued: QueuedBackfills;
+}
+
+/**
+ * For the calling describe block, gone after it: a warehouse, a simulator of `options.range`
+ * serving `options.sources` sources (each with its own key, sourceKeys) as `simulator` says, and
+ * the queued backfills of them.
+ */
+export function useQueuedBackfills(
+  simulator: Omit<SimulatorOptions, 'from' | 'to' | 'apiKeys'>,
+  options: QueuedBackfillsOptions,
+): QueuedScene {
+  const scene = {} as QueuedScene;
+  beforeAll(async () => {
+    scene.t = await createTestDatabase();
+    scene.sim = await startSimulator({
+      ...simulator,
+      from: options.range.from,
+      to: options.range.to,
+      apiKeys: sourceKeys(options.sources),
+    });
+    scene.queued = await queuedBackfills(scene.t, scene.sim, options);
+  });
+  afterAll(async () => {
+    await scene.queued?.stop();
+    await scene.sim?.stop();
+    await scene.t?.drop();
+  });
+  return scene;
+}
+
 /** The queue on `t`, with the slots of `sources` sources of `sim` (started with `apiKeys: sourceKeys(sources)`). */
 export async function queuedBackfills(
   t: TestDatabase,
   sim: Simulator,
-  options: {
-    sources: number;
-    range: { from: DayString; to: DayString };
-    today: DayString;
-    /** Wraps the planner's own client (its last proof's and snapshots' requests). */
-    plannerClient?: (client: ApiClient) => ApiClient;
-  },
+  options: QueuedBackfillsOptions,
 ): Promise<QueuedBackfills> {
   const sources = sourceKeys(options.sources).map((apiKey, i) => ({
     name: `s${i + 1}`,

@@ -1,10 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resource-names.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { DayString } from '../../src/time/days.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { sourceKeys } from '../helpers/queue-cluster.js';
-import { type QueuedBackfills, queuedBackfills, spanDays } from '../helpers/queue-requests.js';
+import { spanDays, useQueuedBackfills } from '../helpers/queue-requests.js';
 
 /**
  * The queue benchmark's backfill (bench/queue.ts: 8 sources, 30 days, the default data, a cap
@@ -20,31 +17,15 @@ const RANGE = { from: '2026-10-01' as DayString, to: '2026-10-30' as DayString }
 const SOURCES = 8;
 
 describe("the queue benchmark's backfill, by request", () => {
-  let t: TestDatabase;
-  let sim: Simulator;
-  let queued: QueuedBackfills;
-
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    sim = await startSimulator({
-      seed: 41,
-      from: RANGE.from,
-      to: RANGE.to,
-      cap: 10_000,
-      apiKeys: sourceKeys(SOURCES),
-    });
-    queued = await queuedBackfills(t, sim, { sources: SOURCES, range: RANGE, today: TODAY });
-  });
-  afterAll(async () => {
-    await queued?.stop();
-    await sim?.stop();
-    await t?.drop();
-  });
+  const scene = useQueuedBackfills(
+    { seed: 41, cap: 10_000 },
+    { sources: SOURCES, range: RANGE, today: TODAY },
+  );
 
   it("four workers ask the run's checks no more often than one worker does, but for windows started side by side", async () => {
-    expect((await queued.backfill(1)).result.status).toBe('ok');
-    const one = await queued.backfill(1);
-    const four = await queued.backfill(4);
+    expect((await scene.queued.backfill(1)).result.status).toBe('ok');
+    const one = await scene.queued.backfill(1);
+    const four = await scene.queued.backfill(4);
     const windows = SOURCES * WINDOWED_RESOURCES.length * spanDays(RANGE.from, RANGE.to);
     const total = (byKind: Record<string, number>) => Object.values(byKind).reduce((a, b) => a + b, 0);
     console.info(

@@ -1,10 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { DayString } from '../../src/time/days.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { sourceKeys } from '../helpers/queue-cluster.js';
-import { type QueuedBackfills, queuedBackfills } from '../helpers/queue-requests.js';
+import { useQueuedBackfills } from '../helpers/queue-requests.js';
 
 /**
  * A queued run's planner asks its own requests of a source once the workers have run its windows:
@@ -27,14 +24,11 @@ interface PlannerWatch {
 }
 
 describe("a queued run's planner asks its own requests under the source's slots", () => {
-  let t: TestDatabase;
-  let sim: Simulator;
-  let queued: QueuedBackfills;
   const watch: PlannerWatch = { requests: 0, inFlight: 0, mostInFlight: 0, freeSlots: [] };
 
   /** The slots of the source no one holds right now, as a worker's SKIP LOCKED claim finds them. */
   async function freeSlots(): Promise<number> {
-    const client = await t.pool.connect();
+    const client = await scene.t.pool.connect();
     try {
       await client.query('begin');
       const { rows } = await client.query(
@@ -49,9 +43,6 @@ describe("a queued run's planner asks its own requests under the source's slots"
 
   const watched = (client: ApiClient): ApiClient => ({
     ...client,
-    source: client.source,
-    baseUrl: client.baseUrl,
-    requestCount: () => client.requestCount(),
     async window(resource, query, context) {
       watch.requests += 1;
       watch.inFlight += 1;
@@ -65,31 +56,14 @@ describe("a queued run's planner asks its own requests under the source's slots"
     },
   });
 
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    // Requests long enough to overlap.
-    sim = await startSimulator({
-      seed: 52,
-      from: RANGE.from,
-      to: RANGE.to,
-      latencyMs: 30,
-      apiKeys: sourceKeys(1),
-    });
-    queued = await queuedBackfills(t, sim, {
-      sources: 1,
-      range: RANGE,
-      today: TODAY,
-      plannerClient: watched,
-    });
-  });
-  afterAll(async () => {
-    await queued?.stop();
-    await sim?.stop();
-    await t?.drop();
-  });
+  // Requests long enough to overlap.
+  const scene = useQueuedBackfills(
+    { seed: 52, latencyMs: 30 },
+    { sources: 1, range: RANGE, today: TODAY, plannerClient: watched },
+  );
 
   it('holds every slot of the source while it asks, and asks as many at once as the slots allow', async () => {
-    const { result } = await queued.backfill(2);
+    const { result } = await scene.queued.backfill(2);
     expect(result.status).toBe('ok');
     // The last proof asked: the day after each endpoint's stretch, a canary.
     expect(watch.requests).toBeGreaterThan(2);

@@ -1,10 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resource-names.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { DayString } from '../../src/time/days.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { sourceKeys } from '../helpers/queue-cluster.js';
-import { type QueuedBackfills, queuedBackfills, spanDays } from '../helpers/queue-requests.js';
+import { spanDays, useQueuedBackfills } from '../helpers/queue-requests.js';
 
 /**
  * A queued run's checks of the source's server are the run's, not each worker's: whether the
@@ -21,42 +18,25 @@ const RANGE = { from: '2026-10-01' as DayString, to: '2026-10-12' as DayString }
 const SOURCES = 2;
 
 describe("a queued run's checks of the server", () => {
-  let t: TestDatabase;
-  let sim: Simulator;
-  let queued: QueuedBackfills;
-
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    // The busy day within our limit: a check whose widest answer a busy day cut is asked again on
-    // later days (reading-check.ts, MAX_CUT_CHECKS), by each worker; the trial has one.
-    sim = await startSimulator({
-      seed: 41,
-      from: RANGE.from,
-      to: RANGE.to,
-      cap: 10_000,
-      apiKeys: sourceKeys(SOURCES),
-      volume: { busyDayFeedback: 20 },
-    });
-    queued = await queuedBackfills(t, sim, { sources: SOURCES, range: RANGE, today: TODAY });
-  });
-  afterAll(async () => {
-    await queued?.stop();
-    await sim?.stop();
-    await t?.drop();
-  });
+  // The busy day within our limit: a check whose widest answer a busy day cut is asked again on
+  // later days (reading-check.ts, MAX_CUT_CHECKS), by each worker; the trial has one.
+  const scene = useQueuedBackfills(
+    { seed: 41, cap: 10_000, volume: { busyDayFeedback: 20 } },
+    { sources: SOURCES, range: RANGE, today: TODAY },
+  );
 
   it('four workers ask the run its checks once per source and resource, as one worker does, not once each', async () => {
     // The server learned and stored, as a later backfill finds it.
-    expect((await queued.backfill(1)).result.status).toBe('ok');
-    const one = await queued.backfill(1);
-    const four = await queued.backfill(4);
+    expect((await scene.queued.backfill(1)).result.status).toBe('ok');
+    const one = await scene.queued.backfill(1);
+    const four = await scene.queued.backfill(4);
     const windows = SOURCES * WINDOWED_RESOURCES.length * spanDays(RANGE.from, RANGE.to);
     console.info(
       `requests by kind, ${windows} windows once learned: 1 worker ${JSON.stringify(one.tally.byKind)}, 4 workers ${JSON.stringify(four.tally.byKind)}`,
     );
     expect(one.result.status).toBe('ok');
     expect(four.result.status).toBe('ok');
-    for (const { name } of queued.sources)
+    for (const { name } of scene.queued.sources)
       for (const resource of WINDOWED_RESOURCES) {
         const key = `${name}/${resource}`;
         const [alone, shared] = [one.tally.checks.get(key), four.tally.checks.get(key)];
