@@ -49,6 +49,7 @@ import * as webhookVisitorsLean from './0048-webhook-visitors-lean.js';
 import * as sharedRunChecks from './0049-shared-run-checks.js';
 import * as capsSharedByWorkers from './0050-caps-shared-by-workers.js';
 import * as settledUnder from './0051-settled-under.js';
+import * as readingReach from './0052-reading-reach.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -105,4 +106,5 @@ export const migrations: Record<string, Migration> = {
   '0049-shared-run-checks': sharedRunChecks,
   '0050-caps-shared-by-workers': capsSharedByWorkers,
   '0051-settled-under': settledUnder,
+  '0052-reading-reach': readingReach,
 };

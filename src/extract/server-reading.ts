@@ -47,6 +47,12 @@ interface ReadingMoves {
   end: BoundItems;
   /** How far requests of the earlier readings reach, on the sides that moved. */
   earlier?: Reach;
+  /** How far requests reach past the other end of a side a zone moved (noteShift). */
+  shifted?: Reach;
+  /** The reach past the evidence that the reading was stored with (handedOn, startFrom). */
+  loaded?: Reach;
+  /** The run's own answers' earliest head and latest tail (handedOn lets a loaded reach go by them). */
+  served?: { head: number; tail: number };
   /** The run started from a reading earlier runs learned (earlierRunsReading). */
   stored: boolean;
   /**
@@ -154,11 +160,19 @@ function endReach(reading: ServerReading): number {
  * hold (heldWhole) is what the evidence says, so an answer of the old reading still proves it stale.
  */
 function requestReach(reading: ServerReading): Reach {
-  const reach = evidenceReach(reading);
-  const earlier = movesOf.get(reading)?.earlier;
-  return earlier === undefined
-    ? reach
-    : { startMs: Math.max(reach.startMs, earlier.startMs), endMs: Math.min(reach.endMs, earlier.endMs) };
+  const moves = movesOf.get(reading);
+  return widest(evidenceReach(reading), moves?.earlier, moves?.shifted, moves?.loaded);
+}
+
+/** The reach that holds every reach given: the latest start, the earliest end. */
+function widest(reach: Reach, ...more: (Reach | undefined)[]): Reach {
+  let { startMs, endMs } = reach;
+  for (const other of more) {
+    if (other === undefined) continue;
+    startMs = Math.max(startMs, other.startMs);
+    endMs = Math.min(endMs, other.endMs);
+  }
+  return { startMs, endMs };
 }
 
 /**
@@ -288,37 +302,64 @@ export function proveCap(reading: ServerReading, cap: number): void {
 }
 
 /**
- * The reading as a later reader starts from it (stored for another worker of the run and for the
- * next run: reading-store.ts, asStored): its evidence, with the reach its requests took from a move the run saw (a zone's
- * shift reaching past the other end, or an earlier reading's reach kept), which is run-local and
- * not in the evidence. Without it, a reader whose answers show no move of their own (the move
- * showed on the end, and the hours the zone gave up at the start hold no item any answer can
- * show) asks each day's request hours short of the day.
+ * The reach past the reading's evidence that a later reader starts from (stored for another worker
+ * of the run and for the next run: reading-store.ts, asStored): how far its requests reached after
+ * a move the run saw (a zone's shift reaching past the other end, or an earlier reading's reach
+ * kept), which is not in the evidence. Without it, a reader whose answers show no move of their
+ * own (the move showed on the end, and the hours the zone gave up at the start hold no item any
+ * answer can show) asks each day's request hours short of the day. Kept apart from the evidence:
+ * taken for an item's bound, a sparse bound learned better past it read as the server moving, and a
+ * steady server's stored reading wandered hours a run. Undefined on a side it does not pass.
  */
-export function handedOn(reading: ServerReading): ServerReading {
+export function handedOn(reading: ServerReading): { startMs?: number; endMs?: number } {
   const moves = movesOf.get(reading);
+  if (moves === undefined) return {};
+  const reach = evidenceReach(reading);
+  // A later run that saw no move of its own asked one server, whose items show how far it serves:
+  // a reach loaded past them goes (a zone's move that came back, a sparse bound learned better).
+  // Not within the run that took it: another of its workers may have had only the old reading's
+  // answers of a rolling deploy.
+  const { loaded, served } = moves;
+  const ownMoves = moves.earlier !== undefined || moves.shifted !== undefined;
+  const still =
+    loaded !== undefined && served !== undefined && moves.stored && !ownMoves
+      ? {
+          startMs: Math.min(loaded.startMs, floorQuarter(served.head)),
+          endMs: Math.max(loaded.endMs, floorQuarter(served.tail) + QUARTER_HOUR_MS),
+        }
+      : loaded;
   // Of a reading earlier runs learned: one learned from nothing this run moves as it learns (a
   // sparse first day's bound), and its reach then would widen every later run's requests.
-  const earlier = moves?.stored === true ? moves.earlier : undefined;
-  if (earlier === undefined) return reading;
-  const reach = evidenceReach(reading);
-  const start = Number.isFinite(earlier.startMs) && earlier.startMs > reach.startMs;
-  const end = Number.isFinite(earlier.endMs) && earlier.endMs < reach.endMs;
-  if (!start && !end) return reading;
+  const handed = moves.stored ? widest(reach, moves.earlier, moves.shifted, still) : widest(reach, still);
   return {
-    ...reading,
-    ...(start ? { headMs: earlier.startMs } : {}),
-    // The evidence's end reach is a quarter hour past the latest item (evidenceReach).
-    ...(end ? { tailMs: earlier.endMs - QUARTER_HOUR_MS } : {}),
+    ...(handed.startMs > reach.startMs ? { startMs: handed.startMs } : {}),
+    ...(handed.endMs < reach.endMs ? { endMs: handed.endMs } : {}),
   };
 }
 
 /**
- * The reading a run starts from, as earlier runs stored it: the cap and the largest answer are
- * learned again (a server may have changed them since), but the stored cap is one the run knows.
+ * The reading a run starts from, as earlier runs stored it, with the reach its requests took past
+ * the evidence (handedOn): the cap and the largest answer are learned again (a server may have
+ * changed them since), but the stored cap is one the run knows.
  */
-export function startFrom(stored: ServerReading): ServerReading {
+export function startFrom(
+  stored: ServerReading,
+  reach: { startMs?: number; endMs?: number } = {},
+): ServerReading {
   const reading = { ...stored, largestResponse: 0, cap: null };
+  if (reach.startMs !== undefined || reach.endMs !== undefined) {
+    const sides = { start: stored.headMs !== null, end: stored.tailMs !== null };
+    movesOf.set(reading, {
+      start: freshBound(sides.start),
+      end: freshBound(sides.end),
+      stored: true,
+      storedSides: sides,
+      loaded: {
+        startMs: reach.startMs ?? Number.NEGATIVE_INFINITY,
+        endMs: reach.endMs ?? Number.POSITIVE_INFINITY,
+      },
+    });
+  }
   if (stored.cap !== null) runAnswers(reading).proved.add(stored.cap);
   // Every answer earlier runs read came in that order: a long one listed the other way round is a
   // server that changed since (listingChanged), whatever its bounds still agree with.
@@ -383,11 +424,13 @@ function freshBound(heldBefore: boolean): BoundItems {
  * steady server again and reads its days twice.
  */
 export function learnedThisRun(reading: ServerReading): void {
+  const loaded = movesOf.get(reading)?.loaded;
   movesOf.set(reading, {
     start: freshBound(false),
     end: freshBound(false),
     stored: false,
     storedSides: { start: false, end: false },
+    ...(loaded === undefined ? {} : { loaded }),
   });
 }
 
@@ -452,6 +495,7 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   const startMoved = before.startMs !== null && movedBy(inward.start, moves.storedSides.start);
   const endMoved = before.endMs !== null && movedBy(inward.end, moves.storedSides.end);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
+  const shifted = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.shifted };
   // Moved after many items held to the hours it gave up: the server changed, not the run's learning.
   const band = { start: Math.min(inward.start, HELD_BAND_MOST), end: Math.min(inward.end, HELD_BAND_MOST) };
   const startBand: [number, number] = [before.startMs ?? 0, (before.startMs ?? 0) + band.start];
@@ -469,11 +513,14 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
     { start: startChanged ? inward.start : 0, end: endChanged ? inward.end : 0 },
     { start: startChanged && startHeld.byItems, end: endChanged && endHeld.byItems },
   );
-  if (shift.start > 0)
-    earlier.endMs = Math.min(earlier.endMs, Math.max(EARLIEST_END_MS, now.endMs - shift.start));
-  if (shift.end > 0)
-    earlier.startMs = Math.max(earlier.startMs, Math.min(LATEST_START_MS, now.startMs + shift.end));
+  // From as far as the requests reached past the evidence already: a zone that moves again moves
+  // from where the last move left it (a sparse bound learned better in steps adds only each step).
+  const from = widest(now, moves.shifted, moves.loaded);
+  if (shift.start > 0) shifted.endMs = Math.max(EARLIEST_END_MS, from.endMs - shift.start);
+  if (shift.end > 0) shifted.startMs = Math.min(LATEST_START_MS, from.startMs + shift.end);
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
+  if (Number.isFinite(shifted.startMs) || Number.isFinite(shifted.endMs)) moves.shifted = shifted;
+  noteServed(moves, answer);
   if (startMoved || before.startMs === null) moves.start = freshBound(false);
   if (endMoved || before.endMs === null) moves.end = freshBound(false);
   // Only items a band may hold: the bounds only move inward, so those farther never will be. A
@@ -491,6 +538,14 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
       moves.end.counts,
       answer.tails.filter((tail) => tail > tailMs - HELD_BAND_MOST),
     );
+}
+
+/** Folds an answer's earliest head and latest tail into the run's (ReadingMoves.served). */
+function noteServed(moves: ReadingMoves, answer: MovingAnswer): void {
+  let { head, tail } = moves.served ?? { head: Number.POSITIVE_INFINITY, tail: Number.NEGATIVE_INFINITY };
+  for (const h of answer.heads) if (h < head) head = h;
+  for (const t of answer.tails) if (t > tail) tail = t;
+  if (Number.isFinite(head) && Number.isFinite(tail)) moves.served = { head, tail };
 }
 
 /**

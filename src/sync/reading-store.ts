@@ -362,7 +362,10 @@ export async function readServerReadings(
     .execute();
   const readings = new Map<WindowedResource, ServerReading>();
   for (const row of rows) {
-    const reading = startFrom(storedReading(row));
+    const reading = startFrom(storedReading(row), {
+      ...(row.start_reach_ms === null ? {} : { startMs: row.start_reach_ms }),
+      ...(row.end_reach_ms === null ? {} : { endMs: row.end_reach_ms }),
+    });
     if (row.this_run) learnedThisRun(reading);
     readings.set(row.resource, reading);
   }
@@ -411,7 +414,7 @@ export async function saveServerReading(
     // waits for the first's commit) and stores nothing of its reading (unless it re-learned: that
     // replaces anything), only what it proved of instants.
     const fresh = before === undefined && over !== 'relearned';
-    if (!(await writeReading(trx, sourceId, resource, after, fresh))) {
+    if (!(await writeReading(trx, sourceId, resource, after, handedOn(reading), fresh))) {
       const first = await lockedReading(trx, sourceId, resource);
       return foldInstants(trx, sourceId, resource, first && storedReading(first), reading);
     }
@@ -515,9 +518,7 @@ export function mayReplace(stored: ServerReading | undefined, over: StoreOver): 
  * (a worker that re-learned the bounds before its first probe knows nothing of instants, and a
  * server property is not undone by not asking).
  */
-function asStored(before: ServerReading | undefined, run: ServerReading): ServerReading {
-  // With the reach the run's requests took from a move it saw: the next reader asks as far.
-  const reading = handedOn(run);
+function asStored(before: ServerReading | undefined, reading: ServerReading): ServerReading {
   const instants = reading.instants ?? before?.instants ?? null;
   if (reading.largestResponse > 0 || before === undefined) return { ...reading, instants };
   return { ...reading, instants, cap: before.cap, largestResponse: before.largestResponse };
@@ -529,11 +530,15 @@ async function writeReading(
   sourceId: string,
   resource: WindowedResource,
   reading: ServerReading,
+  /** How far the writer's requests reached past the evidence (handedOn): the next reader asks as far. */
+  reach: { startMs?: number; endMs?: number },
   fresh: boolean,
 ): Promise<boolean> {
   const values = {
     head_ms: reading.headMs,
     tail_ms: reading.tailMs,
+    start_reach_ms: reach.startMs ?? null,
+    end_reach_ms: reach.endMs ?? null,
     start_inclusive: startInclusive(reading),
     end_inclusive: endInclusive(reading),
     server_day: serverDay(reading),

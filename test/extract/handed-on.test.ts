@@ -45,8 +45,8 @@ describe("a reading whose requests reach past its evidence after a zone's move",
     const day = addDays(TODAY, -2);
     const handed = handedOn(run.reading);
     // The evidence alone reaches a day less far back than the run's requests.
-    expect(handed.headMs).toBeGreaterThan(run.reading.headMs ?? Infinity);
-    expect(requestFor(day, startFrom(handed))).toEqual(requestFor(day, run.reading));
+    expect(handed.startMs).toBeGreaterThan(run.reading.headMs ?? Infinity);
+    expect(requestFor(day, startFrom({ ...run.reading }, handed))).toEqual(requestFor(day, run.reading));
     expect(requestFor(day, { ...run.reading })).not.toEqual(requestFor(day, run.reading));
   });
 

@@ -206,8 +206,8 @@ export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
 /** What a run starts from: the stored reading (run-sync's readServerReadings: cap and size learned again). */
 export function storedKnowledge(reading: ServerReading, checked = false): ResourceKnowledge {
   return {
-    // As stored (reading-store.ts, asStored: with the reach of a move the run saw), then loaded.
-    reading: startFrom(handedOn(reading)),
+    // As stored (reading-store.ts: with the reach of a move the run saw), then loaded.
+    reading: startFrom({ ...reading }, handedOn(reading)),
     ...(checked ? { staleChecked: true } : {}),
   };
 }

@@ -117,6 +117,22 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, stored)).toEqual({ startdate: addDays(DAY, -1), enddate: addDays(DAY, 2) });
   });
 
+  it('a zone that moves twice in a run: the requests reach past the start by both moves', () => {
+    // A copy, as the next run loads it: a reading earlier runs learned (5.5 h ahead of UTC,
+    // exclusive bounds: its day starts 18.5 h after a request's startdate midnight).
+    const stored = { ...learnedAhead() };
+    // Its zone moves west by 3 h (a deploy), then 3 h more: its day ends 6 h later each day, and
+    // starts 6 h later, 24.5 h after a request's startdate midnight, which no item can show.
+    for (const west of [3 * HOUR, 6 * HOUR]) {
+      const range = requestFor(addDays(DAY, -3), stored);
+      learnFromResponse(stored, range, served(range, AHEAD.startMs + west, AHEAD.endMs + west, 10));
+    }
+    // Each move reaches from where the last one left the requests: 18.5 + 3 + 3 h, past a day.
+    // From the evidence each time, the second reached 21.5 h, and (D-1, ...) started half an hour
+    // into D.
+    expect(requestFor(DAY, stored).startdate).toBe(addDays(DAY, -2));
+  });
+
   it('a start moved by hours in a cut answer widens the requests only once an answer not cut holds to it', () => {
     // A copy, as the next run loads it: a reading earlier runs learned.
     const stored = { ...learnedUtc() };

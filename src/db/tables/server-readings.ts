@@ -18,6 +18,9 @@ export interface ServerReadingsTable {
   updated_at: DefaultTimestamp;
   /** Since migration 0031. */
   instants: 'honoured' | 'ignored' | 'refused' | null;
+  /** Since migration 0052: how far requests reached past the evidence after a move a run saw. */
+  start_reach_ms: Int8 | null;
+  end_reach_ms: Int8 | null;
 }
 
 /**
