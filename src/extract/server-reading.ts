@@ -81,6 +81,14 @@ export interface Reach {
   endMs: number;
 }
 
+/** A reach stored past a reading's evidence (handedOn), on the sides it passes it. */
+export type StoredReach = Partial<Reach>;
+
+/** A stored reach from its two columns, null on a side it does not pass. */
+export function storedReach(startMs: number | null, endMs: number | null): StoredReach {
+  return { ...(startMs === null ? {} : { startMs }), ...(endMs === null ? {} : { endMs }) };
+}
+
 /**
  * 'honoured': it filtered by the instant (at its own inclusivity); 'ignored': it dropped the time
  * (items outside the instant came back, or ones inside did not); 'refused': it answered 400.
@@ -311,7 +319,7 @@ export function proveCap(reading: ServerReading, cap: number): void {
  * taken for an item's bound, a sparse bound learned better past it read as the server moving, and a
  * steady server's stored reading wandered hours a run. Undefined on a side it does not pass.
  */
-export function handedOn(reading: ServerReading): { startMs?: number; endMs?: number } {
+export function handedOn(reading: ServerReading): StoredReach {
   const moves = movesOf.get(reading);
   if (moves === undefined) return {};
   const reach = evidenceReach(reading);
@@ -342,10 +350,7 @@ export function handedOn(reading: ServerReading): { startMs?: number; endMs?: nu
  * the evidence (handedOn): the cap and the largest answer are learned again (a server may have
  * changed them since), but the stored cap is one the run knows.
  */
-export function startFrom(
-  stored: ServerReading,
-  reach: { startMs?: number; endMs?: number } = {},
-): ServerReading {
+export function startFrom(stored: ServerReading, reach: StoredReach = {}): ServerReading {
   const reading = { ...stored, largestResponse: 0, cap: null };
   if (reach.startMs !== undefined || reach.endMs !== undefined) {
     const sides = { start: stored.headMs !== null, end: stored.tailMs !== null };
@@ -1193,7 +1198,7 @@ function mergeOrder(known: ItemOrder | null, seen: ItemOrder | null): ItemOrder 
  * One line for `status`, e.g. "startdate inclusive, enddate inclusive, UTC days, cap 100 per
  * response, newest first, instants honoured".
  */
-export function describeReading(reading: ServerReading): string {
+export function describeReading(reading: ServerReading, reach: StoredReach = {}): string {
   const shift = serverDay(reading);
   const parts = [
     `startdate ${startInclusive(reading) ? 'inclusive' : 'taken as exclusive'}`,
@@ -1208,5 +1213,20 @@ export function describeReading(reading: ServerReading): string {
   if (reading.limitRefused !== null) parts.push(`limit ${reading.limitRefused} refused`);
   if (reading.order !== null) parts.push(reading.order.replace('-', ' '));
   if (reading.instants !== null) parts.push(`instants ${reading.instants}`);
+  const further = reachedFurther(reading, reach);
+  if (further !== undefined) parts.push(further);
   return parts.join(', ');
+}
+
+/** What a stored reach adds to each day's request, said for `status`; undefined for nothing. */
+function reachedFurther(reading: ServerReading, reach: StoredReach): string | undefined {
+  const evidence = requestDays(reading);
+  const kept = requestDays(startFrom(reading, reach));
+  const days = (n: number) => (n === 1 ? 'a day' : `${n} days`);
+  const sides = [
+    kept.before > evidence.before ? `${days(kept.before - evidence.before)} further back` : '',
+    kept.after > evidence.after ? `${days(kept.after - evidence.after)} further on` : '',
+  ].filter((side) => side !== '');
+  if (sides.length === 0) return undefined;
+  return `each day asked ${sides.join(' and ')} since a run saw the server's day move (until a run's answers show it need not)`;
 }

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { LockHolder } from '../db/lock-holder.js';
 import { runLockHolder } from '../db/run-lock.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
-import { describeReading, type ServerReading } from '../extract/server-reading.js';
+import { describeReading, type ServerReading, storedReach } from '../extract/server-reading.js';
 import { allWatermarks, truncatedOrFailedWindows } from '../ledger/read.js';
 import { ALL_RESOURCES, isWindowed, tableOf, WINDOWED_RESOURCES } from '../schemas/resource-names.js';
 import type { RunSummary } from '../sync/outcomes.js';
@@ -300,7 +300,7 @@ function readingStatus(row: Selectable<ServerReadingsTable> | undefined): Server
     instants: row.instants,
   };
   return {
-    summary: describeReading(reading),
+    summary: describeReading(reading, storedReach(row.start_reach_ms, row.end_reach_ms)),
     startInclusive: row.start_inclusive,
     endInclusive: row.end_inclusive,
     serverDay: row.server_day,

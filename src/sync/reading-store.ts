@@ -14,10 +14,12 @@ import {
   knownCaps,
   learnedThisRun,
   type ServerReading,
+  type StoredReach,
   serverDay,
   shareCaps,
   startFrom,
   startInclusive,
+  storedReach,
   suspectCap,
 } from '../extract/server-reading.js';
 import { recordProofs, reopenSettledAtCap } from '../ledger/ledger.js';
@@ -362,10 +364,7 @@ export async function readServerReadings(
     .execute();
   const readings = new Map<WindowedResource, ServerReading>();
   for (const row of rows) {
-    const reading = startFrom(storedReading(row), {
-      ...(row.start_reach_ms === null ? {} : { startMs: row.start_reach_ms }),
-      ...(row.end_reach_ms === null ? {} : { endMs: row.end_reach_ms }),
-    });
+    const reading = startFrom(storedReading(row), storedReach(row.start_reach_ms, row.end_reach_ms));
     if (row.this_run) learnedThisRun(reading);
     readings.set(row.resource, reading);
   }
@@ -531,7 +530,7 @@ async function writeReading(
   resource: WindowedResource,
   reading: ServerReading,
   /** How far the writer's requests reached past the evidence (handedOn): the next reader asks as far. */
-  reach: { startMs?: number; endMs?: number },
+  reach: StoredReach,
   fresh: boolean,
 ): Promise<boolean> {
   const values = {

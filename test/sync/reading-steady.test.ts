@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { statusReport } from '../../src/status/status-report.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runAgainst } from '../helpers/sync-harness.js';
@@ -54,10 +55,13 @@ describe("a steady server's stored reading of a sparse resource, stored hours sh
       .where('resource', '=', 'recordings')
       .execute();
     const runs: Awaited<ReturnType<typeof stored>>[] = [];
+    const said: string[] = [];
     // Nightly-sized backfills between whole ones, as the queue benchmark's warm-ups run.
     for (const days of [3, 30, 6, 30, 12, 30]) {
       await backfill(addDays(TODAY, -days));
       runs.push(await stored());
+      const report = await statusReport(t.db, TODAY);
+      said.push(report.resources.find((r) => r.resource === 'recordings')?.reading?.summary ?? '');
     }
     for (const run of runs) {
       expect(run.server_day).not.toBe('early');
@@ -68,5 +72,11 @@ describe("a steady server's stored reading of a sparse resource, stored hours sh
     }
     // Back to what the items show once a whole backfill read them, and no reach kept past them.
     expect(runs.slice(3)).toEqual(runs.slice(3).map(() => learned));
+    // Meanwhile `status` said why each day's request was wider than the reading needs.
+    expect(said[1]).toContain('UTC days');
+    expect(said[1]).toContain(
+      "each day asked a day further back and a day further on since a run saw the server's day move",
+    );
+    expect(said.at(-1)).not.toContain('further');
   });
 });
