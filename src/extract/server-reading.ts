@@ -1228,5 +1228,5 @@ function reachedFurther(reading: ServerReading, reach: StoredReach): string | un
     kept.after > evidence.after ? `${days(kept.after - evidence.after)} further on` : '',
   ].filter((side) => side !== '');
   if (sides.length === 0) return undefined;
-  return `each day asked ${sides.join(' and ')} since a run saw the server's day move (until a run's answers show it need not)`;
+  return `each day asked ${sides.join(' and ')} since a run saw the server's day move`;
 }
