@@ -84,6 +84,14 @@ export interface Reach {
 /** A reach stored past a reading's evidence (handedOn), on the sides it passes it. */
 export type StoredReach = Partial<Reach>;
 
+/** A stored reach on both sides: none past the evidence where it has no value. */
+function fullReach(reach: StoredReach): Reach {
+  return {
+    startMs: reach.startMs ?? Number.NEGATIVE_INFINITY,
+    endMs: reach.endMs ?? Number.POSITIVE_INFINITY,
+  };
+}
+
 /** A stored reach from its two columns, null on a side it does not pass. */
 export function storedReach(startMs: number | null, endMs: number | null): StoredReach {
   return { ...(startMs === null ? {} : { startMs }), ...(endMs === null ? {} : { endMs }) };
@@ -352,19 +360,11 @@ export function handedOn(reading: ServerReading): StoredReach {
  */
 export function startFrom(stored: ServerReading, reach: StoredReach = {}): ServerReading {
   const reading = { ...stored, largestResponse: 0, cap: null };
-  if (reach.startMs !== undefined || reach.endMs !== undefined) {
-    const sides = { start: stored.headMs !== null, end: stored.tailMs !== null };
+  if (reach.startMs !== undefined || reach.endMs !== undefined)
     movesOf.set(reading, {
-      start: freshBound(sides.start),
-      end: freshBound(sides.end),
-      stored: true,
-      storedSides: sides,
-      loaded: {
-        startMs: reach.startMs ?? Number.NEGATIVE_INFINITY,
-        endMs: reach.endMs ?? Number.POSITIVE_INFINITY,
-      },
+      ...startedMoves({ start: stored.headMs !== null, end: stored.tailMs !== null }),
+      loaded: fullReach(reach),
     });
-  }
   if (stored.cap !== null) runAnswers(reading).proved.add(stored.cap);
   // Every answer earlier runs read came in that order: a long one listed the other way round is a
   // server that changed since (listingChanged), whatever its bounds still agree with.
@@ -415,6 +415,16 @@ const HELD_TO = 10;
  * hours nearest the bound first.
  */
 const HELD_BAND_MOST = 2 * HOUR_MS;
+
+/** The moves of a reading a run starts from, before its first answer: `known`, the sides it has evidence of. */
+function startedMoves(known: { start: boolean; end: boolean }): ReadingMoves {
+  return {
+    start: freshBound(known.start),
+    end: freshBound(known.end),
+    stored: known.start || known.end,
+    storedSides: known,
+  };
+}
 
 /** A bound's items, none counted yet: `heldBefore` where earlier runs' answers held to it. */
 function freshBound(heldBefore: boolean): BoundItems {
@@ -488,12 +498,8 @@ function movedBy(inward: number, stored: boolean): boolean {
  */
 function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAnswer): void {
   // A reading the run starts from, learned by earlier runs, was held to by their answers.
-  const moves: ReadingMoves = movesOf.get(reading) ?? {
-    start: freshBound(before.startMs !== null),
-    end: freshBound(before.endMs !== null),
-    stored: before.startMs !== null || before.endMs !== null,
-    storedSides: { start: before.startMs !== null, end: before.endMs !== null },
-  };
+  const moves =
+    movesOf.get(reading) ?? startedMoves({ start: before.startMs !== null, end: before.endMs !== null });
   movesOf.set(reading, moves);
   const now = evidenceReach(reading);
   const inward = { start: (before.startMs ?? 0) - now.startMs, end: now.endMs - (before.endMs ?? 0) };
@@ -525,7 +531,8 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   if (shift.end > 0) shifted.startMs = Math.min(LATEST_START_MS, from.startMs + shift.end);
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
   if (Number.isFinite(shifted.startMs) || Number.isFinite(shifted.endMs)) moves.shifted = shifted;
-  noteServed(moves, answer);
+  // Only a loaded reach is let go by what the run's answers served (handedOn).
+  if (moves.loaded !== undefined) noteServed(moves, answer);
   if (startMoved || before.startMs === null) moves.start = freshBound(false);
   if (endMoved || before.endMs === null) moves.end = freshBound(false);
   // Only items a band may hold: the bounds only move inward, so those farther never will be. A
@@ -712,7 +719,11 @@ export function requestFor(day: DayString, reading: ServerReading): DayRange {
 
 /** How many days before and after a day its request (requestFor) reaches: the same for every day. */
 function requestDays(reading: ServerReading): { before: number; after: number } {
-  const reach = requestReach(reading);
+  return daysOf(requestReach(reading));
+}
+
+/** How many days before and after a day a request must reach to hold it under `reach`. */
+function daysOf(reach: Reach): { before: number; after: number } {
   return {
     before: Math.max(0, Math.ceil(reach.startMs / DAY_MS)),
     after: Math.max(0, Math.ceil((DAY_MS - reach.endMs) / DAY_MS)),
@@ -1220,8 +1231,8 @@ export function describeReading(reading: ServerReading, reach: StoredReach = {})
 
 /** What a stored reach adds to each day's request, said for `status`; undefined for nothing. */
 function reachedFurther(reading: ServerReading, reach: StoredReach): string | undefined {
-  const evidence = requestDays(reading);
-  const kept = requestDays(startFrom(reading, reach));
+  const evidence = daysOf(evidenceReach(reading));
+  const kept = daysOf(widest(evidenceReach(reading), fullReach(reach)));
   const days = (n: number) => (n === 1 ? 'a day' : `${n} days`);
   const sides = [
     kept.before > evidence.before ? `${days(kept.before - evidence.before)} further back` : '',
