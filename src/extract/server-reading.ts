@@ -330,7 +330,6 @@ export function proveCap(reading: ServerReading, cap: number): void {
 export function handedOn(reading: ServerReading): StoredReach {
   const moves = movesOf.get(reading);
   if (moves === undefined) return {};
-  const reach = evidenceReach(reading);
   // A later run that saw no move of its own asked one server, whose items show how far it serves:
   // a reach loaded past them goes (a zone's move that came back, a sparse bound learned better).
   // Not within the run that took it: another of its workers may have had only the old reading's
@@ -346,10 +345,16 @@ export function handedOn(reading: ServerReading): StoredReach {
       : loaded;
   // Of a reading earlier runs learned: one learned from nothing this run moves as it learns (a
   // sparse first day's bound), and its reach then would widen every later run's requests.
-  const handed = moves.stored ? widest(reach, moves.earlier, moves.shifted, still) : widest(reach, still);
+  return moves.stored ? reachPast(reading, moves.earlier, moves.shifted, still) : reachPast(reading, still);
+}
+
+/** The sides of the reaches that pass the reading's evidence: what a reader's requests take from them. */
+export function reachPast(reading: ServerReading, ...reaches: (StoredReach | undefined)[]): StoredReach {
+  const evidence = evidenceReach(reading);
+  const handed = widest(evidence, ...reaches.map((reach) => reach && fullReach(reach)));
   return {
-    ...(handed.startMs > reach.startMs ? { startMs: handed.startMs } : {}),
-    ...(handed.endMs < reach.endMs ? { endMs: handed.endMs } : {}),
+    ...(handed.startMs > evidence.startMs ? { startMs: handed.startMs } : {}),
+    ...(handed.endMs < evidence.endMs ? { endMs: handed.endMs } : {}),
   };
 }
 

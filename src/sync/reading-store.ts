@@ -13,6 +13,7 @@ import {
   handedOn,
   knownCaps,
   learnedThisRun,
+  reachPast,
   type ServerReading,
   type StoredReach,
   serverDay,
@@ -50,8 +51,8 @@ export interface SourceReadings {
   source: string;
   /** The run's working copies, one per resource, shared by the writer's windows of it. */
   knowledge: Record<WindowedResource, ResourceKnowledge>;
-  /** Per resource, the reading as this writer last read or stored it, and knowledge.relearned then. */
-  seen: Map<WindowedResource, { reading: ServerReading; relearned: number }>;
+  /** Per resource, the reading and reach as this writer last read or stored them, and knowledge.relearned then. */
+  seen: Map<WindowedResource, SeenReading & { relearned: number }>;
   /** Resources whose check this writer recorded in queue_run_checks, or found there. */
   checkShared: Set<WindowedResource>;
   /**
@@ -92,7 +93,8 @@ export async function loadReadings(
   );
   shareCaps(Object.values(knowledge).map((k) => k.reading));
   const seen: SourceReadings['seen'] = new Map();
-  for (const [resource, reading] of stored) seen.set(resource, { reading: { ...reading }, relearned: 0 });
+  for (const [resource, reading] of stored)
+    seen.set(resource, { reading: { ...reading }, reach: handedOn(reading), relearned: 0 });
   const readings: SourceReadings = {
     source,
     knowledge,
@@ -151,23 +153,41 @@ function sharesLearning(readings: SourceReadings, resource: WindowedResource): b
 }
 
 /** What a writer's store is compared with: a reading, none (nothing stored yet), or anything. */
-export type StoreOver = ServerReading | null | 'relearned';
+export type StoreOver = SeenReading | null | 'relearned';
+
+/**
+ * A stored reading as a writer last read or stored it: its evidence, and the reach its requests
+ * take past it (handedOn). Both are compared before a writer stores over it: a reach one worker let
+ * go (its answers showed the server serving past it) is not put back by another that still
+ * carried it from an earlier run.
+ */
+export interface SeenReading {
+  reading: ServerReading;
+  reach: StoredReach;
+}
 
 /**
  * Whether a writer stores its reading of `resource` now, and over what: not when no response
  * taught it anything or nothing changed since it last read or stored (most windows of a run
  * change nothing); over anything when it re-learned the reading since; else over what it saw last.
+ * A reach the writer's answers let go is a change (handedOn), though the evidence stays.
  */
 export function storeOver(
   knowledge: ResourceKnowledge,
-  last: { reading: ServerReading; relearned: number } | undefined,
+  last: (SeenReading & { relearned: number }) | undefined,
 ): StoreOver | undefined {
   if (!knowledge.responses) return undefined;
   const relearned = knowledge.relearned ?? 0;
   if (relearned !== (last?.relearned ?? 0)) return 'relearned';
-  if (last !== undefined && JSON.stringify(knowledge.reading) === JSON.stringify(last.reading))
-    return undefined;
-  return last?.reading ?? null;
+  if (last === undefined) return null;
+  const unchanged =
+    JSON.stringify(knowledge.reading) === JSON.stringify(last.reading) &&
+    sameReach(handedOn(knowledge.reading), last.reach);
+  return unchanged ? undefined : { reading: last.reading, reach: last.reach };
+}
+
+function sameReach(a: StoredReach, b: StoredReach): boolean {
+  return a.startMs === b.startMs && a.endMs === b.endMs;
 }
 
 /**
@@ -183,7 +203,11 @@ export async function storeReading(
   const knowledge = readings.knowledge[resource];
   const over = storeOver(knowledge, readings.seen.get(resource));
   if (over === undefined) return false;
-  readings.seen.set(resource, { reading: { ...knowledge.reading }, relearned: knowledge.relearned ?? 0 });
+  readings.seen.set(resource, {
+    reading: { ...knowledge.reading },
+    reach: handedOn(knowledge.reading),
+    relearned: knowledge.relearned ?? 0,
+  });
   return saveServerReading(db, readings.source, resource, knowledge.reading, over, run);
 }
 
@@ -371,6 +395,12 @@ export async function readServerReadings(
   return readings;
 }
 
+/** A stored row as a writer sees it: its reading and the reach stored with it (as loaded: handedOn). */
+function seenOf(row: Selectable<ServerReadingsTable>): SeenReading {
+  const reading = storedReading(row);
+  return { reading, reach: reachPast(reading, storedReach(row.start_reach_ms, row.end_reach_ms)) };
+}
+
 function storedReading(row: Selectable<ServerReadingsTable>): ServerReading {
   return {
     headMs: row.head_ms,
@@ -406,8 +436,9 @@ export async function saveServerReading(
     // A source whose windows all failed before writing has no row yet: nothing to attach to. A
     // stored reading's source is there (its foreign key): asked only when none is stored.
     if (row === undefined && !(await sourceKnown(trx, sourceId))) return undefined;
-    const before = row === undefined ? undefined : storedReading(row);
-    if (!mayReplace(before, over)) return foldInstants(trx, sourceId, resource, before, reading);
+    const now = row && seenOf(row);
+    const before = now?.reading;
+    if (!mayReplace(now, over)) return foldInstants(trx, sourceId, resource, before, reading);
     const after = asStored(before, reading);
     // Nothing stored to lock: of two first writers, the second finds the first's row (its insert
     // waits for the first's commit) and stores nothing of its reading (unless it re-learned: that
@@ -498,16 +529,18 @@ async function sourceKnown(db: Kysely<Database>, sourceId: string): Promise<bool
 
 /**
  * The one rule: a re-learned reading replaces anything; otherwise what is stored must still be what
- * the writer last saw (nothing, or the same carried-over fields).
+ * the writer last saw (nothing, or the same carried-over fields and reach).
  */
-export function mayReplace(stored: ServerReading | undefined, over: StoreOver): boolean {
+export function mayReplace(stored: SeenReading | undefined, over: StoreOver): boolean {
   if (over === 'relearned') return true;
   if (stored === undefined || over === null) return stored === undefined && over === null;
+  const [now, then] = [stored.reading, over.reading];
   return (
-    stored.headMs === over.headMs &&
-    stored.tailMs === over.tailMs &&
-    stored.order === over.order &&
-    stored.limitRefused === over.limitRefused
+    now.headMs === then.headMs &&
+    now.tailMs === then.tailMs &&
+    now.order === then.order &&
+    now.limitRefused === then.limitRefused &&
+    sameReach(stored.reach, over.reach)
   );
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readingChanges } from '../../src/extract/reading-changes.js';
-import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import { emptyReading, type ServerReading, type StoredReach } from '../../src/extract/server-reading.js';
 import { mayReplace, storeOver } from '../../src/sync/reading-store.js';
 
 const HOUR = 3_600_000;
@@ -118,7 +118,8 @@ describe('what counts as a change of a learned reading', () => {
 });
 
 describe('the one store rule of every writer', () => {
-  const seen = { reading: UTC_INCLUSIVE, relearned: 0 };
+  const seen = { reading: UTC_INCLUSIVE, reach: {}, relearned: 0 };
+  const over = (reading: ServerReading, reach: StoredReach = {}) => ({ reading, reach });
 
   it('stores nothing when no response came, or nothing changed since the writer last saw it', () => {
     expect(storeOver({ reading: UTC_INCLUSIVE }, seen)).toBeUndefined();
@@ -127,7 +128,7 @@ describe('the one store rule of every writer', () => {
 
   it('stores over what the writer last saw, or over nothing when it saw none', () => {
     const learned = { ...UTC_INCLUSIVE, largestResponse: 41 };
-    expect(storeOver({ reading: learned, responses: 1 }, seen)).toBe(UTC_INCLUSIVE);
+    expect(storeOver({ reading: learned, responses: 1 }, seen)).toEqual(over(UTC_INCLUSIVE));
     expect(storeOver({ reading: learned, responses: 1 }, undefined)).toBeNull();
   });
 
@@ -136,18 +137,36 @@ describe('the one store rule of every writer', () => {
     // Once stored, the writer stores over its own re-learned reading like any other.
     expect(
       storeOver({ reading: emptyReading(), responses: 1, relearned: 1 }, { ...seen, relearned: 1 }),
-    ).toBe(UTC_INCLUSIVE);
-    expect(mayReplace(UTC_INCLUSIVE, 'relearned')).toBe(true);
+    ).toEqual(over(UTC_INCLUSIVE));
+    expect(mayReplace(over(UTC_INCLUSIVE), 'relearned')).toBe(true);
     expect(mayReplace(undefined, 'relearned')).toBe(true);
   });
 
   it('what is stored must still be what the writer saw: nothing, or the same carried-over fields', () => {
     expect(mayReplace(undefined, null)).toBe(true);
-    expect(mayReplace(UTC_INCLUSIVE, null)).toBe(false);
-    expect(mayReplace(undefined, UTC_INCLUSIVE)).toBe(false);
+    expect(mayReplace(over(UTC_INCLUSIVE), null)).toBe(false);
+    expect(mayReplace(undefined, over(UTC_INCLUSIVE))).toBe(false);
     // The cap and the largest response are learned again each run: not compared.
-    expect(mayReplace({ ...UTC_INCLUSIVE, cap: 7, largestResponse: 7 }, UTC_INCLUSIVE)).toBe(true);
-    expect(mayReplace({ ...UTC_INCLUSIVE, order: 'newest-first' }, UTC_INCLUSIVE)).toBe(false);
-    expect(mayReplace({ ...UTC_INCLUSIVE, headMs: 24 * HOUR }, UTC_INCLUSIVE)).toBe(false);
+    expect(mayReplace(over({ ...UTC_INCLUSIVE, cap: 7, largestResponse: 7 }), over(UTC_INCLUSIVE))).toBe(
+      true,
+    );
+    expect(mayReplace(over({ ...UTC_INCLUSIVE, order: 'newest-first' }), over(UTC_INCLUSIVE))).toBe(false);
+    expect(mayReplace(over({ ...UTC_INCLUSIVE, headMs: 24 * HOUR }), over(UTC_INCLUSIVE))).toBe(false);
+  });
+
+  it("nor over a reach another writer stored or let go since: the requests' reach is part of what was seen", () => {
+    const carried = over(UTC_INCLUSIVE, { endMs: 23 * HOUR });
+    expect(mayReplace(carried, carried)).toBe(true);
+    expect(mayReplace(over(UTC_INCLUSIVE), carried)).toBe(false);
+    expect(mayReplace(carried, over(UTC_INCLUSIVE))).toBe(false);
+    expect(mayReplace(over(UTC_INCLUSIVE, { endMs: 22 * HOUR }), carried)).toBe(false);
+  });
+
+  it('stores a reach its answers let go, though the evidence stays', () => {
+    // The writer loaded a reach past the evidence; its reading, as learned since, hands on none.
+    const carried = { ...seen, reach: { endMs: 23 * HOUR } };
+    expect(storeOver({ reading: { ...UTC_INCLUSIVE }, responses: 3 }, carried)).toEqual(
+      over(UTC_INCLUSIVE, { endMs: 23 * HOUR }),
+    );
   });
 });

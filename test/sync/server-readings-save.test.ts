@@ -9,13 +9,21 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   emptyReading,
+  handedOn,
   learnFromResponse,
   mixedReadings,
   requestFor,
   type ServerReading,
 } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { readServerReadings, type StoreOver, saveServerReading } from '../../src/sync/reading-store.js';
+import {
+  loadReadings,
+  readServerReadings,
+  type SourceReadings,
+  type StoreOver,
+  saveServerReading,
+  storeReading,
+} from '../../src/sync/reading-store.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
 import { SIZES } from '../extract/midrun-search.js';
 import { QuietServer, readRun, storedKnowledge, TODAY } from '../extract/reading-search.js';
@@ -24,6 +32,10 @@ import { interceptQueries } from '../helpers/query-spy.js';
 import type { ServedReading } from '../helpers/sim-readings.js';
 
 const HOUR = 3_600_000;
+
+/** What a writer saw: a reading stored with no reach past its evidence. */
+const overReading = (over: ServerReading | null | 'relearned'): StoreOver =>
+  over === null || over === 'relearned' ? over : { reading: over, reach: {} };
 /** Learned before the server changed: an inclusive startdate (an item an hour after midnight). */
 const OLD: ServerReading = { ...emptyReading(), headMs: HOUR, tailMs: 23 * HOUR, order: 'oldest-first' };
 /** Re-learned after it changed: nothing proved yet but the order. */
@@ -37,8 +49,11 @@ describe('storing a server reading over what the writer last saw', () => {
   });
   afterAll(() => t?.drop());
 
-  const save = (reading: ServerReading, over: StoreOver) =>
-    saveServerReading(t.db, 's1', 'feedback', reading, over, { runId: null, logger: silentLogger() });
+  const save = (reading: ServerReading, over: ServerReading | null | 'relearned') =>
+    saveServerReading(t.db, 's1', 'feedback', reading, overReading(over), {
+      runId: null,
+      logger: silentLogger(),
+    });
   const stored = async () => (await readServerReadings(t.db, 's1')).get('feedback');
 
   it('the first writer of a reading stores it; a second one that also saw none does not', async () => {
@@ -169,8 +184,11 @@ describe('a cap proved that the stored reading did not have', () => {
   });
   afterAll(() => t?.drop());
 
-  const save = (reading: ServerReading, over: StoreOver) =>
-    saveServerReading(t.db, 's1', 'feedback', reading, over, { runId: null, logger: silentLogger() });
+  const save = (reading: ServerReading, over: ServerReading | null | 'relearned') =>
+    saveServerReading(t.db, 's1', 'feedback', reading, overReading(over), {
+      runId: null,
+      logger: silentLogger(),
+    });
   const reopened = async () =>
     (
       await t.db
@@ -275,5 +293,61 @@ describe("a reading whose requests reach past its evidence after a zone's move",
     expect(requestFor(day, next)).toEqual(requestFor(day, run.reading));
     // The evidence alone, as it was stored before, asks a day less far back.
     expect(requestFor(day, { ...run.reading })).not.toEqual(requestFor(day, next));
+  });
+});
+
+describe('a reach an earlier run stored, which one worker of a queued run lets go', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+  });
+  afterAll(() => t?.drop());
+
+  /** A steady inclusive UTC server's recordings, as runs learned them: 00:02 to 23:50 of a day. */
+  const LEARNED: ServerReading = {
+    ...emptyReading(),
+    headMs: 146_519,
+    tailMs: 85_801_106,
+    order: 'oldest-first',
+  };
+  /** The end an earlier run's requests kept after it took a thin stored end's items for a move: 22:45. */
+  const END_REACH = 81_900_000;
+  const DAYS = { startdate: '2026-11-29', enddate: '2026-11-30' };
+  const answer = (readings: SourceReadings, lastItem: string) => {
+    const knowledge = readings.knowledge.recordings;
+    knowledge.reading = learnFromResponse(knowledge.reading, DAYS, [
+      { dt: '2026-11-29T00:05:00.000Z' },
+      { dt: `2026-11-30T${lastItem}Z` },
+    ]);
+    knowledge.responses = (knowledge.responses ?? 0) + 1;
+  };
+  const stored = () =>
+    t.db
+      .selectFrom('server_readings')
+      .select(['tail_ms', 'end_reach_ms'])
+      .where('resource', '=', 'recordings')
+      .executeTakeFirstOrThrow();
+
+  it("stays gone: a worker whose own answers did not pass it does not store it again over the other's", async () => {
+    await saveServerReading(t.db, 's1', 'recordings', LEARNED, null, { runId: null, logger: silentLogger() });
+    await t.db.updateTable('server_readings').set({ end_reach_ms: END_REACH }).execute();
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running', started_at: sql<Date>`now() + interval '1 second'` })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    const writer = { runId: run.run_id, logger: silentLogger() };
+    // Two workers start on the source before either stores: both ask each day with the next.
+    const [a, b] = [await loadReadings(t.db, 's1', run.run_id), await loadReadings(t.db, 's1', run.run_id)];
+    // One's answers show the server serving to 23:45 of a request's last day: the reach goes.
+    answer(a, '23:45:00.000');
+    expect(await storeReading(t.db, a, 'recordings', writer)).toBe(true);
+    expect(await stored()).toEqual({ tail_ms: LEARNED.tailMs, end_reach_ms: null });
+    // The other's last item of a day was at 20:00: nothing of its own says the reach may go.
+    answer(b, '20:00:00.000');
+    expect(handedOn(b.knowledge.recordings.reading)).toEqual({ endMs: END_REACH });
+    await storeReading(t.db, b, 'recordings', writer);
+    expect(await stored()).toEqual({ tail_ms: LEARNED.tailMs, end_reach_ms: null });
   });
 });
