@@ -41,13 +41,22 @@ const OLD: ServerReading = { ...emptyReading(), headMs: HOUR, tailMs: 23 * HOUR,
 /** Re-learned after it changed: nothing proved yet but the order. */
 const RELEARNED: ServerReading = { ...emptyReading(), order: 'newest-first', largestResponse: 12 };
 
-describe('storing a server reading over what the writer last saw', () => {
-  let t: TestDatabase;
+/** For the calling describe block: a warehouse with one source, s1, given to `use`; dropped after it. */
+function withSource(use: (t: TestDatabase) => void): void {
+  let t: TestDatabase | undefined;
   beforeAll(async () => {
     t = await createTestDatabase();
     await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+    use(t);
   });
   afterAll(() => t?.drop());
+}
+
+describe('storing a server reading over what the writer last saw', () => {
+  let t: TestDatabase;
+  withSource((made) => {
+    t = made;
+  });
 
   const save = (reading: ServerReading, over: ServerReading | null | 'relearned') =>
     saveServerReading(t.db, 's1', 'feedback', reading, overReading(over), {
@@ -213,11 +222,9 @@ describe('a cap proved that the stored reading did not have', () => {
 
 describe('a reading another worker of the same queued run stored', () => {
   let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+  withSource((made) => {
+    t = made;
   });
-  afterAll(() => t?.drop());
 
   /**
    * A steady inclusive UTC server's quiet days, half learned: a day's first item at 03:47, and the
@@ -260,11 +267,9 @@ describe('a reading another worker of the same queued run stored', () => {
 
 describe("a reading whose requests reach past its evidence after a zone's move", () => {
   let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+  withSource((made) => {
+    t = made;
   });
-  afterAll(() => t?.drop());
 
   it('is stored with that reach: the next reader asks the same request for a day as the run did', async () => {
     // test/extract/handed-on.test.ts: a server capped at 30 moved its day 5 h behind UTC between runs.
@@ -298,11 +303,9 @@ describe("a reading whose requests reach past its evidence after a zone's move",
 
 describe('a reach an earlier run stored, which one worker of a queued run lets go', () => {
   let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await t.db.insertInto('sources').values({ source_id: 's1', base_url: 'http://example.test' }).execute();
+  withSource((made) => {
+    t = made;
   });
-  afterAll(() => t?.drop());
 
   /** A steady inclusive UTC server's recordings, as runs learned them: 00:02 to 23:50 of a day. */
   const LEARNED: ServerReading = {
