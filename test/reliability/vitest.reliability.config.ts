@@ -19,6 +19,7 @@ const TWO_AT_A_TIME = [
   'test/queue/queue-instants.trials.ts',
   'test/queue/queue-last-stretch.trials.ts',
   'test/queue/queue-readings.trials.ts',
+  'test/queue/queue-reread-search.trials.ts',
   'test/queue/queue-runs.trials.ts',
   'test/queue/queue-switch-search.trials.ts',
   'test/queue/queue-switch.trials.ts',
