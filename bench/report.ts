@@ -573,12 +573,7 @@ const NOTES: Record<BenchmarkName, string[]> = {
     'moving, and the reach the requests took was stored as if an item had placed it, so the stored',
     'reading wandered from run to run. That reach is now stored apart from the evidence; in an',
     'in-process reproduction of this benchmark (8 sources, 30 days, 50 ms), only the first whole',
-    'backfill after the thin stores read days twice (4 of 720), and no later one. Each timed run',
-    "here is such a first run (a copy of the learned warehouse), and its planner's second pass",
-    'proved every source and resource again, 48 requests for the few days read again: 1.247',
-    'requests per window at 1 worker, against 1.185 without it. Since 2026-12-06 a later pass',
-    'proves only the resources whose days it read again (or that a newer stale verdict reached):',
-    '1.183 and 1.185 at 1 worker in two runs.',
+    'backfill after the thin stores read days twice (4 of 720), and no later one.',
   ],
 };
 

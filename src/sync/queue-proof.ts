@@ -41,17 +41,11 @@ export async function proveQueuedRun(
   today: DayString,
   options: {
     judged?: JudgedVerdicts;
-    /**
-     * On a later pass, the sources and resources (`source/resource`) whose days the run read
-     * again since the last (proofDue); unset on the first.
-     */
-    readAgain?: ReadonlySet<string>;
     /** Around one source's proofs: holding its queue slots (queue-dispatch.ts, aroundSource). */
     aroundSource?: <T>(source: string, fn: () => Promise<T>) => Promise<T>;
   } = {},
 ): Promise<void> {
   const judged = options.judged ?? new Map();
-  const pass = { judged, readAgain: options.readAgain };
   const aroundSource = options.aroundSource ?? ((_source, fn) => fn());
   const endpoints = firstOfEachEndpoint(plans);
   const sources = [...new Set(endpoints.map(({ handle }) => handle.name))];
@@ -71,7 +65,7 @@ export async function proveQueuedRun(
           endpoints
             .filter(({ handle }) => handle.name === source)
             .map(({ handle, resource }) =>
-              proveEndpoint(ctx, handle, resource, today, pass, plannedDays(plans, handle, resource)).catch(
+              proveEndpoint(ctx, handle, resource, today, judged, plannedDays(plans, handle, resource)).catch(
                 failed(source, resource),
               ),
             ),
@@ -81,35 +75,15 @@ export async function proveQueuedRun(
   );
 }
 
-/**
- * Whether a pass of the planner's last proof asks the server about a source and resource: on the
- * first pass, always; on a later one, where the run read some of its days again since (they were
- * settled after the last proof), or a worker found a reading of the source stale since the last
- * pass judged (a verdict newer than `judgedStale`: the server changed, perhaps answering both
- * ways). Otherwise its days were all settled before the last pass's proof, which asked what this
- * one would (the day after each stretch, the canary), and a deploy since cannot have shortened
- * them. The days its caps reopen are reopened all the same: that asks nothing.
- */
-export function proofDue(pass: {
-  readAgain?: ReadonlySet<string>;
-  key: string;
-  heard: number;
-  judgedStale: number | undefined;
-}): boolean {
-  if (pass.readAgain === undefined || pass.judgedStale === undefined) return true;
-  return pass.readAgain.has(pass.key) || pass.heard > pass.judgedStale;
-}
-
 async function proveEndpoint(
   ctx: SyncContext & { runId: number },
   handle: SourceHandle,
   resource: WindowedResource,
   today: DayString,
-  pass: { judged: JudgedVerdicts; readAgain?: ReadonlySet<string> },
+  judged: JudgedVerdicts,
   /** The days the run's windows read: their own requests were asked. */
   planned: ReadonlySet<DayString>,
 ): Promise<void> {
-  const { judged } = pass;
   const key = { source: handle.name, resource };
   const settled = await settledDaysOfRun(ctx.db, key, ctx.runId, today);
   const unproved = settled.filter((d) => !d.proved).map((d) => d.day);
@@ -132,48 +106,6 @@ async function proveEndpoint(
   // server's sizes made one there, costing a request and days read again.
   const sizes = new Map(uncapped.map(({ day, uncappedServed }) => [day, uncappedServed ?? 0]));
   reopenUncapped(session, (served) => atCap(knowledge.reading, served), sizes);
-  const due = proofDue({
-    readAgain: pass.readAgain,
-    key: judgedKey,
-    heard,
-    judgedStale: judged.get(judgedKey),
-  });
-  if (due) await askProofs(ctx, handle, resource, today, { knowledge, settled, unproved, planned });
-  // Where a worker found the reading stale, every day the run settled is judged against the
-  // reading learned by now, whichever worker settled it under whatever it knew then; on a server
-  // that held still, a worker's own requests stand (the stored reading may know less than it did),
-  // as they do after a verdict an earlier pass judged by: the days read again since were read
-  // knowing it. Judging those by this reading, learned from fewer items than a worker's may have
-  // been, read quiet days a third and fourth time.
-  const relearnedHere = (knowledge.relearned ?? 0) > 0;
-  if (relearnedHere || heard > (judged.get(judgedKey) ?? 0)) reopenUncoveredSettled(knowledge, settledOn);
-  // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
-  // before their next window.
-  await exchangeVerdicts(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
-  judged.set(judgedKey, readings.verdicts.get(resource)?.heard ?? 0);
-  await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
-  await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
-}
-
-/**
- * The proof's requests: the day after each stretch the run settled (its last day as the warehouse
- * holds it), then the canaries, best first, until one tells.
- */
-async function askProofs(
-  ctx: SyncContext & { runId: number },
-  handle: SourceHandle,
-  resource: WindowedResource,
-  today: DayString,
-  of: {
-    knowledge: ResourceKnowledge;
-    settled: readonly { day: DayString }[];
-    unproved: readonly DayString[];
-    planned: ReadonlySet<DayString>;
-  },
-): Promise<void> {
-  const { knowledge, settled, unproved, planned } = of;
-  const key = { source: handle.name, resource };
-  const session = sessionOf(knowledge);
   // The last day of each stretch the run settled, as the warehouse holds it: the proof asks the
   // day after (reading-session.ts, daysAfterStretches), whose answer may show it short.
   const days = settled.map((d) => d.day);
@@ -198,6 +130,20 @@ async function askProofs(
     if (session.canary !== undefined) break;
   }
   if (canaries.length === 0) await proveRun(handle.client, resource, ctx.limits, knowledge, today);
+  // Where a worker found the reading stale, every day the run settled is judged against the
+  // reading learned by now, whichever worker settled it under whatever it knew then; on a server
+  // that held still, a worker's own requests stand (the stored reading may know less than it did),
+  // as they do after a verdict an earlier pass judged by: the days read again since were read
+  // knowing it. Judging those by this reading, learned from fewer items than a worker's may have
+  // been, read quiet days a third and fourth time.
+  const relearnedHere = (knowledge.relearned ?? 0) > 0;
+  if (relearnedHere || heard > (judged.get(judgedKey) ?? 0)) reopenUncoveredSettled(knowledge, settledOn);
+  // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
+  // before their next window.
+  await exchangeVerdicts(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
+  judged.set(judgedKey, readings.verdicts.get(resource)?.heard ?? 0);
+  await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
+  await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
 }
 
 function plannedDays(

@@ -436,21 +436,16 @@ async function runWindowsAndSnapshots(
   // Days a worker reopened (it, or another, proved the reading they were settled under stale)
   // are queued again, a few passes at most.
   const judged: JudgedVerdicts = new Map();
-  // After the first pass, the sources and resources whose days the last one read again: the others
-  // are proved again only on a newer stale verdict (queue-proof.ts, proofDue).
-  let readSince: Set<string> | undefined;
   for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
     const proving = run.plans.filter((plan) => !skipped(plan.handle.name, plan.resource));
     await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today, {
       judged,
-      readAgain: readSince,
       aroundSource: (source, fn) => dispatch.aroundSource(source, fn),
     });
     const again = await reopenedInLedger(deps.db, run.plans);
     if (again.length === 0) break;
     logReopened(logger, again, 'workers');
     readAgain(again.length);
-    readSince = new Set(again.map((plan) => `${plan.handle.name}/${plan.resource}`));
     windows.push(...(await dispatch.runWindows(again, dispatchRun)));
   }
   return { windows: latestPerWindow(windows), snapshots: await snapshotsOf() };

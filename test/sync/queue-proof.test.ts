@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { WindowedResource } from '../../src/schemas/resource-names.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SourceHandle } from '../../src/sync/context.js';
-import { type JudgedVerdicts, proofDue, proveQueuedRun } from '../../src/sync/queue-proof.js';
+import { type JudgedVerdicts, proveQueuedRun } from '../../src/sync/queue-proof.js';
 import { loadReadings } from '../../src/sync/reading-store.js';
 import { windowMemory } from '../../src/sync/window-memory.js';
 import type { DayString } from '../../src/time/days.js';
@@ -32,7 +32,6 @@ async function proveQueued(
   sim: Simulator,
   runId: number,
   judged?: JudgedVerdicts,
-  readAgain?: ReadonlySet<string>,
 ): Promise<void> {
   const readings = await loadReadings(t.db, 'main', runId);
   const handle: SourceHandle = {
@@ -55,7 +54,7 @@ async function proveQueued(
     ctx,
     [{ handle, resource: 'feedback', day: FROM, startDay: FROM }],
     '2026-03-12' as DayString,
-    { judged, readAgain },
+    { judged },
   );
 }
 
@@ -213,58 +212,6 @@ describe("a queued run's last proof of caps", () => {
     // proof of feedback's then finds anything.
     await staleVerdict(new Date(), 'survey');
     expect(await prove()).toEqual(['2026-03-05']);
-  });
-
-  it('a later pass asks the server nothing of a resource none of whose days it read again, until a newer stale verdict', async () => {
-    await t.db
-      .updateTable('sync_windows')
-      .set({ reopened_at: null, uncapped_served: null, settled_from: null, settled_to: null })
-      .where('resource', '=', 'feedback')
-      .execute();
-    await settledByWorkers({ '2026-03-04': null, '2026-03-05': null });
-    const judged: JudgedVerdicts = new Map();
-    const asked = async (readAgain?: ReadonlySet<string>) => {
-      const before = (await sim.stats()).requests;
-      await proveQueued(t, sim, queuedRun, judged, readAgain);
-      return (await sim.stats()).requests - before;
-    };
-    // The first pass proves the days the workers settled: the day after, the canary.
-    expect(await asked()).toBeGreaterThan(0);
-    // Left unproved, as by a canary no proof had found whole (a re-read of every proved day).
-    const unproved = { '2026-03-04': null, '2026-03-05': null };
-    await settledByWorkers(unproved);
-    // A later pass that read only other resources' days again: feedback's were all settled before
-    // the first pass's proof, which asked what this one would.
-    expect(await asked(new Set(['main/survey']))).toBe(0);
-    // Its days read again since: they were settled after that proof.
-    expect(await asked(new Set(['main/feedback']))).toBeGreaterThan(0);
-    // A worker found the source's reading stale since: the server changed, perhaps answering both ways.
-    await settledByWorkers(unproved);
-    await staleVerdict(new Date(Date.now() + 1000), 'recordings');
-    expect(await asked(new Set())).toBeGreaterThan(0);
-  });
-});
-
-describe("the planner's later passes (proofDue)", () => {
-  const key = 'main/feedback';
-
-  it('prove everything on the first pass', () => {
-    expect(proofDue({ key, heard: 0, judgedStale: undefined })).toBe(true);
-    expect(proofDue({ key, heard: 5, judgedStale: 5 })).toBe(true);
-  });
-
-  it('prove a resource whose days were read again, or that a newer stale verdict reached', () => {
-    expect(proofDue({ readAgain: new Set([key]), key, heard: 5, judgedStale: 5 })).toBe(true);
-    expect(proofDue({ readAgain: new Set(), key, heard: 6, judgedStale: 5 })).toBe(true);
-  });
-
-  it('ask nothing of one whose days all came before the last proof, with no newer verdict', () => {
-    expect(proofDue({ readAgain: new Set(['main/survey']), key, heard: 5, judgedStale: 5 })).toBe(false);
-    expect(proofDue({ readAgain: new Set(), key, heard: 0, judgedStale: 0 })).toBe(false);
-  });
-
-  it('prove one the last pass never judged (its proof failed before it could)', () => {
-    expect(proofDue({ readAgain: new Set(), key, heard: 0, judgedStale: undefined })).toBe(true);
   });
 });
 
