@@ -229,6 +229,8 @@ export interface DayFetch {
   undatedLeft: Set<string>;
   /** An answer to the day's own request was held whole, its undated items with it. */
   ownHeld: boolean;
+  /** Items earlier runs stored of the day (the ledger's item_count): see heldBefore. */
+  itemsBefore: number;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -297,6 +299,7 @@ export function newDayFetch(
     asked: undefined,
     undatedLeft: new Set(),
     ownHeld: false,
+    itemsBefore,
   };
 }
 
@@ -474,6 +477,8 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     return outcome(state, true);
   }
   if (shortOfSeen(session, state.day, held)) return shortAnswer(state);
+  if (held.length > 0 && held.length < state.itemsBefore && !(yield* heldBefore(state, held)))
+    return shortAnswer(state);
   if (held.length === 0 && knowledge.quiet !== true) {
     state.emptyAnswers += 1;
     if (state.emptyAnswers === 1) {
@@ -516,6 +521,31 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
   };
   if (!settled(session, state.day, held, answers)) return whole;
   return (yield* proveReading(state)) === 'stale' ? stale(state) : whole;
+}
+
+/**
+ * A day about to settle with fewer of its items than earlier runs stored of it: whether the items
+ * it lacks went from the server, or the reading no longer serves the whole day. The run's answers
+ * may not show the rest (a queued run's worker sees only its own windows, and the day's neighbours
+ * may have gone to another), nor the stored reading's check (made once a run, perhaps before a
+ * deploy). The widest request holds the day under every reading: whole, larger than the day's own
+ * answers and holding no item of the day the answer lacked, the items went (the store marks them
+ * absent). Otherwise the reading is stale, or nothing proves it holds (a cap may cut the widest
+ * answer as it cut the day's): the day is short (shortAnswer), asked anew under a reading learned
+ * again, and flagged if it is short so again, never settled short.
+ */
+function* heldBefore(state: DayFetch, held: readonly unknown[]): Plan<boolean> {
+  const widest = widestRequest(state.day);
+  if (state.asked !== undefined && covers(state.asked, widest)) return true;
+  const { reading } = state.knowledge;
+  const largestBefore = reading.largestResponse;
+  const wide = yield* ask(state, widest);
+  const seen = new Set(held.map(itemIdentity));
+  if (wide.some((item) => itemDay(item) === state.day && !seen.has(itemIdentity(item)))) return false;
+  // No more than a narrower answer for the day served: a cap may cut both (a deploy lowered it).
+  if (wide.length <= state.servedCount) return false;
+  const largest = largestToJudge(largestBefore, state.knowledge.reading);
+  return judge(wide.length, largest, state.limit, state.knowledge.reading) === 'complete';
 }
 
 /**
@@ -1126,7 +1156,10 @@ function* settleOrAgain(
   return (yield* settles(state, range, answer)) ? outcome(state, false) : 'again';
 }
 
-/** The day came back short of what the run saw of it: asked again, flagged if it stays short. */
+/**
+ * The day came back short of what the run saw of it, or of what earlier runs stored (heldBefore):
+ * asked again, flagged if it stays short.
+ */
 function shortAnswer(state: DayFetch): FetchedDay | 'again' {
   state.shortAnswers += 1;
   // Asked again under a reading learned afresh and still short: flagged, never settled short.

@@ -381,3 +381,81 @@ describe('a reading the check finds stale after days were settled under it', () 
     expect(sessionOf(knowledge).reopened).toEqual([BEFORE]);
   });
 });
+
+describe('a day that holds fewer of its items than earlier runs stored of it', () => {
+  // A queued run's worker sees only its own windows: the day's neighbours, read by another, show
+  // it nothing of the day, and the stored reading's check was made once, perhaps before a deploy.
+  const STORED = 40;
+  const stored = dayItems(STORED);
+  /** Neighbours' items: 20 on each side of the day, at midday. */
+  const neighbours = [-1, 1].flatMap((offset) =>
+    Array.from({ length: 20 }, (_, i) => ({
+      id: `n${offset}-${i}`,
+      dt: new Date(Date.parse(`${DAY}T12:00:00.000Z`) + offset * DAY_MS + i * 60_000).toISOString(),
+    })),
+  );
+  const trusting = (): ResourceKnowledge => ({ reading: provedUtc(), staleChecked: true, quiet: false });
+
+  /** Plays the day with `itemsBefore` stored, answering each request with `serve`; the ranges asked too. */
+  function play(serve: (range: Range, n: number) => unknown[], knowledge = trusting()) {
+    const plan = planDay(newDayFetch('feedback', DAY, POLICY, knowledge, false, false, STORED));
+    const asked: string[] = [];
+    let step = plan.next();
+    while (!step.done) {
+      const { range } = step.value as { range: Range };
+      asked.push(`${range.startdate}..${range.enddate}`);
+      step = plan.next(items(serve(range, asked.length - 1)));
+    }
+    return { asked, fetched: step.value, knowledge };
+  }
+  const own = `${DAY}..${DAY}`;
+  const widest = `${widestRequest(DAY).startdate}..${widestRequest(DAY).enddate}`;
+  /** What an inclusive UTC server holding `dayHeld` and the neighbours serves of `range`. */
+  const within = (range: Range, dayHeld: readonly { id: string; dt: string }[]) =>
+    [...dayHeld, ...neighbours].filter(
+      (item) =>
+        item.dt.slice(0, 10) >= range.startdate.slice(0, 10) &&
+        item.dt.slice(0, 10) <= range.enddate.slice(0, 10),
+    );
+
+  it('its own answer lacks the day’s last items (an end bound moved) and the widest request holds them: read again, none lost', () => {
+    // The first answer, by the old deploy's reading now stale, stops early in the day; every
+    // request after it is answered whole.
+    const { asked, fetched, knowledge } = play((range, n) =>
+      n === 0 ? stored.slice(0, 30) : within(range, stored),
+    );
+    expect(asked.slice(0, 2)).toEqual([own, widest]);
+    expect(fetched.truncated).toBe(false);
+    expect(fetched.onDay).toHaveLength(STORED);
+    expect(knowledge.relearned).toBe(1);
+  });
+
+  it('items went from the server: the widest request, larger and holding none of them, settles the day on one more request', () => {
+    const left = stored.slice(0, 30);
+    const { asked, fetched, knowledge } = play((range) => within(range, left));
+    expect(asked).toEqual([own, widest]);
+    expect(fetched.truncated).toBe(false);
+    expect(fetched.onDay).toHaveLength(30);
+    expect(knowledge.relearned ?? 0).toBe(0);
+  });
+
+  it('the widest request no larger than the day’s own answer (a cap a deploy lowered may cut both): never settled short', () => {
+    // A server now capped at 30, every answer its first 30 items of the day.
+    const { fetched } = play(() => stored.slice(0, 30));
+    expect(fetched.truncated).toBe(true);
+  });
+
+  it('as many items as stored, or no count stored: no request more', () => {
+    for (const [count, before] of [
+      [STORED, STORED],
+      [30, 0],
+    ] as const) {
+      const plan = planDay(newDayFetch('feedback', DAY, POLICY, trusting(), false, false, before));
+      const first = plan.next();
+      expect(first.value).toMatchObject({ kind: 'ask', range: { startdate: DAY, enddate: DAY } });
+      const done = plan.next(items(stored.slice(0, count)));
+      expect(done.done).toBe(true);
+      expect(done.value).toMatchObject({ truncated: false });
+    }
+  });
+});

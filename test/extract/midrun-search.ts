@@ -1,5 +1,6 @@
+import * as __fs from 'node:fs';
 import fc from 'fast-check';
-import type { Answer } from '../../src/extract/plan-steps.js';
+import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
 import { emptyReading } from '../../src/extract/server-reading.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
@@ -305,6 +306,41 @@ export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally):
   tally.cases += 1;
 }
 
+export interface RereadOptions {
+  /** Days the first run settled empty are asked the widest request first (default). */
+  hinted?: boolean;
+  /** Both runs behind one cache that keeps every answer (KeptAnswersServer): the requests it answered. */
+  keptAnswers?: boolean;
+  /**
+   * The second run's days dealt at random among this many writers, each on its own knowledge of
+   * the stored reading, as a queued run's workers take them (each sees only the answers to its
+   * own windows); each read told what the first run stored of its day, as a worker's job is.
+   */
+  workers?: number;
+}
+
+/**
+ * The knowledge each read of a run from the stored `reading` goes by: one for the run, or, of
+ * several writers, the one a seeded deal gives each read.
+ */
+function writersOf(
+  seed: number,
+  workers: number,
+  reading: ResourceKnowledge['reading'],
+): ResourceKnowledge | ((i: number) => ResourceKnowledge) {
+  if (workers <= 1) return storedKnowledge(reading);
+  // The stored reading's check is the run's, made once (migration 0049, shared run checks): the
+  // first writer makes it, the others trust it.
+  const writers = Array.from({ length: workers }, (_, i) => storedKnowledge(reading, i > 0));
+  const deal = createRandom(hashSeed(seed, 'writers'));
+  const dealt = new Map<number, ResourceKnowledge>();
+  return (i) => {
+    const writer = dealt.get(i) ?? (writers[deal.int(0, workers - 1)] as ResourceKnowledge);
+    dealt.set(i, writer);
+    return writer;
+  };
+}
+
 /**
  * The same days read again by the next run (a lookback, a backfill repeated), from the reading the
  * first run stored, while the server changes its reading as playMidrun's does (at a share of the
@@ -317,10 +353,9 @@ export function playReread(
   seed: number,
   c: MidrunCase,
   tally: MidrunTally,
-  hinted = true,
-  /** Both runs behind one cache that keeps every answer (KeptAnswersServer): the requests it answered. */
-  keptAnswers = false,
+  options: RereadOptions = {},
 ): number {
+  const { hinted = true, keptAnswers = false, workers = 1 } = options;
   const Server = keptAnswers ? KeptAnswersServer : SwitchingServer;
   const rng = createRandom(hashSeed(seed, 'reread'));
   const from = addDays(TODAY, -60);
@@ -332,6 +367,12 @@ export function playReread(
   const first = new Server(seed, from, to, c.before, c.before, Infinity, Infinity, sizes);
   const knowledge = storedKnowledge(emptyReading());
   const firstRun = readRun(first, days, knowledge);
+  // What the ledger holds of each day: the items the first run stored, flagged or not.
+  const stored = new Map(
+    days
+      .filter((day) => !firstRun.left.includes(day))
+      .map((day) => [day, firstRun.results.get(day)?.ids.size ?? 0] as const),
+  );
   const settledEmpty = new Set(
     days.filter((day) => {
       const result = firstRun.results.get(day);
@@ -352,7 +393,15 @@ export function playReread(
   server.proofSalt = hashSeed(seed, 'proof salt', 'next run') % 2 ** 30;
   if (first instanceof KeptAnswersServer && server instanceof KeptAnswersServer) server.kept = first.kept;
   const hints = hinted ? settledEmpty : new Set<DayString>();
-  const run = readRun(server, days, storedKnowledge(knowledge.reading), undefined, hints);
+  const __out: string[] = [];
+  if (process.env.REPLAY) server.log = (l) => __out.push(`[${server.requests}] ${l}`);
+  const run = readRun(server, days, writersOf(seed, workers, knowledge.reading), undefined, {
+    emptyBefore: hints,
+    itemsBefore: stored,
+    lastProofs: workers <= 1,
+    ...(process.env.REPLAY ? { label: 'run2' } : {}),
+  });
+  if (process.env.REPLAY) __fs.writeFileSync('/tmp/replay.txt', __out.join('\n'));
   tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
@@ -379,13 +428,12 @@ export function cachedSearch(count: number, seed: number): MidrunTally & { hits:
 export function rereadSearch(
   count: number,
   seed: number,
-  hinted = true,
-  only?: number,
-  keptAnswers = false,
+  options: RereadOptions & { only?: number } = {},
 ): MidrunTally & { hits: number } {
   const tally = { ...emptyTally(), hits: 0 };
   midrunCases(count, seed).forEach((c, i) => {
-    if (only === undefined || only === i) tally.hits += playReread(seed + i, c, tally, hinted, keptAnswers);
+    if (options.only === undefined || options.only === i)
+      tally.hits += playReread(seed + i, c, tally, options);
   });
   return tally;
 }

@@ -15,6 +15,7 @@ import type {
 } from '../../src/extract/plan-steps.js';
 import { newSession, takeReopened } from '../../src/extract/reading-session.js';
 import {
+  atCap,
   emptyReading,
   endInclusive,
   handedOn,
@@ -174,9 +175,14 @@ export function fetchDaySync(
   knowledge: ResourceKnowledge,
   /** An earlier run settled the day empty (day-plan.ts, emptyFirst). */
   emptyBefore = false,
+  /** Items earlier runs stored of the day. */
+  itemsBefore = 0,
 ): FetchedDay {
   seedSession(server, knowledge);
-  return answerPlan(server, planDay(newDayFetch('feedback', day, POLICY, knowledge, false, emptyBefore)));
+  return answerPlan(
+    server,
+    planDay(newDayFetch('feedback', day, POLICY, knowledge, false, emptyBefore, itemsBefore)),
+  );
 }
 
 /** A run's session on `server`, made on first use with the server's proof salt (its seed's). */
@@ -268,6 +274,22 @@ export interface DayCost {
   proofRequests: number;
 }
 
+/** What the sync's ledger tells each read of a run (run-sync.ts, daysBefore), and the run's name. */
+export interface RunLedger {
+  /** Days an earlier run settled empty. */
+  emptyBefore?: ReadonlySet<DayString>;
+  /** Items earlier runs stored of each day (the ledger's item_count). */
+  itemsBefore?: ReadonlyMap<DayString, number>;
+  /** Names the run in the server's replay log, beside each day read and its outcome. */
+  label?: string;
+  /**
+   * false: no writer makes a last proof of its own (a queued run's workers do not; its planner
+   * proves from the ledger, which this plays only for caps: days settled at a size a cap proved
+   * since may have cut are read again, as queue-proof.ts's reopenUncapped has them).
+   */
+  lastProofs?: boolean;
+}
+
 /**
  * One run, as the sync's: reads `days` in order, each on the knowledge its writer holds (one
  * knowledge, or `knowledgeOf(i)`, asked in order, as a queued run's workers join), closes the pass
@@ -284,17 +306,17 @@ export function readRun(
   days: readonly DayString[],
   knowledgeOf: ResourceKnowledge | ((i: number) => ResourceKnowledge),
   onDay?: (day: DayString, cost: DayCost) => void,
-  /** Days an earlier run settled empty: the sync's ledger says so for each read of the run. */
-  emptyBefore: ReadonlySet<DayString> = new Set(),
-  /** Names the run in the server's replay log, beside each day read and its outcome. */
-  label?: string,
+  ledger: RunLedger = {},
 ): { results: Map<DayString, DayResult>; sliced: Set<DayString>; reopened: number; left: DayString[] } {
+  const { emptyBefore = new Set(), itemsBefore = new Map(), label } = ledger;
   const mark = (line: string) => {
     if (label !== undefined) server.log?.(`${label}: ${line}`);
   };
   const writerOf = typeof knowledgeOf === 'function' ? knowledgeOf : () => knowledgeOf;
   const results = new Map<DayString, DayResult>();
   const sliced = new Set<DayString>();
+  /** Per day settled whole, the size no cap its writer knew covered (the ledger's uncapped_served). */
+  const uncapped = new Map<DayString, number>();
   const read = (day: DayString, knowledge: ResourceKnowledge) => {
     mark(day);
     const before = {
@@ -302,7 +324,7 @@ export function readRun(
       slices: server.instantRequests,
       proofRequests: knowledge.session?.proofs.requests ?? 0,
     };
-    const fetched = fetchDaySync(server, day, knowledge, emptyBefore.has(day));
+    const fetched = fetchDaySync(server, day, knowledge, emptyBefore.has(day), itemsBefore.get(day));
     onDay?.(day, {
       requests: server.requests - before.requests,
       proofRequests: (knowledge.session?.proofs.requests ?? 0) - before.proofRequests,
@@ -314,6 +336,8 @@ export function readRun(
       truncated: fetched.truncated,
       ids: new Set(fetched.onDay.map((item) => (item as QuietItem).id)),
     });
+    if (fetched.uncappedServed === undefined || fetched.truncated) uncapped.delete(day);
+    else uncapped.set(day, fetched.uncappedServed);
     if (server.instantRequests > before.slices) sliced.add(day);
     else sliced.delete(day);
   };
@@ -327,7 +351,13 @@ export function readRun(
   let reopened = 0;
   const close = (closing: readonly ResourceKnowledge[]) => {
     mark("the run's last proofs");
-    const pending = new Set(closing.flatMap((writer) => finishRun(server, writer)));
+    const proving = ledger.lastProofs === false ? [] : closing;
+    const pending = new Set(proving.flatMap((writer) => finishRun(server, writer)));
+    // Without the writers' own last proofs, what a queued run's planner does for caps: a day
+    // settled at a size a cap any writer proved since may have cut is read again.
+    if (ledger.lastProofs === false)
+      for (const [day, size] of uncapped)
+        if (writers.some((writer) => atCap(writer.reading, size))) pending.add(day);
     for (const day of judgedByStale(closing)) pending.add(day);
     reopened += pending.size;
     return [...pending].sort();
@@ -371,7 +401,7 @@ function readPhase(
   label: string,
 ): void {
   const before = server.requests;
-  const run = readRun(server, days, knowledgeOf, undefined, undefined, label);
+  const run = readRun(server, days, knowledgeOf, undefined, { label });
   tally.reopened += run.reopened;
   tally.left += run.left.length;
   for (const [day, result] of run.results) {

@@ -172,11 +172,21 @@ describe('the wide search of servers whose reading changes while the tool reads'
 
   it('the same days read again behind a cache that keeps every answer from one night to the next: none short', () => {
     // KeptAnswersServer: the first answer to an address is its answer ever after, over both runs.
-    const tally = rereadSearch(300, 777, true, undefined, true);
+    const tally = rereadSearch(300, 777, { keptAnswers: true });
     printTally('read again behind a cache that keeps its answers (wide)', tally);
     expect(tally.hits).toBeGreaterThan(tally.cases * 10);
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
+  }, 600_000);
+
+  it('the same days read again by a queued run’s workers, each seeing only its own windows: none short', () => {
+    // As midrun-readings.test.ts plays it in npm test (rereadSearch, `workers`), widely: 300
+    // cases of one seed at 2 writers, of another at 4. Before a day's answer was held to what
+    // earlier runs stored of it, seed 31337 settled 16 days short at 2 writers.
+    const tallies = [rereadSearch(300, 31337, { workers: 2 }), rereadSearch(300, 20261209, { workers: 4 })];
+    for (const tally of tallies) printTally('read again by workers (wide)', tally);
+    expect(tallies.flatMap((tally) => tally.short)).toEqual([]);
+    expect(tallies.flatMap((tally) => tally.lostFlags)).toEqual([]);
   }, 600_000);
 
   it('old readers keeping one day while a deploy moves a bound, the cap or the day: none short', () => {
