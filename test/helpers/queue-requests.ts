@@ -4,7 +4,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import type { SourceConfig } from '../../src/config/source-config.js';
 import { itemDay } from '../../src/extract/server-reading.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { type Logger, silentLogger } from '../../src/log/logger.js';
 import { ensureSlots } from '../../src/queue/source-slots.js';
 import { openQueue, type QueueSettings } from '../../src/queue/window-queue.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/server.js';
@@ -94,6 +94,8 @@ export interface QueuedBackfillsOptions {
   today: DayString;
   /** Wraps the planner's own client (its last proof's and snapshots' requests). */
   plannerClient?: (client: ApiClient) => ApiClient;
+  /** The planner's and the workers' logger (silent by default): a trial keeps a failing case's. */
+  logger?: Logger;
 }
 
 /** A warehouse, a simulator and the queued backfills on them, for the calling describe block. */
@@ -149,6 +151,7 @@ export async function queuedBackfills(
     QUEUE.sourceConcurrency,
   );
   const backfill = async (workers: number) => {
+    const logger = options.logger ?? silentLogger();
     const tally: RequestTally = {
       byKind: { own: 0, 'cap check': 0, 'reading check': 0, 'empty widest': 0, other: 0 },
       checks: new Map(),
@@ -165,7 +168,7 @@ export async function queuedBackfills(
           url: t.url,
           schema: t.schema,
           boss,
-          logger: silentLogger(),
+          logger: logger.child({ worker: i + 1 }),
           sources,
           settings: { ...TEST_SETTINGS, workerConcurrency: 4 },
           signal: stop.signal,
@@ -180,7 +183,7 @@ export async function queuedBackfills(
         {
           pool: t.pool,
           db: t.db,
-          logger: silentLogger(),
+          logger,
           now: () => new Date(`${options.today}T12:00:00Z`),
           sources,
           settings: { ...TEST_SETTINGS, startDate: options.range.from },

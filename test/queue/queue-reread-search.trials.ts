@@ -1,4 +1,9 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.js';
 import { WINDOWED_RESOURCES, type WindowedResource } from '../../src/schemas/resources.js';
 import { createRandom, hashSeed } from '../../src/simulator/random.js';
 import { type GroundTruth, type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -7,7 +12,7 @@ import { type Completeness, compareWithTruth } from '../helpers/completeness-ora
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { sourceKeys } from '../helpers/queue-cluster.js';
 import { queuedBackfills } from '../helpers/queue-requests.js';
-import { type DeployPlan, startReadingBalancer } from '../helpers/reading-balancer.js';
+import { type DeployPlan, type RoutedRequest, startReadingBalancer } from '../helpers/reading-balancer.js';
 import {
   describeCase,
   patchOf,
@@ -34,14 +39,19 @@ import {
  * settled again by the run, so none proved before is left for the planner's last proof to ask
  * (sync/queue-proof.ts: a canary no proof found whole can prove the reading stale, not vouch for
  * it). What catches a deploy there is the rest: the stored reading's check, each answer against
- * what the run saw of a day, the day after each stretch.
+ * what the run saw of a day and what earlier runs stored of it (day-plan.ts, heldBefore: a
+ * worker sees only its own windows), the day after each stretch. Before that last, seed 20261209
+ * case 25 once settled feedback 2026-11-09 with 27 of its 34 items (the new reading's answer
+ * ended the day 5.5 h early; the day after, which held the rest, went to the other worker).
  *
  * Compared with the old simulator's ground truth (the same data as the new one's): no day recorded
  * complete (done, not flagged truncated, not reopened) lacks an item, so no flag is lost; nothing
  * extra or misplaced is stored. INSIGHTS_TRIAL_CASES=N plays N cases (default 8, every kind once,
  * about a minute on 2 shared cores), INSIGHTS_TRIAL_SEED another seed, INSIGHTS_TRIAL_ONLY=i case i
  * alone (with INSIGHTS_TRIAL_CASES above i). The requests of two workers interleave differently
- * from one run to the next: a case may pass again and again before it fails.
+ * from one run to the next: a case may pass again and again before it fails; a failing case's
+ * routed requests, ledger rows, stored readings and debug logs are kept in a file (its path is in
+ * the failure; INSIGHTS_TRIAL_KEEP=1 keeps every case's).
  */
 
 const DEFAULT_CASES = SWITCH_KINDS.length;
@@ -51,6 +61,9 @@ const SEED = Number(process.env.INSIGHTS_TRIAL_SEED ?? 2026_1206);
 const VOLUME = { feedbackPerDay: 55, surveyPerDay: 45, recordingsPerDay: 35, busyDayFeedback: 95 };
 const WORKERS = 2;
 const CASE_TEST_MS = 180_000;
+const LOG_DIR = join(tmpdir(), 'queue-reread-search');
+/** INSIGHTS_TRIAL_KEEP=1: every case's evidence kept, passing or not (to read how a case played). */
+const KEEP_ALL = process.env.INSIGHTS_TRIAL_KEEP === '1';
 
 /** A case of the search: the readings of a switch case, and when the second run meets the deploy. */
 interface RereadCase {
@@ -104,6 +117,16 @@ interface Verdict {
   /** Window requests of the second run, and its windows. */
   requests: number;
   windows: number;
+}
+
+/** What a failing case leaves to trace it by: both runs' requests, the ledger, the readings, the logs. */
+interface Evidence {
+  /** Window requests routed before the second run. */
+  firstRun: number;
+  routed: readonly RoutedRequest[];
+  ledger: unknown[];
+  readings: unknown[];
+  logs: string[];
 }
 
 const TABLES = { feedback: 'feedback', survey: 'survey_answers', recordings: 'recordings' } as const;
@@ -165,8 +188,23 @@ async function judge(t: TestDatabase, truth: GroundTruth, r: RereadCase): Promis
   return verdict;
 }
 
-async function playCase(r: RereadCase): Promise<Verdict & { statuses: string[] }> {
+/** A logger at debug level into memory: the planner's and the workers' lines, in order. */
+function keptLogs(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString().trimEnd());
+      callback();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', pretty: false, destination }), lines };
+}
+
+type Played = Verdict & { statuses: string[]; evidence: Evidence };
+
+async function playCase(r: RereadCase): Promise<Played> {
   const t = await createTestDatabase();
+  const logs = keptLogs();
   const sims: Simulator[] = [];
   try {
     for (const reading of [r.c.before, r.c.after])
@@ -189,6 +227,7 @@ async function playCase(r: RereadCase): Promise<Verdict & { statuses: string[] }
       sources: 1,
       range: { from: r.from, to: r.to },
       today: TODAY,
+      logger: logs.logger,
     });
     try {
       const first = await queued.backfill(WORKERS);
@@ -198,11 +237,19 @@ async function playCase(r: RereadCase): Promise<Verdict & { statuses: string[] }
       const second = await queued.backfill(WORKERS);
       const requests = balancer.routed().length - before;
       const verdict = await judge(t, old.truth(), r);
+      const ledger = await t.db
+        .selectFrom('sync_windows')
+        .selectAll()
+        .orderBy('resource')
+        .orderBy('day')
+        .execute();
+      const readings = await t.db.selectFrom('server_readings').selectAll().execute();
       return {
         ...verdict,
         requests,
         windows: second.result.windows.length,
         statuses: [first.result.status, second.result.status],
+        evidence: { firstRun: before, routed: balancer.routed(), ledger, readings, logs: logs.lines },
       };
     } finally {
       await queued.stop();
@@ -212,6 +259,30 @@ async function playCase(r: RereadCase): Promise<Verdict & { statuses: string[] }
     for (const sim of sims) await sim.stop();
     await t.drop();
   }
+}
+
+/** A failing case's evidence, in a file: the case, its verdict, every routed request, the ledger, the logs. */
+function keepEvidence(r: RereadCase, played: Played): string {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const file = join(LOG_DIR, `seed-${SEED}-case-${r.index}-${Date.now()}.log`);
+  const { evidence } = played;
+  const routed = evidence.routed.map(
+    (q) =>
+      `${q.n}${q.n === evidence.firstRun ? ' (second run)' : ''} ${q.deploy} ${q.status} served ${q.served ?? '-'} ${decodeURIComponent(q.url)}`,
+  );
+  writeFileSync(
+    file,
+    [
+      describeReread(r),
+      JSON.stringify({ before: r.c.before, after: r.c.after, seed: r.c.seed, statuses: played.statuses }),
+      `short: ${JSON.stringify(played.short)}`,
+      `server_readings: ${JSON.stringify(evidence.readings)}`,
+      `--- sync_windows\n${evidence.ledger.map((w) => JSON.stringify(w)).join('\n')}`,
+      `--- routed window requests (n deploy status served url)\n${routed.join('\n')}`,
+      `--- logs (debug)\n${evidence.logs.join('\n')}`,
+    ].join('\n'),
+  );
+  return file;
 }
 
 const ONLY =
@@ -248,7 +319,13 @@ describe('a queued backfill that reads proved days again, its server deployed wh
         totals.flagged += played.flagged;
         totals.short += played.short.length;
         totals.lostFlags += played.lostFlags.length;
-        const why = `${describeReread(r)} (seed ${SEED})`;
+        const failing =
+          KEEP_ALL ||
+          played.short.length > 0 ||
+          played.statuses.some((s) => s !== 'ok') ||
+          WINDOWED_RESOURCES.some((res) => played.found[res].extra + played.found[res].misplaced > 0);
+        const evidence = failing ? keepEvidence(r, played) : 'none kept';
+        const why = `${describeReread(r)} (seed ${SEED}); evidence: ${evidence}`;
         // No day recorded complete lacks an item: none short, so no flag lost.
         expect(played.short, why).toEqual([]);
         expect(played.lostFlags, why).toEqual([]);
