@@ -118,8 +118,9 @@ describe('servers whose reading changes while the tool reads', () => {
     // neighbours read by another writer show it nothing, so a day's answer is held to what earlier
     // runs stored of it (day-plan.ts, heldBefore). Before that, cases 114 and 240 of seed 31337 (a
     // cap lowered from 1000 to 100 while the run read, a busy source) settled 16 busy days
-    // complete at 100 items of 171 to 385; seeds 4242, 777, 31337, 20261209 and 99, 300 cases each
-    // at 2, 3 and 4 writers: 17 short on main, none since, at 2.82 to 3.52 requests a day.
+    // complete at 100 items of 171 to 385. 300 cases at 2, 3 and 4 writers: seed 31337 settled 16
+    // to 17 days short at each, 4242 1 at 4 writers, 777 none; since, none of those nor of seeds
+    // 20261209 and 99, at the same requests a day (2.82 to 3.52).
     const found = emptyTally();
     for (const only of [114, 240]) {
       const tally = rereadSearch(only + 1, 31337, { workers: 2, only });
