@@ -4,6 +4,7 @@ import type { Answer, LimitPolicy, ResourceKnowledge } from '../../src/extract/p
 import { widestRequest } from '../../src/extract/quiet-mode.js';
 import { noteAnswer } from '../../src/extract/reading-session.js';
 import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import { addDays } from '../../src/time/days.js';
 
 /** A day is settled only under a proof of the reading: the day's plan, fed answers by hand. */
 
@@ -387,8 +388,8 @@ describe('a day that holds fewer of its items than earlier runs stored of it', (
   // it nothing of the day, and the stored reading's check was made once, perhaps before a deploy.
   const STORED = 40;
   const stored = dayItems(STORED);
-  /** Neighbours' items: 20 on each side of the day, at midday. */
-  const neighbours = [-1, 1].flatMap((offset) =>
+  /** Neighbours' items: 20 on each side of the day, at midday, and as many five days off. */
+  const neighbours = [-5, -1, 1, 5].flatMap((offset) =>
     Array.from({ length: 20 }, (_, i) => ({
       id: `n${offset}-${i}`,
       dt: new Date(Date.parse(`${DAY}T12:00:00.000Z`) + offset * DAY_MS + i * 60_000).toISOString(),
@@ -430,10 +431,10 @@ describe('a day that holds fewer of its items than earlier runs stored of it', (
     expect(knowledge.relearned).toBe(1);
   });
 
-  it('items went from the server: the widest request, larger and holding none of them, settles the day on one more request', () => {
+  it('items went from the server: the widest request, larger and holding none of them, and a week wider bringing more, settle the day on two more requests', () => {
     const left = stored.slice(0, 30);
     const { asked, fetched, knowledge } = play((range) => within(range, left));
-    expect(asked).toEqual([own, widest]);
+    expect(asked).toEqual([own, widest, `${addDays(DAY, -9)}..${addDays(DAY, 9)}`]);
     expect(fetched.truncated).toBe(false);
     expect(fetched.onDay).toHaveLength(30);
     expect(knowledge.relearned ?? 0).toBe(0);
@@ -443,6 +444,15 @@ describe('a day that holds fewer of its items than earlier runs stored of it', (
     // A server now capped at 30, every answer its first 30 items of the day.
     const { fetched } = play(() => stored.slice(0, 30));
     expect(fetched.truncated).toBe(true);
+  });
+
+  it('a widest answer a cap may have cut (a week wider brings no more): never settled short', () => {
+    // The widest request cut at 50, a cap a deploy lowered below the largest answer the run saw
+    // (500), before the day's items its own answer lacked; the day's own answer, 30, below it.
+    const { fetched } = play((range, n) =>
+      n === 0 ? stored.slice(0, 30) : within(range, n === 1 ? stored.slice(0, 30) : stored).slice(0, 50),
+    );
+    expect(fetched.truncated || fetched.onDay.length === STORED).toBe(true);
   });
 
   it('as many items as stored, or no count stored: no request more', () => {
