@@ -528,11 +528,12 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
  * it lacks went from the server, or the reading no longer serves the whole day. The run's answers
  * may not show the rest (a queued run's worker sees only its own windows, and the day's neighbours
  * may have gone to another), nor the stored reading's check (made once a run, perhaps before a
- * deploy). The widest request holds the day under every reading: whole (a week wider each side
- * brings more), larger than the day's own answers and holding no item of the day the answer
- * lacked, the items went (the store marks them absent). Otherwise the reading is stale, or nothing proves it holds (a cap may cut the widest
- * answer as it cut the day's): the day is short (shortAnswer), asked anew under a reading learned
- * again, and flagged if it is short so again, never settled short.
+ * deploy). The widest request holds the day under every reading: whole (cappedAt: a week wider
+ * each side brings more), larger than the day's own answers and holding no item of the day the
+ * answer lacked, the items went (the store marks them absent). Otherwise the reading is stale, or
+ * nothing proves it holds (a cap may cut the widest answer as it cut the day's): the day is short
+ * (shortAnswer), asked anew under a reading learned again, and flagged if it is short so again,
+ * never settled short.
  */
 function* heldBefore(state: DayFetch, held: readonly unknown[]): Plan<boolean> {
   const widest = widestRequest(state.day);
@@ -544,11 +545,11 @@ function* heldBefore(state: DayFetch, held: readonly unknown[]): Plan<boolean> {
   if (wide.some((item) => itemDay(item) === state.day && !seen.has(itemIdentity(item)))) return false;
   // No more than a narrower answer for the day served: a cap may cut both (a deploy lowered it).
   if (wide.length <= state.servedCount) return false;
-  const largest = largestToJudge(largestBefore, state.knowledge.reading);
-  if (judge(wide.length, largest, state.limit, state.knowledge.reading) !== 'complete') return false;
+  if (judge(wide.length, largestToJudge(largestBefore, reading), state.limit, reading) !== 'complete')
+    return false;
   // Judged whole by the largest answer the run saw, which a cap lowered since (by the deploy that
-  // moved a bound, say) does not bound: a wider request that brings more proves none cut it.
-  return (yield* ask(state, widened(widest, CHECK_WIDENINGS[0]))).length > wide.length;
+  // moved a bound, say) does not bound: the cap check proves none cut it.
+  return (yield* cappedAt(state, widest, wide)) === 'whole';
 }
 
 /**
