@@ -50,6 +50,7 @@ import * as sharedRunChecks from './0049-shared-run-checks.js';
 import * as capsSharedByWorkers from './0050-caps-shared-by-workers.js';
 import * as settledUnder from './0051-settled-under.js';
 import * as readingReach from './0052-reading-reach.js';
+import * as wholeAnswersVouched from './0053-whole-answers-vouched.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -107,4 +108,5 @@ export const migrations: Record<string, Migration> = {
   '0050-caps-shared-by-workers': capsSharedByWorkers,
   '0051-settled-under': settledUnder,
   '0052-reading-reach': readingReach,
+  '0053-whole-answers-vouched': wholeAnswersVouched,
 };

@@ -304,8 +304,10 @@ export function newDayFetch(
 }
 
 /**
- * Another writer of the run (a queued run's worker) found the reading stale: it is learned again
- * here too, and every day this writer settled since its last proof is reopened.
+ * The reading proved stale by what the plan's own answers could not show: another writer of the
+ * run (a queued run's worker) found it stale, or the warehouse found a day's whole answer lacking
+ * items another answer of the run served (src/sync/run-window.ts). It is learned again here, and
+ * every day this writer settled since its last proof is reopened.
  */
 export function staleElsewhere(knowledge: ResourceKnowledge): void {
   readingStale(knowledge);

@@ -48,6 +48,12 @@ export interface WindowLoad extends UpsertCounts {
   missingUpstream: number;
   /** Why the inventory's update in the window's statement failed (store_window, migration 0047). */
   driftError?: string;
+  /**
+   * Rows of the day the run stored (another of its answers served them) that this whole answer
+   * lacked: the answer was not taken as whole, and the day was flagged truncated and reopened
+   * (store_window, migration 0053).
+   */
+  lacking?: number;
 }
 
 /**

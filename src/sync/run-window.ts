@@ -4,7 +4,7 @@ import { resourceShortage } from '../db/resource-shortage.js';
 import { inOneStatement, inTransaction } from '../db/transaction.js';
 import { windowWritesOf } from '../db/write-gate.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
-import { sessionOf } from '../extract/day-plan.js';
+import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
 import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
 import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
@@ -22,6 +22,7 @@ import { type WindowedResource, windowedItemSchemas } from '../schemas/resources
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
+import { recordSessionProofs } from './reading-store.js';
 import { driftInWindow, noteWindowDrift, windowDrift } from './schema-drift.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
 import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
@@ -123,18 +124,45 @@ async function fetchAndStore(
       throw error;
     });
     ledgerTook(session, proofs, day);
+    const lacking = loaded.lacking ?? 0;
+    if (lacking > 0) await answerContradicted(ctx, source, resource, log, lacking);
     await noteWindowDrift(ctx, log, drift, loaded);
     const neighboursAdded = await storeNeighbours(ctx, source, resource, rejectContext, items.others);
     if (neighbours !== undefined) source.neighbours?.remember(resource, neighbours.identities);
     logLoad(log, fetched, total, loaded);
     return loadedWindow(base, status, items, loaded, {
       neighboursAdded,
-      truncated: fetched.truncated,
+      truncated: fetched.truncated || lacking > 0,
       requests,
     });
   } catch (error) {
     return windowFailure(ctx, source, base, error, requests, log);
   }
+}
+
+/**
+ * The warehouse did not take the day's answer as whole: it lacked items the run stored of the day
+ * from another answer (a neighbour's, read here or by another worker), so the request no longer
+ * holds all of the day (or the items went meanwhile). The day is flagged and reopened there
+ * (store_window, migration 0053); here the reading is learned again and the days this writer
+ * settled since its last proof are reopened, recorded now (a queued run's worker may have no next
+ * window of the resource to record them with; the run's end records them otherwise).
+ */
+async function answerContradicted(
+  ctx: SyncContext,
+  source: SourceHandle,
+  resource: WindowedResource,
+  log: Logger,
+  lacking: number,
+): Promise<void> {
+  const knowledge = source.knowledge[resource];
+  staleElsewhere(knowledge);
+  const key = { sourceId: source.name, resource };
+  const reopened = await recordSessionProofs(ctx.pool, key, sessionOf(knowledge)).catch(() => 0);
+  log.warn(
+    { lacking, reopened },
+    "the day's answer lacks items the run stored of it from another answer: not taken as whole, the day flagged and read again, the server reading learned again",
+  );
 }
 
 /** The day's answers, held in the byte budget, validated, and let go of as parsed. */

@@ -1,4 +1,3 @@
-import * as __fs from 'node:fs';
 import fc from 'fast-check';
 import type { Answer, ResourceKnowledge } from '../../src/extract/plan-steps.js';
 import { emptyReading } from '../../src/extract/server-reading.js';
@@ -286,19 +285,27 @@ export function playMidrun(
  * backfill learns `before`, then a backfill of older days meets both readings at random for its
  * first 20 to 60 requests, then `after` alone. The run never saw the old reading held still.
  */
-export function playStoredFlap(seed: number, c: MidrunCase, tally: MidrunTally): void {
+export function playStoredFlap(
+  seed: number,
+  c: MidrunCase,
+  tally: MidrunTally,
+  options: Pick<RereadOptions, 'workers'> = {},
+): void {
+  const { workers = 1 } = options;
   const rng = createRandom(hashSeed(seed, 'stored flap'));
   const from = addDays(TODAY, -60);
   const to = addDays(TODAY, 5);
   const label = `seed ${seed} stored-flapping ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
   const first = new SwitchingServer(seed, from, to, c.before, c.before, Infinity, Infinity, c.sizes);
   const knowledge = storedKnowledge(emptyReading());
-  readRun(first, daysFrom(addDays(TODAY, -20), addDays(TODAY, -1)), knowledge);
+  const firstRun = readRun(first, daysFrom(addDays(TODAY, -20), addDays(TODAY, -1)), knowledge);
   const server = new SwitchingServer(seed, from, to, c.before, c.after, 0, rng.int(20, 60), c.sizes);
   const run = readRun(
     server,
     daysFrom(addDays(TODAY, -45), addDays(TODAY, -21)),
-    storedKnowledge(knowledge.reading),
+    writersOf(seed, workers, knowledge.reading),
+    undefined,
+    { lastProofs: workers <= 1, storedBefore: firstRun.stored },
   );
   tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
   tally.reopened += run.reopened;
@@ -393,15 +400,12 @@ export function playReread(
   server.proofSalt = hashSeed(seed, 'proof salt', 'next run') % 2 ** 30;
   if (first instanceof KeptAnswersServer && server instanceof KeptAnswersServer) server.kept = first.kept;
   const hints = hinted ? settledEmpty : new Set<DayString>();
-  const __out: string[] = [];
-  if (process.env.REPLAY) server.log = (l) => __out.push(`[${server.requests}] ${l}`);
   const run = readRun(server, days, writersOf(seed, workers, knowledge.reading), undefined, {
     emptyBefore: hints,
     itemsBefore: stored,
     lastProofs: workers <= 1,
-    ...(process.env.REPLAY ? { label: 'run2' } : {}),
+    storedBefore: firstRun.stored,
   });
-  if (process.env.REPLAY) __fs.writeFileSync('/tmp/replay.txt', __out.join('\n'));
   tallyRun(server, run, Math.min(c.before.cap, c.after.cap), tally, label);
   tally.reopened += run.reopened;
   tally.requests += server.requests;
@@ -438,11 +442,18 @@ export function rereadSearch(
   return tally;
 }
 
-/** The search's cases, each played as a rolling deploy under way as a run starts (playStoredFlap). */
-export function storedFlapSearch(count: number, seed: number, only?: number): MidrunTally {
+/**
+ * The search's cases, each played as a rolling deploy under way as a run starts (playStoredFlap),
+ * its days dealt to `workers` writers as a queued run's (RereadOptions).
+ */
+export function storedFlapSearch(
+  count: number,
+  seed: number,
+  options: Pick<RereadOptions, 'workers'> & { only?: number } = {},
+): MidrunTally {
   const tally = emptyTally();
   midrunCases(count, seed).forEach((c, i) => {
-    if (only === undefined || only === i) playStoredFlap(seed + i, c, tally);
+    if (options.only === undefined || options.only === i) playStoredFlap(seed + i, c, tally, options);
   });
   return tally;
 }

@@ -5,6 +5,7 @@ import {
   planRunProof,
   reopenUncoveredSettled,
   sessionOf,
+  staleElsewhere,
 } from '../../src/extract/day-plan.js';
 import type {
   Answer,
@@ -288,6 +289,13 @@ export interface RunLedger {
    * since may have cut are read again, as queue-proof.ts's reopenUncapped has them).
    */
   lastProofs?: boolean;
+  /**
+   * Given, the warehouse's check of a day's whole answer is played (store_window, migration 0053):
+   * one lacking an item the run stored of the day from another answer flags and reopens the day,
+   * and its writer learns the reading again. These are the items earlier runs stored: the run
+   * does not change their rows again (quiet items never change), so they are not the run's.
+   */
+  storedBefore?: ReadonlySet<string>;
 }
 
 /**
@@ -307,8 +315,15 @@ export function readRun(
   knowledgeOf: ResourceKnowledge | ((i: number) => ResourceKnowledge),
   onDay?: (day: DayString, cost: DayCost) => void,
   ledger: RunLedger = {},
-): { results: Map<DayString, DayResult>; sliced: Set<DayString>; reopened: number; left: DayString[] } {
-  const { emptyBefore = new Set(), itemsBefore = new Map(), label } = ledger;
+): {
+  results: Map<DayString, DayResult>;
+  sliced: Set<DayString>;
+  reopened: number;
+  left: DayString[];
+  /** Every item the run's answers served, of its days and their neighbours: the rows it stored. */
+  stored: Set<string>;
+} {
+  const { emptyBefore = new Set(), itemsBefore = new Map(), label, storedBefore } = ledger;
   const mark = (line: string) => {
     if (label !== undefined) server.log?.(`${label}: ${line}`);
   };
@@ -317,6 +332,11 @@ export function readRun(
   const sliced = new Set<DayString>();
   /** Per day settled whole, the size no cap its writer knew covered (the ledger's uncapped_served). */
   const uncapped = new Map<DayString, number>();
+  const warehouse = new RunWarehouse(storedBefore);
+  /** Each day's last read, by its number in the run (RunWarehouse). */
+  const lastRead = new Map<DayString, number>();
+  /** Days the warehouse reopened, and those the writers it told reopened (run-window.ts). */
+  const storeReopened = new Set<DayString>();
   const read = (day: DayString, knowledge: ResourceKnowledge) => {
     mark(day);
     const before = {
@@ -329,14 +349,18 @@ export function readRun(
       requests: server.requests - before.requests,
       proofRequests: (knowledge.session?.proofs.requests ?? 0) - before.proofRequests,
     });
+    const ids = new Set(fetched.onDay.map((item) => (item as QuietItem).id));
+    const { lacking, at } = warehouse.store(day, ids, fetched);
     mark(
-      `${day} ${fetched.truncated ? 'flagged' : 'whole'}, ${fetched.onDay.length} of ${server.itemsOn(day).length} items`,
+      `${day} ${fetched.truncated || lacking ? 'flagged' : 'whole'}, ${fetched.onDay.length} of ${server.itemsOn(day).length} items`,
     );
-    results.set(day, {
-      truncated: fetched.truncated,
-      ids: new Set(fetched.onDay.map((item) => (item as QuietItem).id)),
-    });
-    if (fetched.uncappedServed === undefined || fetched.truncated) uncapped.delete(day);
+    results.set(day, { truncated: fetched.truncated || lacking, ids });
+    lastRead.set(day, at);
+    if (lacking) {
+      staleElsewhere(knowledge);
+      for (const again of [day, ...takeReopened(sessionOf(knowledge))]) storeReopened.add(again);
+    }
+    if (fetched.uncappedServed === undefined || fetched.truncated || lacking) uncapped.delete(day);
     else uncapped.set(day, fetched.uncappedServed);
     if (server.instantRequests > before.slices) sliced.add(day);
     else sliced.delete(day);
@@ -359,6 +383,8 @@ export function readRun(
       for (const [day, size] of uncapped)
         if (writers.some((writer) => atCap(writer.reading, size))) pending.add(day);
     for (const day of judgedByStale(closing)) pending.add(day);
+    for (const day of storeReopened) pending.add(day);
+    storeReopened.clear();
     reopened += pending.size;
     return [...pending].sort();
   };
@@ -368,7 +394,57 @@ export function readRun(
     for (const day of pending) read(day, reader);
     pending = close([reader]);
   }
-  return { results, sliced, reopened, left: pending };
+  for (const [day, result] of results) result.ids = warehouse.rowsOf(day, result, lastRead.get(day) ?? 0);
+  return { results, sliced, reopened, left: pending, stored: warehouse.served };
+}
+
+/**
+ * What the warehouse makes of a run's answers (store_window), played where the run is told what
+ * earlier runs stored (RunLedger.storedBefore): every item an answer serves is stored, a
+ * neighbouring day's too; a day's whole answer (not flagged, holding an item) marks the rows of the
+ * day it lacks absent, unless it lacks one the run stored (migration 0053): then the day is
+ * flagged and reopened instead. Without storedBefore, a day holds what its last read held.
+ */
+class RunWarehouse {
+  /** Every item the run's answers served. */
+  readonly served = new Set<string>();
+  private reads = 0;
+  /** Per UTC day, each item the run's answers served of it, and the read that last served it. */
+  private readonly lastServed = new Map<DayString, Map<string, number>>();
+
+  constructor(private readonly before: ReadonlySet<string> | undefined) {}
+
+  /** A read of `day`: whether the warehouse refused its answer as whole, and the read's number. */
+  store(day: DayString, ids: ReadonlySet<string>, fetched: FetchedDay): { lacking: boolean; at: number } {
+    const at = ++this.reads;
+    const before = this.before;
+    const lacking =
+      before !== undefined &&
+      !fetched.truncated &&
+      ids.size > 0 &&
+      // A row an earlier run stored is not changed by this one: not the run's evidence.
+      [...(this.lastServed.get(day)?.keys() ?? [])].some((id) => !before.has(id) && !ids.has(id));
+    for (const item of [...fetched.onDay, ...fetched.otherDays] as QuietItem[]) {
+      this.served.add(item.id);
+      const of = item.dt.slice(0, 10) as DayString;
+      const served = this.lastServed.get(of) ?? new Map<string, number>();
+      served.set(item.id, at);
+      this.lastServed.set(of, served);
+    }
+    return { lacking, at };
+  }
+
+  /**
+   * The rows of `day` the warehouse shows after the run, given its last read (its result, and its
+   * number): the items it held, and those answers served after it (stored, or their marks
+   * cleared); a flagged day keeps every row the run stored of it.
+   */
+  rowsOf(day: DayString, last: DayResult, readAt: number): Set<string> {
+    if (this.before === undefined) return last.ids;
+    const rows = new Set(last.ids);
+    for (const [id, at] of this.lastServed.get(day) ?? []) if (at > readAt || last.truncated) rows.add(id);
+    return rows;
+  }
 }
 
 /**
