@@ -210,7 +210,12 @@ interface LoadTotals {
  * The load half of a window: the sync's own window transaction (src/sync/store-window.ts), with the
  * source row, the items and their visitors, the rejects, the ledger row and the watermark.
  */
-export async function loadWindow(pool: pg.Pool, window: Window, startDay: string): Promise<LoadTotals> {
+export async function loadWindow(
+  pool: pg.Pool,
+  window: Window,
+  startDay: string,
+  runId: number | null = null,
+): Promise<LoadTotals> {
   return storeWindow(pool, {
     sourceId: SOURCE,
     baseUrl: BASE_URL,
@@ -222,16 +227,24 @@ export async function loadWindow(pool: pg.Pool, window: Window, startDay: string
     requestedLimit: 10_000,
     servedCount: window.items.length,
     truncated: false,
-    runId: null,
+    runId,
     startDay,
     today: todayUtc(new Date()),
   });
 }
 
+/**
+ * The windows loaded as one run of the sync loads them: under a run of their own, as each run's
+ * windows are (store_window checks a whole answer against what the run stored: migration 0053).
+ */
 async function loadAll(pool: pg.Pool, windows: readonly Window[], inFlight: number): Promise<LoadTotals> {
   const limit = pLimit(inFlight);
   const startDay = windows[0]?.day ?? '2025-01-01';
-  const counts = await Promise.all(windows.map((w) => limit(() => loadWindow(pool, w, startDay))));
+  const { rows } = await pool.query<{ run_id: string }>(
+    "insert into sync_runs (trigger, status) values ('backfill', 'running') returning run_id",
+  );
+  const runId = Number(rows[0]?.run_id);
+  const counts = await Promise.all(windows.map((w) => limit(() => loadWindow(pool, w, startDay, runId))));
   return counts.reduce(
     (sum, c) => ({
       inserted: sum.inserted + c.inserted,
