@@ -51,7 +51,7 @@ export function printRun(
   );
   if (truncated.length > 0) {
     out.write(
-      `possibly truncated days (responses stayed at the limit or the server cap; see "Truncated days" in the README): ${truncated.join('; ')}\n`,
+      `possibly truncated days (responses stayed at the limit or the server cap, or came back short while the server changed how it answers; see "Truncated days" in the README): ${truncated.join('; ')}\n`,
     );
   }
   const changes = snapshotChanges(result.summary);

@@ -73,6 +73,22 @@ describe('the run summary counts what the run judged on evidence', () => {
   });
 });
 
+describe("the run summary's possibly truncated days", () => {
+  it('names each, and both causes: a response at the limit or cap, or one that came back short while the server changed', () => {
+    const line = printed({ main: { feedback: { ...quiet, truncatedDays: ['2026-03-02', '2026-03-05'] } } })
+      .split('\n')
+      .find((l) => l.startsWith('possibly truncated days'));
+    expect(line).toContain('main/feedback: 2026-03-02, 2026-03-05');
+    expect(line).toContain('the limit or the server cap');
+    expect(line).toContain('came back short while the server changed how it answers');
+    expect(line).toContain('see "Truncated days" in the README');
+  });
+
+  it('is left out when no day was', () => {
+    expect(printed(judged)).not.toContain('possibly truncated days');
+  });
+});
+
 describe('the run summary of many sources on an 80-column terminal', () => {
   const sources = Array.from({ length: 30 }, (_, i) => `agency-site-${String(i + 1).padStart(2, '0')}`);
   // Interrupted: of 81 planned windows 19 ran (2 failed), 62 not run.
