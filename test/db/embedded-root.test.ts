@@ -73,6 +73,23 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The server started on a port free a moment before: between its check and the server's bind,
+ * another test file's server (a simulator, a receiver, each on a port the kernel picks) may take
+ * it, so a port found taken is left for another, twice at most.
+ */
+async function startOnFreePort(
+  options: Omit<Parameters<typeof startEmbeddedPostgres>[0], 'port'>,
+): ReturnType<typeof startEmbeddedPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEmbeddedPostgres({ ...options, port: await freePort() });
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes('Address already in use')) throw error;
+    }
+  }
+}
+
 const cleanup: string[] = [];
 afterEach(async () => {
   for (const entry of cleanup.splice(0)) await fs.rm(entry, { recursive: true, force: true });
@@ -120,9 +137,8 @@ describe('as root, from a directory of mode 0700', () => {
     const paths = await rootPaths();
     const dataDir = path.join(privateDir, 'data');
     const start = async () =>
-      startEmbeddedPostgres({
+      startOnFreePort({
         dataDir,
-        port: await freePort(),
         binaries,
         rootPaths: paths,
         persistent: true,
@@ -163,9 +179,8 @@ describe('as root, from a directory of mode 0700', () => {
     if (!requireTool(ROOT, process.getuid?.() === 0)) return context.skip();
     const { privateDir, binaries } = await binariesInPrivateDirectory();
     const paths = await rootPaths();
-    const server = await startEmbeddedPostgres({
+    const server = await startOnFreePort({
       dataDir: path.join(privateDir, 'data'),
-      port: await freePort(),
       binaries,
       rootPaths: paths,
       persistent: false,
@@ -174,9 +189,8 @@ describe('as root, from a directory of mode 0700', () => {
     const [copy] = await fs.readdir(paths.binaries);
     const initdb = path.join(paths.binaries, copy ?? '', 'bin', 'initdb');
     await fs.chown(initdb, 1000, 1000);
-    const again = await startEmbeddedPostgres({
+    const again = await startOnFreePort({
       dataDir: path.join(privateDir, 'data'),
-      port: await freePort(),
       binaries,
       rootPaths: paths,
       persistent: false,
@@ -194,9 +208,8 @@ describe('as root, from an ordinary directory', () => {
     await fs.chmod(work, 0o755);
     const dataDir = path.join(work, '.data', 'postgres');
     const paths = await rootPaths();
-    const server = await startEmbeddedPostgres({
+    const server = await startOnFreePort({
       dataDir,
-      port: await freePort(),
       binaries: await locateBinaries(),
       rootPaths: paths,
       persistent: false,
