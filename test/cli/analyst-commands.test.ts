@@ -1,11 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDbtSources } from '../../src/dbt/dbt-sources.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { freePort } from '../helpers/free-port.js';
 import { checkExposition, samples } from '../metrics/check-exposition.js';
 
 /** As a user runs them: the commands, not the functions behind them. */
@@ -33,12 +33,7 @@ describe('the analyst-facing commands', () => {
   }, 60_000);
 
   it('`schedule` with INSIGHTS_METRICS_PORT serves GET /metrics (the exposition checks accept it) until SIGTERM', async () => {
-    const free = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    const free = await freePort();
     const cli = startCli(
       ['schedule'],
       cliEnv({

@@ -1,28 +1,17 @@
 import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { startEmbeddedPostgres, withPasswordFile } from '../../src/db/embedded.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * The embedded database's superuser password is never printed, it is kept in
  * a file of mode 0600, and the file initdb reads it from
  * (`<tmpdir>/pg-password-*`) is out of other local users' reach while initdb runs.
  */
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 

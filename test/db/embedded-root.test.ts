@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -8,6 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { locateBinaries, type PostgresBinaries } from '../../src/db/embedded-binaries.js';
 import { ancestors, firstUnsafe, firstUntraversable } from '../../src/db/embedded-root.js';
+import { freePort } from '../helpers/free-port.js';
 import { type RequiredTool, requireTool } from '../helpers/required-tool.js';
 
 /**
@@ -62,32 +62,11 @@ test('ancestors lists a path and every directory above it, up to /', () => {
   expect(ancestors('/root/private/repo')).toEqual(['/root/private/repo', '/root/private', '/root', '/']);
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * The server started on a port free a moment before: between its check and the server's bind,
- * another test file's server (a simulator, a receiver, each on a port the kernel picks) may take
- * it, so a port found taken is left for another, twice at most.
- */
+/** The server started on a port of this test process's own (free-port.ts). */
 async function startOnFreePort(
   options: Omit<Parameters<typeof startEmbeddedPostgres>[0], 'port'>,
 ): ReturnType<typeof startEmbeddedPostgres> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startEmbeddedPostgres({ ...options, port: await freePort() });
-    } catch (error) {
-      if (attempt === 3 || !String(error).includes('Address already in use')) throw error;
-    }
-  }
+  return startEmbeddedPostgres({ ...options, port: await freePort() });
 }
 
 const cleanup: string[] = [];

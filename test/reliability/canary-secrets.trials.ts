@@ -1,5 +1,4 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { addDays, todayUtc } from '../../src/time/days.js';
 import { type CliResult, cliEnv, listeningUrl, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { freePort } from '../helpers/free-port.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { feedbackBody } from '../webhooks/webhook-helpers.js';
 import { startCountingServer } from './counting-server.js';
@@ -34,17 +34,6 @@ const LOG_DIR = 'test-output/reliability/canary-logs';
 const TODAY = todayUtc(new Date());
 const FROM = addDays(TODAY, -6);
 const TO = addDays(TODAY, -1);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('canary secrets through every error path', () => {
   let t: TestDatabase;

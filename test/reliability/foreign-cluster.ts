@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * A PostgreSQL cluster insights-sync did not create, started with the machine's own binaries: the
@@ -18,17 +18,6 @@ export interface ForeignCluster {
   /** The postmaster's pid, from postmaster.pid. */
   pid: number;
   stop(): void;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function postgresIds(): { uid: number; gid: number } | undefined {

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, cliEnv, collectOutput } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * An installable package: `npm pack` of the checkout, installed from the tarball into a temporary
@@ -35,17 +35,6 @@ function npm(args: string[], cwd: string): Promise<CliResult> {
   );
   const quoted = ['npm', ...args].map((arg) => (/^[\w./=@*-]+$/.test(arg) ? arg : `'${arg}'`)).join(' ');
   return sh(quoted, cwd, env);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 }
 
 /** Every .js file under a folder. */

@@ -18,8 +18,9 @@ import { stopStaleServer } from '../../src/db/embedded.js';
 import { createLogger } from '../../src/log/logger.js';
 import { cliEnv, runCli, startCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { freePort } from '../helpers/free-port.js';
 import { feedbackBody, listen, MAIN_URL, receiver, TOKEN } from '../webhooks/webhook-helpers.js';
-import { type ForeignCluster, freePort, startForeignCluster } from './foreign-cluster.js';
+import { type ForeignCluster, startForeignCluster } from './foreign-cluster.js';
 
 /**
  * The security suite of the tool's surface (docs/security.md names each row's proof):

@@ -1,0 +1,35 @@
+import net from 'node:net';
+
+/**
+ * A port for a server a test starts itself (an embedded PostgreSQL, a CLI's receiver), handed to
+ * no other test. A port the kernel picks (`listen(0)`) is free only for the moment: another test
+ * file's server, or a connection's own end, could take it before the server it was found for
+ * binds it, and that server then fails with "Address already in use". These ports lie below the
+ * kernel's ephemeral range (32768 and up on Linux), where neither draws, and each test process
+ * draws from a block of its own (by its vitest pool id, unique among the processes running at
+ * once), never the same port twice.
+ */
+const FIRST_PORT = 20_000;
+const BLOCK = 400;
+const BLOCKS = 30;
+let drawn = 0;
+
+export async function freePort(): Promise<number> {
+  const pool = Number.parseInt(process.env.VITEST_POOL_ID ?? '0', 10) || 0;
+  const start = FIRST_PORT + (pool % BLOCKS) * BLOCK;
+  while (drawn < BLOCK) {
+    const port = start + drawn;
+    drawn += 1;
+    // Still held by a server an earlier file of this process left running: the next one.
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port left in ${start}..${start + BLOCK - 1}`);
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
