@@ -177,6 +177,12 @@ export interface DayFetch {
   /** Stale verdicts met while settling the day: past a few, the day is flagged (MAX_STALE). */
   staleVerdicts: number;
   /**
+   * Times the server's maximum limit contradicted itself while settling the day: a limit taken at
+   * or above one refused, or refused at or below one taken. Past one, the limit stops climbing
+   * (MAX_MAXIMUM_TURNS).
+   */
+  maximumTurns: number;
+  /**
    * Most items an answer held that settled the day without holding it: the wide answer an empty
    * day was settled on. A cap the run proves later at or below it means it may have been cut.
    */
@@ -286,6 +292,7 @@ export function newDayFetch(
     emptyAnswers: 0,
     shortAnswers: 0,
     staleVerdicts: 0,
+    maximumTurns: 0,
     vouchedBy: 0,
     checkedAt: 0,
     wholeAt: 0,
@@ -418,7 +425,8 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
     if (!checkedByInstants(knowledge)) return outcome(state, false);
     return (yield* checkByInstants(checkInput(state, range, response))) ? 'again' : outcome(state, false);
   }
-  const larger = saturation === 'limit' ? escalation(state.limit, state.policy, knowledge) : undefined;
+  const climbs = saturation === 'limit' && state.maximumTurns <= MAX_MAXIMUM_TURNS;
+  const larger = climbs ? escalation(state.limit, state.policy, knowledge) : undefined;
   if (larger !== undefined) {
     if (larger.retriesRefused) knowledge.refusedRetried = true;
     state.limit = larger.limit;
@@ -457,6 +465,15 @@ function* readCut(state: DayFetch, range: DayRange, whole: readonly number[]): P
 
 /** Stale verdicts one day meets before it is flagged rather than asked again. */
 const MAX_STALE = 4;
+/**
+ * Turns of the server's maximum limit one day meets before its limit stops climbing. A deploy that
+ * raises or lowers the maximum turns it once; a rolling deploy, its old and new readings answering
+ * in turn, turns it at every other answer: the search for the maximum between a limit taken and
+ * one refused would never close, each step up refused by one reading and each step down taken by
+ * the other. The day is read at the limit it has (cut there, as at any ceiling: halves, slices,
+ * else flagged truncated).
+ */
+const MAX_MAXIMUM_TURNS = 1;
 /** Short answers of one day before it is flagged rather than asked again (an item may have gone). */
 const MAX_SHORT_ANSWERS = 2;
 
@@ -1261,7 +1278,10 @@ function* ask(state: DayFetch, range: DayRange, asked?: number): Plan<unknown[]>
       const { items } = answer;
       if (reading.limitRefused !== null && limit > (knowledge.limitAccepted ?? 0))
         knowledge.limitAccepted = limit;
-      if (reading.limitRefused !== null && limit >= reading.limitRefused) reading.limitRefused = null;
+      if (reading.limitRefused !== null && limit >= reading.limitRefused) {
+        reading.limitRefused = null;
+        state.maximumTurns += 1;
+      }
       hold(state, items, ownRequest);
       if (ownRequest && holdsDay) {
         state.ownHeld = true;
@@ -1287,7 +1307,10 @@ function* ask(state: DayFetch, range: DayRange, asked?: number): Plan<unknown[]>
     // Above the server's maximum: step down, never below a limit it took. A limit it took before
     // and refuses now was taken under a higher maximum (a deploy lowered it): it no longer counts,
     // or the plan would climb back to it after every step down.
-    if ((knowledge.limitAccepted ?? 0) >= state.limit) delete knowledge.limitAccepted;
+    if ((knowledge.limitAccepted ?? 0) >= state.limit) {
+      delete knowledge.limitAccepted;
+      state.maximumTurns += 1;
+    }
     reading.limitRefused = Math.min(reading.limitRefused ?? state.limit, state.limit);
     state.limit = stepDown(state.limit, knowledge);
   }

@@ -194,6 +194,26 @@ describe('servers whose reading changes while the tool reads', () => {
     }
   }, 60_000);
 
+  it('a rolling deploy between a maximum limit of 300 and none, on busy days: every day settles or is flagged, none fails to settle', () => {
+    // Cases of the wide search at 2 and 4 writers (storedFlapSearch): one reading refuses limits
+    // above 300, the other takes any, busy days of 150 to 400 items over requests of 3 or 4 server
+    // days. Each step up of the search for the maximum was refused by one reading and each step
+    // down taken by the other, so the search never closed: the day's window failed after 32 rounds
+    // ("did not settle"). Past one turn of the maximum, the day's limit stops climbing.
+    const found = [
+      [4242, 169, 2],
+      [4242, 169, 4],
+      [99, 20, 2],
+      [99, 243, 2],
+    ] as const;
+    for (const [seed, index, workers] of found) {
+      const tally = storedFlapSearch(300, seed, { workers, only: index });
+      expect(tally.cases).toBe(1);
+      expect(tally.short).toEqual([]);
+      expect(tally.lostFlags).toEqual([]);
+    }
+  }, 60_000);
+
   it("an end bound turned exclusive near the run's end, the server's day starting 1 to 3 h before UTC's: the range's last day is not settled without its last hours", () => {
     // The last hours of a UTC day are the next server day's: a request for the day under the
     // inclusive end serves them, one under the exclusive end does not. Within the range the next
