@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Database } from '../db/database.js';
 import type { ServerReadingsTable } from '../db/tables/server-readings.js';
 import { inDbTransaction, inTransaction } from '../db/transaction.js';
+import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
 import type { ResourceKnowledge } from '../extract/plan-steps.js';
 import { readingChanges } from '../extract/reading-changes.js';
 import { endQuiet } from '../extract/reading-check.js';
@@ -609,4 +610,19 @@ export async function recordSessionProofs(
   });
   ledgerTook(session, found);
   return found.reopened.length;
+}
+
+/**
+ * Learns the resource's reading again, an answer or another worker having proved it stale, and
+ * records at once the days this writer settled since its last proof, reopened (the run reads them
+ * again): a queued run's worker may have no next window of the resource to record them with.
+ * Returns the days reopened.
+ */
+export function relearnAndReopen(
+  pool: pg.Pool,
+  key: { sourceId: string; resource: WindowedResource },
+  knowledge: ResourceKnowledge,
+): Promise<number> {
+  staleElsewhere(knowledge);
+  return recordSessionProofs(pool, key, sessionOf(knowledge));
 }

@@ -4,7 +4,7 @@ import { resourceShortage } from '../db/resource-shortage.js';
 import { inOneStatement, inTransaction } from '../db/transaction.js';
 import { windowWritesOf } from '../db/write-gate.js';
 import { AuthError, EndpointRefusedError, errorMessage } from '../errors.js';
-import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
+import { sessionOf } from '../extract/day-plan.js';
 import { type FetchedDay, fetchDay } from '../extract/fetch-day.js';
 import { judgeInvalid } from '../extract/invalid-policy.js';
 import { giveBackProofs, ledgerTook, takeProofs } from '../extract/reading-session.js';
@@ -22,7 +22,7 @@ import { type WindowedResource, windowedItemSchemas } from '../schemas/resources
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
 import { failedWindow, skippedWindow, type WindowOutcome } from './outcomes.js';
-import { recordSessionProofs } from './reading-store.js';
+import { relearnAndReopen } from './reading-store.js';
 import { driftInWindow, noteWindowDrift, windowDrift } from './schema-drift.js';
 import { storeWindow, withoutForgotten } from './store-window.js';
 import { approxJsonBytes, HELD_PER_JSON_BYTE, type WindowLease } from './window-memory.js';
@@ -155,10 +155,8 @@ async function answerContradicted(
   log: Logger,
   lacking: number,
 ): Promise<void> {
-  const knowledge = source.knowledge[resource];
-  staleElsewhere(knowledge);
   const key = { sourceId: source.name, resource };
-  const reopened = await recordSessionProofs(ctx.pool, key, sessionOf(knowledge)).catch(() => 0);
+  const reopened = await relearnAndReopen(ctx.pool, key, source.knowledge[resource]).catch(() => 0);
   log.warn(
     { lacking, reopened },
     "the day's answer lacks items the run stored of it from another answer: not taken as whole, the day flagged and read again, the server reading learned again",

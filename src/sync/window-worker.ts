@@ -8,7 +8,6 @@ import type { SourceConfig } from '../config/source-config.js';
 import type { Database } from '../db/database.js';
 import { LATEST_MIGRATION } from '../db/migrator.js';
 import { CliError, errorMessage } from '../errors.js';
-import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
 import type { Logger } from '../log/logger.js';
 import type { WindowJobOutput } from '../queue/contract.js';
 import { sourcesWithWaitingJobs } from '../queue/job-table.js';
@@ -24,7 +23,7 @@ import {
   hearCaps,
   hearCheck,
   loadReadings,
-  recordSessionProofs,
+  relearnAndReopen,
   type SourceReadings,
   shareCheck,
   storeReading,
@@ -381,14 +380,14 @@ async function shareVerdicts(
   )
     return;
   const knowledge = readings.knowledge[resource];
-  staleElsewhere(knowledge);
-  // Learned again because another said so: not this worker's verdict to tell.
-  readings.verdicts.set(resource, {
-    told: knowledge.relearned ?? 0,
-    heard: readings.verdicts.get(resource)?.heard ?? 0,
-  });
   const key = { sourceId: readings.source, resource };
-  const reopened = await recordSessionProofs(ctx.pool, key, sessionOf(knowledge));
+  const reopened = await relearnAndReopen(ctx.pool, key, knowledge).finally(() => {
+    // Learned again because another said so: not this worker's verdict to tell.
+    readings.verdicts.set(resource, {
+      told: knowledge.relearned ?? 0,
+      heard: readings.verdicts.get(resource)?.heard ?? 0,
+    });
+  });
   ctx.logger.warn(
     { source: readings.source, resource, reopened },
     "a worker found a reading of the source's server stale: this resource's learned again, the days settled since reopened",
