@@ -194,6 +194,18 @@ describe('servers whose reading changes while the tool reads', () => {
     }
   }, 60_000);
 
+  it("four writers under a rolling deploy: the range's last day, its last hours in no answer of the run, is read again after the planner asks the day after it", () => {
+    // Case 61 of seed 99 (storedFlapSearch at 4 writers): a server day 2 h ahead of UTC, its end
+    // bound turned exclusive by the deploy; the range's last day came back without its last 2
+    // hours, which only the next day's answer serves, and no window asks that day. A queued run's
+    // planner asks it (queue-proof.ts: the day after each stretch, the stretch's last day held as
+    // the warehouse holds it), which the search now plays beside the writers' caps (plannerProof).
+    const tally = storedFlapSearch(300, 99, { workers: 4, only: 61 });
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
   it('a rolling deploy between a maximum limit of 300 and none, on busy days: every day settles or is flagged, none fails to settle', () => {
     // Cases of the wide search at 2 and 4 writers (storedFlapSearch): one reading refuses limits
     // above 300, the other takes any, busy days of 150 to 400 items over requests of 3 or 4 server

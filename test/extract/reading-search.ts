@@ -14,7 +14,7 @@ import type {
   Plan,
   ResourceKnowledge,
 } from '../../src/extract/plan-steps.js';
-import { newSession, takeReopened } from '../../src/extract/reading-session.js';
+import { holdSettled, newSession, stretchEnds, takeReopened } from '../../src/extract/reading-session.js';
 import {
   atCap,
   emptyReading,
@@ -285,8 +285,9 @@ export interface RunLedger {
   label?: string;
   /**
    * false: no writer makes a last proof of its own (a queued run's workers do not; its planner
-   * proves from the ledger, which this plays only for caps: days settled at a size a cap proved
-   * since may have cut are read again, as queue-proof.ts's reopenUncapped has them).
+   * proves from the ledger, which this plays for caps, days settled at a size a cap proved since
+   * may have cut read again, as queue-proof.ts's reopenUncapped has them, and for the days after
+   * the run's stretches: plannerProof).
    */
   lastProofs?: boolean;
   /**
@@ -383,6 +384,15 @@ export function readRun(
       for (const [day, size] of uncapped)
         if (writers.some((writer) => atCap(writer.reading, size))) pending.add(day);
     for (const day of judgedByStale(closing)) pending.add(day);
+    if (ledger.lastProofs === false && closing.length > 0) {
+      const settled = [...results].filter(([, result]) => !result.truncated).map(([day]) => day);
+      const held = (day: DayString) => {
+        const result = results.get(day);
+        return result === undefined ? [] : warehouse.timesOf(day, result, lastRead.get(day) ?? 0);
+      };
+      const stored = closing[closing.length - 1] as ResourceKnowledge;
+      for (const day of plannerProof(server, stored, settled, new Set(days), held)) pending.add(day);
+    }
     for (const day of storeReopened) pending.add(day);
     storeReopened.clear();
     reopened += pending.size;
@@ -426,12 +436,21 @@ class RunWarehouse {
       [...(this.lastServed.get(day)?.keys() ?? [])].some((id) => !before.has(id) && !ids.has(id));
     for (const item of [...fetched.onDay, ...fetched.otherDays] as QuietItem[]) {
       this.served.add(item.id);
+      this.times.set(item.id, Date.parse(item.dt));
       const of = item.dt.slice(0, 10) as DayString;
       const served = this.lastServed.get(of) ?? new Map<string, number>();
       served.set(item.id, at);
       this.lastServed.set(of, served);
     }
     return { lacking, at };
+  }
+
+  /** The dt (ms) of each item the run's answers served. */
+  private readonly times = new Map<string, number>();
+
+  /** The times of the rows of `day` the warehouse holds now (rowsOf), as the planner reads them. */
+  timesOf(day: DayString, last: DayResult, readAt: number): number[] {
+    return [...this.rowsOf(day, last, readAt)].flatMap((id) => this.times.get(id) ?? []);
   }
 
   /**
@@ -445,6 +464,28 @@ class RunWarehouse {
     for (const [id, at] of this.lastServed.get(day) ?? []) if (at > readAt || last.truncated) rows.add(id);
     return rows;
   }
+}
+
+/**
+ * A queued run's planner asks, from the ledger, the day after each stretch of the days the run
+ * settled (src/sync/queue-proof.ts, proveEndpoint: stretchEnds, holdSettled, its last proof), on
+ * the reading the workers stored (`stored`: the last writer's): each stretch's last day held as the
+ * warehouse holds it, so a next day's answer serving more of it reopens it. The days it reopens.
+ * Its proof of the days no worker proved, on a canary the ledger names, is not played.
+ */
+function plannerProof(
+  server: QuietServer,
+  stored: ResourceKnowledge,
+  settled: readonly DayString[],
+  planned: ReadonlySet<DayString>,
+  held: (day: DayString) => number[],
+): DayString[] {
+  const planner = storedKnowledge(structuredClone(stored.reading), true);
+  seedSession(server, planner);
+  const session = sessionOf(planner);
+  for (const day of stretchEnds(settled, new Set([...settled, ...planned]), TODAY))
+    holdSettled(session, day, held(day));
+  return answerPlan(server, planRunProof('feedback', POLICY, planner, TODAY));
 }
 
 /**
