@@ -616,13 +616,17 @@ export async function recordSessionProofs(
  * Learns the resource's reading again, an answer or another worker having proved it stale, and
  * records at once the days this writer settled since its last proof, reopened (the run reads them
  * again): a queued run's worker may have no next window of the resource to record them with.
- * Returns the days reopened.
+ * `relearned` runs as soon as the reading is learned again, before the ledger is written: another
+ * window of the process, sharing the knowledge, may tell or hear verdicts meanwhile. Returns the
+ * days reopened.
  */
 export function relearnAndReopen(
   pool: pg.Pool,
   key: { sourceId: string; resource: WindowedResource },
   knowledge: ResourceKnowledge,
+  relearned?: () => void,
 ): Promise<number> {
   staleElsewhere(knowledge);
+  relearned?.();
   return recordSessionProofs(pool, key, sessionOf(knowledge));
 }

@@ -381,7 +381,7 @@ async function shareVerdicts(
     return;
   const knowledge = readings.knowledge[resource];
   const key = { sourceId: readings.source, resource };
-  const reopened = await relearnAndReopen(ctx.pool, key, knowledge).finally(() => {
+  const reopened = await relearnAndReopen(ctx.pool, key, knowledge, () => {
     // Learned again because another said so: not this worker's verdict to tell.
     readings.verdicts.set(resource, {
       told: knowledge.relearned ?? 0,
