@@ -1,3 +1,4 @@
+import type { Volume } from '../../src/simulator/day-plan.js';
 import { createRandom, hashSeed, type Random } from '../../src/simulator/random.js';
 import type { SimulatorPatch } from '../../src/simulator/server.js';
 import { addDays, type DayString } from '../../src/time/days.js';
@@ -48,6 +49,8 @@ export interface SwitchCase {
   to: DayString;
   /** Behind a cache keyed on the whole address (reading-balancer.ts, `cache`). */
   cached?: boolean;
+  /** Items a day, where not the search's usual volume (about 20 to 190 a resource). */
+  volume?: Partial<Volume>;
 }
 
 /** A fixed calendar in the past: the data is the same every day the search runs. */
@@ -168,4 +171,38 @@ export function describeCase(c: SwitchCase, index: number): string {
       : `flapping from request ${c.plan.switchAt} to ${c.plan.steadyAt}`;
   const cache = c.cached === true ? ' behind a cache' : '';
   return `#${index} ${c.kind} (${diff}) ${when}, ${c.path}${cache}, ${c.from}..${c.to}`;
+}
+
+/** Busy days: about 50 to 450 items a resource, so that requests of several days exceed 300. */
+const BUSY: Partial<Volume> = { feedbackPerDay: 130, surveyPerDay: 110, recordingsPerDay: 90 };
+
+/**
+ * `count` rolling deploys of a maximum limit on busy days: one reading refuses any limit above 300,
+ * the other takes any, both answering at random from the run's first requests to its end (or
+ * nearly), under no cap a day reaches. A limit taken here and refused there, or the other way
+ * round, must not keep a day's limit search going (it once failed the window: "did not settle
+ * after 32 rounds"); every day settles whole or is flagged. Alternately direct and queued.
+ */
+export function maximumFlapCases(count: number, seed: number): SwitchCase[] {
+  return Array.from({ length: count }, (_, i) => {
+    const caseSeed = hashSeed(seed, 'maximum flap case', i);
+    const rng = createRandom(caseSeed);
+    const base = firstReading(rng);
+    const refusing: Reading = { ...base, cap: 1000, maxLimit: 300 };
+    const taking: Reading = { ...refusing, maxLimit: null };
+    const switchAt = rng.int(0, 6);
+    const days = rng.int(6, 10);
+    const to = addDays(TODAY, -1 - rng.int(0, 20));
+    return {
+      seed: caseSeed % 100_000,
+      kind: 'max-limit',
+      before: i % 4 < 2 ? refusing : taking,
+      after: i % 4 < 2 ? taking : refusing,
+      plan: { switchAt, steadyAt: switchAt + rng.int(150, 400), seed: caseSeed },
+      path: i % 2 === 0 ? 'direct' : 'queue',
+      from: addDays(to, 1 - days),
+      to,
+      volume: BUSY,
+    };
+  });
 }

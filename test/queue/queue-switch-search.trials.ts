@@ -12,6 +12,7 @@ import { sourceKeys, startCluster } from '../helpers/queue-cluster.js';
 import { type RoutedRequest, startReadingBalancer } from '../helpers/reading-balancer.js';
 import {
   describeCase,
+  maximumFlapCases,
   patchOf,
   SWITCH_KINDS,
   type SwitchCase,
@@ -41,7 +42,9 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * those fixed since (case 11 of the default seed was one of them: the generated
  * set stops at 10, its first 10 having passed in every run), then a sample behind a cache keyed
  * on the whole address (CACHED_SAMPLE); INSIGHTS_TRIAL_CACHED=1 plays every case so, and
- * INSIGHTS_TRIAL_PATH=direct (or queue) every case on that path.
+ * INSIGHTS_TRIAL_PATH=direct (or queue) every case on that path. Last, two rolling deploys of a
+ * maximum limit on busy days (maximumFlapCases), which must also exit 0 with no window failed;
+ * INSIGHTS_TRIAL_FLAP=N plays N of them alone.
  */
 
 const DEFAULT_CASES = 10;
@@ -178,7 +181,7 @@ async function playCase(c: SwitchCase): Promise<Played> {
           to: TODAY,
           apiKeys: sourceKeys(1),
           latencyMs: LATENCY_MS,
-          volume: VOLUME,
+          volume: { ...VOLUME, ...c.volume },
           ...patchOf(reading),
         }),
       );
@@ -218,7 +221,8 @@ function tallyLine(index: number, c: SwitchCase, played: Played): string {
   const byOld = routed.filter((r) => r.deploy === 'old').length;
   const cached = routed.filter((r) => r.cached === true).length;
   const switched = routed.length > c.plan.switchAt ? 'came' : 'never came';
-  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days, ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled`;
+  const falseAlarms = WINDOWED_RESOURCES.reduce((n, r) => n + verdict.found[r].falseAlarms.length, 0);
+  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days (${falseAlarms} in fact whole), ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled, ${verdict.failedWindows} windows failed`;
 }
 
 /** A failing case's evidence: the case, its verdict, every routed request and the run's output. */
@@ -260,8 +264,14 @@ const CACHED_SAMPLE = [1, 4, 12].flatMap((i) => {
   const c = [...switchCases(DEFAULT_CASES, 2026_1129), ...FIXED][i];
   return c === undefined ? [] : [{ ...c, cached: true }];
 });
+const FLAP_ONLY = process.env.INSIGHTS_TRIAL_FLAP !== undefined;
+const FLAPS = maximumFlapCases(FLAP_ONLY ? Number(process.env.INSIGHTS_TRIAL_FLAP) : 2, SEED);
 const cases = (
-  FOUND ? FOUND_CASES.map(({ c }) => c) : [...switchCases(CASES, SEED), ...FIXED, ...CACHED_SAMPLE]
+  FOUND
+    ? FOUND_CASES.map(({ c }) => c)
+    : FLAP_ONLY
+      ? FLAPS
+      : [...switchCases(CASES, SEED), ...FIXED, ...CACHED_SAMPLE, ...FLAPS]
 )
   .map((c, index) => ({ c: PATH === undefined ? c : { ...c, path: PATH }, index }))
   .filter(({ index }) => ONLY === undefined || index === ONLY);
@@ -319,6 +329,10 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
           for (const resource of WINDOWED_RESOURCES)
             expect(verdict.found[resource].missedFlags, `${resource}: ${why}`).toEqual([]);
         expect(played.workers.map((w) => w.code)).toEqual(c.path === 'queue' ? [0, 0] : []);
+        // A maximum limit that keeps turning stops the day's limit search: every window settles,
+        // whole or flagged, none fails.
+        if (FLAPS.some((flap) => flap.plan === c.plan))
+          expect([run.code, verdict.failedWindows], why).toEqual([0, 0]);
         // Behind a cache, it answered some of the run's requests after the deploy as before it.
         if (c.cached === true) expect(played.routed.some((r) => r.cached === true)).toBe(true);
         for (const resource of WINDOWED_RESOURCES) {
