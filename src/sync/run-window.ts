@@ -251,12 +251,20 @@ const NO_EXTRAS = { baseUrl: null, day: null, rejects: null, ledger: null };
 
 type StoredWindow = Awaited<ReturnType<typeof storeWindow>>;
 
+/**
+ * Said of a day flagged truncated, both causes named as the run summary names them: the flag alone
+ * does not tell which (an answer at the server's cap may be below the limit asked, as is one that
+ * came back short under a reading that changed).
+ */
+export const TRUNCATED_DAY_LINE =
+  'day possibly truncated: its answers stayed at the limit or the server cap, or came back short while the server changed how it answers';
+
 /** What the operator should hear of a stored window. */
-function logLoad(log: Logger, fetched: FetchedDay, total: number, loaded: StoredWindow): void {
+export function logLoad(log: Logger, fetched: FetchedDay, total: number, loaded: StoredWindow): void {
   if (fetched.truncated)
     log.warn(
       { limit: fetched.requestedLimit, served: fetched.servedCount, items: total },
-      'day truncated: the server served no more of it than its cap or our INSIGHTS_MAX_LIMIT',
+      TRUNCATED_DAY_LINE,
     );
   if (loaded.conflicts > 0)
     log.warn(

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { RequestAbortedError } from '../../src/api/abort.js';
 import { AuthError, EndpointRefusedError } from '../../src/errors.js';
-import { failureKind, loadedWindow } from '../../src/sync/run-window.js';
+import type { FetchedDay } from '../../src/extract/plan-steps.js';
+import { failureKind, loadedWindow, logLoad, TRUNCATED_DAY_LINE } from '../../src/sync/run-window.js';
+import { captureLogger } from '../api/fixture-server.js';
 
 describe('what a window that threw comes to', () => {
   it('a rejected key fails the whole source', () => {
@@ -86,5 +88,38 @@ describe('the outcome of a stored window', () => {
       { neighboursAdded: 0, truncated: true, requests: 1 },
     );
     expect(outcome).toMatchObject({ status: 'open', setAside: 0, collisions: 0, moves: 0, truncated: true });
+  });
+});
+
+describe('what a stored window tells the operator', () => {
+  const warnings = (lines: string[]) =>
+    lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.level === 'warn');
+  const loaded = { conflicts: 0, collisions: 0, missingUpstream: 0 } as Parameters<typeof logLoad>[3];
+  const fetched = (truncated: boolean): FetchedDay => ({
+    onDay: [],
+    otherDays: [],
+    // Under a rolling deploy of a maximum limit: no answer reached the last limit asked.
+    requestedLimit: 299,
+    servedCount: 258,
+    truncated,
+    requests: 9,
+  });
+
+  it('a day flagged truncated: one warning naming both causes, with the limit, the largest answer and the items', () => {
+    const { lines, logger } = captureLogger();
+    logLoad(logger, fetched(true), 0, loaded);
+    const warned = warnings(lines);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ msg: TRUNCATED_DAY_LINE, limit: 299, served: 258, items: 0 });
+    // Not "served no more than its cap": 258 items is neither this limit nor, here, any cap.
+    expect(TRUNCATED_DAY_LINE).toContain('stayed at the limit or the server cap');
+    expect(TRUNCATED_DAY_LINE).toContain('came back short while the server changed how it answers');
+  });
+
+  it('a day read whole: no warning', () => {
+    const { lines, logger } = captureLogger();
+    logLoad(logger, fetched(false), 258, loaded);
+    expect(lines).not.toEqual([]);
+    expect(warnings(lines)).toEqual([]);
   });
 });
