@@ -32,7 +32,9 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * order, cap, day zone, instants honoured/ignored/refused, a maximum limit, several at once.
  *
  * Compared with the simulators' ground truth: no day recorded complete (done, not flagged
- * truncated) lacks an item, so no flag is lost; nothing extra or misplaced is stored.
+ * truncated) lacks an item, so no flag is lost; nothing extra or misplaced is stored. Then again
+ * after the night after: a `sync` against the new deploy alone (syncAfterDeploy), which reads again
+ * what the run reopened or flagged and can now be read further, and must clear no flag wrongly.
  *
  * INSIGHTS_TRIAL_CASES=N plays N cases (default 10, about 70 s on 2 shared cores);
  * INSIGHTS_TRIAL_SEED another seed; INSIGHTS_TRIAL_ONLY=i case i alone (its logs at debug with
@@ -167,6 +169,8 @@ interface Played {
   verdict: Verdict;
   /** The server_readings rows the run left: what it believed of each gap, per resource. */
   readings: unknown[];
+  /** The nightly `sync` after the deploy, against the new deploy alone, and the warehouse then. */
+  nextNight: { run: CliResult; verdict: Verdict };
 }
 
 async function playCase(c: SwitchCase): Promise<Played> {
@@ -206,7 +210,8 @@ async function playCase(c: SwitchCase): Promise<Played> {
       }
       const verdict = await judge(t, old.truth(), c);
       const readings = await t.db.selectFrom('server_readings').selectAll().execute();
-      return { run, workers, routed: balancer.routed(), verdict, readings };
+      const nextNight = await syncAfterDeploy(t, deployed, c);
+      return { run, workers, routed: balancer.routed(), verdict, readings, nextNight };
     } finally {
       await balancer.close();
     }
@@ -216,13 +221,35 @@ async function playCase(c: SwitchCase): Promise<Played> {
   }
 }
 
+/**
+ * The night after: a plain `sync` against the new deploy alone (the deploy done), which reads again
+ * the days the run reopened and the flagged days it can now read further. It must not settle a day
+ * short or clear a flag on a day still lacking items either.
+ */
+async function syncAfterDeploy(
+  t: TestDatabase,
+  deployed: Simulator,
+  c: SwitchCase,
+): Promise<Played['nextNight']> {
+  const cluster = startCluster(t, deployed, { sources: 1, workers: 0, env: { LOG_LEVEL } });
+  try {
+    const run = await startCli(['sync'], cluster.env).done;
+    return { run, verdict: await judge(t, deployed.truth(), c) };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+const wholeFlagged = (verdict: Verdict) =>
+  WINDOWED_RESOURCES.reduce((n, r) => n + verdict.found[r].falseAlarms.length, 0);
+
 function tallyLine(index: number, c: SwitchCase, played: Played): string {
   const { routed, verdict, run } = played;
   const byOld = routed.filter((r) => r.deploy === 'old').length;
   const cached = routed.filter((r) => r.cached === true).length;
   const switched = routed.length > c.plan.switchAt ? 'came' : 'never came';
-  const falseAlarms = WINDOWED_RESOURCES.reduce((n, r) => n + verdict.found[r].falseAlarms.length, 0);
-  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days (${falseAlarms} in fact whole), ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled, ${verdict.failedWindows} windows failed`;
+  const next = played.nextNight.verdict;
+  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days (${wholeFlagged(verdict)} in fact whole), ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled, ${verdict.failedWindows} windows failed; the night after: exit ${played.nextNight.run.code}, ${next.flagged} flagged (${wholeFlagged(next)} whole), ${next.short.length} short`;
 }
 
 /** A failing case's evidence: the case, its verdict, every routed request and the run's output. */
@@ -247,6 +274,8 @@ function keepEvidence(index: number, c: SwitchCase, played: Played): string {
       `--- routed window requests (n deploy status served url)\n${routed}`,
       `--- backfill (exit ${played.run.code})\n${played.run.stdout}${played.run.stderr}`,
       ...workers,
+      `--- the night after: short ${JSON.stringify(played.nextNight.verdict.short)}`,
+      `--- sync (exit ${played.nextNight.run.code})\n${played.nextNight.run.stdout}${played.nextNight.run.stderr}`,
     ].join('\n'),
   );
   return file;
@@ -276,7 +305,17 @@ const cases = (
   .map((c, index) => ({ c: PATH === undefined ? c : { ...c, path: PATH }, index }))
   .filter(({ index }) => ONLY === undefined || index === ONLY);
 const tally: string[] = [];
-const totals = { requests: 0, flagged: 0, short: 0, lostFlags: 0, unsettled: 0, failing: 0 };
+const totals = {
+  requests: 0,
+  flagged: 0,
+  flaggedWhole: 0,
+  short: 0,
+  lostFlags: 0,
+  unsettled: 0,
+  failing: 0,
+  nextFlagged: 0,
+  nextWhole: 0,
+};
 
 function addToTotals(played: Played): void {
   totals.requests += played.routed.length;
@@ -284,14 +323,24 @@ function addToTotals(played: Played): void {
   totals.short += played.verdict.short.length;
   totals.lostFlags += played.verdict.lostFlags.length;
   totals.unsettled += played.verdict.unsettled.length;
-  if (played.verdict.short.length > 0 || played.run.code !== 0) totals.failing += 1;
+  totals.nextFlagged += played.nextNight.verdict.flagged;
+  totals.nextWhole += wholeFlagged(played.nextNight.verdict);
+  totals.flaggedWhole += wholeFlagged(played.verdict);
+  const next = played.nextNight;
+  if (
+    played.verdict.short.length > 0 ||
+    played.run.code !== 0 ||
+    next.verdict.short.length > 0 ||
+    next.run.code !== 0
+  )
+    totals.failing += 1;
 }
 
 describe('a backfill over HTTP whose server is deployed while it reads, queued or direct', () => {
   afterAll(() => {
     const kinds = new Set(cases.map(({ c }) => c.kind));
     console.info(
-      `queue switch search, ${FOUND ? 'found cases' : `seed ${SEED}`}: ${cases.length} cases, kinds ${[...kinds].join(' ')} (${kinds.size} of ${SWITCH_KINDS.length}); ${totals.requests} window requests, ${totals.flagged} flagged days, ${totals.short} short, ${totals.lostFlags} flags lost, ${totals.unsettled} unsettled, ${totals.failing} cases failing\n${tally.join('\n')}`,
+      `queue switch search, ${FOUND ? 'found cases' : `seed ${SEED}`}: ${cases.length} cases, kinds ${[...kinds].join(' ')} (${kinds.size} of ${SWITCH_KINDS.length}); ${totals.requests} window requests, ${totals.flagged} flagged days (${totals.flaggedWhole} in fact whole; the night after ${totals.nextFlagged}, ${totals.nextWhole} whole), ${totals.short} short, ${totals.lostFlags} flags lost, ${totals.unsettled} unsettled, ${totals.failing} cases failing\n${tally.join('\n')}`,
     );
   });
 
@@ -311,9 +360,11 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
         const played = await playCase(c);
         tally.push(tallyLine(index, c, played));
         addToTotals(played);
-        const { verdict, run } = played;
+        const { verdict, run, nextNight } = played;
         const failing =
           verdict.short.length > 0 ||
+          nextNight.verdict.short.length > 0 ||
+          nextNight.run.code !== 0 ||
           run.code !== 0 ||
           WINDOWED_RESOURCES.some((r) => verdict.found[r].missedFlags.length > 0);
         const evidence = failing ? keepEvidence(index, c, played) : 'none kept';
@@ -333,6 +384,15 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
         // whole or flagged, none fails.
         if (FLAPS.some((flap) => flap.plan === c.plan))
           expect([run.code, verdict.failedWindows], why).toEqual([0, 0]);
+        // The night after, on the new deploy alone: still no day short, no flag lost, and every
+        // window run (the days flagged then lack items, or are cut where a neighbour's answer
+        // brought theirs).
+        const nextWhy = `the night after: ${why}; ${nextNight.run.stderr.slice(-2000)}`;
+        expect(nextNight.verdict.short, nextWhy).toEqual([]);
+        expect(nextNight.verdict.lostFlags, nextWhy).toEqual([]);
+        expect([nextNight.run.code, nextNight.verdict.failedWindows], nextWhy).toEqual([0, 0]);
+        for (const resource of WINDOWED_RESOURCES)
+          expect(nextNight.verdict.found[resource].missedFlags, `${resource}: ${nextWhy}`).toEqual([]);
         // Behind a cache, it answered some of the run's requests after the deploy as before it.
         if (c.cached === true) expect(played.routed.some((r) => r.cached === true)).toBe(true);
         for (const resource of WINDOWED_RESOURCES) {
