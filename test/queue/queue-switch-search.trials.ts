@@ -323,17 +323,24 @@ function addToTotals(played: Played): void {
   totals.short += played.verdict.short.length;
   totals.lostFlags += played.verdict.lostFlags.length;
   totals.unsettled += played.verdict.unsettled.length;
+  totals.flaggedWhole += wholeFlagged(played.verdict);
   totals.nextFlagged += played.nextNight.verdict.flagged;
   totals.nextWhole += wholeFlagged(played.nextNight.verdict);
-  totals.flaggedWhole += wholeFlagged(played.verdict);
-  const next = played.nextNight;
-  if (
-    played.verdict.short.length > 0 ||
-    played.run.code !== 0 ||
-    next.verdict.short.length > 0 ||
-    next.run.code !== 0
-  )
-    totals.failing += 1;
+  if (failing(played)) totals.failing += 1;
+}
+
+/** Whether the case fails one of its checks below: its evidence is then kept, and it is tallied. */
+function failing({ verdict, run, nextNight }: Played): boolean {
+  const missedFlags = (v: Verdict) => WINDOWED_RESOURCES.some((r) => v.found[r].missedFlags.length > 0);
+  return (
+    verdict.short.length > 0 ||
+    run.code !== 0 ||
+    missedFlags(verdict) ||
+    nextNight.verdict.short.length > 0 ||
+    nextNight.run.code !== 0 ||
+    nextNight.verdict.failedWindows > 0 ||
+    missedFlags(nextNight.verdict)
+  );
 }
 
 describe('a backfill over HTTP whose server is deployed while it reads, queued or direct', () => {
@@ -361,13 +368,7 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
         tally.push(tallyLine(index, c, played));
         addToTotals(played);
         const { verdict, run, nextNight } = played;
-        const failing =
-          verdict.short.length > 0 ||
-          nextNight.verdict.short.length > 0 ||
-          nextNight.run.code !== 0 ||
-          run.code !== 0 ||
-          WINDOWED_RESOURCES.some((r) => verdict.found[r].missedFlags.length > 0);
-        const evidence = failing ? keepEvidence(index, c, played) : 'none kept';
+        const evidence = failing(played) ? keepEvidence(index, c, played) : 'none kept';
         const why = `${describeCase(c, index)}; evidence: ${evidence}; ${run.stderr.slice(-2000)}`;
         // No day recorded complete lacks an item: none short, so no flag lost.
         expect(verdict.short, why).toEqual([]);
