@@ -39,7 +39,9 @@ import { FOUND_CASES } from './queue-switch-found.js';
  * INSIGHTS_TRIAL_CASES=N plays N cases (default 10, about 70 s on 2 shared cores);
  * INSIGHTS_TRIAL_SEED another seed; INSIGHTS_TRIAL_ONLY=i case i alone (its logs at debug with
  * INSIGHTS_TRIAL_LOG_LEVEL=debug); a failing case's logs, routed requests and stored readings are
- * written to $TMPDIR/queue-switch-search/. INSIGHTS_TRIAL_FOUND=1 plays instead the cases the wide
+ * written to $TMPDIR/queue-switch-search/ (every case's with INSIGHTS_TRIAL_KEEP=1).
+ * INSIGHTS_TRIAL_BACKFILL=1 backfills each case's range after the night too, and counts the days
+ * lacking items it reads whole. INSIGHTS_TRIAL_FOUND=1 plays instead the cases the wide
  * runs found settling days short (queue-switch-found.ts); the default set plays after its own
  * those fixed since (case 11 of the default seed was one of them: the generated
  * set stops at 10, its first 10 having passed in every run), then a sample behind a cache keyed
@@ -56,6 +58,10 @@ const FOUND = process.env.INSIGHTS_TRIAL_FOUND === '1';
 const ONLY =
   process.env.INSIGHTS_TRIAL_ONLY === undefined ? undefined : Number(process.env.INSIGHTS_TRIAL_ONLY);
 const LOG_LEVEL = process.env.INSIGHTS_TRIAL_LOG_LEVEL ?? 'warn';
+/** Every case's evidence kept, not only a failing one's (INSIGHTS_TRIAL_KEEP=1). */
+const KEEP = process.env.INSIGHTS_TRIAL_KEEP === '1';
+/** After the night, a backfill of the range too, counting what it reads whole (readByBackfill). */
+const BACKFILL_AFTER = process.env.INSIGHTS_TRIAL_BACKFILL === '1';
 /** Every case behind a cache keyed on the whole address (reading-balancer.ts, `cache`). */
 const CACHED = process.env.INSIGHTS_TRIAL_CACHED === '1';
 /** Every case on this path (`direct` or `queue`), whichever its own. */
@@ -170,7 +176,12 @@ interface Played {
   /** The server_readings rows the run left: what it believed of each gap, per resource. */
   readings: unknown[];
   /** The nightly `sync` after the deploy, against the new deploy alone, and the warehouse then. */
-  nextNight: { run: CliResult; verdict: Verdict };
+  nextNight: {
+    run: CliResult;
+    verdict: Verdict;
+    /** With INSIGHTS_TRIAL_BACKFILL=1, what a backfill after the night read whole (readByBackfill). */
+    readByBackfill?: { lacking: number; readWhole: string[] };
+  };
 }
 
 async function playCase(c: SwitchCase): Promise<Played> {
@@ -234,10 +245,32 @@ async function syncAfterDeploy(
   const cluster = startCluster(t, deployed, { sources: 1, workers: 0, env: { LOG_LEVEL } });
   try {
     const run = await startCli(['sync'], cluster.env).done;
-    return { run, verdict: await judge(t, deployed.truth(), c) };
+    const verdict = await judge(t, deployed.truth(), c);
+    if (!BACKFILL_AFTER) return { run, verdict };
+    return { run, verdict, readByBackfill: await readByBackfill(t, deployed, c, cluster.env, verdict) };
   } finally {
     await cluster.stop();
   }
+}
+
+/**
+ * Of the days still lacking items after the night, those a backfill of the case's range, against
+ * the same deploy, reads whole: days the night could have read and did not (a random order under a
+ * cap reads some of a cut day's items at each answer, and a backfill's many answers may gather all).
+ */
+async function readByBackfill(
+  t: TestDatabase,
+  deployed: Simulator,
+  c: SwitchCase,
+  env: Record<string, string>,
+  night: Verdict,
+): Promise<{ lacking: number; readWhole: string[] }> {
+  const lackingIn = (v: Verdict) =>
+    WINDOWED_RESOURCES.flatMap((r) => v.found[r].trulyTruncated.map((day) => `${r} ${day}`));
+  const lacking = lackingIn(night);
+  await startCli(['backfill', '--from', c.from, '--to', c.to], env).done;
+  const still = new Set(lackingIn(await judge(t, deployed.truth(), c)));
+  return { lacking: lacking.length, readWhole: lacking.filter((day) => !still.has(day)) };
 }
 
 const wholeFlagged = (verdict: Verdict) =>
@@ -249,7 +282,12 @@ function tallyLine(index: number, c: SwitchCase, played: Played): string {
   const cached = routed.filter((r) => r.cached === true).length;
   const switched = routed.length > c.plan.switchAt ? 'came' : 'never came';
   const next = played.nextNight.verdict;
-  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days (${wholeFlagged(verdict)} in fact whole), ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled, ${verdict.failedWindows} windows failed; the night after: exit ${played.nextNight.run.code}, ${next.flagged} flagged (${wholeFlagged(next)} whole), ${next.short.length} short`;
+  const backfill = played.nextNight.readByBackfill;
+  const after =
+    backfill === undefined
+      ? ''
+      : `; a backfill after it read whole ${backfill.readWhole.length} of the ${backfill.lacking} days lacking items${backfill.readWhole.length > 0 ? ` (${backfill.readWhole.join(', ')})` : ''}`;
+  return `queue switch search #${index} ${c.kind} ${c.path}: exit ${run.code}, ${routed.length} window requests (${byOld} old${CACHED || c.cached === true ? ` (${cached} from the cache)` : ''}, ${routed.length - byOld} new; the deploy ${switched}), ${verdict.flagged} flagged days (${wholeFlagged(verdict)} in fact whole), ${verdict.short.length} short, ${verdict.lostFlags.length} flags lost, ${verdict.unsettled.length} unsettled, ${verdict.failedWindows} windows failed; the night after: exit ${played.nextNight.run.code}, ${next.flagged} flagged (${wholeFlagged(next)} whole), ${next.short.length} short${after}`;
 }
 
 /** A failing case's evidence: the case, its verdict, every routed request and the run's output. */
@@ -315,6 +353,8 @@ const totals = {
   failing: 0,
   nextFlagged: 0,
   nextWhole: 0,
+  nextLacking: 0,
+  readByBackfill: 0,
 };
 
 function addToTotals(played: Played): void {
@@ -326,6 +366,8 @@ function addToTotals(played: Played): void {
   totals.flaggedWhole += wholeFlagged(played.verdict);
   totals.nextFlagged += played.nextNight.verdict.flagged;
   totals.nextWhole += wholeFlagged(played.nextNight.verdict);
+  totals.nextLacking += played.nextNight.readByBackfill?.lacking ?? 0;
+  totals.readByBackfill += played.nextNight.readByBackfill?.readWhole.length ?? 0;
   if (failing(played)) totals.failing += 1;
 }
 
@@ -347,7 +389,7 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
   afterAll(() => {
     const kinds = new Set(cases.map(({ c }) => c.kind));
     console.info(
-      `queue switch search, ${FOUND ? 'found cases' : `seed ${SEED}`}: ${cases.length} cases, kinds ${[...kinds].join(' ')} (${kinds.size} of ${SWITCH_KINDS.length}); ${totals.requests} window requests, ${totals.flagged} flagged days (${totals.flaggedWhole} in fact whole; the night after ${totals.nextFlagged}, ${totals.nextWhole} whole), ${totals.short} short, ${totals.lostFlags} flags lost, ${totals.unsettled} unsettled, ${totals.failing} cases failing\n${tally.join('\n')}`,
+      `queue switch search, ${FOUND ? 'found cases' : `seed ${SEED}`}: ${cases.length} cases, kinds ${[...kinds].join(' ')} (${kinds.size} of ${SWITCH_KINDS.length}); ${totals.requests} window requests, ${totals.flagged} flagged days (${totals.flaggedWhole} in fact whole; the night after ${totals.nextFlagged}, ${totals.nextWhole} whole${BACKFILL_AFTER ? `; of its ${totals.nextLacking} days lacking items a backfill read ${totals.readByBackfill} whole` : ''}), ${totals.short} short, ${totals.lostFlags} flags lost, ${totals.unsettled} unsettled, ${totals.failing} cases failing\n${tally.join('\n')}`,
     );
   });
 
@@ -368,7 +410,7 @@ describe('a backfill over HTTP whose server is deployed while it reads, queued o
         tally.push(tallyLine(index, c, played));
         addToTotals(played);
         const { verdict, run, nextNight } = played;
-        const evidence = failing(played) ? keepEvidence(index, c, played) : 'none kept';
+        const evidence = failing(played) || KEEP ? keepEvidence(index, c, played) : 'none kept';
         const why = `${describeCase(c, index)}; evidence: ${evidence}; ${run.stderr.slice(-2000)}`;
         // No day recorded complete lacks an item: none short, so no flag lost.
         expect(verdict.short, why).toEqual([]);
