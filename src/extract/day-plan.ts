@@ -46,6 +46,7 @@ import {
   proofVerdict,
   provedBefore,
   type ReadingSession,
+  readAgain,
   reopenUncapped,
   reopenUncovered,
   settled,
@@ -237,6 +238,8 @@ export interface DayFetch {
   ownHeld: boolean;
   /** Items earlier runs stored of the day (the ledger's item_count): see heldBefore. */
   itemsBefore: number;
+  /** The run's readings learned anew (ResourceKnowledge.relearned) when the day's plan began. */
+  relearnedBefore: number;
 }
 
 export type Saturation = 'complete' | 'limit' | 'cap' | 'suspect';
@@ -307,6 +310,7 @@ export function newDayFetch(
     undatedLeft: new Set(),
     ownHeld: false,
     itemsBefore,
+    relearnedBefore: knowledge.relearned ?? 0,
   };
 }
 
@@ -327,8 +331,25 @@ export function sessionOf(knowledge: ResourceKnowledge): ReadingSession {
   return knowledge.session;
 }
 
-/** The day's plan: yields requests until the day is settled, then returns what it fetched. */
+/**
+ * The day's plan: yields requests until the day is settled, then returns what it fetched. A day
+ * flagged while the server changed how it answers (a stale verdict, a turn of its maximum limit,
+ * the reading learned anew, by this day or another window) is read again: its answers say more of
+ * the change than of the day, and under a steady reading it may read whole. The run's next pass
+ * reads it (takeReopened), else the next run first (the ledger records it reopened).
+ */
 export function* planDay(state: DayFetch): Plan<FetchedDay> {
+  const fetched = yield* settleDay(state);
+  const changed =
+    state.staleVerdicts > 0 ||
+    state.maximumTurns > 0 ||
+    (state.knowledge.relearned ?? 0) !== state.relearnedBefore;
+  if (!fetched.truncated || state.open || !changed) return fetched;
+  readAgain(sessionOf(state.knowledge), state.day);
+  return { ...fetched, readAgain: true };
+}
+
+function* settleDay(state: DayFetch): Plan<FetchedDay> {
   const { reading } = state.knowledge;
   // Before any answer of the run: whether what it goes by was learned by an earlier run. One
   // another worker of this run stored is that run's evidence so far, proved by none of it yet.

@@ -162,5 +162,10 @@ export interface FetchedDay {
    * held the day whole (the queued run's last proof reads it from the ledger).
    */
   settledUnder?: DayRange;
+  /**
+   * Flagged while the server changed how it answers: read again, by the run's next pass or first
+   * by the next run (day-plan.ts, planDay), whose steady reading may read it whole.
+   */
+  readAgain?: true;
   requests: number;
 }

@@ -116,7 +116,8 @@ async function fetchAndStore(
       runId: ctx.runId,
       startDay: plan.startDay,
       today: plan.today,
-      proofs,
+      // A day flagged while the reading changed is recorded reopened too: read again first.
+      proofs: fetched.readAgain ? { ...proofs, reopened: [...proofs.reopened, day] } : proofs,
       ...(driftInWindow(drift) ? { drift: { total: drift.total } } : {}),
     }).catch((error: unknown) => {
       // Not written: what the proofs found goes with the next window that is.
@@ -259,9 +260,15 @@ type StoredWindow = Awaited<ReturnType<typeof storeWindow>>;
 export const TRUNCATED_DAY_LINE =
   'day possibly truncated: its answers stayed at the limit or the server cap, or came back short while the server changed how it answers';
 
+/** The warning of a day flagged while the server changed how it answers (FetchedDay.readAgain). */
+export const CHANGED_DAY_LINE =
+  'day possibly truncated: its answers came back short or cut while the server changed how it answers; read again first, by this run or the next';
+
 /** What the operator should hear of a stored window. */
 export function logLoad(log: Logger, fetched: FetchedDay, total: number, loaded: StoredWindow): void {
-  if (fetched.truncated)
+  if (fetched.readAgain)
+    log.warn({ limit: fetched.requestedLimit, served: fetched.servedCount, items: total }, CHANGED_DAY_LINE);
+  else if (fetched.truncated)
     log.warn(
       { limit: fetched.requestedLimit, served: fetched.servedCount, items: total },
       TRUNCATED_DAY_LINE,

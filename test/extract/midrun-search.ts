@@ -136,7 +136,9 @@ function tallyRun(
     tally.days += 1;
     tally.ideal += 1;
     if (run.left.includes(day)) {
+      // Flagged and reopened (read while the reading changed): flagged too.
       tally.left += 1;
+      if (result.truncated) tally.flagged += 1;
       continue;
     }
     if (result.truncated) {
@@ -730,4 +732,80 @@ function stickyMove(
         { ...steady, dayOffsetMinutes: either ? 180 : 0 },
       ];
   }
+}
+
+/** What a rolling deploy left, and what the night after made of it. */
+export interface RollingFlags {
+  /** Days the run left flagged and reopened, which the new reading alone reads whole. */
+  left: number;
+  /** Of those, the days the night after read whole; the others it flagged again. */
+  readWhole: number;
+  /** Days flagged after the run and the night that the new reading alone reads whole. */
+  falseFlags: number;
+  /** Days the run or the night settled complete but short: a defect. */
+  short: string[];
+  requests: { run: number; night: number };
+}
+
+/**
+ * A rolling deploy (old and new readings answering at random from the run's 10th request for
+ * `flapFor` requests, by default to the run's end, its last proofs included), then the night
+ * after under the new reading alone, reading the days the run left reopened. The new reading
+ * alone is played on the same data too, for the days it flags: a day the run flagged that it reads
+ * whole is a flag the change made, which the night after should clear.
+ */
+export function playRollingFlags(seed: number, c: MidrunCase, flapFor = Infinity): RollingFlags {
+  const steady = () =>
+    new SwitchingServer(seed, MIDRUN_FROM, MIDRUN_TO, c.after, c.after, Infinity, Infinity, c.sizes);
+  const alone = readRun(steady(), MIDRUN_DAYS, storedKnowledge(emptyReading()));
+  const flaggedAlone = new Set([...alone.results].filter(([, r]) => r.truncated).map(([day]) => day));
+  const server = new SwitchingServer(
+    seed,
+    MIDRUN_FROM,
+    MIDRUN_TO,
+    c.before,
+    c.after,
+    10,
+    10 + flapFor,
+    c.sizes,
+  );
+  const knowledge = storedKnowledge(emptyReading());
+  const run = readRun(server, MIDRUN_DAYS, knowledge);
+  const night = steady();
+  const next = readRun(night, run.left, storedKnowledge(knowledge.reading));
+  const last = (day: DayString) => next.results.get(day) ?? run.results.get(day);
+  const left = run.left.filter((day) => run.results.get(day)?.truncated === true && !flaggedAlone.has(day));
+  const short = MIDRUN_DAYS.filter((day) => {
+    const result = last(day);
+    if (result === undefined || result.truncated || next.left.includes(day)) return false;
+    return night.itemsOn(day).some((id) => !result.ids.has(id));
+  });
+  return {
+    left: left.length,
+    readWhole: left.filter((day) => next.results.get(day)?.truncated === false).length,
+    falseFlags: MIDRUN_DAYS.filter((day) => last(day)?.truncated === true && !flaggedAlone.has(day)).length,
+    short: short.map((day) => `seed ${seed} ${day}`),
+    requests: { run: server.requests, night: night.requests },
+  };
+}
+
+/** playRollingFlags over `count` cases of midrunCases(count, seed), summed. */
+export function rollingFlagsSearch(count: number, seed: number, flapFor = Infinity): RollingFlags {
+  const sum: RollingFlags = {
+    left: 0,
+    readWhole: 0,
+    falseFlags: 0,
+    short: [],
+    requests: { run: 0, night: 0 },
+  };
+  midrunCases(count, seed).forEach((c, i) => {
+    const played = playRollingFlags(i + 1, c, flapFor);
+    sum.left += played.left;
+    sum.readWhole += played.readWhole;
+    sum.falseFlags += played.falseFlags;
+    sum.short.push(...played.short);
+    sum.requests.run += played.requests.run;
+    sum.requests.night += played.requests.night;
+  });
+  return sum;
 }

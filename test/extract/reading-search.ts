@@ -338,6 +338,8 @@ export function readRun(
   const lastRead = new Map<DayString, number>();
   /** Days the warehouse reopened, and those the writers it told reopened (run-window.ts). */
   const storeReopened = new Set<DayString>();
+  /** Days whose last read was flagged while the reading changed: the ledger holds them reopened. */
+  const flaggedAmidChange = new Set<DayString>();
   const read = (day: DayString, knowledge: ResourceKnowledge) => {
     mark(day);
     const before = {
@@ -356,6 +358,9 @@ export function readRun(
       `${day} ${fetched.truncated || lacking ? 'flagged' : 'whole'}, ${fetched.onDay.length} of ${server.itemsOn(day).length} items`,
     );
     results.set(day, { truncated: fetched.truncated || lacking, ids });
+    // Flagged while the reading changed: the ledger holds it reopened, for the next run.
+    if (fetched.readAgain === true) flaggedAmidChange.add(day);
+    else flaggedAmidChange.delete(day);
     lastRead.set(day, at);
     if (lacking) {
       staleElsewhere(knowledge);
@@ -405,7 +410,8 @@ export function readRun(
     pending = close([reader]);
   }
   for (const [day, result] of results) result.ids = warehouse.rowsOf(day, result, lastRead.get(day) ?? 0);
-  return { results, sliced, reopened, left: pending, stored: warehouse.served };
+  const left = [...new Set([...pending, ...flaggedAmidChange])].sort();
+  return { results, sliced, reopened, left, stored: warehouse.served };
 }
 
 /**
@@ -508,7 +514,7 @@ function judgedByStale(writers: readonly ResourceKnowledge[]): DayString[] {
 
 /**
  * One run of a case (readRun), tallied: a day judged by its last read; one still reopened after
- * the last pass is left to the next run, not settled.
+ * the last pass is left to the next run, not settled, unless it is flagged too.
  */
 function readPhase(
   server: QuietServer,
@@ -522,7 +528,8 @@ function readPhase(
   tally.reopened += run.reopened;
   tally.left += run.left.length;
   for (const [day, result] of run.results) {
-    if (run.left.includes(day)) continue;
+    // Reopened, not flagged: read again by the next run, not judged here.
+    if (run.left.includes(day) && !result.truncated) continue;
     tally.days += 1;
     if (result.truncated) tally.flagged += 1;
     const lacks = server.itemsOn(day).some((id) => !result.ids.has(id));

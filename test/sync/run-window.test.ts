@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { RequestAbortedError } from '../../src/api/abort.js';
 import { AuthError, EndpointRefusedError } from '../../src/errors.js';
 import type { FetchedDay } from '../../src/extract/plan-steps.js';
-import { failureKind, loadedWindow, logLoad, TRUNCATED_DAY_LINE } from '../../src/sync/run-window.js';
+import {
+  CHANGED_DAY_LINE,
+  failureKind,
+  loadedWindow,
+  logLoad,
+  TRUNCATED_DAY_LINE,
+} from '../../src/sync/run-window.js';
 import { captureLogger } from '../api/fixture-server.js';
 
 describe('what a window that threw comes to', () => {
@@ -114,6 +120,16 @@ describe('what a stored window tells the operator', () => {
     // Not "served no more than its cap": 258 items is neither this limit nor, here, any cap.
     expect(TRUNCATED_DAY_LINE).toContain('stayed at the limit or the server cap');
     expect(TRUNCATED_DAY_LINE).toContain('came back short while the server changed how it answers');
+  });
+
+  it('a day flagged while the server changed how it answers: one warning that says so, and that it is read again first', () => {
+    const { lines, logger } = captureLogger();
+    logLoad(logger, { ...fetched(true), readAgain: true }, 0, loaded);
+    const warned = warnings(lines);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ msg: CHANGED_DAY_LINE, limit: 299, served: 258, items: 0 });
+    expect(CHANGED_DAY_LINE).toContain('while the server changed how it answers');
+    expect(CHANGED_DAY_LINE).toContain('read again first');
   });
 
   it('a day read whole: no warning', () => {
