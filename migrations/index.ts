@@ -51,6 +51,7 @@ import * as capsSharedByWorkers from './0050-caps-shared-by-workers.js';
 import * as settledUnder from './0051-settled-under.js';
 import * as readingReach from './0052-reading-reach.js';
 import * as wholeAnswersVouched from './0053-whole-answers-vouched.js';
+import * as reopenedReadAgain from './0054-reopened-read-again.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -109,4 +110,5 @@ export const migrations: Record<string, Migration> = {
   '0051-settled-under': settledUnder,
   '0052-reading-reach': readingReach,
   '0053-whole-answers-vouched': wholeAnswersVouched,
+  '0054-reopened-read-again': reopenedReadAgain,
 };
