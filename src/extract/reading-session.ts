@@ -731,16 +731,21 @@ export function staleFound(session: ReadingSession, asking?: DayString): void {
   session.proved = session.proved.filter((day) => !session.reopened.includes(day));
 }
 
-export type ReopenCause = 'stale' | 'late evidence';
+export type ReopenCause = 'stale' | 'changed' | 'late evidence';
 
 /**
- * Why days reopened in these sessions are read again: a stale verdict of one, or evidence that
- * came later (a cap, a bound that moved by hours). Not the proofs' caution alone: a busy site's
- * cut canary, or a deploy another resource of the source saw, makes them ask twice, and no
- * reading of these days proved stale.
+ * Why these reopened days are read again: a stale verdict of a session, or a day flagged while the
+ * server changed how it answers (readAgain: a turn of its maximum limit, say, proves no reading
+ * stale), or evidence that came later (a cap, a bound that moved by hours). Not the proofs'
+ * caution alone: a busy site's cut canary, or a deploy another resource of the source saw, makes
+ * them ask twice, and no reading of these days proved stale.
  */
-export function reopenedBecause(sessions: readonly (ReadingSession | undefined)[]): ReopenCause {
-  return sessions.some((session) => session?.provedStale === true) ? 'stale' : 'late evidence';
+export function reopenedBecause(
+  reopened: readonly { session: ReadingSession | undefined; day: DayString }[],
+): ReopenCause {
+  if (reopened.some(({ session }) => session?.provedStale === true)) return 'stale';
+  if (reopened.some(({ session, day }) => session?.readAgain.has(day) === true)) return 'changed';
+  return 'late evidence';
 }
 
 /**

@@ -543,6 +543,10 @@ async function recordLeftProofs(ctx: SyncContext, run: RunPlan): Promise<void> {
     }
 }
 
+/** The run reads again days it flagged while the server changed how it answers (readAgain). */
+export const REOPENED_CHANGED_LINE =
+  'days flagged while the server changed how it answers: reading them again';
+
 function logReopened(
   logger: Logger,
   again: readonly PlannedWindow<SourceHandle>[],
@@ -551,6 +555,7 @@ function logReopened(
   const fields = { days: again.length, sources: [...new Set(again.map((plan) => plan.handle.name))] };
   if (cause === 'stale')
     logger.warn(fields, 'server reading proved stale since days were settled: reading them again');
+  else if (cause === 'changed') logger.warn(fields, REOPENED_CHANGED_LINE);
   else if (cause === 'workers')
     logger.warn(
       fields,
@@ -566,7 +571,9 @@ function logReopened(
 
 /** Why the run reads `again` (reopenedBecause): the sessions of its sources' resources say. */
 function reopenCause(again: readonly PlannedWindow<SourceHandle>[]): ReopenCause {
-  return reopenedBecause(again.map((plan) => plan.handle.knowledge[plan.resource].session));
+  return reopenedBecause(
+    again.map((plan) => ({ session: plan.handle.knowledge[plan.resource].session, day: plan.day })),
+  );
 }
 
 /** The planned windows of days the ledger holds reopened (queued runs: the workers reopened them). */

@@ -22,6 +22,7 @@ import {
   proofLimit,
   proofVerdict,
   provedBefore,
+  readAgain,
   reopenedBecause,
   reopenUncapped,
   reopenUncovered,
@@ -36,7 +37,7 @@ import {
   takeProofs,
   takeReopened,
 } from '../../src/extract/reading-session.js';
-import { addDays } from '../../src/time/days.js';
+import { addDays, type DayString } from '../../src/time/days.js';
 
 const at = (day: string, hour: number, id = `${day}@${hour}`) => ({
   id,
@@ -597,12 +598,34 @@ describe('the reading session: a reading that learned more since a day settled',
     serverChanged(session);
     reopenUncovered(session, lateDay, { relearned: 0, reading: READING });
     expect(takeReopened(session)).toEqual(['2026-03-04']);
-    expect(reopenedBecause([session, undefined])).toBe('late evidence');
+    const day = '2026-03-04' as DayString;
+    expect(
+      reopenedBecause([
+        { session, day },
+        { session: undefined, day },
+      ]),
+    ).toBe('late evidence');
     // A stale verdict of any of them is what the run says it reads the days again for.
     const stale = newSession();
     settled(stale, '2026-03-04', [at('2026-03-04', 9)], asked('2026-03-04', '2026-03-05'));
     staleFound(stale);
-    expect(reopenedBecause([session, stale])).toBe('stale');
+    expect(
+      reopenedBecause([
+        { session, day },
+        { session: stale, day },
+      ]),
+    ).toBe('stale');
+  });
+
+  it('a day flagged while the server changed how it answers is read again for that change, unless a reading was proved stale', () => {
+    const session = newSession();
+    const day = '2026-03-04' as DayString;
+    readAgain(session, day);
+    expect(reopenedBecause([{ session, day }])).toBe('changed');
+    // Only that day: another reopened with it in the same session is late evidence.
+    expect(reopenedBecause([{ session, day: '2026-03-05' as DayString }])).toBe('late evidence');
+    staleFound(session);
+    expect(reopenedBecause([{ session, day }])).toBe('stale');
   });
 
   it('at the run’s end, a reading loaded afresh with no items on an end judges no day settled under the one before', () => {
