@@ -266,12 +266,10 @@ export const CHANGED_DAY_LINE =
 
 /** What the operator should hear of a stored window. */
 export function logLoad(log: Logger, fetched: FetchedDay, total: number, loaded: StoredWindow): void {
-  if (fetched.readAgain)
-    log.warn({ limit: fetched.requestedLimit, served: fetched.servedCount, items: total }, CHANGED_DAY_LINE);
-  else if (fetched.truncated)
+  if (fetched.truncated)
     log.warn(
       { limit: fetched.requestedLimit, served: fetched.servedCount, items: total },
-      TRUNCATED_DAY_LINE,
+      fetched.readAgain ? CHANGED_DAY_LINE : TRUNCATED_DAY_LINE,
     );
   if (loaded.conflicts > 0)
     log.warn(
