@@ -548,7 +548,14 @@ function* underProof(state: DayFetch, fetched: FetchedDay): Plan<FetchedDay | 'a
     ...(state.wholeAt >= state.vouchedBy && state.wholeOn !== undefined ? { answer: state.wholeOn } : {}),
     ...(asked === undefined
       ? {}
-      : { under: { range: asked, relearned: knowledge.relearned ?? 0, reading: knowledge.reading } }),
+      : {
+          under: {
+            range: asked,
+            relearned: knowledge.relearned ?? 0,
+            reading: knowledge.reading,
+            ...(state.readAsCut ? { parts: true } : {}),
+          },
+        }),
   };
   // A cap proved since a day settled at its size, or a reading that no longer holds a day in the
   // request it was settled under: that day is read again.
@@ -1067,11 +1074,12 @@ function reopenUncoveredDays(knowledge: ResourceKnowledge, final = false): void 
  */
 export function reopenUncoveredSettled(
   knowledge: ResourceKnowledge,
-  settledOn: readonly { day: DayString; range: DayRange }[],
+  settledOn: readonly { day: DayString; range: DayRange; parts?: boolean }[],
 ): void {
   const { settledBy } = sessionOf(knowledge);
   const ledger = { relearned: -1, reading: {} };
-  for (const { day, range } of settledOn) settledBy.set(day, { range, ...ledger });
+  for (const { day, range, parts } of settledOn)
+    settledBy.set(day, { range, ...ledger, ...(parts === true ? { parts } : {}) });
   reopenUncoveredDays(knowledge, true);
 }
 

@@ -147,6 +147,11 @@ export interface SettledUnder {
   range: DayRange;
   relearned: number;
   reading: object;
+  /**
+   * Read in parts: its request's answer was cut, the day read in halves or time slices. Whole by
+   * the reading the parts were asked under (bounds, instants), not by its request alone.
+   */
+  parts?: boolean;
 }
 
 const QUARTER_HOUR_MS = HOUR_MS / 4;
@@ -878,7 +883,11 @@ export function reopenUncovered(
     const current = under.relearned === now.relearned && under.reading === now.reading;
     const staleSince = under.relearned < now.relearned;
     const judged = current || (now.final === true && (now.evidence === true || staleSince));
-    if (!judged || covered(day, under.range)) continue;
+    // A day read in parts under a reading since proved stale: its request still covering it says
+    // nothing of its parts (a slice a new reader answered as the dates it names ends at the
+    // server's midnight, the day's last hours in no answer).
+    const partsStale = under.parts === true && staleSince;
+    if (!judged || (covered(day, under.range) && !partsStale)) continue;
     session.settledBy.delete(day);
     reopen(session, day);
   }

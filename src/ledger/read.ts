@@ -256,7 +256,9 @@ interface SettledRequest {
  * for the planner's last proof: whether a proof has proved each yet (each worker proves only the
  * stretches it completes), and the size of a day settled whole at a size no cap its reader knew
  * covered (uncapped_served), which a cap a worker proved since reopens, and the request its own
- * answer settled it on (settled_from, settled_to), which the reading learned since may not hold.
+ * answer settled it on (settled_from, settled_to), which the reading learned since may not hold,
+ * and whether it was read in parts (more items than its largest answer served: halves or time
+ * slices, which stand on the reading they were asked under, not on that request alone).
  */
 export async function settledDaysOfRun(
   db: Kysely<Database>,
@@ -264,7 +266,14 @@ export async function settledDaysOfRun(
   runId: number,
   before: DayString,
 ): Promise<
-  { day: DayString; proved: boolean; uncappedServed: number | null; under: SettledRequest | null }[]
+  {
+    day: DayString;
+    proved: boolean;
+    uncappedServed: number | null;
+    under: SettledRequest | null;
+    /** Read in parts (halves, time slices): more items than its largest answer served. */
+    parts: boolean;
+  }[]
 > {
   const rows = await db
     .selectFrom('sync_windows')
@@ -274,6 +283,7 @@ export async function settledDaysOfRun(
       sql<number | null>`case when truncated then null else uncapped_served end`.as('uncapped_served'),
       sql<DayString | null>`case when truncated then null else settled_from::text end`.as('settled_from'),
       sql<DayString | null>`settled_to::text`.as('settled_to'),
+      sql<boolean>`coalesce(item_count > served_count, false)`.as('parts'),
     ])
     .where('source_id', '=', key.source)
     .where('resource', '=', key.resource)
@@ -291,6 +301,7 @@ export async function settledDaysOfRun(
       row.settled_from === null || row.settled_to === null
         ? null
         : { startdate: row.settled_from, enddate: row.settled_to },
+    parts: row.parts,
   }));
 }
 

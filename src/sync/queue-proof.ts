@@ -88,7 +88,9 @@ async function proveEndpoint(
   const settled = await settledDaysOfRun(ctx.db, key, ctx.runId, today);
   const unproved = settled.filter((d) => !d.proved).map((d) => d.day);
   const uncapped = settled.filter((d) => d.uncappedServed !== null);
-  const settledOn = settled.flatMap(({ day, under }) => (under === null ? [] : [{ day, range: under }]));
+  const settledOn = settled.flatMap(({ day, under, parts }) =>
+    under === null ? [] : [{ day, range: under, parts }],
+  );
   if (unproved.length === 0 && uncapped.length === 0 && settledOn.length === 0) return;
   // What the workers learned and stored, the caps and verdicts they told: not the planner's copy.
   const readings = await loadReadings(ctx.db, handle.name, ctx.runId);

@@ -139,6 +139,22 @@ describe('servers whose reading changes while the tool reads', () => {
     expect([...found.lostFlags, ...sample.lostFlags]).toEqual([]);
   }, 120_000);
 
+  it('a rolling deploy that stops honouring instants, days read again by two writers: no day read in time slices is settled short', () => {
+    // Case 198 of seed 5150005 (found by a wider sweep): a server 2 h ahead of UTC, newest first,
+    // capped at 100, whose new readers ignore instants. A day's first slice, answered by a new
+    // reader as the dates it names, ends at the server's midnight, 2 h before UTC's: the day's
+    // last hours in no answer, the other slices honoured. One writer's answers proved instants
+    // ignored; the other writer's days had been settled by then, their requests still covering
+    // them, and 2026-11-10 and 2026-11-12 were settled with 306 of 328 and 220 of 245 items.
+    // A day read in parts (halves or slices) stands on more of the reading than its request: a
+    // stale verdict reopens it (reading-session.ts, reopenUncovered).
+    const tally = rereadSearch(199, 5150005, { workers: 2, only: 198 });
+    printTally('instants ignored by a rolling deploy, read again by two writers', tally);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  });
+
   it('a fresh range backfilled by four workers during a rolling deploy: a day whose last item only a neighbour’s worker was served is flagged, not settled short', () => {
     // Case 104 of storedFlapSearch(300, 31337), seed 31441: from a stored reading (start bound
     // exclusive, end inclusive, oldest first, the server's day UTC+5:30, instants refused) to the

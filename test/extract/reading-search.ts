@@ -506,7 +506,11 @@ function judgedByStale(writers: readonly ResourceKnowledge[]): DayString[] {
   const others = writers
     .filter((writer) => writer !== stale)
     .flatMap((writer) =>
-      [...sessionOf(writer).settledBy].map(([day, under]) => ({ day, range: under.range })),
+      [...sessionOf(writer).settledBy].map(([day, under]) => ({
+        day,
+        range: under.range,
+        ...(under.parts === true ? { parts: true } : {}),
+      })),
     );
   reopenUncoveredSettled(stale, others);
   return takeReopened(sessionOf(stale));

@@ -590,6 +590,28 @@ describe('the reading session: a reading that learned more since a day settled',
     expect(takeReopened(session)).toEqual(['2026-03-04']);
   });
 
+  it('a day read in parts under a reading since proved stale is reopened at the run’s end, its request still covering it', () => {
+    const session = newSession();
+    const inParts = (day: string, startdate: string, enddate: string, relearned: number) =>
+      settled(session, day as DayString, [at(day, 9)], {
+        ...ROOM,
+        readAsCut: true,
+        under: { range: { startdate, enddate }, relearned, reading: READING, parts: true },
+      });
+    const covering = () => true;
+    inParts('2026-03-04', '2026-03-02', '2026-03-06', 0);
+    settled(session, '2026-03-05', [at('2026-03-05', 9)], asked('2026-03-03', '2026-03-07', 0));
+    inParts('2026-03-06', '2026-03-04', '2026-03-08', 1);
+    // Under the reading it was read by: its parts stand.
+    reopenUncovered(session, covering, { relearned: 0, reading: READING, final: true, evidence: true });
+    expect(takeReopened(session)).toEqual([]);
+    // The reading proved stale since (a slice a new reader answered as the dates it names ends at
+    // the server's midnight): the parts read before the verdict are read again; a day one answer
+    // held, its request covering it, stands, and so do parts read since.
+    reopenUncovered(session, covering, { relearned: 1, reading: READING, final: true, evidence: true });
+    expect(takeReopened(session)).toEqual(['2026-03-04']);
+  });
+
   it('days reopened because a request no longer holds them are read again for late evidence, not a stale reading, though the proofs ask twice', () => {
     // A busy site: its cut canary makes the proofs ask twice (as after a deploy another resource
     // of the source saw), and a bound that moved by hours widened the requests.

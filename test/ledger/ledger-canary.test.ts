@@ -33,9 +33,13 @@ describe('the ledger’s canary and unproved days of a queued run', () => {
     await t.drop();
   });
 
-  const store = (day: string, count: number, options: { truncated?: boolean; runId?: number | null } = {}) =>
+  const store = (
+    day: string,
+    count: number,
+    options: { truncated?: boolean; runId?: number | null; servedCount?: number; source?: string } = {},
+  ) =>
     storeWindow(t.pool, {
-      sourceId: SOURCE,
+      sourceId: options.source ?? SOURCE,
       baseUrl: 'http://api.example.test',
       resource: 'feedback',
       day: day as DayString,
@@ -43,7 +47,8 @@ describe('the ledger’s canary and unproved days of a queued run', () => {
       valid: Array.from({ length: count }, (_, i) => feedbackItem(day as DayString, i + 1 + count * 100)),
       rejected: [],
       requestedLimit: 1000,
-      servedCount: count,
+      servedCount: options.servedCount ?? count,
+      settledUnder: { startdate: day as DayString, enddate: day as DayString },
       truncated: options.truncated ?? false,
       runId: options.runId === undefined ? RUN : options.runId,
       startDay: '2026-03-01' as DayString,
@@ -105,6 +110,18 @@ describe('the ledger’s canary and unproved days of a queued run', () => {
     // The same row as if the API had served it: the day holds 56 rows for 55 settled.
     await t.db.updateTable('feedback').set({ origin: 'api' }).where('id', '=', 999_001).execute();
     expect((await ledgerCanaries(t.db, KEY, RUN, 100))[0]?.day).toBe('2026-03-02');
+  });
+
+  it('says which days were read in parts: more items than their largest answer served (halves, time slices)', async () => {
+    const parts = { ...KEY, source: 'canary-parts' };
+    // One answer of 140 held the day (its neighbours too); three answers of at most 100 held 260.
+    await store('2026-04-01', 120, { servedCount: 140, source: parts.source });
+    await store('2026-04-02', 260, { servedCount: 100, source: parts.source });
+    const settled = await settledDaysOfRun(t.db, parts, RUN, '2026-04-10' as DayString);
+    expect(settled.map(({ day, parts, under }) => [day, parts, under?.startdate])).toEqual([
+      ['2026-04-01', false, '2026-04-01'],
+      ['2026-04-02', true, '2026-04-02'],
+    ]);
   });
 
   it('where no proof found a day whole, offers the run’s own settled days, largest first, as unproved', async () => {
