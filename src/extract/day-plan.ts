@@ -230,6 +230,11 @@ export interface DayFetch {
   widest: 'unasked' | 'asked' | 'empty' | 'stale' | 'cut' | 'holds';
   /** The cap check's wider answer that brought more than the day's: the reading's check may read it. */
   wider: { range: DayRange; answer: readonly unknown[] } | undefined;
+  /**
+   * The last answer as large as any before it (judged 'suspect') that the day asked again by a
+   * narrower request before checking it: its range, size and items' identities (cappedAt).
+   */
+  suspectBefore: { range: DayRange; size: number; ids: ReadonlySet<string> } | undefined;
   /** The request of the round that settles the day (reading-session.ts, reopenUncovered). */
   asked: DayRange | undefined;
   /** Items without a readable dt a wider answer than the day's own held, not held from it (hold). */
@@ -306,6 +311,7 @@ export function newDayFetch(
     utcDayEmpty: false,
     widest: 'unasked',
     wider: undefined,
+    suspectBefore: undefined,
     asked: undefined,
     undatedLeft: new Set(),
     ownHeld: false,
@@ -419,7 +425,11 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
   // A widest answer that may be cut ends quiet mode: the narrow requests take the cut over.
   if (knowledge.quiet === true && saturation !== 'suspect') return quietEnds(state);
   // The answer may be cut. If it proved something that moves the request, ask that first.
-  if (!sameRange(range, runRequest(state.day, knowledge))) return 'again';
+  if (!sameRange(range, runRequest(state.day, knowledge))) {
+    if (saturation === 'suspect')
+      state.suspectBefore = { range, size: response.length, ids: new Set(response.map(itemIdentity)) };
+    return 'again';
+  }
   if (saturation === 'suspect') {
     const verdict = yield* cappedAt(state, range, response);
     // A wider answer that brought more may come from a rolling deploy's new reading, this one at
@@ -985,6 +995,7 @@ function stale(state: DayFetch): 'again' {
   state.emptyAnswers = 0;
   state.widest = 'unasked';
   state.wider = undefined;
+  state.suspectBefore = undefined;
   return 'again';
 }
 
@@ -1414,6 +1425,19 @@ function* cappedAt(
   const { reading } = state.knowledge;
   const seen = new Set(first.map(itemIdentity));
   const holdsNew = (response: readonly unknown[]) => response.some((item) => !seen.has(itemIdentity(item)));
+  // An answer of the same size to a request holding this one, with other items: a cut at that
+  // size, proved by what the day was answered already. Asked only now, a week wider could come
+  // from a deploy that raised the cap since, larger, and vouch for this answer.
+  const before = state.suspectBefore;
+  if (
+    before !== undefined &&
+    before.size === first.length &&
+    covers(before.range, range) &&
+    [...before.ids].some((id) => !seen.has(id))
+  ) {
+    proveCap(reading, first.length);
+    return 'capped';
+  }
   for (const widen of CHECK_WIDENINGS) {
     const wide = widened(range, widen);
     const wider = yield* ask(state, wide);

@@ -160,7 +160,9 @@ describe('a cut day asked again and again', () => {
       expect(itemCopies(state)).toBe(state.items.length);
     }
     expect(step.value.truncated).toBe(true);
-    expect(state.dayAnswers.length).toBeGreaterThanOrEqual(3);
+    // Two answers of 100, the second's request inside the first's and other items in the first,
+    // prove the cap before any wider request is asked (day-plan.ts, cappedAt).
+    expect(state.dayAnswers.length).toBeGreaterThanOrEqual(2);
     // The same items came many times over.
     expect(served).toBeGreaterThan(2 * state.items.length);
   });

@@ -139,6 +139,20 @@ describe('servers whose reading changes while the tool reads', () => {
     expect([...found.lostFlags, ...sample.lostFlags]).toEqual([]);
   }, 120_000);
 
+  it('a cap raised from 60 to 150 by a deploy at the run’s third request: the first day is not settled at the old cap', () => {
+    // Case 0 of capMoveSearch(100, 88009, [60, 150]), found by a wider sweep: the widest request
+    // and the narrowed one came back at 60 under the old cap, other items in the first; the cap
+    // check's week wider came back at 150 under the new one and vouched for the narrowed answer,
+    // and 2026-10-31 was settled with 60 of its 76 items. Two answers of one size, the second's
+    // request inside the first's, the first with other items, prove a cut at that size
+    // (day-plan.ts, cappedAt): the day is read in parts.
+    const tally = capMoveSearch(1, 88009, [60, 150], [0]);
+    printTally('a cap raised at the third request', tally);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  });
+
   it('a rolling deploy that stops honouring instants, days read again by two writers: no day read in time slices is settled short', () => {
     // Case 198 of seed 5150005 (found by a wider sweep): a server 2 h ahead of UTC, newest first,
     // capped at 100, whose new readers ignore instants. A day's first slice, answered by a new
