@@ -97,9 +97,10 @@ export interface SlotSession {
   /**
    * Frees the slot held. With `verdictOf`, also reads, in the same round trip, when a worker of
    * that run last found a reading of that source stale, any resource's (reading-store.ts
-   * exchangeVerdicts): its time in milliseconds, 0 for never; undefined when no slot was held.
+   * exchangeVerdicts): its time in milliseconds, 0 for never; and the source's stored readings as
+   * they are now (reading-store.ts hearStored). Undefined when no slot was held.
    */
-  release(verdictOf?: VerdictKey): Promise<number | undefined>;
+  release(verdictOf?: VerdictKey): Promise<Released | undefined>;
   close(): Promise<void>;
   /**
    * Its connection has failed or ended (the server restarted, pg_terminate_backend): nothing can
@@ -114,6 +115,29 @@ export interface SlotSession {
  */
 const NO_TIMEOUTS = `select set_config(name, '0', false) from pg_settings
   where name in ('idle_in_transaction_session_timeout', 'idle_session_timeout', 'transaction_timeout', 'lock_timeout', 'statement_timeout')`;
+
+/** What release() read with the slot's release. */
+export interface Released {
+  /** When a worker of the run last found a reading of the source stale, in milliseconds; 0 for never. */
+  lastStale: number;
+  /** The source's stored readings, one row a resource. */
+  readings: StoredReadingRow[];
+}
+
+/** A server_readings row as release() reads it: `this_run`, written since the run started. */
+export interface StoredReadingRow {
+  resource: string;
+  head_ms: number | null;
+  tail_ms: number | null;
+  start_reach_ms: number | null;
+  end_reach_ms: number | null;
+  item_order: 'oldest-first' | 'newest-first' | 'unordered' | null;
+  cap: number | null;
+  largest_response: number;
+  limit_refused: number | null;
+  instants: 'honoured' | 'ignored' | 'refused' | null;
+  this_run: boolean;
+}
 
 /** One run's readings of one source, whose stale verdicts release() reads. */
 export interface VerdictKey {
@@ -154,6 +178,8 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
   const bookkeeping = client.escapeIdentifier(bookkeepingSchema(schema));
   const slots = `${bookkeeping}.queue_slots`;
   const checks = `${bookkeeping}.queue_run_checks`;
+  const readings = `${bookkeeping}.server_readings`;
+  const runs = `${bookkeeping}.sync_runs`;
   let holding = false;
   return {
     get broken() {
@@ -222,12 +248,24 @@ export async function openSlotSession(url: string, schema: string): Promise<Slot
         await client.query('rollback');
         return undefined;
       }
+      const runId = Math.trunc(verdictOf.runId);
+      const source = client.escapeLiteral(verdictOf.source);
+      // The stored readings come along: a writer stores its reading only where that changes the
+      // row as it is now, and most of a run's stores would not (reading-store.ts storeReading).
       const results = (await client.query(
         `rollback;
-         select max(last_stale_at) as last_stale_at from ${checks}
-          where run_id = ${Math.trunc(verdictOf.runId)} and source_id = ${client.escapeLiteral(verdictOf.source)}`,
-      )) as unknown as pg.QueryResult<{ last_stale_at: Date | null }>[];
-      return results.at(-1)?.rows[0]?.last_stale_at?.getTime() ?? 0;
+         select max(last_stale_at) as last_stale_at from ${checks} where run_id = ${runId} and source_id = ${source};
+         select resource, head_ms::float8 as head_ms, tail_ms::float8 as tail_ms,
+                start_reach_ms::float8 as start_reach_ms, end_reach_ms::float8 as end_reach_ms,
+                item_order, cap, largest_response, limit_refused, instants,
+                coalesce(updated_at >= (select started_at from ${runs} where run_id = ${runId}), false) as this_run
+           from ${readings} where source_id = ${source}`,
+      )) as unknown as pg.QueryResult[];
+      const stale = results[1]?.rows[0] as { last_stale_at: Date | null } | undefined;
+      return {
+        lastStale: stale?.last_stale_at?.getTime() ?? 0,
+        readings: (results[2]?.rows ?? []) as StoredReadingRow[],
+      };
     },
     async close() {
       await client.end().catch(() => {});

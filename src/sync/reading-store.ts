@@ -26,7 +26,7 @@ import {
 } from '../extract/server-reading.js';
 import { recordProofs, reopenSettledAtCap } from '../ledger/ledger.js';
 import type { Logger } from '../log/logger.js';
-import { type SharedCheck, sharedCheckOf } from '../queue/source-slots.js';
+import { type SharedCheck, type StoredReadingRow, sharedCheckOf } from '../queue/source-slots.js';
 import { isWindowed, type WindowedResource } from '../schemas/resource-names.js';
 import { knowledgeOfEach } from './context.js';
 
@@ -52,8 +52,12 @@ export interface SourceReadings {
   source: string;
   /** The run's working copies, one per resource, shared by the writer's windows of it. */
   knowledge: Record<WindowedResource, ResourceKnowledge>;
-  /** Per resource, the reading and reach as this writer last read or stored them, and knowledge.relearned then. */
-  seen: Map<WindowedResource, SeenReading & { relearned: number }>;
+  /**
+   * Per resource, the reading and reach as this writer last read or stored them, and
+   * knowledge.relearned then; and the row as it holds them (`row`: its cap and largest answer, which
+   * a run learns again from none), where this writer knows it.
+   */
+  seen: Map<WindowedResource, SeenReading & { relearned: number; row?: StoredRow }>;
   /** Resources whose check this writer recorded in queue_run_checks, or found there. */
   checkShared: Set<WindowedResource>;
   /**
@@ -86,16 +90,16 @@ export async function loadReadings(
           .where('run_id', '=', queuedRunId)
           .where('source_id', '=', source)
           .execute();
-  const stored = await readServerReadings(db, source, queuedRunId);
+  const stored = await readStoredRows(db, source, queuedRunId);
   // The stored readings themselves, not copies: what the run knows beside each (the stored cap,
   // startFrom) is kept beside that object.
   const knowledge = knowledgeOfEach(
-    (resource): ResourceKnowledge => ({ reading: stored.get(resource) ?? emptyReading() }),
+    (resource): ResourceKnowledge => ({ reading: stored.get(resource)?.reading ?? emptyReading() }),
   );
   shareCaps(Object.values(knowledge).map((k) => k.reading));
   const seen: SourceReadings['seen'] = new Map();
-  for (const [resource, reading] of stored)
-    seen.set(resource, { reading: { ...reading }, reach: handedOn(reading), relearned: 0 });
+  for (const [resource, { reading, row }] of stored)
+    seen.set(resource, { reading: { ...reading }, reach: handedOn(reading), relearned: 0, row });
   const readings: SourceReadings = {
     source,
     knowledge,
@@ -202,14 +206,75 @@ export async function storeReading(
   run: { runId: number; logger: Logger },
 ): Promise<boolean> {
   const knowledge = readings.knowledge[resource];
-  const over = storeOver(knowledge, readings.seen.get(resource));
+  const last = readings.seen.get(resource);
+  const over = storeOver(knowledge, last);
   if (over === undefined) return false;
-  readings.seen.set(resource, {
+  const now = {
     reading: { ...knowledge.reading },
     reach: handedOn(knowledge.reading),
     relearned: knowledge.relearned ?? 0,
-  });
-  return saveServerReading(db, readings.source, resource, knowledge.reading, over, run);
+  };
+  // A run learns the largest answer (and the cap) again from none: each of its first answers, on
+  // each worker, changes the writer's reading, and most would store the row as it is (two thirds
+  // of a queued backfill's stores, each a transaction and a flush of the WAL). What writes nothing
+  // over the row as this writer last saw it is not sent; a re-learned reading always is.
+  if (typeof over === 'object' && over !== null && last?.row !== undefined && writesNothing(last.row, now)) {
+    readings.seen.set(resource, { ...now, row: last.row });
+    return false;
+  }
+  const written: { row?: StoredRow } = {};
+  readings.seen.set(resource, now);
+  const stored = await saveServerReading(
+    db,
+    readings.source,
+    resource,
+    knowledge.reading,
+    over,
+    run,
+    written,
+  );
+  readings.seen.set(resource, { ...now, ...(written.row === undefined ? {} : { row: written.row }) });
+  return stored;
+}
+
+/** A stored row as a writer last read or wrote it; `thisRun`, written since the run started. */
+type StoredRow = SeenReading & { thisRun: boolean };
+
+/**
+ * Whether storing `reading` (with its reach) over `row` tells it nothing: leaves it as it is, or,
+ * over a row this run wrote, only lowers its largest answer. A run's stored largest answer is the
+ * largest of its answers, as an in-process run's is; a queued run's workers, each learning it
+ * from none, would otherwise take it down and up again in turn.
+ */
+export function writesNothing(row: StoredRow, { reading, reach }: SeenReading): boolean {
+  const after = asStored(row.reading, reading);
+  const before = row.reading;
+  const largest = row.thisRun
+    ? after.largestResponse <= before.largestResponse
+    : after.largestResponse === before.largestResponse;
+  return (
+    after.headMs === before.headMs &&
+    after.tailMs === before.tailMs &&
+    after.order === before.order &&
+    largest &&
+    after.cap === before.cap &&
+    after.limitRefused === before.limitRefused &&
+    after.instants === before.instants &&
+    sameReach(reach, row.reach)
+  );
+}
+
+/**
+ * The source's stored readings as they are now (read with a queued window's slot release): what a
+ * worker's next store is compared with (writesNothing), in place of what it last read or wrote.
+ */
+export function hearStored(readings: SourceReadings, rows: readonly StoredReadingRow[]): void {
+  for (const row of rows) {
+    if (!isWindowed(row.resource)) continue;
+    const seen = readings.seen.get(row.resource);
+    if (seen === undefined) continue;
+    readings.seen.set(row.resource, { ...seen, row: { ...seenOf(row), thisRun: row.this_run } });
+  }
 }
 
 /** What a writer logs once it recorded the run's check of a stored reading. */
@@ -368,6 +433,16 @@ export async function readServerReadings(
   sourceId: string,
   queuedRunId?: number,
 ): Promise<Map<WindowedResource, ServerReading>> {
+  const stored = await readStoredRows(db, sourceId, queuedRunId);
+  return new Map([...stored].map(([resource, { reading }]) => [resource, reading]));
+}
+
+/** Each resource's reading a run starts from (readServerReadings), with its row as stored. */
+async function readStoredRows(
+  db: Kysely<Database>,
+  sourceId: string,
+  queuedRunId?: number,
+): Promise<Map<WindowedResource, { reading: ServerReading; row: StoredRow }>> {
   const rows = await db
     .selectFrom('server_readings')
     .selectAll('server_readings')
@@ -387,22 +462,36 @@ export async function readServerReadings(
     )
     .where('source_id', '=', sourceId)
     .execute();
-  const readings = new Map<WindowedResource, ServerReading>();
+  const readings = new Map<WindowedResource, { reading: ServerReading; row: StoredRow }>();
   for (const row of rows) {
     const reading = startFrom(storedReading(row), storedReach(row.start_reach_ms, row.end_reach_ms));
     if (row.this_run) learnedThisRun(reading);
-    readings.set(row.resource, reading);
+    readings.set(row.resource, { reading, row: { ...seenOf(row), thisRun: row.this_run } });
   }
   return readings;
 }
 
 /** A stored row as a writer sees it: its reading and the reach stored with it (as loaded: handedOn). */
-function seenOf(row: Selectable<ServerReadingsTable>): SeenReading {
+function seenOf(row: ReadingColumns): SeenReading {
   const reading = storedReading(row);
   return { reading, reach: reachPast(reading, storedReach(row.start_reach_ms, row.end_reach_ms)) };
 }
 
-function storedReading(row: Selectable<ServerReadingsTable>): ServerReading {
+/** The columns of a stored row that make its reading. */
+type ReadingColumns = Pick<
+  Selectable<ServerReadingsTable>,
+  | 'head_ms'
+  | 'tail_ms'
+  | 'item_order'
+  | 'largest_response'
+  | 'cap'
+  | 'limit_refused'
+  | 'instants'
+  | 'start_reach_ms'
+  | 'end_reach_ms'
+>;
+
+function storedReading(row: ReadingColumns): ServerReading {
   return {
     headMs: row.head_ms,
     tailMs: row.tail_ms,
@@ -428,10 +517,14 @@ export async function saveServerReading(
   reading: ServerReading,
   over: StoreOver,
   run: { runId: number | null; logger: Logger },
+  /** Given: `row` set to the row as this store wrote it, where it wrote it. */
+  written?: { row?: StoredRow },
 ): Promise<boolean> {
   let reopenedAtCap = { cap: 0, days: 0 };
+  let wrote: StoredRow | undefined;
   const changes = await inDbTransaction(db, async (trx) => {
     reopenedAtCap = { cap: 0, days: 0 };
+    wrote = undefined;
     // Locked: the changes are those from the reading this store replaces, whoever wrote it.
     const row = await lockedReading(trx, sourceId, resource);
     // A source whose windows all failed before writing has no row yet: nothing to attach to. A
@@ -449,6 +542,7 @@ export async function saveServerReading(
       const first = await lockedReading(trx, sourceId, resource);
       return foldInstants(trx, sourceId, resource, first && storedReading(first), reading);
     }
+    wrote = { reading: after, reach: handedOn(reading), thisRun: true };
     const found = before === undefined ? [] : readingChanges(before, after, over === 'relearned');
     // A cap proved that the stored reading did not have: days settled at its size may be cut.
     if (after.cap !== null && after.cap !== before?.cap)
@@ -470,6 +564,7 @@ export async function saveServerReading(
         .execute();
     return found;
   });
+  if (written !== undefined && wrote !== undefined) written.row = wrote;
   if (changes === undefined) return false;
   if (reopenedAtCap.days > 0)
     run.logger.warn(

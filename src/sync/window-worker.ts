@@ -22,6 +22,7 @@ import {
   exchangeVerdicts,
   hearCaps,
   hearCheck,
+  hearStored,
   loadReadings,
   relearnAndReopen,
   type SourceReadings,
@@ -349,7 +350,8 @@ async function runJobWindow(
   // A slot connection that failed here fails no stored window: its lane finds it broken and opens
   // another, and the verdicts are read from the pool instead.
   const heard = await session.release({ runId: data.runId, source: data.source }).catch(() => undefined);
-  await shareVerdicts(ctx, state.readings, data.resource, heard);
+  await shareVerdicts(ctx, state.readings, data.resource, heard?.lastStale);
+  if (heard !== undefined) hearStored(state.readings, heard.readings);
   if (outcome.fatal) state.fatal = true;
   if (outcome.refused !== undefined) state.refused.add(data.resource);
   // Stored when a window taught something (most windows of a run change nothing), under the

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WINDOWED_RESOURCES } from '../../src/schemas/resource-names.js';
 import type { DayString } from '../../src/time/days.js';
+import { interceptQueries } from '../helpers/query-spy.js';
 import { spanDays, useQueuedBackfills } from '../helpers/queue-requests.js';
 
 /**
@@ -46,5 +47,22 @@ describe("a queued run's checks of the server", () => {
         expect(shared?.cap ?? 0, key).toBeLessThanOrEqual((alone?.cap ?? 0) + 1);
         expect(shared?.reading ?? 0, key).toBeLessThanOrEqual((alone?.reading ?? 0) + 1);
       }
+  }, 120_000);
+
+  it("four workers of a run store the source's reading only where it tells the row something new", async () => {
+    // Each worker learns the largest answer again from none, and each first answer changes its
+    // reading; the row, as the slot's release reads it back, holds it already.
+    let stores = 0;
+    interceptQueries(scene.t.pool, (args, query) => {
+      const first = args[0] as string | { text?: string } | undefined;
+      const text = typeof first === 'string' ? first : (first?.text ?? '');
+      if (/^insert into "server_readings"/.test(text)) stores += 1;
+      return query(...args);
+    });
+    const four = await scene.queued.backfill(4);
+    expect(four.result.status).toBe('ok');
+    const windows = SOURCES * WINDOWED_RESOURCES.length * spanDays(RANGE.from, RANGE.to);
+    console.info(`server reading stores of ${windows} windows once learned, 4 workers: ${stores}`);
+    expect(stores).toBeLessThanOrEqual(SOURCES * WINDOWED_RESOURCES.length);
   }, 120_000);
 });

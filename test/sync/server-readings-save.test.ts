@@ -16,13 +16,16 @@ import {
   type ServerReading,
 } from '../../src/extract/server-reading.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { openSlotSession } from '../../src/queue/source-slots.js';
 import {
+  hearStored,
   loadReadings,
   readServerReadings,
   type SourceReadings,
   type StoreOver,
   saveServerReading,
   storeReading,
+  writesNothing,
 } from '../../src/sync/reading-store.js';
 import { addDays, daysFrom } from '../../src/time/days.js';
 import { SIZES } from '../extract/midrun-search.js';
@@ -352,5 +355,143 @@ describe('a reach an earlier run stored, which one worker of a queued run lets g
     expect(handedOn(b.knowledge.recordings.reading)).toEqual({ endMs: END_REACH });
     await storeReading(t.db, b, 'recordings', writer);
     expect(await stored()).toEqual({ tail_ms: LEARNED.tailMs, end_reach_ms: null });
+  });
+});
+
+describe("a run's workers learning the largest answer again from none", () => {
+  let t: TestDatabase;
+  withSource((made) => {
+    t = made;
+  });
+
+  /** As earlier runs stored it: items from 01:00 to 23:00, three in the largest answer. */
+  const STORED: ServerReading = {
+    ...emptyReading(),
+    headMs: HOUR,
+    tailMs: 23 * HOUR,
+    order: 'oldest-first',
+    largestResponse: 3,
+  };
+  const DAY = { startdate: '2026-11-29', enddate: '2026-11-29' };
+  /** An answer of the day with items at these hours, none outside the stored bounds. */
+  const answer = (readings: SourceReadings, hours: number[]) => {
+    const knowledge = readings.knowledge.feedback;
+    const items = hours.map((h) => ({ dt: `2026-11-29T${String(h).padStart(2, '0')}:00:00.000Z` }));
+    knowledge.reading = learnFromResponse(knowledge.reading, DAY, items);
+    knowledge.responses = (knowledge.responses ?? 0) + 1;
+  };
+  const row = () =>
+    t.db
+      .selectFrom('server_readings')
+      .select(['largest_response', 'updated_at'])
+      .where('resource', '=', 'feedback')
+      .executeTakeFirstOrThrow();
+
+  it('send nothing where their reading comes back to the row as stored; a larger answer is stored', async () => {
+    await saveServerReading(t.db, 's1', 'feedback', STORED, null, { runId: null, logger: silentLogger() });
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running', started_at: sql<Date>`now() + interval '1 second'` })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    const writer = { runId: run.run_id, logger: silentLogger() };
+    const [a, b] = [await loadReadings(t.db, 's1', run.run_id), await loadReadings(t.db, 's1', run.run_id)];
+    const before = await row();
+    const statements: unknown[] = [];
+    interceptQueries(t.pool, (args, query) => {
+      statements.push(args[0]);
+      return query(...args);
+    });
+    // Each worker's first answer of three changes its reading (it learned the largest from none),
+    // and leaves the row as it is: no transaction, no statement.
+    answer(a, [1, 12, 23]);
+    answer(b, [1, 12, 23]);
+    expect(await storeReading(t.db, a, 'feedback', writer)).toBe(false);
+    expect(await storeReading(t.db, b, 'feedback', writer)).toBe(false);
+    expect(statements).toEqual([]);
+    expect(await row()).toEqual(before);
+    // A larger answer than the row holds is news: stored.
+    answer(b, [1, 6, 12, 23]);
+    expect(await storeReading(t.db, b, 'feedback', writer)).toBe(true);
+    expect((await row()).largest_response).toBe(4);
+    // The other worker comes to four as well: what it last saw of the row held three, so it
+    // stores, and the row is as the first left it.
+    answer(a, [1, 6, 12, 23]);
+    await storeReading(t.db, a, 'feedback', writer);
+    expect((await row()).largest_response).toBe(4);
+  });
+});
+
+describe("a queued window's slot release, which reads the source's stored readings back", () => {
+  let t: TestDatabase;
+  withSource((made) => {
+    t = made;
+  });
+
+  const STORED: ServerReading = {
+    ...emptyReading(),
+    headMs: HOUR,
+    tailMs: 23 * HOUR,
+    order: 'oldest-first',
+    largestResponse: 3,
+  };
+  const DAY = { startdate: '2026-11-29', enddate: '2026-11-29' };
+  const answer = (readings: SourceReadings, hours: number[]) => {
+    const knowledge = readings.knowledge.feedback;
+    const items = hours.map((h) => ({ dt: `2026-11-29T${String(h).padStart(2, '0')}:00:00.000Z` }));
+    knowledge.reading = learnFromResponse(knowledge.reading, DAY, items);
+    knowledge.responses = (knowledge.responses ?? 0) + 1;
+  };
+  const largest = async () =>
+    (
+      await t.db
+        .selectFrom('server_readings')
+        .select('largest_response')
+        .where('resource', '=', 'feedback')
+        .executeTakeFirstOrThrow()
+    ).largest_response;
+
+  it("lets a worker store only news to the row as it is now; a smaller answer than this run's largest is none", async () => {
+    await saveServerReading(t.db, 's1', 'feedback', STORED, null, { runId: null, logger: silentLogger() });
+    const run = await t.db
+      .insertInto('sync_runs')
+      .values({ trigger: 'backfill', status: 'running' })
+      .returning('run_id')
+      .executeTakeFirstOrThrow();
+    await t.db.insertInto('queue_slots').values({ source_id: 's1', slot: 1 }).execute();
+    const writer = { runId: run.run_id, logger: silentLogger() };
+    const [a, b] = [await loadReadings(t.db, 's1', run.run_id), await loadReadings(t.db, 's1', run.run_id)];
+    // Worker a stores a larger answer than earlier runs had.
+    answer(a, [1, 6, 12, 23]);
+    expect(await storeReading(t.db, a, 'feedback', writer)).toBe(true);
+    // Worker b last read the row before that; its slot's release reads it as it is now.
+    const session = await openSlotSession(t.url, t.schema);
+    try {
+      expect(await session.tryClaimAny(['s1'], [run.run_id])).toMatchObject({ source: 's1' });
+      const released = await session.release({ runId: run.run_id, source: 's1' });
+      expect(released?.lastStale).toBe(0);
+      expect(released?.readings).toEqual([
+        expect.objectContaining({ resource: 'feedback', head_ms: HOUR, largest_response: 4, this_run: true }),
+      ]);
+      hearStored(b, released?.readings ?? []);
+    } finally {
+      await session.close();
+    }
+    // Its answer of three, then of four: neither is news to a row this run wrote at four.
+    answer(b, [1, 12, 23]);
+    expect(await storeReading(t.db, b, 'feedback', writer)).toBe(false);
+    answer(b, [1, 6, 12, 23]);
+    expect(await storeReading(t.db, b, 'feedback', writer)).toBe(false);
+    expect(await largest()).toBe(4);
+    // A row an earlier run wrote is another matter: a run's own answers replace its largest.
+    expect(
+      writesNothing(
+        { reading: { ...STORED, largestResponse: 9 }, reach: {}, thisRun: false },
+        {
+          reading: { ...STORED, largestResponse: 4 },
+          reach: {},
+        },
+      ),
+    ).toBe(false);
   });
 });
