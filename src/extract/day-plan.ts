@@ -727,6 +727,8 @@ function wideVerdict(state: DayFetch, wide: readonly unknown[]): 'holds' | 'stal
  * one, the request that holds the day under every reading does; cut by busy neighbours, the day
  * asked with instants from the last item held before it (which tells whether instants are
  * honoured); else the day is flagged, never settled empty on a reading nothing proved.
+ * The edges never vouch for a day earlier runs stored items of: their two answers may come from
+ * two readers of a rolling deploy.
  * On a run that saw two readings (readingDoubted), the canary and the edges vouch for nothing:
  * a rolling deploy's old readers may answer every request that starts on the day (a cache or a
  * balancer keyed by the address) and the new ones the rest, so only an answer from before the
@@ -753,7 +755,10 @@ function* emptyVerdict(state: DayFetch): Plan<'holds' | 'stale' | 'unproven'> {
   if (judged !== 'cut') return judged;
   const { reading } = state.knowledge;
   // Where instants are honoured, their one request below proves the day: the edges' two need not.
-  if (reading.instants !== 'honoured' && !doubted) {
+  // A day earlier runs stored items of is not proved empty by them: a rolling deploy's readers may
+  // answer the two (a neighbour's edge by the old reading, the day's spare by the new one, which no
+  // longer holds the day), and the day would be settled with none of its items.
+  if (reading.instants !== 'honoured' && !doubted && state.itemsBefore === 0) {
     const edges = yield* emptyByEdges(state);
     if (edges !== 'unproven') return edges;
   }

@@ -169,6 +169,24 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   });
 
+  it('a rolling deploy that turns the start bound exclusive, days read again by two writers: a day that held items is not settled empty on its edges', () => {
+    // Case 759 of seed 8080801 (found by a wider sweep): oldest first, capped at 100, instants
+    // ignored; the new readers no longer serve a day's own request (its start now exclusive). The
+    // day's own request came back empty twice, both times from a new reader, and its widest
+    // request was cut at the cap by its busy neighbours. The edges then vouched: the day before's
+    // own request, answered by an old reader, still started at midnight; the day asked with the
+    // day after, answered by a new one, began with the day after's items. 2026-11-17 was settled
+    // complete with none of its 32 items, which the first run had stored. A day earlier runs
+    // stored items of is proved empty only by an answer that holds it under every reading (the
+    // widest request, a day asked with instants), else flagged and read again.
+    const tally = rereadSearch(1000, 8080801, { workers: 2, only: 759 });
+    printTally('a start bound turned exclusive by a rolling deploy, read again by two writers', tally);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    expect(tally.flagged).toBeGreaterThan(0);
+  });
+
   it('a fresh range backfilled by four workers during a rolling deploy: a day whose last item only a neighbour’s worker was served is flagged, not settled short', () => {
     // Case 104 of storedFlapSearch(300, 31337), seed 31441: from a stored reading (start bound
     // exclusive, end inclusive, oldest first, the server's day UTC+5:30, instants refused) to the
