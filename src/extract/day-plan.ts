@@ -31,6 +31,7 @@ import {
   daysAfterStretches,
   edgeDayOf,
   flappingCeilingOf,
+  type KeptAnswer,
   keepAnswer,
   lacksSeen,
   mixedAnswers,
@@ -47,6 +48,7 @@ import {
   provedBefore,
   type ReadingSession,
   readAgain,
+  reopenMixed,
   reopenUncapped,
   reopenUncovered,
   settled,
@@ -656,7 +658,12 @@ function widestSettles(state: DayFetch): boolean {
 function widestWorthAsking(state: DayFetch): boolean {
   const widest = widestRequest(state.day);
   if (state.widest !== 'unasked' || covers(runRequest(state.day, state.knowledge), widest)) return false;
-  return seenIn(sessionOf(state.knowledge), widest) < roomOf(state);
+  return widestFits(state);
+}
+
+/** Whether the widest request's neighbours, as the run saw them, leave its answer room for the day. */
+function widestFits(state: DayFetch): boolean {
+  return seenIn(sessionOf(state.knowledge), widestRequest(state.day)) < roomOf(state);
 }
 
 /**
@@ -959,11 +966,13 @@ function learnAnswer(
   }
   if (listingChanged(knowledge.reading) || mixedReadings(knowledge.reading)) session.lapsed = true;
   // What the run learned since may show an answer before came from another reading.
-  if (!session.mixed)
-    session.mixed = mixedAnswers(session, (kept) =>
-      servesWhole(knowledge.reading, kept.range, kept, kept.belowCaps),
-    );
+  if (!session.mixed) session.mixed = mixedAnswers(session, keptHolds(knowledge));
   return times;
+}
+
+/** Where an answer the run kept holds every item, as the reading says now (servesWhole). */
+function keptHolds(knowledge: ResourceKnowledge): (kept: KeptAnswer) => (time: number) => boolean {
+  return (kept) => servesWhole(knowledge.reading, kept.range, kept, kept.belowCaps);
 }
 
 /**
@@ -1022,6 +1031,8 @@ export function* planRunProof(
     dayAfter(resource, next, policy, knowledge, today),
   );
   if (after.length > 0) yield { kind: 'all', plans: after };
+  // A day settled on an answer that lacks what these showed of a day it served whole is read again.
+  reopenMixed(session, keptHolds(knowledge));
   // An answer of these lacked what the run's answers showed of a day it serves whole: a failed
   // proof, whatever the canary says (old readers may keep the canary's own request).
   if (session.lapsed) {

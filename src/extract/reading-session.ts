@@ -419,6 +419,27 @@ export function mixedAnswers(
 }
 
 /**
+ * Reopens the days settled on an answer the session kept that lacks what the run saw since of a
+ * day the reading says it served whole (mixedAnswers): that answer came from another reading, and
+ * so may the day's. An end bound turned exclusive on a server whose day starts before UTC's leaves
+ * a day's last hours to the next server day, which only the next day's answer shows.
+ */
+export function reopenMixed(
+  session: ReadingSession,
+  holds: (answer: KeptAnswer) => (time: number) => boolean,
+): void {
+  const lacking = session.answers.filter((answer) =>
+    lacksSeenOf(session, answer.range, (time) => keptServed(answer, time), holds(answer)),
+  );
+  if (lacking.length === 0) return;
+  for (const [day, under] of session.settledBy) {
+    if (!lacking.some((answer) => sameRange(answer.range, under.range))) continue;
+    session.settledBy.delete(day);
+    reopen(session, day);
+  }
+}
+
+/**
  * Whether the server now cuts a request sooner: an answer kept by the session to the same request
  * held more items than these `times`, and every one of them. A cap lowered since cuts the same
  * listing at its new size, an earlier answer below every cap too (93 items, then 60 of them under

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ServedReading } from '../helpers/sim-readings.js';
-import { emptyTally, endChecksSearch, playMidrun, printTally, SIZES, steadyLength } from './midrun-search.js';
+import {
+  emptyTally,
+  endChecksSearch,
+  type MidrunCase,
+  midrunCases,
+  playMidrun,
+  printTally,
+  SIZES,
+  steadyLength,
+} from './midrun-search.js';
 
 /**
  * A deploy, or a rolling deploy, that lands among a run's last requests: the checks the run asks
@@ -48,5 +57,28 @@ describe("a change of the server's reading among the run's last requests", () =>
     expect(tally.short).toEqual([]);
     expect(tally.lostFlags).toEqual([]);
     expect(tally.reopened).toBeGreaterThan(0);
+  });
+
+  it("an end bound turned exclusive 3 requests before the end, on a server day 2 h ahead of UTC's: the last day's late hours, which only the next day's answer holds, reopen it", () => {
+    // Found by the wide search (endChecksSearch(1000, 8080801, 16), case 485): newest first, our
+    // limit refused above 300, instants refused. The run's last day, 2026-11-19, was asked under
+    // the old reading, whose request runs through the next server day (UTC 22:00 to 22:00), and
+    // answered under the new one, which stops at the day's server midnight, 22:00 UTC: settled
+    // whole at 290 of its 315 items. The run's end asked the next day, whose answer held items in
+    // the hours the day's answer, by the reading, served whole and lacked: the day's answer came
+    // from another reading, and the day is read again (reading-session.ts, reopenMixed).
+    const deploy = midrunCases(486, 8080801)[485] as MidrunCase;
+    expect(deploy).toMatchObject({
+      kind: 'mid-run',
+      before: { enddate: 'inclusive', order: 'newest-first', dayOffsetMinutes: 120, maxLimit: 300 },
+      after: { enddate: 'exclusive' },
+    });
+    const tally = emptyTally();
+    const length = steadyLength(8081286, deploy);
+    const server = playMidrun(8081286, { ...deploy, at: (length - 2.5) / length }, tally, undefined, length);
+    printTally('an end bound turned exclusive 3 requests before the end', tally);
+    expect(server.switchAt).toBe(length - 3);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
   });
 });
