@@ -358,28 +358,33 @@ describe('a reach an earlier run stored, which one worker of a queued run lets g
   });
 });
 
+/** Feedback as earlier runs stored it: items from 01:00 to 23:00, three in the largest answer. */
+const STORED: ServerReading = {
+  ...emptyReading(),
+  headMs: HOUR,
+  tailMs: 23 * HOUR,
+  order: 'oldest-first',
+  largestResponse: 3,
+};
+
+/** A writer's answer of 2026-11-29's feedback with items at these hours, none outside STORED's bounds. */
+function answer(readings: SourceReadings, hours: number[]): void {
+  const knowledge = readings.knowledge.feedback;
+  const items = hours.map((h) => ({ dt: `2026-11-29T${String(h).padStart(2, '0')}:00:00.000Z` }));
+  knowledge.reading = learnFromResponse(
+    knowledge.reading,
+    { startdate: '2026-11-29', enddate: '2026-11-29' },
+    items,
+  );
+  knowledge.responses = (knowledge.responses ?? 0) + 1;
+}
+
 describe("a run's workers learning the largest answer again from none", () => {
   let t: TestDatabase;
   withSource((made) => {
     t = made;
   });
 
-  /** As earlier runs stored it: items from 01:00 to 23:00, three in the largest answer. */
-  const STORED: ServerReading = {
-    ...emptyReading(),
-    headMs: HOUR,
-    tailMs: 23 * HOUR,
-    order: 'oldest-first',
-    largestResponse: 3,
-  };
-  const DAY = { startdate: '2026-11-29', enddate: '2026-11-29' };
-  /** An answer of the day with items at these hours, none outside the stored bounds. */
-  const answer = (readings: SourceReadings, hours: number[]) => {
-    const knowledge = readings.knowledge.feedback;
-    const items = hours.map((h) => ({ dt: `2026-11-29T${String(h).padStart(2, '0')}:00:00.000Z` }));
-    knowledge.reading = learnFromResponse(knowledge.reading, DAY, items);
-    knowledge.responses = (knowledge.responses ?? 0) + 1;
-  };
   const row = () =>
     t.db
       .selectFrom('server_readings')
@@ -428,20 +433,6 @@ describe("a queued window's slot release, which reads the source's stored readin
     t = made;
   });
 
-  const STORED: ServerReading = {
-    ...emptyReading(),
-    headMs: HOUR,
-    tailMs: 23 * HOUR,
-    order: 'oldest-first',
-    largestResponse: 3,
-  };
-  const DAY = { startdate: '2026-11-29', enddate: '2026-11-29' };
-  const answer = (readings: SourceReadings, hours: number[]) => {
-    const knowledge = readings.knowledge.feedback;
-    const items = hours.map((h) => ({ dt: `2026-11-29T${String(h).padStart(2, '0')}:00:00.000Z` }));
-    knowledge.reading = learnFromResponse(knowledge.reading, DAY, items);
-    knowledge.responses = (knowledge.responses ?? 0) + 1;
-  };
   const largest = async () =>
     (
       await t.db
