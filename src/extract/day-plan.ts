@@ -658,12 +658,7 @@ function widestSettles(state: DayFetch): boolean {
 function widestWorthAsking(state: DayFetch): boolean {
   const widest = widestRequest(state.day);
   if (state.widest !== 'unasked' || covers(runRequest(state.day, state.knowledge), widest)) return false;
-  return widestFits(state);
-}
-
-/** Whether the widest request's neighbours, as the run saw them, leave its answer room for the day. */
-function widestFits(state: DayFetch): boolean {
-  return seenIn(sessionOf(state.knowledge), widestRequest(state.day)) < roomOf(state);
+  return seenIn(sessionOf(state.knowledge), widest) < roomOf(state);
 }
 
 /**

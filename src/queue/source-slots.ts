@@ -1,9 +1,9 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { bookkeepingSchema } from '../db/bookkeeping.js';
 import { CONNECT_TIMEOUT_MS } from '../db/connection.js';
 import type { Database } from '../db/database.js';
-import type { ServerReadingsTable } from '../db/tables/server-readings.js';
+import type { ServerReadingColumns } from '../db/tables/server-readings.js';
 
 /**
  * The per-source bound of the queue, held by the database, not by any process: a source has N
@@ -126,18 +126,7 @@ export interface Released {
 }
 
 /** A server_readings row as release() reads it: `this_run`, written since the run started. */
-export type StoredReadingRow = Pick<
-  Selectable<ServerReadingsTable>,
-  | 'head_ms'
-  | 'tail_ms'
-  | 'start_reach_ms'
-  | 'end_reach_ms'
-  | 'item_order'
-  | 'cap'
-  | 'largest_response'
-  | 'limit_refused'
-  | 'instants'
-> & { resource: string; this_run: boolean };
+export type StoredReadingRow = ServerReadingColumns & { resource: string; this_run: boolean };
 
 /** One run's readings of one source, whose stale verdicts release() reads. */
 export interface VerdictKey {

@@ -1,7 +1,7 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../db/database.js';
-import type { ServerReadingsTable } from '../db/tables/server-readings.js';
+import type { ServerReadingColumns } from '../db/tables/server-readings.js';
 import { inDbTransaction, inTransaction } from '../db/transaction.js';
 import { sessionOf, staleElsewhere } from '../extract/day-plan.js';
 import type { ResourceKnowledge } from '../extract/plan-steps.js';
@@ -472,26 +472,12 @@ async function readStoredRows(
 }
 
 /** A stored row as a writer sees it: its reading and the reach stored with it (as loaded: handedOn). */
-function seenOf(row: ReadingColumns): SeenReading {
+function seenOf(row: ServerReadingColumns): SeenReading {
   const reading = storedReading(row);
   return { reading, reach: reachPast(reading, storedReach(row.start_reach_ms, row.end_reach_ms)) };
 }
 
-/** The columns of a stored row that make its reading. */
-type ReadingColumns = Pick<
-  Selectable<ServerReadingsTable>,
-  | 'head_ms'
-  | 'tail_ms'
-  | 'item_order'
-  | 'largest_response'
-  | 'cap'
-  | 'limit_refused'
-  | 'instants'
-  | 'start_reach_ms'
-  | 'end_reach_ms'
->;
-
-function storedReading(row: ReadingColumns): ServerReading {
+function storedReading(row: ServerReadingColumns): ServerReading {
   return {
     headMs: row.head_ms,
     tailMs: row.tail_ms,

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { WindowedResource } from '../../schemas/resource-names.js';
 import type { DefaultTimestamp, Int8, Json, Timestamp } from './common.js';
 
@@ -37,3 +37,17 @@ export interface KeyCollisionsTable {
   run_id: Int8 | null;
   reason: ColumnType<'collision' | 'moved', 'collision' | 'moved' | undefined, 'collision' | 'moved'>;
 }
+
+/** The columns of a stored server reading that make the reading itself (src/sync/reading-store.ts). */
+export type ServerReadingColumns = Pick<
+  Selectable<ServerReadingsTable>,
+  | 'head_ms'
+  | 'tail_ms'
+  | 'item_order'
+  | 'largest_response'
+  | 'cap'
+  | 'limit_refused'
+  | 'instants'
+  | 'start_reach_ms'
+  | 'end_reach_ms'
+>;
