@@ -52,6 +52,7 @@ import {
   reopenUncapped,
   reopenUncovered,
   settled,
+  shapedCeilingOf,
   shortOfSeen,
   staleFound,
   startProof,
@@ -1119,7 +1120,8 @@ function* checkCeiling(
   const session = sessionOf(knowledge);
   const limit = startLimit(policy, knowledge);
   const ceiling = ceilingOf(session, limit);
-  for (const check of [ceiling, flappingCeilingOf(session, limit, ceiling)]) {
+  const flapping = flappingCeilingOf(session, limit, ceiling);
+  for (const check of [ceiling, flapping, shapedCeilingOf(session, limit, [ceiling, flapping])]) {
     if (check === undefined || atCap(knowledge.reading, check.size)) continue;
     const others = [...session.uncapped].filter(([day, size]) => size === check.size && day !== check.day);
     const days = [check.day, ...others.map(([day]) => day)];

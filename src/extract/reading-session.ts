@@ -135,6 +135,12 @@ export interface ReadingSession {
    * by a deploy, answered beside the old reading). An answer of such a size is taken as cut.
    */
   cutSeen: Map<number, number>;
+  /**
+   * Items of the days settled this run, by quarter hour of their day (each day counted once, as
+   * first settled): when in the day a day's items come. A day settled whole with none in hours
+   * that hold a large share of the others' items was cut there (shapedCeilingOf).
+   */
+  dayShape: { quarters: number[]; days: Set<DayString> };
 }
 
 /**
@@ -283,6 +289,7 @@ export function newSession(proofSalt = Math.floor(Math.random() * 2 ** 30)): Rea
     proofs: { passed: 0, failed: 0, requests: 0 },
     proofSalt,
     cutSeen: new Map(),
+    dayShape: { quarters: new Array<number>(QUARTERS_A_DAY).fill(0), days: new Set() },
   };
 }
 
@@ -552,6 +559,7 @@ export function settled(
   }
   const relied = Math.max(answers.readAsCut ? answers.served : 0, answers.checkedAt ?? 0);
   if (relied > 0) session.cutUncapped.set(day, relied);
+  noteShape(session.dayShape, day, items);
   // A day settled empty holds an empty span: any item of it a later answer holds reopens it.
   session.held.set(
     day,
@@ -856,6 +864,64 @@ export function flappingCeilingOf(
       best = { day, size, times };
   if (best === undefined || best.size === ceiling?.size) return undefined;
   return { day: best.day, size: best.size };
+}
+
+const QUARTERS_A_DAY = 96;
+
+/** Items of days settled whole a day's shape needs before hours without items say anything. */
+const SHAPE_LEAST = 200;
+
+/**
+ * How unlikely, as -ln of its chance, an empty stretch must be to mark a day cut: e^-20, about one
+ * in 500 million for a day whose items come as the run's other days' do.
+ */
+const SHAPE_IMPLAUSIBLE = 20;
+
+function noteShape(shape: ReadingSession['dayShape'], day: DayString, items: readonly unknown[]): void {
+  if (shape.days.has(day)) return;
+  shape.days.add(day);
+  const start = dayStartMs(day);
+  for (const time of datedTimes(items))
+    if (dayOfTime(time) === day) {
+      const quarter = Math.floor((time - start) / QUARTER_HOUR_MS);
+      shape.quarters[quarter] = (shape.quarters[quarter] ?? 0) + 1;
+    }
+}
+
+/**
+ * A third sign of a cap lowered during the run, beside the ceilings (ceilingOf, flappingCeilingOf),
+ * for a rolling deploy that settled one day at its new cap: a server listing by dt cuts a day's
+ * answer at one end, so the day settles with none of its items in its first (newest first) or last
+ * hours. The run's other days tell how many items those hours hold: where a day's items, as many
+ * as it settled with, would almost surely have had one there (SHAPE_IMPLAUSIBLE), the most
+ * unlikely such day and its size, not one of `found` already. A steady server's day with a quiet
+ * stretch the others lack (a survey started at noon) costs the check's requests, no day.
+ */
+export function shapedCeilingOf(
+  session: ReadingSession,
+  limit: number,
+  found: readonly ({ size: number } | undefined)[],
+): { day: DayString; size: number } | undefined {
+  const { quarters } = session.dayShape;
+  const total = quarters.reduce((sum, count) => sum + count, 0);
+  if (total < SHAPE_LEAST) return undefined;
+  let best: { day: DayString; size: number; weight: number } | undefined;
+  for (const [day, size] of session.uncapped) {
+    const span = session.held.get(day);
+    if (size < CEILING_LEAST || size >= limit || span === undefined || span.count < CEILING_LEAST) continue;
+    if (found.some((ceiling) => ceiling?.size === size)) continue;
+    const start = dayStartMs(day);
+    const first = Math.floor((span.first - start) / QUARTER_HOUR_MS);
+    const last = Math.floor((span.last - start) / QUARTER_HOUR_MS);
+    const outside = quarters.reduce(
+      (sum, count, quarter) => (quarter < first || quarter > last ? sum + count : sum),
+      0,
+    );
+    const weight = -span.count * Math.log1p(-Math.min(outside / total, 1 - 1e-12));
+    if (weight >= SHAPE_IMPLAUSIBLE && (best === undefined || weight > best.weight))
+      best = { day, size, weight };
+  }
+  return best === undefined ? undefined : { day: best.day, size: best.size };
 }
 
 /**

@@ -387,6 +387,19 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
+  it('a cap lowered by a rolling deploy that settled one day at it, listed by dt: the day is asked again at the run end', () => {
+    // Cases 583 and 725 of capMoveSearch(1000, 8080801, [100, 60]): servers listing newest first,
+    // instants ignored or refused, capped at 100 (proved), a rolling deploy capping at 60. Its new
+    // readers answered one day each, cut at 60 (2026-11-18 with 60 of 195 items, 2026-11-16 with
+    // 60 of 129), below every cap the run knew and below answers before: taken as whole. The only
+    // trace is the day's shape: no item in its first 16 and 10 hours, where the other days held
+    // most of theirs. The run's end now asks such a day again, as a ceiling repeated would be.
+    const tally = capMoveSearch(726, 8080801, [100, 60], [583, 725]);
+    expect(tally.cases).toBe(2);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+  }, 60_000);
+
   it('a cap lowered by a rolling deploy still under way at the run end: every day settled at the repeated size is asked again', () => {
     // Cases 111 and 191 of capMoveSearch from 150 to 60 (both bounds exclusive, UTC; oldest first
     // with instants honoured, random order with instants refused): the new reading answered the

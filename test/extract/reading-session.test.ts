@@ -29,6 +29,7 @@ import {
   STRETCH,
   serverChanged,
   settled,
+  shapedCeilingOf,
   shortOfSeen,
   staleFound,
   startProof,
@@ -776,6 +777,57 @@ describe('the reading session: a cap lowered during the run', () => {
   it('a larger day after it, or only two at the size, is no ceiling: sizes a steady server serves at random', () => {
     expect(ceilingOf(settledAt([60, 44, 60, 60, 61]), 250)).toBeUndefined();
     expect(ceilingOf(settledAt([97, 60, 41, 60]), 250)).toBeUndefined();
+  });
+
+  /** A day's items, `count` of them evenly from `from` to `to` o'clock (minutes apart). */
+  const spread = (day: string, count: number, from: number, to: number) =>
+    Array.from({ length: count }, (_, i) => {
+      const minute = Math.floor(from * 60 + ((to - from) * 60 * i) / count);
+      const time = `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
+      return { id: `${day}#${i}`, dt: `${day}T${time}:00.000Z` };
+    });
+  /** Days settled whole on their own answers, each of its items from `from` to `to` o'clock. */
+  const shaped = (days: { count: number; from: number; to: number }[]) => {
+    const session = newSession();
+    for (const [i, { count, from, to }] of days.entries()) {
+      const day = `2026-03-${String(i + 1).padStart(2, '0')}`;
+      settled(session, day, spread(day, count, from, to), { ...ROOM, served: count, readAsCut: false });
+    }
+    return session;
+  };
+  const allDay = { count: 80, from: 0, to: 24 };
+
+  it('a day settled with none of its items in hours where the other days hold most of theirs leaves a ceiling at its size', () => {
+    // A rolling deploy's new reader, capped at 60, listing newest first: the day's last 8 hours.
+    const session = shaped([allDay, allDay, allDay, { count: 60, from: 16, to: 24 }, allDay]);
+    expect(shapedCeilingOf(session, 250, [])).toEqual({ day: '2026-03-04', size: 60 });
+    // Cut at the other end (oldest first): its first 10 hours.
+    const oldestFirst = shaped([allDay, allDay, allDay, { count: 60, from: 0, to: 10 }]);
+    expect(shapedCeilingOf(oldestFirst, 250, [])).toEqual({ day: '2026-03-04', size: 60 });
+    // Not a size a ceiling was found at already: that one is checked.
+    expect(shapedCeilingOf(session, 250, [undefined, { size: 60 }])).toBeUndefined();
+  });
+
+  it('hours every day leaves empty (a site asleep at night), a short quiet stretch, or too few items to tell are no ceiling', () => {
+    const daytime = { count: 80, from: 8, to: 22 };
+    expect(
+      shapedCeilingOf(shaped([daytime, daytime, daytime, { count: 60, from: 9, to: 21 }]), 250, []),
+    ).toBeUndefined();
+    // Two hours without items at the day's start: as likely as not for 20 items.
+    expect(
+      shapedCeilingOf(shaped([allDay, allDay, allDay, { count: 20, from: 2, to: 24 }]), 250, []),
+    ).toBeUndefined();
+    // Fewer than 200 items in all: no shape of a day to judge by.
+    expect(
+      shapedCeilingOf(
+        shaped([
+          { count: 50, from: 0, to: 24 },
+          { count: 60, from: 16, to: 24 },
+        ]),
+        250,
+        [],
+      ),
+    ).toBeUndefined();
   });
 
   it('small sizes a quiet source repeats are no ceiling, nor our limit, nor days settled knowing a cap at their size', () => {
