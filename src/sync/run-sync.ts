@@ -436,8 +436,16 @@ async function runWindowsAndSnapshots(
   // Days a worker reopened (it, or another, proved the reading they were settled under stale)
   // are queued again, a few passes at most.
   const judged: JudgedVerdicts = new Map();
+  // The first pass proves every source; a later one only the sources whose days it read again.
+  // The others' ledger rows and verdicts are as the pass before proved them: asked again, their
+  // proofs asked the same requests of the same days and settled nothing new.
+  let provingSources: ReadonlySet<string> | undefined;
   for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
-    const proving = run.plans.filter((plan) => !skipped(plan.handle.name, plan.resource));
+    const proving = run.plans.filter(
+      (plan) =>
+        !skipped(plan.handle.name, plan.resource) &&
+        (provingSources === undefined || provingSources.has(plan.handle.name)),
+    );
     await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today, {
       judged,
       aroundSource: (source, fn) => dispatch.aroundSource(source, fn),
@@ -447,6 +455,7 @@ async function runWindowsAndSnapshots(
     logReopened(logger, again, 'workers');
     readAgain(again.length);
     windows.push(...(await dispatch.runWindows(again, dispatchRun)));
+    provingSources = new Set(again.map((plan) => plan.handle.name));
   }
   return { windows: latestPerWindow(windows), snapshots: await snapshotsOf() };
 }
