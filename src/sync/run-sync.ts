@@ -486,8 +486,11 @@ async function runWindowsHere(
   // Days a proof reopened (the reading they were settled under proved stale) are read again,
   // each pass closed by the run's last proof, while the run is not stopping. The reopened days of
   // a source whose allowance is spent are held: the ledger keeps them reopened for the next run.
+  // The first proof is every source's; a later one only of the sources the pass before read
+  // again: another's sessions are as its last proof left them, which would ask the same again.
+  let proving: ReadonlySet<string> | undefined;
   for (let pass = 0; pass < REOPEN_PASSES && ctx.signal?.aborted !== true; pass++) {
-    const again = heldBack(await reopenedPlans(ctx, run, skipped), allowance);
+    const again = heldBack(await reopenedPlans(ctx, run, skipped, proving), allowance);
     if (again.length === 0) break;
     logReopened(ctx.logger, again, reopenCause(again));
     // In the ledger before they are read again: a window of the pass records the reopened days it
@@ -495,6 +498,7 @@ async function runWindowsHere(
     await recordLeftProofs(ctx, run);
     tally.readAgain(again.length);
     outcomes.push(...(await runAll(again)));
+    proving = new Set(again.map((plan) => plan.handle.name));
   }
   await recordLeftProofs(ctx, run);
   return latestPerWindow(outcomes);
@@ -606,11 +610,14 @@ async function reopenedPlans(
   ctx: SyncContext,
   run: RunPlan,
   skipped: Skipped,
+  /** The sources to prove: every one where undefined. */
+  sources?: ReadonlySet<string>,
 ): Promise<PlannedWindow<SourceHandle>[]> {
   // Side by side: each endpoint's proof is its own knowledge, and the clients share the run's
   // request bound (openSources), as its windows do.
   const proved = firstOfEachEndpoint(run.plans)
     .filter((plan) => !skipped(plan.handle.name, plan.resource))
+    .filter((plan) => sources === undefined || sources.has(plan.handle.name))
     .map(async (plan) => {
       const days = await proveRun(
         plan.handle.client,
