@@ -420,9 +420,15 @@ export function mixedAnswers(
   session: ReadingSession,
   holds: (answer: KeptAnswer) => (time: number) => boolean,
 ): boolean {
-  return session.answers.some((answer) =>
-    lacksSeenOf(session, answer.range, (time) => keptServed(answer, time), holds(answer)),
-  );
+  return session.answers.some(lacksSeenSince(session, holds));
+}
+
+/** Whether a kept answer lacks what the run saw since where `holds` says it served whole (mixedAnswers). */
+function lacksSeenSince(
+  session: ReadingSession,
+  holds: (answer: KeptAnswer) => (time: number) => boolean,
+): (answer: KeptAnswer) => boolean {
+  return (answer) => lacksSeenOf(session, answer.range, (time) => keptServed(answer, time), holds(answer));
 }
 
 /**
@@ -435,9 +441,7 @@ export function reopenMixed(
   session: ReadingSession,
   holds: (answer: KeptAnswer) => (time: number) => boolean,
 ): void {
-  const lacking = session.answers.filter((answer) =>
-    lacksSeenOf(session, answer.range, (time) => keptServed(answer, time), holds(answer)),
-  );
+  const lacking = session.answers.filter(lacksSeenSince(session, holds));
   if (lacking.length === 0) return;
   for (const [day, under] of session.settledBy) {
     if (!lacking.some((answer) => sameRange(answer.range, under.range))) continue;

@@ -436,15 +436,10 @@ async function runWindowsAndSnapshots(
   // Days a worker reopened (it, or another, proved the reading they were settled under stale)
   // are queued again, a few passes at most.
   const judged: JudgedVerdicts = new Map();
-  // The first pass proves every source; a later one only the sources whose days it read again.
-  // The others' ledger rows and verdicts are as the pass before proved them: asked again, their
-  // proofs asked the same requests of the same days and settled nothing new.
-  let provingSources: ReadonlySet<string> | undefined;
+  let proved: Proved = 'every source';
   for (let pass = 0; pass < REOPEN_PASSES && deps.signal?.aborted !== true; pass++) {
     const proving = run.plans.filter(
-      (plan) =>
-        !skipped(plan.handle.name, plan.resource) &&
-        (provingSources === undefined || provingSources.has(plan.handle.name)),
+      (plan) => !skipped(plan.handle.name, plan.resource) && provedAgain(proved, plan),
     );
     await proveQueuedRun({ ...ctx, runId: run.runId }, proving, run.today, {
       judged,
@@ -455,7 +450,7 @@ async function runWindowsAndSnapshots(
     logReopened(logger, again, 'workers');
     readAgain(again.length);
     windows.push(...(await dispatch.runWindows(again, dispatchRun)));
-    provingSources = new Set(again.map((plan) => plan.handle.name));
+    proved = sourcesOf(again);
   }
   return { windows: latestPerWindow(windows), snapshots: await snapshotsOf() };
 }
@@ -486,11 +481,9 @@ async function runWindowsHere(
   // Days a proof reopened (the reading they were settled under proved stale) are read again,
   // each pass closed by the run's last proof, while the run is not stopping. The reopened days of
   // a source whose allowance is spent are held: the ledger keeps them reopened for the next run.
-  // The first proof is every source's; a later one only of the sources the pass before read
-  // again: another's sessions are as its last proof left them, which would ask the same again.
-  let proving: ReadonlySet<string> | undefined;
+  let proved: Proved = 'every source';
   for (let pass = 0; pass < REOPEN_PASSES && ctx.signal?.aborted !== true; pass++) {
-    const again = heldBack(await reopenedPlans(ctx, run, skipped, proving), allowance);
+    const again = heldBack(await reopenedPlans(ctx, run, skipped, proved), allowance);
     if (again.length === 0) break;
     logReopened(ctx.logger, again, reopenCause(again));
     // In the ledger before they are read again: a window of the pass records the reopened days it
@@ -498,7 +491,7 @@ async function runWindowsHere(
     await recordLeftProofs(ctx, run);
     tally.readAgain(again.length);
     outcomes.push(...(await runAll(again)));
-    proving = new Set(again.map((plan) => plan.handle.name));
+    proved = sourcesOf(again);
   }
   await recordLeftProofs(ctx, run);
   return latestPerWindow(outcomes);
@@ -602,6 +595,21 @@ async function reopenedInLedger(
   return plans.filter((plan) => wanted.has(`${plan.handle.name}\u0000${plan.resource}\u0000${plan.day}`));
 }
 
+/**
+ * The sources a pass's closing proof proves: every one after the run's windows; after a pass of
+ * days read again, only their sources. Another source's ledger rows and session are as the proof
+ * before left them: proved again, it would ask the same days after and canaries, settling nothing.
+ */
+type Proved = 'every source' | ReadonlySet<string>;
+
+function sourcesOf(plans: readonly PlannedWindow<SourceHandle>[]): ReadonlySet<string> {
+  return new Set(plans.map((plan) => plan.handle.name));
+}
+
+function provedAgain(proved: Proved, plan: PlannedWindow<SourceHandle>): boolean {
+  return proved === 'every source' || proved.has(plan.handle.name);
+}
+
 /** Passes of reopened days a run reads again before it leaves the rest to the next run. */
 const REOPEN_PASSES = 3;
 
@@ -610,14 +618,13 @@ async function reopenedPlans(
   ctx: SyncContext,
   run: RunPlan,
   skipped: Skipped,
-  /** The sources to prove: every one where undefined. */
-  sources?: ReadonlySet<string>,
+  proving: Proved,
 ): Promise<PlannedWindow<SourceHandle>[]> {
   // Side by side: each endpoint's proof is its own knowledge, and the clients share the run's
   // request bound (openSources), as its windows do.
   const proved = firstOfEachEndpoint(run.plans)
     .filter((plan) => !skipped(plan.handle.name, plan.resource))
-    .filter((plan) => sources === undefined || sources.has(plan.handle.name))
+    .filter((plan) => provedAgain(proving, plan))
     .map(async (plan) => {
       const days = await proveRun(
         plan.handle.client,
