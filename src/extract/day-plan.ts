@@ -23,6 +23,7 @@ import {
   staleReading,
 } from './reading-check.js';
 import {
+  type CeilingCheck,
   type CutCanary,
   canaryDay,
   ceilingOf,
@@ -1020,13 +1021,14 @@ export function* planRunProof(
   today: DayString,
 ): Plan<DayString[]> {
   const session = sessionOf(knowledge);
-  yield* checkCeiling(resource, policy, knowledge);
   // Each answer is noted (learnAnswer): one holding more of the day before than it held reopens it.
-  // Side by side, as the run's windows: no answer of them decides what another asks.
+  // Side by side, as the run's windows, the ceiling's checks with them: no answer of one decides
+  // what another asks, and one after the other they were the run's end's longest wait.
   const after = daysAfterStretches(session, today).map((next) =>
     dayAfter(resource, next, policy, knowledge, today),
   );
-  if (after.length > 0) yield { kind: 'all', plans: after };
+  const parts = [...ceilingChecks(resource, policy, knowledge), ...after];
+  if (parts.length > 0) yield { kind: 'all', plans: parts };
   // A day settled on an answer that lacks what these showed of a day it served whole is read again.
   reopenMixed(session, keptHolds(knowledge));
   // An answer of these lacked what the run's answers showed of a day it serves whole: a failed
@@ -1106,6 +1108,22 @@ export function reopenUncoveredSettled(
   reopenUncoveredDays(knowledge, true);
 }
 
+/** The run end's checks of the sizes days settled at (checkCeiling), one plan a size. */
+function ceilingChecks(
+  resource: WindowedResource,
+  policy: LimitPolicy,
+  knowledge: ResourceKnowledge,
+): Plan<void>[] {
+  const session = sessionOf(knowledge);
+  const limit = startLimit(policy, knowledge);
+  const ceiling = ceilingOf(session, limit);
+  const flapping = flappingCeilingOf(session, limit, ceiling);
+  // Three sizes, each its own check: side by side, as a cap proved of one is no news of another.
+  return [ceiling, flapping, shapedCeilingOf(session, limit, [ceiling, flapping])]
+    .filter((check): check is CeilingCheck => check !== undefined && !atCap(knowledge.reading, check.size))
+    .map((check) => checkCeiling(resource, policy, knowledge, check));
+}
+
 /**
  * Days settled at one size again and again, none larger since (reading-session.ts, ceilingOf):
  * one request around the first of them tells whether that size is a cap lowered during the run.
@@ -1116,18 +1134,14 @@ function* checkCeiling(
   resource: WindowedResource,
   policy: LimitPolicy,
   knowledge: ResourceKnowledge,
+  check: CeilingCheck,
 ): Plan<void> {
-  const session = sessionOf(knowledge);
-  const limit = startLimit(policy, knowledge);
-  const ceiling = ceilingOf(session, limit);
-  const flapping = flappingCeilingOf(session, limit, ceiling);
-  for (const check of [ceiling, flapping, shapedCeilingOf(session, limit, [ceiling, flapping])]) {
-    if (check === undefined || atCap(knowledge.reading, check.size)) continue;
-    const others = [...session.uncapped].filter(([day, size]) => size === check.size && day !== check.day);
-    const days = [check.day, ...others.map(([day]) => day)];
-    if (yield* ceilingIsCap(resource, policy, knowledge, check.size, days))
-      suspectCap(knowledge.reading, check.size);
-  }
+  const others = [...sessionOf(knowledge).uncapped].filter(
+    ([day, size]) => size === check.size && day !== check.day,
+  );
+  const days = [check.day, ...others.map(([day]) => day)];
+  if (yield* ceilingIsCap(resource, policy, knowledge, check.size, days))
+    suspectCap(knowledge.reading, check.size);
 }
 
 /**
@@ -1154,19 +1168,22 @@ function* ceilingIsCap(
     answer.filter((item) => itemDay(item) === day).length;
   const provesCap = (answer: readonly unknown[]) =>
     (answer.length === size && ofDay(first, answer) < answer.length) || ofDay(first, answer) > size;
-  // The days side by side, the first one's wider request after its own: a steady server is asked
-  // each of them anyway, and the verdict reads their answers in order, as one after another would.
+  // The days side by side, the first one's wider request with them: a steady server is asked each
+  // of them anyway, and the verdict reads their answers in order, as one after another would.
   const asked = days
     .slice(0, CEILING_ASKS)
     .map((day) => ({ day, again: [] as unknown[], wide: [] as unknown[] }));
-  const askDay = function* (read: (typeof asked)[number], widen: boolean): Plan<void> {
-    const state = newDayFetch(resource, read.day, policy, knowledge);
+  const askInto = function* (read: (typeof asked)[number], widen: boolean): Plan<void> {
     const own = requestFor(read.day, knowledge.reading);
-    read.again = yield* ask(state, own);
-    if (widen && ofDay(read.day, read.again) <= size)
-      read.wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
+    const answer = yield* ask(
+      newDayFetch(resource, read.day, policy, knowledge),
+      widen ? widened(own, CHECK_WIDENINGS[0]) : own,
+    );
+    if (widen) read.wide = answer;
+    else read.again = answer;
   };
-  yield { kind: 'all', plans: asked.map((read, i) => askDay(read, i === 0)) };
+  const plans = asked.map((read) => askInto(read, false));
+  yield { kind: 'all', plans: [...plans, askInto(asked[0] as (typeof asked)[number], true)] };
   let cutAbove = false;
   for (const [i, { day, again, wide }] of asked.entries()) {
     if (ofDay(day, again) > size) return true;

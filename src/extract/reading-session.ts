@@ -820,6 +820,9 @@ export function reopenUncapped(
       }
 }
 
+/** A size days were settled at that the run's end asks about: is it a cap? (day-plan.ts, checkCeiling) */
+export type CeilingCheck = { day: DayString; size: number };
+
 /**
  * The trace a cap lowered during the run leaves (a deploy: from 100 to 60, both below our limit):
  * every answer after it is smaller than the largest before, so none looks cut, and days settle at
@@ -827,10 +830,7 @@ export function reopenUncapped(
  * first, below our `limit`: that size and its first day, or undefined. Sizes a server that holds
  * still serves at random rarely peak three times.
  */
-export function ceilingOf(
-  session: ReadingSession,
-  limit: number,
-): { day: DayString; size: number } | undefined {
+export function ceilingOf(session: ReadingSession, limit: number): CeilingCheck | undefined {
   const sizes = [...session.uncapped.values()];
   const days = [...session.uncapped.keys()];
   for (const [i, size] of sizes.entries()) {
@@ -855,7 +855,7 @@ export function flappingCeilingOf(
   session: ReadingSession,
   limit: number,
   ceiling: { size: number } | undefined,
-): { day: DayString; size: number } | undefined {
+): CeilingCheck | undefined {
   const seen = new Map<number, { day: DayString; times: number }>();
   const days = [...session.uncapped.keys()];
   for (const [day, size] of session.uncapped) {
@@ -905,7 +905,7 @@ export function shapedCeilingOf(
   session: ReadingSession,
   limit: number,
   found: readonly ({ size: number } | undefined)[],
-): { day: DayString; size: number } | undefined {
+): CeilingCheck | undefined {
   const { quarters } = session.dayShape;
   const total = quarters.reduce((sum, count) => sum + count, 0);
   if (total < SHAPE_LEAST) return undefined;

@@ -94,4 +94,23 @@ describe("the run's last proof", () => {
     expect(knownCaps(knowledge.reading)).not.toContain(120);
     expect(reopened).toEqual([]);
   });
+
+  it("asks a ceiling check's days, its wider request and the days after the stretches in one round", async () => {
+    // Three stretches of days of exactly 120 items: a ceiling to check, and three days after.
+    const stretches = [-30, -20, -10].flatMap((start) =>
+      daysFrom(addDays(TODAY, start), addDays(TODAY, start + 3)),
+    );
+    const exact = Object.fromEntries(stretches.map((day) => [day, 120]));
+    const server = new QuietServer(5, addDays(TODAY, -60), addDays(TODAY, -1), READING, { most: 0, exact });
+    const knowledge = readDays(server, stretches);
+    const after = daysAfterStretches(knowledge.session!, TODAY);
+    expect(after).toHaveLength(3);
+    const { client, seen } = countingClient(server);
+    await proveRun(client, 'feedback', POLICY, knowledge, TODAY);
+
+    const wider = seen.asked.filter((range) => range.slice(0, 10) < range.slice(-10));
+    expect(wider.length).toBeGreaterThanOrEqual(1);
+    // The four days read again (CEILING_ASKS), the first one's wider request, the three days after.
+    expect(seen.most).toBeGreaterThanOrEqual(4 + 1 + after.length);
+  });
 });
