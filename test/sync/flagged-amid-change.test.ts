@@ -97,7 +97,9 @@ describe('days flagged while a rolling deploy changes how the server answers', (
         await sim.stop();
         await t.drop();
       }
-    });
+      // Two runs of 20 days at one request at a time: 11 to 15 s on the AMD kind alone, over 30 s
+      // beside other work.
+    }, 120_000);
 
   it('are found on these servers (the scene plays what it says it plays)', () => {
     console.info(`days flagged while the server changed, recorded reopened: ${said.length}`);
