@@ -1,7 +1,7 @@
 import { type DayString, HOUR_MS } from '../time/days.js';
 import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { readingChanged } from './reading-check.js';
-import { itemTime } from './server-reading.js';
+import { itemTime, suspectCap } from './server-reading.js';
 import {
   afterSlice,
   type DayAnswer,
@@ -167,13 +167,16 @@ function* askSlice(
     refuted(input.knowledge, 'refused');
     return undefined;
   }
-  const cut = input.cut(answer.length);
-  const verdict = instantsVerdict({ slice, answer, known, cut });
+  const verdict = instantsVerdict({ slice, answer, known, cut: input.cut(answer.length) });
   if (verdict === 'ignored') {
     refuted(input.knowledge, 'ignored');
     return undefined;
   }
-  if (verdict === 'honoured') reading.instants = 'honoured';
+  // Cut below every cap the run knew: its size is one the server may now cut at, days settled at
+  // it are read again (reopenUncapped) and answers of it taken as cut.
+  if (verdict === 'cut') suspectCap(reading, answer.length);
+  const cut = verdict === 'cut' || input.cut(answer.length);
+  if (verdict === 'honoured' || verdict === 'cut') reading.instants = 'honoured';
   // An empty probe with nothing held inside it tells nothing: the day stays as it was.
   else if (reading.instants !== 'honoured') return undefined;
   if (!cut) {

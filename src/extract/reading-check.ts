@@ -281,9 +281,11 @@ function* compareQuiet(input: ReadingCheckInput): Plan<boolean> {
  * cut and can prove nothing, so on a capped source only this check can: made for every quiet day,
  * it costs one request a day, and the day then holds its UTC day's items whatever the reading
  * (an empty day, empty here too, is settled on the two: day-plan.ts, utcDayEmpty).
- * Items of the day the narrow answer lacked, or an answer cut where the narrow one was not, prove
- * the reading stale; a 400, or items outside the instants, prove instants no longer honoured.
- * Either way the reading changed: it is learned again from this run's answers (readingChanged).
+ * Items of the day the narrow answer lacked, items held that this answer lacks though it keeps
+ * inside the day (cut below every cap the run knows), or an answer cut where the narrow one was
+ * not, prove the reading stale; a 400, or items outside the instants, prove instants no longer
+ * honoured. Either way the reading changed: it is learned again from this run's answers
+ * (readingChanged).
  */
 export function* checkByInstants(input: ReadingCheckInput): Plan<boolean> {
   const { knowledge } = input;
@@ -292,9 +294,9 @@ export function* checkByInstants(input: ReadingCheckInput): Plan<boolean> {
   const known = [...input.held()];
   const answer = yield* input.askInstants(sliceRequest(slice));
   if (answer === 'refused') return readingChanged(knowledge, 'refused');
-  const cut = input.cut(answer.length);
-  if (instantsVerdict({ slice, answer, known, cut }) === 'ignored')
-    return readingChanged(knowledge, 'ignored');
+  const verdict = instantsVerdict({ slice, answer, known, cut: input.cut(answer.length) });
+  if (verdict === 'ignored') return readingChanged(knowledge, 'ignored');
+  const cut = verdict === 'cut' || input.cut(answer.length);
   // Another window may have found the reading changed meanwhile.
   if (knowledge.relearned !== relearned || knowledge.reading.instants !== 'honoured') return true;
   // Held from any of the day's answers so far: the narrow one, a check's, a proof's.

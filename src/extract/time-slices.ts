@@ -79,14 +79,20 @@ function aroundHeldItem(candidates: readonly number[], times: readonly number[])
   return item === undefined ? undefined : { startMs: item, endMs: item + 1 };
 }
 
-/** What an answer to a slice says of instants: only 'ignored' is ever final for a run. */
-export type InstantsEvidence = 'honoured' | 'ignored' | 'unsure';
+/**
+ * What an answer to a slice says of instants: only 'ignored' is ever final for a run. 'cut': they
+ * are honoured, and the answer was cut at a size no cap the run knows explains.
+ */
+export type InstantsEvidence = 'honoured' | 'ignored' | 'cut' | 'unsure';
 
 /**
  * Instants are not honoured when the answer to `slice` holds an item no reading of its instants
- * serves, or, uncut, lacks an item held before that every reading serves. They are honoured as far
- * as this answer tells when it holds items and both hold; an empty answer with nothing held inside
- * the slice tells nothing.
+ * serves, or, uncut and empty, lacks an item held before that every reading serves. They are
+ * honoured as far as this answer tells when it holds items and both hold; an empty answer with
+ * nothing held inside the slice tells nothing. An answer that keeps inside the slice yet lacks a
+ * held item there was cut: a server that drops the time serves whole dates, the slice's own hours
+ * and others', but one that lowered its cap (a deploy) cuts every answer at the new size, below the
+ * caps the run knows.
  */
 export function instantsVerdict(check: {
   slice: Slice;
@@ -102,7 +108,7 @@ export function instantsVerdict(check: {
   const inside = known.filter((item) => isAt(timeOf(item), (time) => within(slice, time)));
   if (!check.cut) {
     const served = new Set(answer.map(itemIdentity));
-    if (inside.some((item) => !served.has(itemIdentity(item)))) return 'ignored';
+    if (inside.some((item) => !served.has(itemIdentity(item)))) return answer.length > 0 ? 'cut' : 'ignored';
   }
   return answer.length > 0 || inside.length > 0 ? 'honoured' : 'unsure';
 }

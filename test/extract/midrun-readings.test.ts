@@ -387,6 +387,23 @@ describe('servers whose reading changes while the tool reads', () => {
     expect(tally.lostFlags).toEqual([]);
   }, 60_000);
 
+  it('a time slice cut below every cap the run knew, by a rolling deploy lowering the cap: the size is suspect, not instants', () => {
+    // Case 117 of capMoveSearch(200, 7070701, [100, 60]): random order, instants honoured, cap 100
+    // proved, a rolling deploy capping at 60 from four fifths of the run. A new reader answered
+    // 2026-11-16's request with 60 of its 184 items: below the proved cap, in no order, it looked
+    // whole. Then 2026-11-17's second half-day slice came back with 60 items, every one inside it,
+    // lacking items its day's answer had shown there: taken for instants dropped (a server that
+    // drops the time serves whole dates, the slice's hours with others'), the run stopped slicing
+    // and 60 stayed a size nothing suspected. Now the slice counts as cut at a size the server may
+    // cut at, and the day settled at it is read again.
+    const tally = capMoveSearch(118, 7070701, [100, 60], [117]);
+    expect(tally.cases).toBe(1);
+    expect(tally.short).toEqual([]);
+    expect(tally.lostFlags).toEqual([]);
+    // Every day of the run read whole: instants stayed honoured.
+    expect(tally.flagged).toBe(0);
+  }, 60_000);
+
   it('a cap lowered by a rolling deploy that settled one day at it, listed by dt: the day is asked again at the run end', () => {
     // Cases 583 and 725 of capMoveSearch(1000, 8080801, [100, 60]): servers listing newest first,
     // instants ignored or refused, capped at 100 (proved), a rolling deploy capping at 60. Its new

@@ -70,9 +70,16 @@ describe('instantsVerdict', () => {
     expect(instantsVerdict({ slice, answer: [at(slice.endMs + 1)], known: [], cut: true })).toBe('ignored');
   });
 
-  it('ignored when an uncut answer lacks an item held inside the slice (the time dropped: other days read)', () => {
+  it('ignored when an uncut answer is empty though an item is held inside the slice (the time dropped: other days read)', () => {
     expect(instantsVerdict({ slice, answer: [], known, cut: false })).toBe('ignored');
-    expect(instantsVerdict({ slice, answer: atHours(2), known, cut: false })).toBe('ignored');
+  });
+
+  it('cut, not ignored, when an answer keeps inside the slice yet lacks an item held there: a cap lowered since the run learned it', () => {
+    // A server that drops the time serves whole dates: the slice's hours with the others'.
+    expect(instantsVerdict({ slice, answer: atHours(2), known, cut: false })).toBe('cut');
+    expect(instantsVerdict({ slice, answer: atHours(2, 20), known, cut: false })).toBe('ignored');
+    // Cut at a cap the run knows, it lacks what it lacks by that cap.
+    expect(instantsVerdict({ slice, answer: atHours(2), known, cut: true })).toBe('honoured');
   });
 
   it('honoured when the answer keeps inside the instants, items at them included, whether or not it was cut', () => {
