@@ -1,7 +1,7 @@
 import { type DayString, HOUR_MS } from '../time/days.js';
 import { claimVerdict, type Plan, type ResourceKnowledge, verdictReached } from './plan-steps.js';
 import { readingChanged } from './reading-check.js';
-import { itemTime, suspectCap } from './server-reading.js';
+import { CEILING_LEAST, itemTime, type ServerReading, suspectCap } from './server-reading.js';
 import {
   afterSlice,
   type DayAnswer,
@@ -110,7 +110,7 @@ function sameSlice(a: Slice, b: Slice): boolean {
 /** Asks slices until none is left; false when one stayed cut or instants proved not honoured. */
 function* readSlices(input: SliceInput, pending: Slice[], edges: readonly Slice[] = []): Plan<boolean> {
   let whole = true;
-  const seen: Density = { items: 0, ms: 0 };
+  const seen: SlicesSeen = { items: 0, ms: 0 };
   const { knowledge } = input;
   for (let requests = 0; pending.length > 0; requests++) {
     if (requests >= MAX_SLICE_REQUESTS) return false;
@@ -135,10 +135,29 @@ function refuted(knowledge: ResourceKnowledge, instants: 'refused' | 'ignored'):
   else knowledge.reading.instants = instants;
 }
 
-/** Items and milliseconds of the day's slices read whole: what sizes the next split. */
-interface Density {
+/**
+ * What the day's slices showed so far: the items and milliseconds of those read whole (what sizes
+ * the next split), and the size of the last answer cut below every cap the run knew.
+ */
+interface SlicesSeen {
   items: number;
   ms: number;
+  lacking?: number;
+}
+
+/**
+ * Whether the day is read on after a slice's answer cut below every cap the run knew (a held item
+ * missing: instantsVerdict's 'cut'). Its size is one the server may now cut at: days settled at it
+ * are read again (reopenUncapped) and answers of it taken as cut, unless below any cap played. A
+ * cap cuts every answer it reaches at its own size: a smaller one lacking a held item again is not
+ * a cap's doing (an item whose dt changed upstream meanwhile is missing from every slice around its
+ * old instant), and the day stays cut, with no more asked.
+ */
+function readOnBelowCaps(reading: ServerReading, seen: SlicesSeen, size: number): boolean {
+  if (seen.lacking !== undefined && size < seen.lacking) return false;
+  seen.lacking = size;
+  if (size >= CEILING_LEAST) suspectCap(reading, size);
+  return true;
 }
 
 /** What a slice's answer leaves: the slices still to ask, and whether it stayed cut for good. */
@@ -158,7 +177,7 @@ interface SliceAnswer {
 function* askSlice(
   input: SliceInput,
   slice: Slice,
-  seen: Density = { items: 0, ms: 0 },
+  seen: SlicesSeen = { items: 0, ms: 0 },
 ): Plan<SliceAnswer | undefined> {
   const { reading } = input.knowledge;
   const known = [...input.held()];
@@ -172,9 +191,9 @@ function* askSlice(
     refuted(input.knowledge, 'ignored');
     return undefined;
   }
-  // Cut below every cap the run knew: its size is one the server may now cut at, days settled at
-  // it are read again (reopenUncapped) and answers of it taken as cut.
-  if (verdict === 'cut') suspectCap(reading, answer.length);
+  const inside = answer.filter((item) => insideSlice(slice, itemTime(item))).length;
+  if (verdict === 'cut' && !readOnBelowCaps(reading, seen, answer.length))
+    return { slices: [], cut: true, inside };
   const cut = verdict === 'cut' || input.cut(answer.length);
   if (verdict === 'honoured' || verdict === 'cut') reading.instants = 'honoured';
   // An empty probe with nothing held inside it tells nothing: the day stays as it was.
@@ -184,7 +203,6 @@ function* askSlice(
     seen.ms += slice.endMs - slice.startMs;
   }
   const step = afterSlice(slice, answer, cut, reading.order, seen.ms > 0 ? seen.items / seen.ms : 0);
-  const inside = answer.filter((item) => insideSlice(slice, itemTime(item))).length;
   return step.kind === 'more'
     ? { slices: step.slices, cut: false, inside }
     : { slices: [], cut: step.kind === 'cut', inside };

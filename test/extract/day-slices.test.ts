@@ -3,7 +3,7 @@ import { ApiError } from '../../src/errors.js';
 import { newDayFetch, planDay } from '../../src/extract/day-plan.js';
 import type { FetchedDay, LimitPolicy, ResourceKnowledge } from '../../src/extract/fetch-day.js';
 import { type Answer, claimVerdict, type Plan, type Step } from '../../src/extract/plan-steps.js';
-import { emptyReading, type ServerReading } from '../../src/extract/server-reading.js';
+import { emptyReading, knownCaps, type ServerReading } from '../../src/extract/server-reading.js';
 import { addDays, type DayString } from '../../src/time/days.js';
 
 // A day above the cap, driven by hand: the plan asks, a small server in this file answers.
@@ -194,6 +194,40 @@ describe('a day above the cap, where the server honours instants', () => {
       expect(day.truncated).toBe(false);
       expect(ids(day.onDay)).toEqual(ids(theDay));
     }
+  });
+});
+
+describe('a day above the cap whose item moves upstream while it is read in slices', () => {
+  it('is flagged after a few slices more, and the run keeps instants honoured', () => {
+    // An item held from the day's own answer moves to another hour before the slice around it is
+    // asked: every slice around its old instant lacks it, as a cut one would. The day cannot be
+    // proved whole. A cap cuts every answer at its own size: a smaller slice that lacks it again
+    // ends the day's slices. Before, the first such answer was taken for instants dropped, and
+    // every later day of the run was flagged unread.
+    const data = [...dayItems(20, addDays(DAY, -1)), ...dayItems(730), ...dayItems(20, addDays(DAY, 1))];
+    const knowledge = checked(proved({ order: 'unordered' }));
+    const serve = server(data, 'honoured', 'shuffled');
+    let answers = 0;
+    let moved: string | undefined;
+    const { day } = fetchDay(knowledge, (step) => {
+      const answer = serve(step);
+      answers += 1;
+      if (answers === 1 && answer.kind === 'items') {
+        // Moved twelve hours on, within the day, after the day's first answer showed it.
+        const shown = answer.items.find((item) => (item as Item).dt < `${DAY}T12`) as Item;
+        const at = data.findIndex((other) => other.id === shown.id);
+        moved = shown.id;
+        data[at] = { id: shown.id, dt: new Date(Date.parse(shown.dt) + 12 * 3_600_000).toISOString() };
+      }
+      return answer;
+    });
+    expect(moved).toBeDefined();
+    expect(day.truncated).toBe(true);
+    expect(knowledge.reading.instants).toBe('honoured');
+    // The first slice that lacked it may have been a cap's cut; the smaller ones after it not.
+    expect(knownCaps(knowledge.reading).filter((size) => size < CAP)).toHaveLength(1);
+    // Read on in slices down to a second, the day would cost about twice as many.
+    expect(day.requests).toBeLessThanOrEqual(25);
   });
 });
 
