@@ -1173,14 +1173,13 @@ function* ceilingIsCap(
   const asked = days
     .slice(0, CEILING_ASKS)
     .map((day) => ({ day, again: [] as unknown[], wide: [] as unknown[] }));
+  const lean = leanCeilingRequest(knowledge, first, size);
   const askInto = function* (read: (typeof asked)[number], widen: boolean): Plan<void> {
     const own = requestFor(read.day, knowledge.reading);
-    const answer = yield* ask(
-      newDayFetch(resource, read.day, policy, knowledge),
-      widen ? widened(own, CHECK_WIDENINGS[0]) : own,
-    );
-    if (widen) read.wide = answer;
-    else read.again = answer;
+    const state = newDayFetch(resource, read.day, policy, knowledge);
+    if (!widen) read.again = yield* ask(state, own);
+    else if (lean !== undefined) read.wide = yield* ask(state, lean.range, lean.limit);
+    else read.wide = yield* ask(state, widened(own, CHECK_WIDENINGS[0]));
   };
   const plans = asked.map((read) => askInto(read, false));
   yield { kind: 'all', plans: [...plans, askInto(asked[0] as (typeof asked)[number], true)] };
@@ -1194,6 +1193,12 @@ function* ceilingIsCap(
       suspectCap(knowledge.reading, again.length);
     if (i > 0) continue;
     if (provesCap(wide)) return true;
+    // Listed from beside the day into it, one item above the size: cut at the size, it was cut
+    // below the items the run saw there; one item more, it held the day whole.
+    if (lean !== undefined) {
+      if (wide.length === size) return true;
+      continue;
+    }
     // Cut above the size before it reached the day: it let more through, but from where it starts
     // (old readers keeping the requests that start on one day answer with their larger cap).
     cutAbove = wide.length > size && ofDay(day, wide) < held;
@@ -1206,6 +1211,40 @@ function* ceilingIsCap(
   return provesCap(
     yield* ask(state, { startdate: own.startdate, enddate: widened(own, CHECK_WIDENINGS[0]).enddate }),
   );
+}
+
+/**
+ * The ceiling check's wider request on a server listing by dt, and its limit: the day's own request
+ * widened a week on the side its listing ends, asked for the items the run saw before the day in
+ * that listing, the size and one item more. A cap at the size cuts it at the size; else it holds
+ * the whole day and an item beyond, where the week on both sides at the day's limit answered up to
+ * the limit (a busy site's 10,000 items, each resource's at once at the run's end) and, not reaching
+ * the day, asked again from it. None where the order is not known, or where the run saw no item in
+ * the range but the day's: the day alone may hold the size.
+ */
+function leanCeilingRequest(
+  knowledge: ResourceKnowledge,
+  day: DayString,
+  size: number,
+): { range: DayRange; limit: number } | undefined {
+  const { reading } = knowledge;
+  const own = requestFor(day, reading);
+  const wide = widened(own, CHECK_WIDENINGS[0]);
+  if (reading.order !== 'oldest-first' && reading.order !== 'newest-first') return undefined;
+  const oldestFirst = reading.order === 'oldest-first';
+  const range = oldestFirst
+    ? { startdate: own.startdate, enddate: wide.enddate }
+    : { startdate: wide.startdate, enddate: own.enddate };
+  const { seen } = sessionOf(knowledge);
+  let ahead = 0;
+  let others = 0;
+  for (let other = range.startdate; other <= range.enddate; other = addDays(other, 1)) {
+    if (other === day) continue;
+    const count = seen.get(other)?.count ?? 0;
+    others += count;
+    if (oldestFirst === other < day) ahead += count;
+  }
+  return others > 0 ? { range, limit: ahead + size + 1 } : undefined;
 }
 
 function quietEnds(state: DayFetch): 'again' {

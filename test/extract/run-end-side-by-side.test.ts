@@ -33,12 +33,13 @@ const READING = {
 
 /** A client over an in-memory server that answers on a later turn of the event loop, and counts what it holds at once. */
 function countingClient(server: QuietServer) {
-  const seen = { most: 0, now: 0, asked: [] as string[] };
+  const seen = { most: 0, now: 0, asked: [] as string[], limits: [] as number[] };
   const client = {
     window: async (_resource: unknown, query: { startdate: string; enddate: string; limit: number }) => {
       seen.now += 1;
       seen.most = Math.max(seen.most, seen.now);
       seen.asked.push(`${query.startdate}..${query.enddate}`);
+      seen.limits.push(query.limit);
       await new Promise((resolve) => setImmediate(resolve));
       seen.now -= 1;
       const answer = server.answer({ startdate: query.startdate, enddate: query.enddate }, query.limit);
@@ -113,4 +114,51 @@ describe("the run's last proof", () => {
     // The four days read again (CEILING_ASKS), the first one's wider request, the three days after.
     expect(seen.most).toBeGreaterThanOrEqual(4 + 1 + after.length);
   });
+
+  /**
+   * Days -20 to -14 of 150 items, then days of exactly 200: a ceiling at 200 from day -13, with the
+   * run's days on both sides of it. Listed by dt, the ceiling's wider request starts beside the day
+   * on the side its listing reaches it from and asks the size and one item more.
+   */
+  function ceilingRun(order: 'oldest-first' | 'newest-first', cap: number) {
+    const days = daysFrom(addDays(TODAY, -20), addDays(TODAY, -1));
+    const exact = Object.fromEntries(days.map((day, i) => [day, i < 7 ? 150 : 200]));
+    const reading = { ...READING, order };
+    const server = new QuietServer(5, addDays(TODAY, -60), addDays(TODAY, -1), reading, { most: 0, exact });
+    const knowledge = readDays(server, days);
+    // A deploy of the service now cuts every answer at `cap`.
+    server.reading = { ...reading, cap };
+    return { server, knowledge, first: days[7] as DayString };
+  }
+
+  for (const order of ['oldest-first', 'newest-first'] as const)
+    it(`checks a ceiling on a server listing ${order} with one wider request of the size and one item more`, async () => {
+      const { server, knowledge, first } = ceilingRun(order, 10_000);
+      const { client, seen } = countingClient(server);
+      const reopened = await proveRun(client, 'feedback', POLICY, knowledge, TODAY);
+
+      const wider = seen.asked.flatMap((range, i) =>
+        range.slice(0, 10) < range.slice(-10) ? [{ range, limit: seen.limits[i] }] : [],
+      );
+      // A week wide on both sides at the day's limit of 1,000 answered seven days of other items
+      // (oldest first: the week before; newest first: the week after) and never reached the day:
+      // a second request, from the day, at 1,000 again.
+      const week =
+        order === 'oldest-first' ? `${first}..${addDays(first, 7)}` : `${addDays(first, -7)}..${first}`;
+      expect(wider).toEqual([{ range: week, limit: 201 }]);
+      expect(knownCaps(knowledge.reading)).not.toContain(200);
+      expect(reopened).toEqual([]);
+    });
+
+  for (const order of ['oldest-first', 'newest-first'] as const)
+    it(`finds a cap at a ceiling's size on a server listing ${order}, its answer all of the day`, async () => {
+      // Cut at 200 now: the wider request, from the day, comes back with the day's 200 items alone,
+      // short of the 201 the run saw in its range.
+      const { server, knowledge } = ceilingRun(order, 200);
+      const { client } = countingClient(server);
+      const reopened = await proveRun(client, 'feedback', POLICY, knowledge, TODAY);
+
+      expect(knownCaps(knowledge.reading)).toContain(200);
+      expect(reopened.length).toBeGreaterThanOrEqual(13);
+    });
 });
