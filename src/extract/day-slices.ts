@@ -186,7 +186,8 @@ function* askSlice(
     refuted(input.knowledge, 'refused');
     return undefined;
   }
-  const verdict = instantsVerdict({ slice, answer, known, cut: input.cut(answer.length) });
+  const mayBeCut = input.cut(answer.length);
+  const verdict = instantsVerdict({ slice, answer, known, cut: mayBeCut });
   if (verdict === 'ignored') {
     refuted(input.knowledge, 'ignored');
     return undefined;
@@ -194,7 +195,7 @@ function* askSlice(
   const inside = answer.filter((item) => insideSlice(slice, itemTime(item))).length;
   if (verdict === 'cut' && !readOnBelowCaps(reading, seen, answer.length))
     return { slices: [], cut: true, inside };
-  const cut = verdict === 'cut' || input.cut(answer.length);
+  const cut = verdict === 'cut' || mayBeCut;
   if (verdict === 'honoured' || verdict === 'cut') reading.instants = 'honoured';
   // An empty probe with nothing held inside it tells nothing: the day stays as it was.
   else if (reading.instants !== 'honoured') return undefined;

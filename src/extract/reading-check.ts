@@ -294,9 +294,10 @@ export function* checkByInstants(input: ReadingCheckInput): Plan<boolean> {
   const known = [...input.held()];
   const answer = yield* input.askInstants(sliceRequest(slice));
   if (answer === 'refused') return readingChanged(knowledge, 'refused');
-  const verdict = instantsVerdict({ slice, answer, known, cut: input.cut(answer.length) });
+  const mayBeCut = input.cut(answer.length);
+  const verdict = instantsVerdict({ slice, answer, known, cut: mayBeCut });
   if (verdict === 'ignored') return readingChanged(knowledge, 'ignored');
-  const cut = verdict === 'cut' || input.cut(answer.length);
+  const cut = verdict === 'cut' || mayBeCut;
   // Another window may have found the reading changed meanwhile.
   if (knowledge.relearned !== relearned || knowledge.reading.instants !== 'honoured') return true;
   // Held from any of the day's answers so far: the narrow one, a check's, a proof's.
