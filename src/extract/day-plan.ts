@@ -1216,13 +1216,14 @@ function* ceilingIsCap(
 /**
  * The ceiling check's wider request on a server listing by dt, and its limit: the day's own request
  * widened a week on the side its listing ends, asked for the items the run saw before the day in
- * that listing, the size and one item more. A cap at the size cuts it at the size; else it holds
- * the whole day and an item beyond, where the week on both sides at the day's limit answered up to
- * the limit (a busy site's 10,000 items, each resource's at once at the run's end) and, not reaching
- * the day, asked again from it. None where the order is not known, or where the run saw no item in
- * the range but the day's: the day alone may hold the size.
+ * that listing, the size and one item more. The size is an answer's (a quiet day's may be its
+ * five-day request's), so the day holds no more: a cap at the size cuts the request at the size;
+ * else it holds the whole day and an item beyond, where the week on both sides at the day's limit
+ * answered up to the limit (a busy site's 10,000 items, each resource's at once at the run's end)
+ * and, not reaching the day, asked again from it. None where the order is not known, or where the
+ * run saw no more items in the range than the size: an answer at the size would be all of them.
  */
-function leanCeilingRequest(
+export function leanCeilingRequest(
   knowledge: ResourceKnowledge,
   day: DayString,
   size: number,
@@ -1237,14 +1238,13 @@ function leanCeilingRequest(
     : { startdate: wide.startdate, enddate: own.enddate };
   const { seen } = sessionOf(knowledge);
   let ahead = 0;
-  let others = 0;
+  let held = 0;
   for (let other = range.startdate; other <= range.enddate; other = addDays(other, 1)) {
-    if (other === day) continue;
     const count = seen.get(other)?.count ?? 0;
-    others += count;
-    if (oldestFirst === other < day) ahead += count;
+    held += count;
+    if (other !== day && oldestFirst === other < day) ahead += count;
   }
-  return others > 0 ? { range, limit: ahead + size + 1 } : undefined;
+  return held > size ? { range, limit: ahead + size + 1 } : undefined;
 }
 
 function quietEnds(state: DayFetch): 'again' {

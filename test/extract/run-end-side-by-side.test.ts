@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
+import { leanCeilingRequest } from '../../src/extract/day-plan.js';
 import { proveRun } from '../../src/extract/fetch-day.js';
 import type { ResourceKnowledge } from '../../src/extract/plan-steps.js';
-import { daysAfterStretches } from '../../src/extract/reading-session.js';
+import { daysAfterStretches, newSession } from '../../src/extract/reading-session.js';
 import { emptyReading, knownCaps } from '../../src/extract/server-reading.js';
 import { addDays, type DayString, daysFrom } from '../../src/time/days.js';
 import {
@@ -161,4 +162,43 @@ describe("the run's last proof", () => {
       expect(knownCaps(knowledge.reading)).toContain(200);
       expect(reopened.length).toBeGreaterThanOrEqual(13);
     });
+
+  describe("the ceiling check's request on a server listing by dt (leanCeilingRequest)", () => {
+    const day = '2026-03-26' as DayString;
+    /** What the run saw of each day, by its offset from `day`. */
+    function knowing(order: 'oldest-first' | 'newest-first', counts: Record<number, number>) {
+      // The reading as a run learns it from days read on such a server: each day's request is the day.
+      const reading = { ...READING, order };
+      const days = daysFrom(addDays(TODAY, -12), addDays(TODAY, -1));
+      const exact = Object.fromEntries(days.map((read) => [read, 200]));
+      const server = new QuietServer(5, addDays(TODAY, -60), addDays(TODAY, -1), reading, { most: 0, exact });
+      const knowledge = readDays(server, days);
+      const session = newSession(1);
+      for (const [offset, count] of Object.entries(counts))
+        session.seen.set(addDays(day, Number(offset)), { count, first: 0, last: 0 });
+      knowledge.session = session;
+      return knowledge;
+    }
+
+    it('asks a week from the day, oldest first, for the size and one item more', () => {
+      const lean = leanCeilingRequest(knowing('oldest-first', { [-3]: 50, 0: 20, 1: 15 }), day, 33);
+      expect(lean).toEqual({ range: { startdate: day, enddate: '2026-04-02' }, limit: 34 });
+    });
+
+    it('asks a week up to the day, newest first', () => {
+      const lean = leanCeilingRequest(knowing('newest-first', { [-3]: 50, 0: 20, 1: 15 }), day, 33);
+      expect(lean).toEqual({ range: { startdate: '2026-03-19', enddate: day }, limit: 34 });
+    });
+
+    it('asks as before where the run saw no more items in that week than the size', () => {
+      // A quiet day settled on its five-day request of 33 items: the week from it, the data ending,
+      // holds those 33 alone, and an answer of 33 would be all of them, no cap.
+      expect(
+        leanCeilingRequest(knowing('oldest-first', { [-1]: 10, 0: 5, 1: 10, 2: 18 }), day, 33),
+      ).toBeUndefined();
+      expect(
+        leanCeilingRequest(knowing('oldest-first', { [-1]: 10, 0: 5, 1: 10, 2: 19 }), day, 33)?.limit,
+      ).toBe(34);
+    });
+  });
 });
