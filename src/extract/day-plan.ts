@@ -1229,22 +1229,20 @@ export function leanCeilingRequest(
   size: number,
 ): { range: DayRange; limit: number } | undefined {
   const { reading } = knowledge;
-  const own = requestFor(day, reading);
-  const wide = widened(own, CHECK_WIDENINGS[0]);
   if (reading.order !== 'oldest-first' && reading.order !== 'newest-first') return undefined;
   const oldestFirst = reading.order === 'oldest-first';
+  const own = requestFor(day, reading);
+  const wide = widened(own, CHECK_WIDENINGS[0]);
   const range = oldestFirst
     ? { startdate: own.startdate, enddate: wide.enddate }
     : { startdate: wide.startdate, enddate: own.enddate };
-  const { seen } = sessionOf(knowledge);
-  let ahead = 0;
-  let held = 0;
-  for (let other = range.startdate; other <= range.enddate; other = addDays(other, 1)) {
-    const count = seen.get(other)?.count ?? 0;
-    held += count;
-    if (other !== day && oldestFirst === other < day) ahead += count;
-  }
-  return held > size ? { range, limit: ahead + size + 1 } : undefined;
+  const session = sessionOf(knowledge);
+  if (seenIn(session, range) <= size) return undefined;
+  // What the listing passes before it reaches the day: its own request's days on that side.
+  const lead = oldestFirst
+    ? { startdate: range.startdate, enddate: addDays(day, -1) }
+    : { startdate: addDays(day, 1), enddate: range.enddate };
+  return { range, limit: seenIn(session, lead) + size + 1 };
 }
 
 function quietEnds(state: DayFetch): 'again' {
