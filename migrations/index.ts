@@ -52,6 +52,7 @@ import * as settledUnder from './0051-settled-under.js';
 import * as readingReach from './0052-reading-reach.js';
 import * as wholeAnswersVouched from './0053-whole-answers-vouched.js';
 import * as reopenedReadAgain from './0054-reopened-read-again.js';
+import * as boundItems from './0055-bound-items.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs from
@@ -111,4 +112,5 @@ export const migrations: Record<string, Migration> = {
   '0052-reading-reach': readingReach,
   '0053-whole-answers-vouched': wholeAnswersVouched,
   '0054-reopened-read-again': reopenedReadAgain,
+  '0055-bound-items': boundItems,
 };

@@ -1052,8 +1052,33 @@ interface BoundItem {
   offset: number;
 }
 
-/** Run-local, beside the reading as its moves are: the items its bounds rest on. */
+/**
+ * Beside the reading as its moves are: the items its bounds rest on. Stored with it
+ * (boundItemTimes, restOnStored): a server that moved its day between two runs, capped below
+ * nearly every day and listing newest first, answers a quiet day cut at the cap and reaching into
+ * the day before, hours short of its end, and no item of the new reading can show that end moved.
+ * The stored end's own item, asked again once the run turns turbulent (boundProof), can.
+ */
 const boundItemsOf = new WeakMap<ServerReading, { start?: BoundItem; end?: BoundItem }>();
+
+/** The times of the items the reading's bounds still rest on (null where none does): stored with it. */
+export function boundItemTimes(reading: ServerReading): { startMs: number | null; endMs: number | null } {
+  const items = boundItemsOf.get(reading);
+  const start = items?.start?.offset === reading.headMs ? items?.start?.time : undefined;
+  const end = items?.end?.offset === reading.tailMs ? items?.end?.time : undefined;
+  return { startMs: start ?? null, endMs: end ?? null };
+}
+
+/** A stored reading's bounds resting on the items earlier runs stored with it (boundItemTimes). */
+export function restOnStored(
+  reading: ServerReading,
+  times: { startMs: number | null; endMs: number | null },
+): void {
+  if (times.startMs !== null && reading.headMs !== null)
+    restsOn(reading).start = { time: times.startMs, offset: reading.headMs };
+  if (times.endMs !== null && reading.tailMs !== null)
+    restsOn(reading).end = { time: times.endMs, offset: reading.tailMs };
+}
 
 function restsOn(reading: ServerReading): { start?: BoundItem; end?: BoundItem } {
   const items = boundItemsOf.get(reading) ?? {};

@@ -9,12 +9,14 @@ import { readingChanges } from '../extract/reading-changes.js';
 import { endQuiet } from '../extract/reading-check.js';
 import { giveBackProofs, ledgerTook, type ReadingSession, takeProofs } from '../extract/reading-session.js';
 import {
+  boundItemTimes,
   emptyReading,
   endInclusive,
   handedOn,
   knownCaps,
   learnedThisRun,
   reachPast,
+  restOnStored,
   type ServerReading,
   type StoredReach,
   serverDay,
@@ -465,6 +467,7 @@ async function readStoredRows(
   const readings = new Map<WindowedResource, { reading: ServerReading; row: StoredRow }>();
   for (const row of rows) {
     const reading = startFrom(storedReading(row), storedReach(row.start_reach_ms, row.end_reach_ms));
+    restOnStored(reading, { startMs: row.head_item_ms, endMs: row.tail_item_ms });
     if (row.this_run) learnedThisRun(reading);
     readings.set(row.resource, { reading, row: { ...seenOf(row), thisRun: row.this_run } });
   }
@@ -524,7 +527,8 @@ export async function saveServerReading(
     // waits for the first's commit) and stores nothing of its reading (unless it re-learned: that
     // replaces anything), only what it proved of instants.
     const fresh = before === undefined && over !== 'relearned';
-    if (!(await writeReading(trx, sourceId, resource, after, handedOn(reading), fresh))) {
+    const rests = boundItemTimes(reading);
+    if (!(await writeReading(trx, sourceId, resource, after, { reach: handedOn(reading), rests }, fresh))) {
       const first = await lockedReading(trx, sourceId, resource);
       return foldInstants(trx, sourceId, resource, first && storedReading(first), reading);
     }
@@ -644,13 +648,20 @@ async function writeReading(
   sourceId: string,
   resource: WindowedResource,
   reading: ServerReading,
-  /** How far the writer's requests reached past the evidence (handedOn): the next reader asks as far. */
-  reach: StoredReach,
+  beside: {
+    /** How far the writer's requests reached past the evidence (handedOn): the next reader asks as far. */
+    reach: StoredReach;
+    /** The items the bounds rest on (boundItemTimes): the next reader may ask them again. */
+    rests: { startMs: number | null; endMs: number | null };
+  },
   fresh: boolean,
 ): Promise<boolean> {
+  const { reach, rests: items } = beside;
   const values = {
     head_ms: reading.headMs,
     tail_ms: reading.tailMs,
+    head_item_ms: items.startMs,
+    tail_item_ms: items.endMs,
     start_reach_ms: reach.startMs ?? null,
     end_reach_ms: reach.endMs ?? null,
     start_inclusive: startInclusive(reading),

@@ -17,9 +17,11 @@ import type {
 import { holdSettled, newSession, stretchEnds, takeReopened } from '../../src/extract/reading-session.js';
 import {
   atCap,
+  boundItemTimes,
   emptyReading,
   endInclusive,
   handedOn,
+  restOnStored,
   type ServerReading,
   serverDay,
   startFrom,
@@ -212,9 +214,12 @@ export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
 
 /** What a run starts from: the stored reading (run-sync's readServerReadings: cap and size learned again). */
 export function storedKnowledge(reading: ServerReading, checked = false): ResourceKnowledge {
+  // As stored (reading-store.ts: with the reach of a move the run saw, and the items its bounds
+  // rest on), then loaded.
+  const loaded = startFrom({ ...reading }, handedOn(reading));
+  restOnStored(loaded, boundItemTimes(reading));
   return {
-    // As stored (reading-store.ts: with the reach of a move the run saw), then loaded.
-    reading: startFrom({ ...reading }, handedOn(reading)),
+    reading: loaded,
     ...(checked ? { staleChecked: true } : {}),
   };
 }
@@ -486,7 +491,10 @@ function plannerProof(
   planned: ReadonlySet<DayString>,
   held: (day: DayString) => number[],
 ): DayString[] {
-  const planner = storedKnowledge(structuredClone(stored.reading), true);
+  // The workers' reading as the planner loads it from server_readings.
+  const loaded = structuredClone(stored.reading);
+  restOnStored(loaded, boundItemTimes(stored.reading));
+  const planner = storedKnowledge(loaded, true);
   seedSession(server, planner);
   const session = sessionOf(planner);
   for (const day of stretchEnds(settled, new Set([...settled, ...planned]), TODAY))

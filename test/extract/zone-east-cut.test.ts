@@ -15,6 +15,16 @@ import { emptyReadingTally, playCase } from './reading-search.js';
  * items). A cut answer shows the bound its order keeps: one whose newest item stops an hour or
  * more short of the end the reading places shows the end moved too (server-reading.ts, noteShift).
  * Cases 130 of changedPairs(600, 20261205) and 115 of changedPairs(500, 43), 3 days short each.
+ *
+ * Where the start also turned exclusive (it moves by 18.5 h, more than a zone's), or a day held
+ * few enough items for its cut answer to reach into the day before at once, nothing in the new
+ * reading's answers moved the end: a quiet day settled whole, its items after 18:30 UTC missing.
+ * What shows the end moved is the item the stored end rests on: asked again once the run has cause
+ * to doubt the reading (boundProof), the server no longer serves it. That item lived only as long
+ * as the run that saw it; it is stored with the reading now (migration 0055). Case 90 of
+ * changedPairs(600, 20261207) settled 4 days short (3 of the backfill, 1 of the nightly), case 454
+ * of changedPairs(600, 10) and case 95 of changedPairs(600, 11) 2 each, case 236 of
+ * changedPairs(600, 1) 1.
  */
 
 const EAST: Pick<ServedReading, 'order' | 'cap' | 'maxLimit' | 'dayOffsetMinutes'> = {
@@ -23,6 +33,17 @@ const EAST: Pick<ServedReading, 'order' | 'cap' | 'maxLimit' | 'dayOffsetMinutes
   maxLimit: 40,
   dayOffsetMinutes: 330,
 };
+
+/** Learned newest first, capped at 30, start inclusive and end exclusive, UTC's day. */
+const LEARNED: ServedReading = {
+  startdate: 'inclusive',
+  enddate: 'exclusive',
+  order: 'newest-first',
+  cap: 30,
+  maxLimit: null,
+  dayOffsetMinutes: 0,
+};
+const MOVED: ServedReading = { ...LEARNED, ...EAST };
 
 const CASES: { name: string; seed: number; before: ServedReading; after: ServedReading }[] = [
   {
@@ -50,6 +71,30 @@ const CASES: { name: string; seed: number; before: ServedReading; after: ServedR
       dayOffsetMinutes: 0,
     },
     after: { startdate: 'exclusive', enddate: 'exclusive', ...EAST },
+  },
+  {
+    name: 'learned uncapped below a maximum limit of 40, inclusive start; then a cap of 30, any limit, the start exclusive too',
+    seed: 20261207 + 90,
+    before: { ...LEARNED, cap: 1000, maxLimit: 40 },
+    after: { ...MOVED, startdate: 'exclusive', maxLimit: null },
+  },
+  {
+    name: 'learned at the same cap of 30, inclusive start; then a maximum limit of 300, the start exclusive too',
+    seed: 10 + 454,
+    before: LEARNED,
+    after: { ...MOVED, startdate: 'exclusive', maxLimit: 300 },
+  },
+  {
+    name: 'the same, another seed',
+    seed: 11 + 95,
+    before: LEARNED,
+    after: { ...MOVED, startdate: 'exclusive', maxLimit: 300 },
+  },
+  {
+    name: 'learned at the same cap of 30, inclusive start, kept',
+    seed: 1 + 236,
+    before: LEARNED,
+    after: MOVED,
   },
 ];
 

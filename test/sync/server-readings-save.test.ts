@@ -8,6 +8,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  boundItemTimes,
+  boundProof,
   emptyReading,
   handedOn,
   learnFromResponse,
@@ -301,6 +303,50 @@ describe("a reading whose requests reach past its evidence after a zone's move",
     expect(requestFor(day, next)).toEqual(requestFor(day, run.reading));
     // The evidence alone, as it was stored before, asks a day less far back.
     expect(requestFor(day, { ...run.reading })).not.toEqual(requestFor(day, next));
+  });
+});
+
+describe('the items the bounds of a stored reading rest on', () => {
+  let t: TestDatabase;
+  withSource((made) => {
+    t = made;
+  });
+
+  it("are stored with it: the next reader can ask the end's own item again, as the run that learned it could", async () => {
+    // A server listing newest first: a cut answer keeps its end, and the end's item, asked again,
+    // shows whether the server still serves that far (boundProof).
+    const served: ServedReading = {
+      startdate: 'inclusive',
+      enddate: 'exclusive',
+      order: 'newest-first',
+      cap: 1000,
+      maxLimit: null,
+      dayOffsetMinutes: 0,
+    };
+    const server = new QuietServer(20261207, addDays(TODAY, -40), addDays(TODAY, 5), served, SIZES.normal);
+    const run = storedKnowledge(emptyReading());
+    readRun(server, daysFrom(addDays(TODAY, -30), addDays(TODAY, -22)), run);
+    const proof = boundProof(run.reading);
+    expect(proof?.side).toBe('end');
+    expect(
+      await saveServerReading(t.db, 's1', 'feedback', run.reading, null, {
+        runId: null,
+        logger: silentLogger(),
+      }),
+    ).toBe(true);
+    const next = (await readServerReadings(t.db, 's1')).get('feedback') as ServerReading;
+    expect(boundItemTimes(next)).toEqual(boundItemTimes(run.reading));
+    expect(boundProof(next)).toEqual(proof);
+    // Without them, as before migration 0055, a stored reading had nothing to ask.
+    const row = await t.db
+      .selectFrom('server_readings')
+      .select(['head_item_ms', 'tail_item_ms'])
+      .where('source_id', '=', 's1')
+      .executeTakeFirstOrThrow();
+    expect(row.tail_item_ms).toBe(proof?.time);
+    await t.db.updateTable('server_readings').set({ head_item_ms: null, tail_item_ms: null }).execute();
+    const unrested = (await readServerReadings(t.db, 's1')).get('feedback') as ServerReading;
+    expect(boundProof(unrested)).toBeUndefined();
   });
 });
 

@@ -21,6 +21,9 @@ export interface ServerReadingsTable {
   /** Since migration 0052: how far requests reached past the evidence after a move a run saw. */
   start_reach_ms: Int8 | null;
   end_reach_ms: Int8 | null;
+  /** Since migration 0055: the times of the items head_ms and tail_ms rest on. */
+  head_item_ms: Int8 | null;
+  tail_item_ms: Int8 | null;
 }
 
 /**
