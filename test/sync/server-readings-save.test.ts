@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResourceKnowledge } from '../../src/extract/plan-steps.js';
 import {
   boundItemTimes,
   boundProof,
@@ -270,6 +271,21 @@ describe('a reading another worker of the same queued run stored', () => {
   });
 });
 
+/** A run from nothing over nine days of `server`: what it learned. */
+function firstRun(server: QuietServer): ResourceKnowledge {
+  const run = storedKnowledge(emptyReading());
+  readRun(server, daysFrom(addDays(TODAY, -30), addDays(TODAY, -22)), run);
+  return run;
+}
+
+/** `reading` stored as the first of source s1's feedback, and read back as the next run reads it. */
+async function storedAndLoaded(t: TestDatabase, reading: ServerReading): Promise<ServerReading> {
+  expect(
+    await saveServerReading(t.db, 's1', 'feedback', reading, null, { runId: null, logger: silentLogger() }),
+  ).toBe(true);
+  return (await readServerReadings(t.db, 's1')).get('feedback') as ServerReading;
+}
+
 describe("a reading whose requests reach past its evidence after a zone's move", () => {
   let t: TestDatabase;
   withSource((made) => {
@@ -287,18 +303,11 @@ describe("a reading whose requests reach past its evidence after a zone's move",
       dayOffsetMinutes: 0,
     };
     const server = new QuietServer(43 + 102, addDays(TODAY, -40), addDays(TODAY, 5), before, SIZES.normal);
-    const first = storedKnowledge(emptyReading());
-    readRun(server, daysFrom(addDays(TODAY, -30), addDays(TODAY, -22)), first);
+    const first = firstRun(server);
     server.reading = { ...before, order: 'random', dayOffsetMinutes: -300 };
     const run = storedKnowledge(first.reading);
     readRun(server, daysFrom(addDays(TODAY, -20), addDays(TODAY, -5)), run);
-    expect(
-      await saveServerReading(t.db, 's1', 'feedback', run.reading, null, {
-        runId: null,
-        logger: silentLogger(),
-      }),
-    ).toBe(true);
-    const next = (await readServerReadings(t.db, 's1')).get('feedback') as ServerReading;
+    const next = await storedAndLoaded(t, run.reading);
     const day = addDays(TODAY, -2);
     expect(requestFor(day, next)).toEqual(requestFor(day, run.reading));
     // The evidence alone, as it was stored before, asks a day less far back.
@@ -323,18 +332,12 @@ describe('the items the bounds of a stored reading rest on', () => {
       maxLimit: null,
       dayOffsetMinutes: 0,
     };
-    const server = new QuietServer(20261207, addDays(TODAY, -40), addDays(TODAY, 5), served, SIZES.normal);
-    const run = storedKnowledge(emptyReading());
-    readRun(server, daysFrom(addDays(TODAY, -30), addDays(TODAY, -22)), run);
+    const run = firstRun(
+      new QuietServer(20261207, addDays(TODAY, -40), addDays(TODAY, 5), served, SIZES.normal),
+    );
     const proof = boundProof(run.reading);
     expect(proof?.side).toBe('end');
-    expect(
-      await saveServerReading(t.db, 's1', 'feedback', run.reading, null, {
-        runId: null,
-        logger: silentLogger(),
-      }),
-    ).toBe(true);
-    const next = (await readServerReadings(t.db, 's1')).get('feedback') as ServerReading;
+    const next = await storedAndLoaded(t, run.reading);
     expect(boundItemTimes(next)).toEqual(boundItemTimes(run.reading));
     expect(boundProof(next)).toEqual(proof);
     // Without them, as before migration 0055, a stored reading had nothing to ask.
