@@ -1061,8 +1061,14 @@ interface BoundItem {
  */
 const boundItemsOf = new WeakMap<ServerReading, { start?: BoundItem; end?: BoundItem }>();
 
-/** The times of the items the reading's bounds still rest on (null where none does): stored with it. */
-export function boundItemTimes(reading: ServerReading): { startMs: number | null; endMs: number | null } {
+/** The times (ms since the epoch) of the items a reading's bounds rest on; null where none does. */
+export interface BoundItemTimes {
+  startMs: number | null;
+  endMs: number | null;
+}
+
+/** The times of the items the reading's bounds still rest on: stored with it. */
+export function boundItemTimes(reading: ServerReading): BoundItemTimes {
   const items = boundItemsOf.get(reading);
   const start = items?.start?.offset === reading.headMs ? items?.start?.time : undefined;
   const end = items?.end?.offset === reading.tailMs ? items?.end?.time : undefined;
@@ -1070,10 +1076,7 @@ export function boundItemTimes(reading: ServerReading): { startMs: number | null
 }
 
 /** A stored reading's bounds resting on the items earlier runs stored with it (boundItemTimes). */
-export function restOnStored(
-  reading: ServerReading,
-  times: { startMs: number | null; endMs: number | null },
-): void {
+export function restOnStored(reading: ServerReading, times: BoundItemTimes): void {
   if (times.startMs !== null && reading.headMs !== null)
     restsOn(reading).start = { time: times.startMs, offset: reading.headMs };
   if (times.endMs !== null && reading.tailMs !== null)

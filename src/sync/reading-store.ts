@@ -9,6 +9,7 @@ import { readingChanges } from '../extract/reading-changes.js';
 import { endQuiet } from '../extract/reading-check.js';
 import { giveBackProofs, ledgerTook, type ReadingSession, takeProofs } from '../extract/reading-session.js';
 import {
+  type BoundItemTimes,
   boundItemTimes,
   emptyReading,
   endInclusive,
@@ -652,7 +653,7 @@ async function writeReading(
     /** How far the writer's requests reached past the evidence (handedOn): the next reader asks as far. */
     reach: StoredReach;
     /** The items the bounds rest on (boundItemTimes): the next reader may ask them again. */
-    rests: { startMs: number | null; endMs: number | null };
+    rests: BoundItemTimes;
   },
   fresh: boolean,
 ): Promise<boolean> {
