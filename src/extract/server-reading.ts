@@ -360,11 +360,17 @@ export function reachPast(reading: ServerReading, ...reaches: (StoredReach | und
 
 /**
  * The reading a run starts from, as earlier runs stored it, with the reach its requests took past
- * the evidence (handedOn): the cap and the largest answer are learned again (a server may have
- * changed them since), but the stored cap is one the run knows.
+ * the evidence (handedOn) and the items its bounds rest on (boundItemTimes): the cap and the
+ * largest answer are learned again (a server may have changed them since), but the stored cap is
+ * one the run knows.
  */
-export function startFrom(stored: ServerReading, reach: StoredReach = {}): ServerReading {
+export function startFrom(
+  stored: ServerReading,
+  reach: StoredReach = {},
+  items: BoundItemTimes = { startMs: null, endMs: null },
+): ServerReading {
   const reading = { ...stored, largestResponse: 0, cap: null };
+  restOnStored(reading, items);
   if (reach.startMs !== undefined || reach.endMs !== undefined)
     movesOf.set(reading, {
       ...startedMoves({ start: stored.headMs !== null, end: stored.tailMs !== null }),
@@ -1054,7 +1060,7 @@ interface BoundItem {
 
 /**
  * Beside the reading as its moves are: the items its bounds rest on. Stored with it
- * (boundItemTimes, restOnStored): a server that moved its day between two runs, capped below
+ * (boundItemTimes; startFrom loads them): a server that moved its day between two runs, capped below
  * nearly every day and listing newest first, answers a quiet day cut at the cap and reaching into
  * the day before, hours short of its end, and no item of the new reading can show that end moved.
  * The stored end's own item, asked again once the run turns turbulent (boundProof), can.
@@ -1076,7 +1082,7 @@ export function boundItemTimes(reading: ServerReading): BoundItemTimes {
 }
 
 /** A stored reading's bounds resting on the items earlier runs stored with it (boundItemTimes). */
-export function restOnStored(reading: ServerReading, times: BoundItemTimes): void {
+function restOnStored(reading: ServerReading, times: BoundItemTimes): void {
   if (times.startMs !== null && reading.headMs !== null)
     restsOn(reading).start = { time: times.startMs, offset: reading.headMs };
   if (times.endMs !== null && reading.tailMs !== null)

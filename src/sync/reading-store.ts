@@ -17,7 +17,6 @@ import {
   knownCaps,
   learnedThisRun,
   reachPast,
-  restOnStored,
   type ServerReading,
   type StoredReach,
   serverDay,
@@ -467,8 +466,10 @@ async function readStoredRows(
     .execute();
   const readings = new Map<WindowedResource, { reading: ServerReading; row: StoredRow }>();
   for (const row of rows) {
-    const reading = startFrom(storedReading(row), storedReach(row.start_reach_ms, row.end_reach_ms));
-    restOnStored(reading, { startMs: row.head_item_ms, endMs: row.tail_item_ms });
+    const reading = startFrom(storedReading(row), storedReach(row.start_reach_ms, row.end_reach_ms), {
+      startMs: row.head_item_ms,
+      endMs: row.tail_item_ms,
+    });
     if (row.this_run) learnedThisRun(reading);
     readings.set(row.resource, { reading, row: { ...seenOf(row), thisRun: row.this_run } });
   }
@@ -528,8 +529,8 @@ export async function saveServerReading(
     // waits for the first's commit) and stores nothing of its reading (unless it re-learned: that
     // replaces anything), only what it proved of instants.
     const fresh = before === undefined && over !== 'relearned';
-    const rests = boundItemTimes(reading);
-    if (!(await writeReading(trx, sourceId, resource, after, { reach: handedOn(reading), rests }, fresh))) {
+    const items = boundItemTimes(reading);
+    if (!(await writeReading(trx, sourceId, resource, after, { reach: handedOn(reading), items }, fresh))) {
       const first = await lockedReading(trx, sourceId, resource);
       return foldInstants(trx, sourceId, resource, first && storedReading(first), reading);
     }
@@ -653,11 +654,11 @@ async function writeReading(
     /** How far the writer's requests reached past the evidence (handedOn): the next reader asks as far. */
     reach: StoredReach;
     /** The items the bounds rest on (boundItemTimes): the next reader may ask them again. */
-    rests: BoundItemTimes;
+    items: BoundItemTimes;
   },
   fresh: boolean,
 ): Promise<boolean> {
-  const { reach, rests: items } = beside;
+  const { reach, items } = beside;
   const values = {
     head_ms: reading.headMs,
     tail_ms: reading.tailMs,

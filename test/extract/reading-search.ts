@@ -17,11 +17,11 @@ import type {
 import { holdSettled, newSession, stretchEnds, takeReopened } from '../../src/extract/reading-session.js';
 import {
   atCap,
+  type BoundItemTimes,
   boundItemTimes,
   emptyReading,
   endInclusive,
   handedOn,
-  restOnStored,
   type ServerReading,
   serverDay,
   startFrom,
@@ -213,11 +213,14 @@ export function answerPlan<T>(server: QuietServer, plan: Plan<T>): T {
 }
 
 /** What a run starts from: the stored reading (run-sync's readServerReadings: cap and size learned again). */
-export function storedKnowledge(reading: ServerReading, checked = false): ResourceKnowledge {
+export function storedKnowledge(
+  reading: ServerReading,
+  checked = false,
+  items: BoundItemTimes = boundItemTimes(reading),
+): ResourceKnowledge {
   // As stored (reading-store.ts: with the reach of a move the run saw, and the items its bounds
   // rest on), then loaded.
-  const loaded = startFrom({ ...reading }, handedOn(reading));
-  restOnStored(loaded, boundItemTimes(reading));
+  const loaded = startFrom({ ...reading }, handedOn(reading), items);
   return {
     reading: loaded,
     ...(checked ? { staleChecked: true } : {}),
@@ -492,9 +495,7 @@ function plannerProof(
   held: (day: DayString) => number[],
 ): DayString[] {
   // The workers' reading as the planner loads it from server_readings.
-  const loaded = structuredClone(stored.reading);
-  restOnStored(loaded, boundItemTimes(stored.reading));
-  const planner = storedKnowledge(loaded, true);
+  const planner = storedKnowledge(structuredClone(stored.reading), true, boundItemTimes(stored.reading));
   seedSession(server, planner);
   const session = sessionOf(planner);
   for (const day of stretchEnds(settled, new Set([...settled, ...planned]), TODAY))
