@@ -527,7 +527,8 @@ function judgedByStale(writers: readonly ResourceKnowledge[]): DayString[] {
 
 /**
  * One run of a case (readRun), tallied: a day judged by its last read; one still reopened after
- * the last pass is left to the next run, not settled, unless it is flagged too.
+ * the last pass is left to the next run, not settled, unless it is flagged too. `storedBefore`:
+ * the items earlier runs stored (RunWarehouse). Returns those and the items this run stored.
  */
 function readPhase(
   server: QuietServer,
@@ -535,9 +536,13 @@ function readPhase(
   knowledgeOf: (i: number) => ResourceKnowledge,
   tally: Tally,
   label: string,
-): void {
+  storedBefore?: ReadonlySet<string>,
+): Set<string> {
   const before = server.requests;
-  const run = readRun(server, days, knowledgeOf, undefined, { label });
+  const run = readRun(server, days, knowledgeOf, undefined, {
+    label,
+    ...(storedBefore === undefined ? {} : { storedBefore }),
+  });
   tally.reopened += run.reopened;
   tally.left += run.left.length;
   for (const [day, result] of run.results) {
@@ -553,6 +558,7 @@ function readPhase(
     }
   }
   tally.requests += server.requests - before;
+  return new Set([...(storedBefore ?? []), ...run.stored]);
 }
 
 function contradicted(reading: ServerReading, served: ServedReading): boolean {
@@ -569,7 +575,9 @@ export const TODAY = '2026-11-20';
  * One case: reading A learned by a first load, the server then plays B; a backfill of days never
  * loaded (newest first, as a queued one, or oldest first, by the case's seed), split between a
  * writer that checks the stored reading and one that trusts that check (a queued run's later
- * worker), then a nightly sync of the last three days. Counts the short days of the last two runs.
+ * worker), then a nightly sync of the last three days. Counts the short days of the last two runs,
+ * each stored into what the runs before it stored (RunWarehouse: a day's whole answer lacking an
+ * item the same run stored of it is flagged and reopened, as store_window() does).
  */
 export function playCase(
   seed: number,
@@ -585,7 +593,7 @@ export function playCase(
   if (log !== undefined) server.log = log;
   const first = storedKnowledge(emptyReading());
   const firstDays = daysFrom(addDays(TODAY, -30), addDays(TODAY, -22));
-  readPhase(server, firstDays, () => first, emptyReadingTally(), 'first');
+  const firstStored = readPhase(server, firstDays, () => first, emptyReadingTally(), 'first');
 
   server.reading = after;
   const stored = first.reading;
@@ -600,11 +608,18 @@ export function playCase(
     trusting ??= storedKnowledge(checker.reading, checker.staleChecked === true);
     return trusting;
   };
-  readPhase(server, backfill, writerOf, tally, 'backfill');
+  const backfillStored = readPhase(server, backfill, writerOf, tally, 'backfill', firstStored);
 
   if (contradicted(checker.reading, after)) tally.staleStored += 1;
   const nightly = storedKnowledge(checker.reading);
-  readPhase(server, daysFrom(addDays(TODAY, -3), addDays(TODAY, -1)), () => nightly, tally, 'nightly');
+  readPhase(
+    server,
+    daysFrom(addDays(TODAY, -3), addDays(TODAY, -1)),
+    () => nightly,
+    tally,
+    'nightly',
+    backfillStored,
+  );
 }
 
 /**
