@@ -13,12 +13,19 @@ import { firstOfEachEndpoint, type PlannedWindow } from '../queue/contract.js';
 import type { WindowedResource } from '../schemas/resource-names.js';
 import type { DayString } from '../time/days.js';
 import type { SourceHandle, SyncContext } from './context.js';
-import { exchangeVerdicts, loadReadings, recordSessionProofs, shareCheck } from './reading-store.js';
+import {
+  exchangeVerdicts,
+  loadReadings,
+  recordSessionProofs,
+  type SourceReadings,
+  shareCheck,
+} from './reading-store.js';
 
 /**
  * Per source and resource, the latest stale verdict an earlier pass of the planner's last proof
- * judged the run's days by (0 for none). The days read again after it were read by workers that
- * had heard it, under readings they learned since: judged again only on a later verdict.
+ * judged the run's days by (0 for none), and each moved reach it judged them by (movedReach). The
+ * days read again after it were read by workers that had heard it, under readings they learned
+ * since: judged again only on a later verdict, or a reach moved again.
  */
 export type JudgedVerdicts = Map<string, number>;
 
@@ -138,14 +145,35 @@ async function proveEndpoint(
   // as they do after a verdict an earlier pass judged by: the days read again since were read
   // knowing it. Judging those by this reading, learned from fewer items than a worker's may have
   // been, read quiet days a third and fourth time.
+  // A reach a worker stored past the evidence this run (it saw the server's day move by a zone's
+  // hours, which is no verdict) judges them as a verdict does, once a reach: a day another worker
+  // settled before on a narrower request may start or end hours short.
   const relearnedHere = (knowledge.relearned ?? 0) > 0;
-  if (relearnedHere || heard > (judged.get(judgedKey) ?? 0)) reopenUncoveredSettled(knowledge, settledOn);
+  const moved = movedReach(readings, resource);
+  const movedKey = moved === undefined ? undefined : `${judgedKey} reach ${moved}`;
+  const movedUnjudged = movedKey !== undefined && !judged.has(movedKey);
+  if (relearnedHere || heard > (judged.get(judgedKey) ?? 0) || movedUnjudged)
+    reopenUncoveredSettled(knowledge, settledOn);
+  if (movedKey !== undefined) judged.set(movedKey, 1);
   // A stale verdict re-learned the reading here, a cap may be suspected: the workers hear them
   // before their next window.
   await exchangeVerdicts(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   judged.set(judgedKey, readings.verdicts.get(resource)?.heard ?? 0);
   await shareCheck(ctx.db, readings, resource, { runId: ctx.runId, logger: ctx.logger });
   await recordSessionProofs(ctx.pool, { sourceId: handle.name, resource }, session);
+}
+
+/**
+ * The reach past its evidence that a worker of this run stored with the reading (a zone's move it
+ * saw: the server's day now starts or ends hours from where its items put it), as text; undefined
+ * where the stored row has none, or was not written this run.
+ */
+function movedReach(readings: SourceReadings, resource: WindowedResource): string | undefined {
+  const row = readings.seen.get(resource)?.row;
+  if (row === undefined || !row.thisRun) return undefined;
+  const { startMs, endMs } = row.reach;
+  if (startMs === undefined && endMs === undefined) return undefined;
+  return `${startMs ?? ''}..${endMs ?? ''}`;
 }
 
 function plannedDays(

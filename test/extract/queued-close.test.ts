@@ -13,7 +13,7 @@ import { emptyReadingTally, playCase } from './reading-search.js';
  * stale and reopens the days it settled; the trusting writer's days were read under the same stale
  * reading. A queued run's planner judges every worker's days by such a verdict
  * (src/sync/queue-proof.ts, proveEndpoint), and the search now closes a run of two writers as it
- * does (reading-search.ts, judgedByStale). Closed writer by writer, the trusting writer's 2026-11-08
+ * does (reading-search.ts, judgedByPlanner). Closed writer by writer, the trusting writer's 2026-11-08
  * and 2026-11-14 stayed settled short: case 462 of changedPairs(500, 48).
  */
 const BEFORE: ServedReading = {

@@ -396,7 +396,7 @@ export function readRun(
     if (ledger.lastProofs === false)
       for (const [day, size] of uncapped)
         if (writers.some((writer) => atCap(writer.reading, size))) pending.add(day);
-    for (const day of judgedByStale(closing)) pending.add(day);
+    for (const day of judgedByPlanner(closing)) pending.add(day);
     if (ledger.lastProofs === false && closing.length > 0) {
       const settled = [...results].filter(([, result]) => !result.truncated).map(([day]) => day);
       const held = (day: DayString) => {
@@ -505,15 +505,20 @@ function plannerProof(
 
 /**
  * A queued run's planner judges every day the run settled, whichever worker settled it, by the
- * reading a stale verdict made a worker learn again (src/sync/queue-proof.ts, proveEndpoint; the
- * workers' verdicts meet in the database): a writer that found the reading stale judges the days
- * the others settled, on the requests they asked. The days it reopens.
+ * reading a stale verdict made a worker learn again, or by one whose requests a zone's move took
+ * past its evidence (src/sync/queue-proof.ts, proveEndpoint; the workers' verdicts and readings
+ * meet in the database): that writer judges the days the others settled, on the requests they
+ * asked. The days it reopens.
  */
-function judgedByStale(writers: readonly ResourceKnowledge[]): DayString[] {
-  const stale = writers.find((writer) => (writer.relearned ?? 0) > 0);
-  if (stale === undefined || writers.length < 2) return [];
+function judgedByPlanner(writers: readonly ResourceKnowledge[]): DayString[] {
+  const moved = (writer: ResourceKnowledge) => {
+    const reach = handedOn(writer.reading);
+    return reach.startMs !== undefined || reach.endMs !== undefined;
+  };
+  const judge = writers.find((writer) => (writer.relearned ?? 0) > 0) ?? writers.find(moved);
+  if (judge === undefined || writers.length < 2) return [];
   const others = writers
-    .filter((writer) => writer !== stale)
+    .filter((writer) => writer !== judge)
     .flatMap((writer) =>
       [...sessionOf(writer).settledBy].map(([day, under]) => ({
         day,
@@ -521,8 +526,8 @@ function judgedByStale(writers: readonly ResourceKnowledge[]): DayString[] {
         ...(under.parts === true ? { parts: true } : {}),
       })),
     );
-  reopenUncoveredSettled(stale, others);
-  return takeReopened(sessionOf(stale));
+  reopenUncoveredSettled(judge, others);
+  return takeReopened(sessionOf(judge));
 }
 
 /**

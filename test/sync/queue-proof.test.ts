@@ -213,6 +213,50 @@ describe("a queued run's last proof of caps", () => {
     await staleVerdict(new Date(), 'survey');
     expect(await prove()).toEqual(['2026-03-05']);
   });
+
+  /** The reach past the evidence stored with feedback's reading, written at `at`. */
+  async function storedReachAt(endReachMs: number | null, at: Date): Promise<void> {
+    await t.db
+      .updateTable('server_readings')
+      .set({ end_reach_ms: endReachMs, updated_at: at })
+      .where('source_id', '=', 'main')
+      .where('resource', '=', 'feedback')
+      .execute();
+  }
+
+  it("where a worker stored a reach past the evidence (the server's day moved by a zone's hours), judges the days the others settled, once a reach", async () => {
+    await t.db
+      .updateTable('queue_run_checks')
+      .set({ stale_verdicts: 0, last_stale_at: null, caps: [] })
+      .where('run_id', '=', queuedRun)
+      .execute();
+    const started = await t.db
+      .selectFrom('sync_runs')
+      .select('started_at')
+      .where('run_id', '=', queuedRun)
+      .executeTakeFirstOrThrow();
+    // The day ends 5 h earlier than the items had shown: a request reaches a day further.
+    const movedEnd = -5 * 3_600_000;
+    try {
+      // Stored by an earlier run: every worker of this one started from it and asked that far.
+      await storedReachAt(movedEnd, new Date(started.started_at.getTime() - 3_600_000));
+      await settledOnOneRequest();
+      expect(await prove()).toEqual([]);
+
+      // Stored by a worker of this run, after the others settled days on requests without it.
+      await storedReachAt(null, started.started_at);
+      await settledOnOneRequest();
+      await storedReachAt(movedEnd, new Date());
+      const judged: JudgedVerdicts = new Map();
+      expect(await prove(judged)).toEqual(['2026-03-04', '2026-03-05']);
+      // Read again by workers that started from that reach (03-05 still on 03-04's request,
+      // which the reach does not hold): judged by it once, not again.
+      await settledOnOneRequest();
+      expect(await prove(judged)).toEqual([]);
+    } finally {
+      await storedReachAt(null, started.started_at);
+    }
+  });
 });
 
 /**
