@@ -24,7 +24,12 @@ import { emptyReadingTally, playCase } from './reading-search.js';
  * as the run that saw it; it is stored with the reading now (migration 0055). Case 90 of
  * changedPairs(600, 20261207) settled 4 days short (3 of the backfill, 1 of the nightly), case 454
  * of changedPairs(600, 10) and case 95 of changedPairs(600, 11) 2 each, case 236 of
- * changedPairs(600, 1) 1.
+ * changedPairs(600, 1) 1. *
+ * A queued run's days are shared by its workers: the one that saw a quiet day's whole answer reach
+ * back into the day before learned the move and asks a day further since; another had settled the
+ * day before on the narrower request, its last 5.5 h missing, and never saw it. The planner judges
+ * every day the run settled by the reach that worker stored (src/sync/queue-proof.ts): case 236 of
+ * changedPairs(600, 2), 2026-11-04 short (20 of 26 items).
  */
 
 const EAST: Pick<ServedReading, 'order' | 'cap' | 'maxLimit' | 'dayOffsetMinutes'> = {
@@ -95,6 +100,12 @@ const CASES: { name: string; seed: number; before: ServedReading; after: ServedR
     seed: 1 + 236,
     before: LEARNED,
     after: MOVED,
+  },
+  {
+    name: 'learned at the same cap of 30, both bounds exclusive; then uncapped below a maximum limit of 40, the move seen by one writer',
+    seed: 2 + 236,
+    before: { ...LEARNED, startdate: 'exclusive' },
+    after: { ...MOVED, startdate: 'exclusive', cap: 1000, maxLimit: 40 },
   },
 ];
 
