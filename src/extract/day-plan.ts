@@ -87,6 +87,7 @@ import {
   mixedReadings,
   proofRequest,
   proveCap,
+  provedWhole,
   requestFor,
   type ServerReading,
   sameRange,
@@ -439,6 +440,8 @@ function* judgeAnswer(state: DayFetch, range: DayRange): Plan<FetchedDay | 'agai
     // A wider answer that brought more may come from a rolling deploy's new reading, this one at
     // the cap its old reading kept: cut all the same.
     if (verdict !== 'capped' && !atRaisedCap(reading, response.length)) {
+      // Proved whole, it shows a zone's move it was too large to show (provedWhole).
+      if (verdict === 'whole') provedWhole(knowledge.reading, range, response);
       // The check's own items may have moved the request: then the answer is not settled yet.
       if (!covers(range, runRequest(state.day, knowledge))) return 'again';
       // Whole for what was asked, as on the path above: the reading it was asked under is checked too.

@@ -517,7 +517,6 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
   const startMoved = before.startMs !== null && movedBy(inward.start, moves.storedSides.start);
   const endMoved = before.endMs !== null && movedBy(inward.end, moves.storedSides.end);
   const earlier = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.earlier };
-  const shifted = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.shifted };
   // Moved after many items held to the hours it gave up: the server changed, not the run's learning.
   const band = { start: Math.min(inward.start, HELD_BAND_MOST), end: Math.min(inward.end, HELD_BAND_MOST) };
   const startBand: [number, number] = [before.startMs ?? 0, (before.startMs ?? 0) + band.start];
@@ -535,13 +534,8 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
     { start: startChanged ? inward.start : 0, end: endChanged ? inward.end : 0 },
     { start: startChanged && startHeld.byItems, end: endChanged && endHeld.byItems },
   );
-  // From as far as the requests reached past the evidence already: a zone that moves again moves
-  // from where the last move left it (a sparse bound learned better in steps adds only each step).
-  const from = widest(now, moves.shifted, moves.loaded);
-  if (shift.start > 0) shifted.endMs = Math.max(EARLIEST_END_MS, from.endMs - shift.start);
-  if (shift.end > 0) shifted.startMs = Math.min(LATEST_START_MS, from.startMs + shift.end);
   if (Number.isFinite(earlier.startMs) || Number.isFinite(earlier.endMs)) moves.earlier = earlier;
-  if (Number.isFinite(shifted.startMs) || Number.isFinite(shifted.endMs)) moves.shifted = shifted;
+  applyShift(moves, now, shift);
   // Only a loaded reach is let go by what the run's answers served (handedOn).
   if (moves.loaded !== undefined) noteServed(moves, answer);
   if (startMoved || before.startMs === null) moves.start = freshBound(false);
@@ -561,6 +555,40 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
       moves.end.counts,
       answer.tails.filter((tail) => tail > tailMs - HELD_BAND_MOST),
     );
+}
+
+/**
+ * Takes the requests as much further past the other end as a zone moved one (noteShift), from
+ * the evidence's reach `now`.
+ */
+function applyShift(moves: ReadingMoves, now: Reach, shift: { start: number; end: number }): void {
+  if (shift.start <= 0 && shift.end <= 0) return;
+  const shifted = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.shifted };
+  // From as far as the requests reached past the evidence already: a zone that moves again moves
+  // from where the last move left it (a sparse bound learned better in steps adds only each step).
+  const from = widest(now, moves.shifted, moves.loaded);
+  if (shift.start > 0) shifted.endMs = Math.max(EARLIEST_END_MS, from.endMs - shift.start);
+  if (shift.end > 0) shifted.startMs = Math.min(LATEST_START_MS, from.startMs + shift.end);
+  moves.shifted = shifted;
+}
+
+/**
+ * An answer to `range` read as possibly cut (as large as any before it), which a check then
+ * proved whole: no cap cut it. A zone's move it showed waited for an answer not cut (noteShift),
+ * and a cap below nearly every day may never give another; it is taken now, as this answer's.
+ */
+export function provedWhole(reading: ServerReading, range: DayRange, items: readonly unknown[]): void {
+  const moves = movesOf.get(reading);
+  if (moves?.pendingShift === undefined) return;
+  const { heads, tails } = boundOffsets(range, items.map(itemTime));
+  const shift = noteShift(
+    moves,
+    reading,
+    { heads, tails, mayBeCut: false, whole: true },
+    { start: 0, end: 0 },
+    { start: false, end: false },
+  );
+  applyShift(moves, evidenceReach(reading), shift);
 }
 
 /** Folds an answer's earliest head and latest tail into the run's (ReadingMoves.served). */
@@ -980,6 +1008,29 @@ function twoReadings(reading: ServerReading): boolean {
 }
 
 /**
+ * An answer's items against the request `range`: every readable time, and of those near enough
+ * to be its, each one's offset from the startdate's midnight (a head) and the enddate's (a tail).
+ */
+function boundOffsets(
+  range: DayRange,
+  itemTimes: readonly (number | undefined)[],
+): { times: number[]; heads: number[]; tails: number[] } {
+  const start = dayStartMs(range.startdate);
+  const end = dayStartMs(range.enddate);
+  const times: number[] = [];
+  const heads: number[] = [];
+  const tails: number[] = [];
+  for (const time of itemTimes) {
+    if (time === undefined) continue;
+    times.push(time);
+    if (time < start - PLAUSIBLE_MS || time >= end + DAY_MS + PLAUSIBLE_MS) continue;
+    heads.push(time - start);
+    tails.push(time - end);
+  }
+  return { times, heads, tails };
+}
+
+/**
  * Folds one response into the reading: bound and server-day evidence from its items' dt, the
  * order they came in, and the largest response. Mutates and returns `reading`.
  */
@@ -995,8 +1046,6 @@ export function learnFromResponse(
   /** The items' times (itemTime), where the caller read them already. */
   itemTimes: readonly (number | undefined)[] = items.map(itemTime),
 ): ServerReading {
-  const start = dayStartMs(range.startdate);
-  const end = dayStartMs(range.enddate);
   const reach = evidenceReach(reading);
   const before = {
     startMs: reading.headMs === null ? null : reach.startMs,
@@ -1005,29 +1054,20 @@ export function learnFromResponse(
   // Cut by the asker's limit (a small request beside a cap as large as our largest limit) as much
   // as by a cap: its far end holds to no bound.
   const mayBeCut = cut === true || cut === 'limit' || items.length >= reading.largestResponse;
-  const times: number[] = [];
-  const heads: number[] = [];
-  const tails: number[] = [];
+  const { times, heads, tails } = boundOffsets(range, itemTimes);
   // The items that moved a bound, written beside the reading once the answer is read.
   let setStart: number | undefined;
   let setEnd: number | undefined;
-  for (const time of itemTimes) {
-    if (time === undefined) continue;
-    times.push(time);
-    if (time < start - PLAUSIBLE_MS || time >= end + DAY_MS + PLAUSIBLE_MS) continue;
-    const head = time - start;
-    const tail = time - end;
-    heads.push(head);
-    tails.push(tail);
+  for (const head of heads)
     if (reading.headMs === null || head < reading.headMs) {
       reading.headMs = head;
-      setStart = time;
+      setStart = dayStartMs(range.startdate) + head;
     }
+  for (const tail of tails)
     if (reading.tailMs === null || tail > reading.tailMs) {
       reading.tailMs = tail;
-      setEnd = time;
+      setEnd = dayStartMs(range.enddate) + tail;
     }
-  }
   if (setStart !== undefined && reading.headMs !== null)
     restsOn(reading).start = { time: setStart, offset: reading.headMs };
   if (setEnd !== undefined && reading.tailMs !== null)

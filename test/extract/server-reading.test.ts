@@ -16,6 +16,7 @@ import {
   listingChanged,
   mixedReadings,
   proveCap,
+  provedWhole,
   requestFor,
   type ServerReading,
   shareCaps,
@@ -236,6 +237,30 @@ describe('a reading that moves while the run reads', () => {
     const range = requestFor(addDays(DAY, -1), stored);
     learnFromResponse(stored, range, served(range, behind.startMs, behind.endMs, 40), true);
     expect(requestFor(DAY, stored).startdate).toBe(addDays(DAY, -2));
+  });
+
+  it('from a stored reading in no order, an end moved by hours in an answer as large as any before it moves the start as far once a check proves that answer whole', () => {
+    const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
+    const reading = emptyReading();
+    // Learned from a server listing in no order: no cut keeps either end.
+    const items = served(first, UTC.startMs, UTC.endMs, 10);
+    learnFromResponse(reading, first, [
+      ...items.filter((_, i) => i % 2 === 1),
+      ...items.filter((_, i) => i % 2 === 0),
+    ]);
+    expect(reading.order).toBe('unordered');
+    // The next run; the server restarted 5 h west of UTC, listing oldest first. Its first answer
+    // is as large as any of the run's: a cap not yet known may have cut it, and its items past the
+    // end show no more than that a cut kept them.
+    const run = startFrom({ ...reading });
+    const behind = { startMs: UTC.startMs + 5 * HOUR, endMs: UTC.endMs + 5 * HOUR };
+    const range = requestFor(addDays(DAY, -1), run);
+    const answer = served(range, behind.startMs, behind.endMs, 40);
+    learnFromResponse(run, range, answer);
+    expect(requestFor(DAY, run).startdate).toBe(addDays(DAY, -1));
+    // A wider request brought more (the day plan's cappedAt): no cap cut it.
+    provedWhole(run, range, answer);
+    expect(requestFor(DAY, run).startdate).toBe(addDays(DAY, -2));
   });
 
   it('a start that fewer than ten items held to within an hour, but many within the hours it moves by, moves the end as far', () => {

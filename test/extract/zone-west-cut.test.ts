@@ -12,6 +12,12 @@ import { emptyReadingTally, playCase } from './reading-search.js';
  * lacking items of its day the same run stored is flagged and read again (store_window(),
  * migration 0053), never settled whole. Cases 283 and 498 of changedPairs(600, 12): 2026-11-14
  * settled with 20 of its 29 items where the search did not store what the runs before stored.
+ *
+ * Learned in no order, where no cut keeps either end: the day's own answer, oldest first, holds
+ * items past the end by hours, but as large as any answer of the run it may have been cut by a cap
+ * not yet known, and a zone's move waits for an answer not cut. The check that follows (a wider
+ * request brought more) proves it whole: the move is taken then (provedWhole), and the day is asked
+ * a day further back. Case 472 of changedPairs(600, 12): 4 days short (2026-10-31: 22 of 23).
  */
 const WEST: Pick<ServedReading, 'order' | 'dayOffsetMinutes'> = {
   order: 'newest-first',
@@ -45,9 +51,29 @@ const CASES: { name: string; seed: number; before: ServedReading; after: ServedR
     },
     after: { startdate: 'exclusive', enddate: 'exclusive', cap: 30, maxLimit: null, ...WEST },
   },
+  {
+    name: 'learned in no order, capped at 30 below a maximum limit of 300; then oldest first, uncapped below a maximum limit of 40',
+    seed: 12 + 472,
+    before: {
+      startdate: 'exclusive',
+      enddate: 'inclusive',
+      order: 'random',
+      cap: 30,
+      maxLimit: 300,
+      dayOffsetMinutes: 0,
+    },
+    after: {
+      startdate: 'exclusive',
+      enddate: 'inclusive',
+      cap: 1000,
+      maxLimit: 40,
+      ...WEST,
+      order: 'oldest-first',
+    },
+  },
 ];
 
-describe('a server whose day moved west between runs: a day answered whole without items the run stored of it', () => {
+describe('a server whose day moved west between runs, capped below its days', () => {
   for (const { name, seed, before, after } of CASES)
     it(`${name}: no day settled short`, () => {
       const tally = emptyReadingTally();
