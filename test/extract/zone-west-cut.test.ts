@@ -24,18 +24,21 @@ const WEST: Pick<ServedReading, 'order' | 'dayOffsetMinutes'> = {
   dayOffsetMinutes: -300,
 };
 
+/** Learned in no order, capped at 30 below a maximum limit of 300, exclusive start, inclusive end, UTC's day. */
+const SHUFFLED: ServedReading = {
+  startdate: 'exclusive',
+  enddate: 'inclusive',
+  order: 'random',
+  cap: 30,
+  maxLimit: 300,
+  dayOffsetMinutes: 0,
+};
+
 const CASES: { name: string; seed: number; before: ServedReading; after: ServedReading }[] = [
   {
     name: 'learned in no order, capped at 30 below a maximum limit of 300; then newest first, a maximum limit of 40',
     seed: 12 + 283,
-    before: {
-      startdate: 'exclusive',
-      enddate: 'inclusive',
-      order: 'random',
-      cap: 30,
-      maxLimit: 300,
-      dayOffsetMinutes: 0,
-    },
+    before: SHUFFLED,
     after: { startdate: 'exclusive', enddate: 'inclusive', cap: 30, maxLimit: 40, ...WEST },
   },
   {
@@ -54,14 +57,7 @@ const CASES: { name: string; seed: number; before: ServedReading; after: ServedR
   {
     name: 'learned in no order, capped at 30 below a maximum limit of 300; then oldest first, uncapped below a maximum limit of 40',
     seed: 12 + 472,
-    before: {
-      startdate: 'exclusive',
-      enddate: 'inclusive',
-      order: 'random',
-      cap: 30,
-      maxLimit: 300,
-      dayOffsetMinutes: 0,
-    },
+    before: SHUFFLED,
     after: {
       startdate: 'exclusive',
       enddate: 'inclusive',
