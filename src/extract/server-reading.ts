@@ -345,7 +345,22 @@ export function handedOn(reading: ServerReading): StoredReach {
       : loaded;
   // Of a reading earlier runs learned: one learned from nothing this run moves as it learns (a
   // sparse first day's bound), and its reach then would widen every later run's requests.
-  return moves.stored ? reachPast(reading, moves.earlier, moves.shifted, still) : reachPast(reading, still);
+  return moves.stored
+    ? reachPast(reading, moves.earlier, moves.shifted, pendingReach(reading, moves), still)
+    : reachPast(reading, still);
+}
+
+/**
+ * How far the requests would reach past the other end of a side a zone moved in cut answers only
+ * (noteShift's pending shift), which no answer not cut confirmed: not asked by the run that saw it
+ * (its answers were cut, its days flagged), but handed on. A later run whose answers of the new zone
+ * are whole starts past the old evidence's end on that side: it shows no move of its own, and a
+ * day's request would end, or start, hours short of the day.
+ */
+function pendingReach(reading: ServerReading, moves: ReadingMoves): Reach | undefined {
+  const pending = moves.pendingShift;
+  if (pending === undefined || (pending.start <= 0 && pending.end <= 0)) return undefined;
+  return shiftedReach(moves, evidenceReach(reading), pending);
 }
 
 /** The sides of the reaches that pass the reading's evidence: what a reader's requests take from them. */
@@ -562,14 +577,18 @@ function noteMoves(reading: ServerReading, before: KnownReach, answer: MovingAns
  * the evidence's reach `now`.
  */
 function applyShift(moves: ReadingMoves, now: Reach, shift: { start: number; end: number }): void {
-  if (shift.start <= 0 && shift.end <= 0) return;
+  if (shift.start > 0 || shift.end > 0) moves.shifted = shiftedReach(moves, now, shift);
+}
+
+/** How far the requests reach past the other end of each side a zone moved by `shift`. */
+function shiftedReach(moves: ReadingMoves, now: Reach, shift: { start: number; end: number }): Reach {
   const shifted = { startMs: Number.NEGATIVE_INFINITY, endMs: Number.POSITIVE_INFINITY, ...moves.shifted };
   // From as far as the requests reached past the evidence already: a zone that moves again moves
   // from where the last move left it (a sparse bound learned better in steps adds only each step).
   const from = widest(now, moves.shifted, moves.loaded);
   if (shift.start > 0) shifted.endMs = Math.max(EARLIEST_END_MS, from.endMs - shift.start);
   if (shift.end > 0) shifted.startMs = Math.min(LATEST_START_MS, from.startMs + shift.end);
-  moves.shifted = shifted;
+  return shifted;
 }
 
 /**

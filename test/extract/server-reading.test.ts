@@ -9,6 +9,7 @@ import {
   covers,
   type DayRange,
   emptyReading,
+  handedOn,
   heldWhole,
   holdsDayRequest,
   learnFromAnswer,
@@ -239,28 +240,44 @@ describe('a reading that moves while the run reads', () => {
     expect(requestFor(DAY, stored).startdate).toBe(addDays(DAY, -2));
   });
 
-  it('from a stored reading in no order, an end moved by hours in an answer as large as any before it moves the start as far once a check proves that answer whole', () => {
+  /** A reading learned from one dense answer of the UTC server, listing in no order: no cut keeps either end. */
+  function learnedShuffledUtc(): ServerReading {
     const first = { startdate: addDays(DAY, -8), enddate: addDays(DAY, -3) };
     const reading = emptyReading();
-    // Learned from a server listing in no order: no cut keeps either end.
     const items = served(first, UTC.startMs, UTC.endMs, 10);
     learnFromResponse(reading, first, [
       ...items.filter((_, i) => i % 2 === 1),
       ...items.filter((_, i) => i % 2 === 0),
     ]);
     expect(reading.order).toBe('unordered');
-    // The next run; the server restarted 5 h west of UTC, listing oldest first. Its first answer
-    // is as large as any of the run's: a cap not yet known may have cut it, and its items past the
-    // end show no more than that a cut kept them.
-    const run = startFrom({ ...reading });
-    const behind = { startMs: UTC.startMs + 5 * HOUR, endMs: UTC.endMs + 5 * HOUR };
+    return reading;
+  }
+
+  /** Restarted 5 h west of UTC, listing oldest first: its day runs from 05:00 to 05:00 UTC. */
+  const behind = (range: DayRange) => served(range, UTC.startMs + 5 * HOUR, UTC.endMs + 5 * HOUR, 40);
+
+  it('from a stored reading in no order, an end moved by hours in an answer as large as any before it moves the start as far once a check proves that answer whole', () => {
+    // The next run's first answer is as large as any of the run's: a cap not yet known may have
+    // cut it, and its items past the end show no more than that a cut kept them.
+    const run = startFrom({ ...learnedShuffledUtc() });
     const range = requestFor(addDays(DAY, -1), run);
-    const answer = served(range, behind.startMs, behind.endMs, 40);
+    const answer = behind(range);
     learnFromResponse(run, range, answer);
     expect(requestFor(DAY, run).startdate).toBe(addDays(DAY, -1));
     // A wider request brought more (the day plan's cappedAt): no cap cut it.
     provedWhole(run, range, answer);
     expect(requestFor(DAY, run).startdate).toBe(addDays(DAY, -2));
+  });
+
+  it('an end moved by hours in cut answers only is handed on: the next run, whose whole answers show no move, asks a day further back', () => {
+    const run = startFrom({ ...learnedShuffledUtc() });
+    const range = requestFor(addDays(DAY, -1), run);
+    learnFromResponse(run, range, behind(range), true);
+    // This run's answers were cut: it waits for one not cut, its days flagged meanwhile.
+    expect(requestFor(DAY, run).startdate).toBe(addDays(DAY, -1));
+    // Stored with its reach and loaded by the next run, which starts past the old start.
+    const next = startFrom({ ...run }, handedOn(run));
+    expect(requestFor(DAY, next).startdate).toBe(addDays(DAY, -2));
   });
 
   it('a start that fewer than ten items held to within an hour, but many within the hours it moves by, moves the end as far', () => {

@@ -18,6 +18,9 @@ import { emptyReadingTally, playCase } from './reading-search.js';
  * not yet known, and a zone's move waits for an answer not cut. The check that follows (a wider
  * request brought more) proves it whole: the move is taken then (provedWhole), and the day is asked
  * a day further back. Case 472 of changedPairs(600, 12): 4 days short (2026-10-31: 22 of 23).
+ * Where every answer of the backfill was cut (its days flagged), the move waited all run, and the
+ * next run's whole answers showed none of their own: the wait is handed on with the reading, and the
+ * next run asks past it. Case 350 of changedPairs(600, 13): the nightly's 2026-11-17 (23 of 28).
  */
 const WEST: Pick<ServedReading, 'order' | 'dayOffsetMinutes'> = {
   order: 'newest-first',
@@ -32,6 +35,16 @@ const SHUFFLED: ServedReading = {
   cap: 30,
   maxLimit: 300,
   dayOffsetMinutes: 0,
+};
+
+/** Restarted 5 h west, listing oldest first, uncapped below a maximum limit of 40. */
+const OLDEST_WEST: ServedReading = {
+  startdate: 'exclusive',
+  enddate: 'inclusive',
+  cap: 1000,
+  maxLimit: 40,
+  ...WEST,
+  order: 'oldest-first',
 };
 
 const CASES: { name: string; seed: number; before: ServedReading; after: ServedReading }[] = [
@@ -58,14 +71,13 @@ const CASES: { name: string; seed: number; before: ServedReading; after: ServedR
     name: 'learned in no order, capped at 30 below a maximum limit of 300; then oldest first, uncapped below a maximum limit of 40',
     seed: 12 + 472,
     before: SHUFFLED,
-    after: {
-      startdate: 'exclusive',
-      enddate: 'inclusive',
-      cap: 1000,
-      maxLimit: 40,
-      ...WEST,
-      order: 'oldest-first',
-    },
+    after: OLDEST_WEST,
+  },
+  {
+    name: 'learned in no order, uncapped; then oldest first below a maximum limit of 40',
+    seed: 13 + 350,
+    before: { ...SHUFFLED, cap: 1000, maxLimit: null },
+    after: OLDEST_WEST,
   },
 ];
 
