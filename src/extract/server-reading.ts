@@ -684,22 +684,19 @@ function noteShift(
   // that bound as the reading places it, the other bound's move may be a zone's, and waiting for
   // an answer not cut (which a cap below every day never gives) would settle days on answers that
   // end, or start, hours short of them. Near it, the kept bound held: no zone moved it.
-  const nearEnd = tailMs !== null && answer.tails.some((tail) => tail > tailMs - HOUR_MS);
-  const nearStart = headMs !== null && answer.heads.some((head) => head < headMs + HOUR_MS);
   const keptShownMoved = (side: KeptSide) =>
-    answer.kept === side && (side === 'end' ? tailMs !== null && !nearEnd : headMs !== null && !nearStart);
-  // So does an answer not cut whose items stop an hour or more short of the other bound: a quiet
-  // day's whole answer never comes within an hour of the moved bound, and its own hours the zone
-  // gave up lie in the day before, or after.
-  const wholeShownMoved = (side: 'start' | 'end') =>
-    answer.whole &&
-    answer.heads.length > 0 &&
-    (side === 'end' ? tailMs !== null && !nearEnd : headMs !== null && !nearStart);
+    answer.kept === side &&
+    (side === 'end'
+      ? tailMs !== null && !answer.tails.some((tail) => tail > tailMs - HOUR_MS)
+      : headMs !== null && !answer.heads.some((head) => head < headMs + HOUR_MS));
   const startHeld = answer.whole || heldByItems.start || keptShownMoved('end');
   const endHeld = answer.whole || heldByItems.end || keptShownMoved('start');
   const shift = {
-    start: (startHeld && nearStart) || wholeShownMoved('end') ? pending.start : 0,
-    end: (endHeld && nearEnd) || wholeShownMoved('start') ? pending.end : 0,
+    start:
+      startHeld && headMs !== null && answer.heads.some((head) => head < headMs + HOUR_MS)
+        ? pending.start
+        : 0,
+    end: endHeld && tailMs !== null && answer.tails.some((tail) => tail > tailMs - HOUR_MS) ? pending.end : 0,
   };
   if (shift.start > 0) pending.start = 0;
   if (shift.end > 0) pending.end = 0;
