@@ -31,10 +31,24 @@ const MAY_BE_EMPTY = new Set([14]);
 
 type Row = Record<string, unknown>;
 
+/**
+ * Of today's open day, the largest answer that served it: which request that was (the day's own,
+ * or a wider one of the run's checks and proofs) varies with the order in which the run's windows
+ * finished, not with the source's data. On the days to 2026-12-08 one of the two runs was served
+ * the day in an answer of 36 items where the other's largest held its 21, in 4 of 5 tries.
+ */
+const OPEN_DAY_REQUESTS = new Set(['most_served']);
+
 /** Rows without the run times, as sorted JSON: the same rows in the same order compare equal. */
 function comparable(rows: Row[]): string[] {
   return rows.map((row) =>
-    JSON.stringify(Object.fromEntries(Object.entries(row).filter(([key]) => !RUN_TIMES.has(key)))),
+    JSON.stringify(
+      Object.fromEntries(
+        Object.entries(row).filter(
+          ([key]) => !RUN_TIMES.has(key) && !(row.status === 'open' && OPEN_DAY_REQUESTS.has(key)),
+        ),
+      ),
+    ),
   );
 }
 
